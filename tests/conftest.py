@@ -1,0 +1,35 @@
+"""Shared pytest set-up: offline Hugging Face, an importable repo root, the data folder."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+# Never reach the Hugging Face Hub from tests; must be set before `datasets` is imported.
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ["HF_DATASETS_OFFLINE"] = "1"
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+if str(REPO_ROOT) not in sys.path:
+    sys.path.insert(0, str(REPO_ROOT))  # `import uqcore` without installing the package
+
+
+@pytest.fixture(scope="session")
+def data_dir() -> Path:
+    """The real datasets folder: ``$UQ_DATA_DIR`` if set, else ``<repo>/../shared/data``.
+
+    Skips the test (with the path it looked at) when the folder does not exist.
+    """
+    env = os.environ.get("UQ_DATA_DIR")
+    path = Path(env).expanduser() if env else REPO_ROOT.parent / "shared" / "data"
+    path = path.resolve()
+    if not path.is_dir():
+        source = "UQ_DATA_DIR" if env else "the default <repo>/../shared/data"
+        pytest.skip(
+            f"data folder not found at {path} (from {source}); "
+            "set UQ_DATA_DIR to a folder laid out like ../shared/data"
+        )
+    return path

@@ -1,0 +1,299 @@
+"""Properties of the full models under the batched, seeded sampler, for every family."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from tests.helpers import ALL_FAMILIES, STOCHASTIC, batch, tiny_config, tiny_model
+from uqcore.errors import ConfigError, InputError
+from uqcore.model import build_model
+from uqcore.noise import SampleNoise
+from uqcore.sampling import Capture, sample
+from uqcore.settings import SamplingSettings, resolve
+
+ALL_LAYERS = Capture(layers=(0, 1), kl=True)
+
+
+@pytest.mark.parametrize("family", ALL_FAMILIES)
+def test_attention_rows_sum_to_one_and_padding_is_zero(family):
+    ids, mask = batch()
+    r = sample(tiny_model(family), ids, mask, T=4, seed=0, capture=ALL_LAYERS)
+    for layer in (0, 1):
+        a = r.attention[layer]  # [T, B, H, L, L]
+        assert a.shape == (4, 2, 2, 8, 8)
+        assert torch.allclose(a.sum(-1), torch.ones(a.shape[:-1]), atol=1e-5)
+        assert a[:, 0, :, :, 5:].abs().max() == 0  # padded keys of row 0
+    assert torch.isfinite(r.probs).all()
+    assert torch.allclose(r.probs.sum(-1), torch.ones(4, 2), atol=1e-5)
+
+
+@pytest.mark.parametrize("family", ALL_FAMILIES)
+def test_same_seed_is_bitwise_identical(family):
+    ids, mask = batch()
+    model = tiny_model(family)
+    a = sample(model, ids, mask, T=6, seed=11, capture=ALL_LAYERS)
+    b = sample(model, ids, mask, T=6, seed=11, capture=ALL_LAYERS)
+    assert torch.equal(a.probs, b.probs)
+    assert torch.equal(a.attention[1], b.attention[1])
+
+
+@pytest.mark.parametrize("family", STOCHASTIC)
+def test_different_seeds_differ_and_samples_vary(family):
+    ids, mask = batch()
+    model = tiny_model(family)
+    a = sample(model, ids, mask, T=6, seed=1)
+    b = sample(model, ids, mask, T=6, seed=2)
+    assert a.stochastic
+    assert not torch.equal(a.probs, b.probs)
+    assert a.probs[:, :, 0].var(0).min() > 0
+
+
+@pytest.mark.parametrize(
+    ("family", "settings"),
+    [
+        ("trans", SamplingSettings()),
+        ("probtrans", SamplingSettings()),
+        ("mcdropout", SamplingSettings(mc_dropout=False)),
+        ("bayesformer", SamplingSettings(mc_dropout=False)),
+        ("sto", SamplingSettings(noise_scale=0.0)),
+        ("hsto", SamplingSettings(noise_scale=0.0)),
+        ("bam", SamplingSettings(bam_inference="mean")),
+        ("bam", SamplingSettings(noise_scale=0.0)),
+    ],
+)
+def test_deterministic_settings_give_zero_variance(family, settings):
+    ids, mask = batch()
+    model = tiny_model(family)
+    r = sample(model, ids, mask, T=5, seed=3, settings=settings, capture=Capture(layers=(1,)))
+    assert not r.stochastic
+    assert r.probs.var(0).max() == 0
+    assert r.attention[1].var(0).max() == 0
+    other = sample(model, ids, mask, T=5, seed=4, settings=settings)
+    assert torch.equal(r.probs, other.probs)
+
+
+def test_bam_noise_scale_zero_matches_mean_mode():
+    ids, mask = batch()
+    model = tiny_model("bam")
+    a = sample(model, ids, mask, T=2, seed=0, settings=SamplingSettings(noise_scale=0.0))
+    b = sample(model, ids, mask, T=2, seed=0, settings=SamplingSettings(bam_inference="mean"))
+    assert torch.allclose(a.probs, b.probs, atol=1e-6)
+
+
+@pytest.mark.parametrize("family", ["sto", "hsto"])
+def test_hard_mode_gives_one_hot_rows(family):
+    ids, mask = batch()
+    r = sample(
+        tiny_model(family),
+        ids,
+        mask,
+        T=3,
+        seed=0,
+        settings=SamplingSettings(hard=True),
+        capture=Capture(layers=(0,)),
+    )
+    assert set(r.attention[0].unique().tolist()) <= {0.0, 1.0}
+    assert torch.equal(r.attention[0].sum(-1), torch.ones(r.attention[0].shape[:-1]))
+    if family == "hsto":
+        assert set(r.centroids[0].unique().tolist()) <= {0.0, 1.0}
+
+
+@pytest.mark.parametrize("family", [*STOCHASTIC, "ensemble"])
+def test_batched_call_matches_single_calls_with_same_noise(family):
+    ids, mask = batch()
+    model = tiny_model(family)
+    cap = Capture(layers=(1,))
+    together = sample(model, ids, mask, T=5, seed=9, capture=cap)
+    for t in range(5):
+        alone = sample(model, ids, mask, T=1, seed=9, capture=cap, first_sample=t)
+        assert torch.allclose(together.probs[t], alone.probs[0], atol=1e-5)
+        assert torch.allclose(together.attention[1][t], alone.attention[1][0], atol=1e-5)
+
+
+@pytest.mark.parametrize("family", ["hsto", "bam", "bayesformer"])
+def test_chunking_does_not_change_samples(family):
+    ids, mask = batch()
+    model = tiny_model(family)
+    big = sample(model, ids, mask, T=7, seed=5, capture=Capture(layers=(0,), max_samples=3))
+    small = sample(
+        model, ids, mask, T=7, seed=5, capture=Capture(layers=(0,), max_samples=3), memory_budget=1
+    )  # one sample per chunk
+    assert torch.allclose(big.probs, small.probs, atol=1e-5)
+    assert big.attention[0].shape[0] == 3
+    assert torch.allclose(big.attention[0], small.attention[0], atol=1e-5)
+
+
+def test_capture_selects_heads_and_samples():
+    ids, mask = batch()
+    r = sample(
+        tiny_model("hsto"),
+        ids,
+        mask,
+        T=6,
+        seed=0,
+        capture=Capture(layers=(1,), heads=(1,), max_samples=2),
+    )
+    assert r.attention[1].shape == (2, 2, 1, 8, 8)
+    assert r.centroids[1].shape == (2, 2, 1, 8, 3)
+    assert 0 not in r.attention and r.probs.shape == (6, 2, 2)
+
+
+def test_probtrans_records_attention_before_em():
+    ids, mask = batch()
+    model = tiny_model("probtrans")
+    r = sample(model, ids, mask, T=1, seed=0, capture=Capture(layers=(0,)))
+    assert not torch.allclose(r.attention[0], r.attention_before_em[0])
+    r0 = sample(
+        model,
+        ids,
+        mask,
+        T=1,
+        seed=0,
+        capture=Capture(layers=(0,)),
+        settings=SamplingSettings(em_iterations=0),
+    )
+    assert torch.allclose(r0.attention[0], r0.attention_before_em[0], atol=1e-6)
+    assert not torch.allclose(r.probs, r0.probs)
+
+
+def test_bam_kl_is_nonnegative_and_its_gradient_reaches_the_prior_network():
+    ids, mask = batch()
+    model = tiny_model("bam")
+    r = sample(model, ids, mask, T=3, seed=0, capture=ALL_LAYERS)
+    assert (r.kl >= 0).all() and r.kl.shape == (3, 2)
+    assert torch.allclose(r.kl, r.kl_per_head[0].sum(-1) + r.kl_per_head[1].sum(-1), rtol=1e-4)
+    assert r.prior[0].shape == (3, 2, 2, 8)
+    out = model(ids, mask, resolve(model.cfg, training=True), SampleNoise(0, 0, 1, 2))
+    out.kl.sum().backward()
+    for layer in model.layers:
+        grad = layer.attn.prior_w1.grad
+        assert grad is not None and grad.abs().sum() > 0
+
+
+def test_ensemble_samples_cycle_through_members_and_vmap_equals_loop():
+    ids, mask = batch()
+    model = tiny_model("ensemble")
+    r = sample(model, ids, mask, T=7, seed=0)
+    assert r.members.tolist() == [0, 1, 2, 0, 1, 2, 0]
+    with torch.no_grad():
+        vm = model(ids, mask).logits
+    looped = torch.stack([m(ids, mask).logits for m in model.members]).detach()
+    assert torch.allclose(vm, looped, atol=1e-5)
+    assert torch.allclose(r.probs[3], torch.softmax(looped[0], -1), atol=1e-5)
+    assert not torch.allclose(r.probs[0], r.probs[1])
+
+
+@pytest.mark.parametrize("family", ALL_FAMILIES)
+def test_sampling_does_not_mutate_the_model(family):
+    ids, mask = batch()
+    model = tiny_model(family)
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    sample(
+        model,
+        ids,
+        mask,
+        T=3,
+        seed=0,
+        capture=ALL_LAYERS,
+        settings=SamplingSettings(tau=0.5, tau1=3.0, tau2=9.0, noise_scale=0.5),
+    )
+    assert not model.training
+    after = model.state_dict()
+    assert all(torch.equal(before[k], after[k]) for k in before)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"T": 0}, "T .number of samples"),
+        ({"T": 10**9}, "T .number of samples"),
+        ({"T": 2.5}, "T .number of samples"),
+        ({"seed": -1}, "seed"),
+        ({"settings": SamplingSettings(tau2=0.0)}, "tau2"),
+        ({"settings": SamplingSettings(tau1=float("nan"))}, "tau1"),
+        ({"settings": SamplingSettings(tau=-1.0)}, "tau"),
+        ({"settings": SamplingSettings(noise_scale=float("inf"))}, "noise_scale"),
+        ({"settings": SamplingSettings(em_iterations=-1)}, "em_iterations"),
+        ({"settings": SamplingSettings(dropout=1.0)}, "dropout"),
+        ({"capture": Capture(layers=(5,))}, "layer"),
+        ({"capture": Capture(heads=(9,))}, "head"),
+    ],
+)
+def test_bad_settings_raise_clear_errors(kwargs, message):
+    ids, mask = batch()
+    args = {"T": 2, "seed": 0, **kwargs}
+    with pytest.raises(ConfigError, match=message):
+        sample(tiny_model("hsto"), ids, mask, **args)
+
+
+def test_mc_dropout_on_an_ensemble_is_refused():
+    ids, mask = batch()
+    with pytest.raises(ConfigError, match="ensemble"):
+        sample(
+            tiny_model("ensemble"),
+            ids,
+            mask,
+            T=2,
+            seed=0,
+            settings=SamplingSettings(mc_dropout=True),
+        )
+
+
+def test_bad_batches_raise_input_errors():
+    model = tiny_model("trans")
+    ids, mask = batch()
+    with pytest.raises(InputError, match="vocabulary"):
+        sample(model, ids + 100, mask, T=1, seed=0)
+    long_ids = torch.full((1, 40), 5)
+    with pytest.raises(InputError, match="at most 16"):
+        sample(model, long_ids, long_ids != 0, T=1, seed=0)
+    with pytest.raises(InputError, match="CLS"):
+        sample(model, ids, torch.zeros_like(mask), T=1, seed=0)
+
+
+def test_extreme_temperatures_never_give_nan():
+    ids, mask = batch()
+    for family in ("sto", "hsto", "trans"):
+        for tau in (1e-4, 1e4):
+            s = SamplingSettings(tau=tau, tau1=tau, tau2=tau)
+            r = sample(tiny_model(family), ids, mask, T=3, seed=0, settings=s, capture=ALL_LAYERS)
+            assert torch.isfinite(r.probs).all() and torch.isfinite(r.attention[0]).all()
+
+
+def test_tau_changes_the_stochastic_samples():
+    ids, mask = batch()
+    model = tiny_model("sto")
+    a = sample(model, ids, mask, T=20, seed=0, settings=SamplingSettings(tau2=0.5))
+    b = sample(model, ids, mask, T=20, seed=0, settings=SamplingSettings(tau2=50.0))
+    assert not torch.allclose(a.probs, b.probs)
+
+
+def test_model_code_does_not_import_ui_libraries():
+    code = (
+        "import sys, uqcore.model, uqcore.sampling, uqcore.kernels, uqcore.settings\n"
+        "bad = [m for m in ('streamlit', 'plotly', 'altair') if m in sys.modules]\n"
+        "assert not bad, bad\n"
+    )
+    subprocess.run(
+        [sys.executable, "-c", code],
+        check=True,
+        cwd=str(__import__("pathlib").Path(__file__).parents[1]),
+    )
+
+
+def test_config_rejects_impossible_shapes_and_unknown_family():
+    with pytest.raises(ConfigError, match="divisible"):
+        tiny_config("trans").replace(n_heads=3)
+    with pytest.raises(ConfigError, match="Unknown model family"):
+        tiny_config("trans").replace(family="gpt")
+    with pytest.raises(ConfigError, match="Unknown field"):
+        type(tiny_config("trans")).from_dict({"family": "trans", "n_layer": 2})
+    cfg = tiny_config("hsto")
+    assert type(cfg).from_dict(cfg.to_dict()) == cfg
+    assert math.isclose(tiny_config("trans").softmax_tau, math.sqrt(8))
+    assert build_model(cfg).cfg == cfg

@@ -1,0 +1,297 @@
+"""Strict checkpoints: a directory of safetensors + JSON, no pickle anywhere.
+
+Layout of a checkpoint directory::
+
+    config.json        {"format_version": 1, "model": ModelConfig.to_dict(), "training": {...}}
+    model.safetensors  every tensor of build_model(cfg).state_dict(); metadata format_version "1"
+    vocab.json         see uqcore.vocab.Vocab.save
+    metrics.json       optional: the checkpoint's evaluation (a JSON object)
+    README.md          optional: the model card
+
+Loading is strict: a missing file, malformed JSON, an unknown format version, an invalid config, a
+pickle file in the directory, a missing / unexpected / mis-shaped / non-finite tensor each raise a
+:class:`CheckpointError` that names the problem and what to do. ``torch.load`` is never called.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+from safetensors import safe_open
+from safetensors.torch import save
+
+from uqcore.config import FORMAT_VERSION, ModelConfig
+from uqcore.errors import CheckpointError, ConfigError
+from uqcore.vocab import Vocab, write_atomic
+
+CONFIG_FILE = "config.json"
+WEIGHTS_FILE = "model.safetensors"
+VOCAB_FILE = "vocab.json"
+METRICS_FILE = "metrics.json"
+CARD_FILE = "README.md"
+REQUIRED_FILES = (CONFIG_FILE, WEIGHTS_FILE, VOCAB_FILE)
+SUPPORTED_VERSIONS = (FORMAT_VERSION,)
+PICKLE_SUFFIXES = (".pt", ".pth", ".bin", ".pkl", ".pickle", ".ckpt")
+STORAGE_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
+
+
+@dataclass
+class Checkpoint:
+    """A loaded checkpoint: ``model`` is in eval mode with float32 weights, ``name`` is the
+    directory's name, ``training`` the free-form training info (``{}`` if none was saved)."""
+
+    path: Path
+    name: str
+    model: torch.nn.Module
+    config: ModelConfig
+    vocab: Vocab
+    training: dict[str, Any]
+    metrics: dict[str, Any] | None
+    card: str | None
+
+
+# ---------------------------------------------------------------------------------------- saving
+def save_checkpoint(
+    path: str | os.PathLike,
+    model: torch.nn.Module,
+    cfg: ModelConfig,
+    vocab: Vocab,
+    *,
+    training: dict | None = None,
+    metrics: dict | None = None,
+    card: str | None = None,
+    dtype: torch.dtype | None = None,
+) -> Path:
+    """Write ``model`` (built from ``cfg``) and ``vocab`` as a checkpoint directory at ``path``.
+
+    Creates the directory; every file is written atomically (temp file + ``os.replace``) and
+    ``config.json`` last, so a directory with a ``config.json`` is complete. Tensors are copied
+    (contiguous, own storage, on CPU); floating tensors are stored as ``dtype`` when given
+    (float16 / bfloat16 halve the file; loading casts back to float32). Stale optional files
+    (``metrics.json``, ``README.md``) of an earlier save are removed when not given again.
+    Raises :class:`CheckpointError` if the model does not match ``cfg`` or ``vocab``, if
+    ``training`` / ``metrics`` are not JSON objects, or if a value overflows ``dtype``.
+    """
+    if not isinstance(cfg, ModelConfig) or not isinstance(vocab, Vocab):
+        raise CheckpointError("cfg must be a ModelConfig and vocab a uqcore.vocab.Vocab.")
+    cfg.validate()
+    _check_vocab_fits(vocab, cfg, "the vocabulary")
+    if dtype is not None and dtype not in STORAGE_DTYPES:
+        raise CheckpointError(f"dtype must be None or one of {STORAGE_DTYPES}, got {dtype}.")
+    if not (isinstance(training, dict | None) and isinstance(metrics, dict | None)):
+        raise CheckpointError("training and metrics must be dicts (JSON objects) or None.")
+    if not isinstance(card, str | None):
+        raise CheckpointError(f"card must be a Markdown str or None, got {type(card).__name__}.")
+    doc = {"format_version": FORMAT_VERSION, "model": cfg.to_dict(), "training": training or {}}
+    try:
+        config_blob = json.dumps(doc, indent=2, ensure_ascii=False).encode()
+        metrics_blob = None if metrics is None else json.dumps(metrics, indent=2).encode()
+    except (TypeError, ValueError) as exc:
+        raise CheckpointError(f"training / metrics must be JSON-serialisable: {exc}.") from None
+    tensors: dict[str, torch.Tensor] = {}
+    for key, value in model.state_dict().items():
+        t = value.detach().to("cpu").contiguous().clone()  # own storage: shared views are fine
+        if dtype is not None and t.is_floating_point():
+            cast = t.to(dtype)
+            if bool(torch.isfinite(t).all()) and not bool(torch.isfinite(cast).all()):
+                raise CheckpointError(
+                    f"Tensor {key!r} overflows {dtype} (max |value| {t.abs().max().item():.3g}); "
+                    "save it with dtype=None (float32)."
+                )
+            t = cast
+        tensors[key] = t
+    _check_tensors(tensors, _build(cfg).state_dict(), f"the model being saved for {cfg.family!r}")
+
+    out = Path(path)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / CONFIG_FILE).unlink(missing_ok=True)  # rewritten last: a dir with it is complete
+    meta = {"format_version": str(FORMAT_VERSION)}
+    write_atomic(out / WEIGHTS_FILE, save(tensors, metadata=meta))
+    vocab.save(out / VOCAB_FILE)
+    card_blob = None if card is None else card.encode()
+    for name, content in ((METRICS_FILE, metrics_blob), (CARD_FILE, card_blob)):
+        if content is None:
+            (out / name).unlink(missing_ok=True)  # stale from an earlier save of other weights
+        else:
+            write_atomic(out / name, content)
+    write_atomic(out / CONFIG_FILE, config_blob)
+    return out
+
+
+# --------------------------------------------------------------------------------------- loading
+def read_checkpoint_info(path: str | os.PathLike) -> dict[str, Any]:
+    """Cheap look at a checkpoint without reading its weights (for listings): ``{"name", "path",
+    "config" (validated model dict), "format_version", "training", "metrics", "card"}``. Checks the
+    files and JSON as :func:`load_checkpoint` does; raises :class:`CheckpointError`."""
+    root = _check_dir(Path(path))
+    cfg, doc = _read_config(root)
+    info = {"name": root.name, "path": root, "config": cfg.to_dict(), **doc}
+    return info | {"metrics": _read_metrics(root), "card": _read_card(root)}
+
+
+def load_checkpoint(path: str | os.PathLike) -> Checkpoint:
+    """Load and verify a checkpoint directory; see the module docstring for what is checked.
+
+    The tensors are compared with ``build_model(cfg).state_dict()`` (names, shapes, kinds) before
+    ``load_state_dict(strict=True)``; floating tensors stored in half precision become float32.
+    """
+    root = _check_dir(Path(path))
+    cfg, doc = _read_config(root)
+    vocab = Vocab.load(root / VOCAB_FILE)
+    _check_vocab_fits(vocab, cfg, f"{root / VOCAB_FILE}")
+    weights = root / WEIGHTS_FILE
+    try:
+        with safe_open(str(weights), framework="pt") as f:
+            meta = f.metadata() or {}
+            tensors = {k: f.get_tensor(k) for k in f.keys()}
+    except Exception as exc:  # safetensors raises its own types for malformed files
+        raise CheckpointError(
+            f"{weights} is not a readable safetensors file ({type(exc).__name__}: {exc}); "
+            "re-save the checkpoint with uqcore.checkpoint.save_checkpoint."
+        ) from None
+    version = meta.get("format_version", str(FORMAT_VERSION))  # config.json is the authority
+    if version not in map(str, SUPPORTED_VERSIONS):
+        raise CheckpointError(f"{weights} has format_version {version!r}; re-save the checkpoint.")
+    model = _build(cfg)
+    expected = model.state_dict()
+    _check_tensors(tensors, expected, str(weights))
+    bad = [k for k, t in tensors.items() if t.is_floating_point() and not t.isfinite().all()]
+    if bad:
+        raise CheckpointError(
+            f"Tensor(s) {_names(bad)} in {weights} contain NaN or infinite values; the training "
+            "that wrote them probably diverged. Retrain or use an earlier checkpoint."
+        )
+    state = {k: t.to(expected[k].dtype) for k, t in tensors.items()}
+    model.load_state_dict(state, strict=True)  # cannot fail after _check_tensors
+    model.float().eval()
+    extra = (doc["training"], _read_metrics(root), _read_card(root))
+    return Checkpoint(root, root.name, model, cfg, vocab, *extra)
+
+
+# ---------------------------------------------------------------------------------------- checks
+def _check_dir(root: Path) -> Path:
+    if not root.exists():
+        raise CheckpointError(f"No checkpoint directory at {root}; check the path.")
+    if not root.is_dir():
+        raise CheckpointError(f"{root} is a file; a checkpoint is a directory ({CONFIG_FILE} ...).")
+    pickles = sorted(p.name for p in root.iterdir() if p.suffix.lower() in PICKLE_SUFFIXES)
+    if pickles:
+        raise CheckpointError(
+            f"{root} contains {', '.join(pickles)}: pickle checkpoints are not loaded because they "
+            "can execute code; convert to safetensors (uqcore.checkpoint.save_checkpoint) and "
+            "remove the pickle file(s)."
+        )
+    missing = [n for n in REQUIRED_FILES if not (root / n).is_file()]
+    if missing:
+        raise CheckpointError(
+            f"Checkpoint {root} is missing {', '.join(missing)}; a checkpoint needs "
+            f"{', '.join(REQUIRED_FILES)}. Re-save it with uqcore.checkpoint.save_checkpoint."
+        )
+    return root
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise CheckpointError(
+            f"{path} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); "
+            "fix or re-save it."
+        ) from None
+    except UnicodeDecodeError:
+        raise CheckpointError(f"{path} is not UTF-8 text; re-save it.") from None
+
+
+def _read_config(root: Path) -> tuple[ModelConfig, dict[str, Any]]:
+    path = root / CONFIG_FILE
+    doc = _read_json(path)
+    supported = ", ".join(map(str, SUPPORTED_VERSIONS))
+    if not isinstance(doc, dict):
+        raise CheckpointError(f"{path} must hold a JSON object with format_version and model.")
+    version = doc.get("format_version")
+    if isinstance(version, bool) or version not in SUPPORTED_VERSIONS:
+        found = "no format_version" if version is None else f"format_version {version!r}"
+        raise CheckpointError(
+            f"{path} has {found}; this uqcore reads format_version {supported} only. "
+            "Upgrade uqcore or re-save the checkpoint with uqcore.checkpoint.save_checkpoint."
+        )
+    unknown = sorted(set(doc) - {"format_version", "model", "training"})
+    if unknown:
+        raise CheckpointError(
+            f"{path} has unknown top-level key(s) {', '.join(unknown)}; allowed: format_version, "
+            "model, training."
+        )
+    if "model" not in doc:
+        raise CheckpointError(f"{path} has no 'model' entry (the ModelConfig as a JSON object).")
+    try:
+        cfg = ModelConfig.from_dict(doc["model"])
+    except ConfigError as exc:
+        raise CheckpointError(f"{path}: invalid model config: {exc}") from None
+    training = doc.get("training") or {}
+    if not isinstance(training, dict):
+        raise CheckpointError(f"{path}: 'training' must be a JSON object, got {training!r}.")
+    return cfg, {"format_version": version, "training": training}
+
+
+def _read_metrics(root: Path) -> dict[str, Any] | None:
+    path = root / METRICS_FILE
+    if not path.is_file():
+        return None
+    metrics = _read_json(path)
+    if not isinstance(metrics, dict):
+        raise CheckpointError(f"{path} must hold a JSON object, got {type(metrics).__name__}.")
+    return metrics
+
+
+def _read_card(root: Path) -> str | None:
+    path = root / CARD_FILE  # a model card is for people: show it even if mis-encoded
+    return path.read_text(encoding="utf-8", errors="replace") if path.is_file() else None
+
+
+def _check_vocab_fits(vocab: Vocab, cfg: ModelConfig, what: str) -> None:
+    if len(vocab) > cfg.vocab_size:
+        raise CheckpointError(
+            f"{what} has {len(vocab)} ids (words + 3 specials) but the model embeds only "
+            f"vocab_size={cfg.vocab_size}; build the model with vocab_size=len(vocab)."
+        )
+
+
+def _build(cfg: ModelConfig) -> torch.nn.Module:
+    from uqcore.model import build_model  # late import: keeps this module light and acyclic
+
+    return build_model(cfg)
+
+
+def _names(keys: list[str], limit: int = 20) -> str:
+    shown = ", ".join(keys[:limit])
+    return shown + (f" ... and {len(keys) - limit} more" if len(keys) > limit else "")
+
+
+def _check_tensors(found: dict[str, torch.Tensor], expected: dict[str, torch.Tensor], where: str):
+    """Raise CheckpointError listing missing, unexpected, mis-shaped or wrong-kind tensors."""
+    problems = []
+    missing = sorted(set(expected) - set(found))
+    extra = sorted(set(found) - set(expected))
+    if missing:
+        problems.append(f"missing tensor(s): {_names(missing)}")
+    if extra:
+        problems.append(f"unexpected tensor(s): {_names(extra)}")
+    for key in sorted(set(found) & set(expected)):
+        f, e = found[key], expected[key]
+        if tuple(f.shape) != tuple(e.shape):
+            problems.append(f"tensor {key!r} has shape {list(f.shape)}, expected {list(e.shape)}")
+        elif f.is_floating_point() != e.is_floating_point() or (
+            not e.is_floating_point() and f.dtype != e.dtype
+        ):
+            problems.append(f"tensor {key!r} has dtype {f.dtype}, expected {e.dtype}")
+    if problems:
+        raise CheckpointError(
+            f"{where} does not match the architecture in its config: "
+            + "; ".join(problems)
+            + ". Use the config the weights were trained with, or re-save the checkpoint."
+        )

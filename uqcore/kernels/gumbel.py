@@ -1,0 +1,96 @@
+"""Gumbel-softmax attention: STO-TRANS and H-STO-TRANS (Pei, Wang, Szarvas, AAAI 2022).
+
+STO:   ``softmax((Q K^T + lambda*g) / tau2)`` on the raw, unscaled ``Q K^T``.
+H-STO: ``P = softmax((K C + lambda*g1) / tau1)`` over ``c`` centroids, ``K~ = P C^T``, then
+       ``softmax((Q K~^T + lambda*g2) / tau2)``; or on the query side, ``Q~ = P_q C^T``.
+In hard mode the forward value is one-hot (straight-through gradients), so a temperature
+changes only gradients, not samples.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from uqcore.kernels.common import KernelOut, attend, masked_scores
+from uqcore.noise import SampleNoise
+
+
+def gumbel_softmax(
+    logits: torch.Tensor, tau: float, noise_scale: float, noise: SampleNoise | None, hard: bool
+) -> torch.Tensor:
+    """``softmax((logits + noise_scale * g) / tau)`` over the last dim; ``-inf`` logits stay 0.
+
+    ``logits`` has the rows first; ``noise`` may be None (then no noise is added).
+    In hard mode returns ``one_hot(argmax) - y.detach() + y`` (straight-through).
+    """
+    if noise is not None and noise_scale != 0.0:
+        g = noise.gumbel(*logits.shape[1:])  # [N, ...]
+        logits = logits + noise_scale * g.to(logits.dtype)
+    y = torch.softmax(logits / tau, dim=-1)
+    if not hard:
+        return y
+    index = y.argmax(dim=-1, keepdim=True)
+    y_hard = torch.zeros_like(y).scatter_(-1, index, 1.0)
+    return y_hard - y.detach() + y
+
+
+def sto_attention(
+    q: torch.Tensor,  # [N, H, L, d_h]
+    k: torch.Tensor,  # [N, H, L, d_h]
+    v: torch.Tensor,  # [N, H, L, d_h]
+    mask: torch.Tensor,  # [N, L]
+    tau2: float,
+    noise_scale: float,
+    noise: SampleNoise | None,
+    hard: bool = False,
+) -> KernelOut:
+    """STO-TRANS attention over values. ``attn`` rows sum to 1 over real keys."""
+    scores = masked_scores(torch.matmul(q, k.transpose(-1, -2)), mask)  # [N, H, L, L]
+    attn = gumbel_softmax(scores, tau2, noise_scale, noise, hard)  # [N, H, L, L]
+    return KernelOut(out=attend(attn, v), attn=attn)
+
+
+def centroid_assign(
+    x: torch.Tensor,  # [N, H, L, d_h]
+    centroids: torch.Tensor,  # [d_h, c] shared, or [H, d_h, c] per head
+    tau1: float,
+    noise_scale: float,
+    noise: SampleNoise | None,
+    hard: bool,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Assign each vector to the centroids. Returns ``(P [N,H,L,c], x~ = P C^T [N,H,L,d_h])``."""
+    if centroids.dim() == 2:
+        logits = torch.matmul(x, centroids)  # [N, H, L, c]
+        p = gumbel_softmax(logits, tau1, noise_scale, noise, hard)  # [N, H, L, c]
+        return p, torch.matmul(p, centroids.transpose(0, 1))  # [N, H, L, d_h]
+    logits = torch.einsum("nhld,hdc->nhlc", x, centroids)  # [N, H, L, c]
+    p = gumbel_softmax(logits, tau1, noise_scale, noise, hard)
+    return p, torch.einsum("nhlc,hdc->nhld", p, centroids)  # [N, H, L, d_h]
+
+
+def centroid_attention(
+    q: torch.Tensor,  # [N, H, L, d_h]
+    k: torch.Tensor,  # [N, H, L, d_h]
+    v: torch.Tensor,  # [N, H, L, d_h]
+    mask: torch.Tensor,  # [N, L]
+    centroids: torch.Tensor,  # [d_h, c] or [H, d_h, c]
+    tau1: float,
+    tau2: float,
+    noise_scale: float,
+    noise: SampleNoise | None,
+    hard: bool = False,
+    side: str = "key",
+) -> KernelOut:
+    """H-STO-TRANS attention. ``extras["centroids"]``: assignments ``P`` ``[N, H, L, c]``.
+
+    ``side="key"`` replaces keys by ``P C^T``; ``side="query"`` replaces queries instead.
+    """
+    if side == "key":
+        p, k = centroid_assign(k, centroids, tau1, noise_scale, noise, hard)
+    elif side == "query":
+        p, q = centroid_assign(q, centroids, tau1, noise_scale, noise, hard)
+    else:
+        raise ValueError(f"centroid side must be 'key' or 'query', got {side!r}.")
+    out = sto_attention(q, k, v, mask, tau2, noise_scale, noise, hard)
+    out.extras["centroids"] = p
+    return out

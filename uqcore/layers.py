@@ -1,0 +1,159 @@
+"""Encoder layers: multi-head attention (projections + family kernel) and the pre-LN block.
+
+Dropout placement:
+* standard families: embeddings, attention probabilities, attention output, FFN hidden, FFN output;
+* BayesFormer: three independent masks per head on the *inputs* of Q, K and V, one mask on the
+  FFN input (each shared over positions, as variational dropout prescribes), dropout in the FFN
+  hidden layer, and nothing on attention probabilities.
+Dropout is applied only when ``ForwardSettings.dropout_on`` and a noise source are given.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+
+from uqcore import kernels
+from uqcore.config import ModelConfig
+from uqcore.kernels.common import attend
+from uqcore.noise import SampleNoise, dropout
+from uqcore.settings import ForwardSettings
+
+Trace = dict[str, torch.Tensor]
+
+
+class MultiHeadAttention(nn.Module):
+    """Projections and heads around one attention kernel chosen by ``cfg.family``."""
+
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.cfg = cfg
+        d, h, dh = cfg.d_model, cfg.n_heads, cfg.d_head
+        self.qkv = nn.Linear(d, 3 * d)
+        self.proj = nn.Linear(d, d)
+        a = cfg.attention
+        if cfg.family == "hsto":
+            shape = (h, dh, a.n_centroids) if a.centroids_per_head else (dh, a.n_centroids)
+            self.centroids = nn.Parameter(torch.randn(shape) / math.sqrt(dh))
+        if cfg.family == "bam" and a.bam_prior == "contextual":
+            self.prior_w1 = nn.Parameter(torch.randn(h, dh, a.bam_d_mid) / math.sqrt(dh))
+            self.prior_b1 = nn.Parameter(torch.zeros(h, a.bam_d_mid))
+            self.prior_w2 = nn.Parameter(torch.randn(h, a.bam_d_mid) / math.sqrt(a.bam_d_mid))
+
+    def _project(self, x: torch.Tensor, s: ForwardSettings, noise: SampleNoise | None):
+        """``x [N, L, D]`` -> ``q, k, v`` each ``[N, H, L, d_h]``."""
+        n, length, d = x.shape
+        h, dh = self.cfg.n_heads, self.cfg.d_head
+        if self.cfg.family == "bayesformer" and s.dropout_on and noise is not None:
+            w = self.qkv.weight.view(3, h, dh, d)  # [3, H, d_h, D]
+            b = self.qkv.bias.view(3, h, 1, dh)
+            out = []
+            for i in range(3):  # independent masks for the inputs of Q, K and V, per head
+                m = dropout(x.new_ones(n, h, 1, d), s.dropout, noise, shared_dims=(2,))
+                xi = x[:, None] * m  # [N, H, L, D]
+                out.append(torch.einsum("nhld,hed->nhle", xi, w[i]) + b[i])  # [N, H, L, d_h]
+            return out[0], out[1], out[2]
+        qkv = self.qkv(x).view(n, length, 3, h, dh).permute(2, 0, 3, 1, 4)  # [3, N, H, L, d_h]
+        return qkv[0], qkv[1], qkv[2]
+
+    def _prior_logits(self, k: torch.Tensor) -> torch.Tensor:
+        """Contextual BAM prior ``W2 relu(W1 k + b1)`` per head. ``[N,H,L,d_h]`` -> ``[N,H,L]``."""
+        hidden = torch.relu(
+            torch.einsum("nhld,hdm->nhlm", k, self.prior_w1) + self.prior_b1[:, None]
+        )
+        return torch.einsum("nhlm,hm->nhl", hidden, self.prior_w2)
+
+    def forward(
+        self,
+        x: torch.Tensor,  # [N, L, D]
+        mask: torch.Tensor,  # [N, L]
+        s: ForwardSettings,
+        noise: SampleNoise | None,
+        capture: bool = False,
+    ) -> tuple[torch.Tensor, Trace, torch.Tensor | None]:
+        """Returns ``(y [N, L, D], trace, kl [N] or None)``; ``trace`` is {} unless ``capture``."""
+        cfg, a = self.cfg, self.cfg.attention
+        q, k, v = self._project(x, s, noise)
+        fam = cfg.family
+        if fam == "sto":
+            ko = kernels.sto_attention(q, k, v, mask, s.tau2, s.noise_scale, noise, s.hard)
+        elif fam == "hsto":
+            ko = kernels.centroid_attention(
+                q,
+                k,
+                v,
+                mask,
+                self.centroids,
+                s.tau1,
+                s.tau2,
+                s.noise_scale,
+                noise,
+                s.hard,
+                a.centroid_side,
+            )
+        elif fam == "bam":
+            ko = kernels.bam_attention(
+                q,
+                k,
+                v,
+                mask,
+                dist=a.bam_dist,
+                prior_logits=self._prior_logits(k) if a.bam_prior == "contextual" else None,
+                shape_k=a.bam_k,
+                sigma=a.bam_sigma,
+                beta=a.bam_beta,
+                prior_sigma=a.bam_prior_sigma,
+                sample=s.bam_sample,
+                noise_scale=s.noise_scale,
+                noise=noise,
+            )
+        elif fam == "probtrans":
+            ko = kernels.probtrans_attention(
+                q, k, v, mask, 1.0 / s.tau, s.em_precision, s.em_iterations, keep_prior=capture
+            )
+        else:  # trans, mcdropout, ensemble members, bayesformer
+            weights = capture or (s.dropout_on and fam != "bayesformer")
+            ko = kernels.softmax_attention(
+                q, k, v, mask, s.tau, need_weights=weights, fused=s.fused_attention
+            )
+        out = ko.out
+        if s.dropout_on and fam != "bayesformer" and s.dropout > 0 and noise is not None:
+            out = attend(dropout(ko.attn, s.dropout, noise), v)  # dropout on attention probs
+        n, _, length, _ = out.shape
+        y = self.proj(out.transpose(1, 2).reshape(n, length, cfg.d_model))  # [N, L, D]
+        trace: Trace = {}
+        if capture:
+            trace = {"attn": ko.attn, **ko.extras}
+        kl = ko.extras["kl"].sum(-1) if "kl" in ko.extras else None  # [N]
+        return y, trace, kl
+
+
+class EncoderLayer(nn.Module):
+    """Pre-LN block: ``x + Attn(LN(x))`` then ``x + FFN(LN(x))``."""
+
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.cfg = cfg
+        self.norm1 = nn.LayerNorm(cfg.d_model)
+        self.attn = MultiHeadAttention(cfg)
+        self.norm2 = nn.LayerNorm(cfg.d_model)
+        self.ff1 = nn.Linear(cfg.d_model, cfg.d_ff)
+        self.ff2 = nn.Linear(cfg.d_ff, cfg.d_model)
+
+    def forward(
+        self, x, mask, s: ForwardSettings, noise: SampleNoise | None, capture: bool = False
+    ):
+        """``x [N, L, D]`` -> ``(x [N, L, D], trace, kl [N] or None)``."""
+        bayes = self.cfg.family == "bayesformer"
+        p = s.dropout if s.dropout_on else 0.0
+        y, trace, kl = self.attn(self.norm1(x), mask, s, noise, capture)
+        x = x + (y if bayes else dropout(y, p, noise))
+        h = self.norm2(x)
+        if bayes:
+            h = dropout(h, p, noise, shared_dims=(1,))  # one FFN-input mask per sequence
+        h = dropout(torch.relu(self.ff1(h)), p, noise)  # [N, L, d_ff]
+        h = self.ff2(h)
+        x = x + (h if bayes else dropout(h, p, noise))
+        return x, trace, kl

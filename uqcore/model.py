@@ -1,0 +1,153 @@
+"""The encoder classifier shared by every family, the deep ensemble, and ``build_model``.
+
+Contract of ``forward(ids, mask, settings=None, noise=None, capture=())``:
+* ``ids [N, L]`` long, ``mask [N, L]`` bool (True = real token; column 0 is [CLS]);
+* ``settings``: a resolved :class:`ForwardSettings` (None = the config's inference values);
+* ``noise``: the :class:`SampleNoise` for the N rows (None = no noise and no dropout);
+* ``capture``: layer indices whose intermediates go into ``ForwardOutput.traces``.
+Nothing is stored on the modules between calls, so one model can serve many callers at once.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Collection
+from dataclasses import dataclass, field
+
+import torch
+from torch import nn
+from torch.func import functional_call, stack_module_state
+
+from uqcore.config import ModelConfig
+from uqcore.errors import InputError
+from uqcore.layers import EncoderLayer, Trace
+from uqcore.noise import SampleNoise, dropout
+from uqcore.settings import ForwardSettings, resolve
+
+PAD_ID, UNK_ID, CLS_ID = 0, 1, 2
+
+
+@dataclass
+class ForwardOutput:
+    """``logits [N, C]``; ``kl [N]`` summed over layers and heads (BAM only, differentiable);
+    ``traces``: layer index -> named intermediates (``attn [N,H,L,L]`` and the family's extras).
+    A deep ensemble adds a leading member dimension ``M`` to every tensor."""
+
+    logits: torch.Tensor
+    kl: torch.Tensor | None = None
+    traces: dict[int, Trace] = field(default_factory=dict)
+
+
+def check_batch(ids: torch.Tensor, mask: torch.Tensor, cfg: ModelConfig) -> None:
+    """Raise :class:`InputError` if ``ids``/``mask`` cannot be fed to a model of ``cfg``."""
+    if ids.dim() != 2 or mask.shape != ids.shape:
+        raise InputError(
+            "ids and mask must both be [batch, length]; "
+            f"got {tuple(ids.shape)} and {tuple(mask.shape)}."
+        )
+    if ids.shape[1] > cfg.max_len:
+        raise InputError(
+            f"Input has {ids.shape[1]} tokens but the model takes at most {cfg.max_len}; "
+            "truncate it (Vocab.encode does)."
+        )
+    if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= cfg.vocab_size):
+        raise InputError(
+            f"Token ids must be in [0, {cfg.vocab_size}); "
+            "encode text with the checkpoint's vocabulary."
+        )
+    if mask.dtype != torch.bool or not bool(mask[:, 0].all()):
+        raise InputError("mask must be bool with the [CLS] position (column 0) True in every row.")
+
+
+class EncoderClassifier(nn.Module):
+    """Word + learned positions, ``n_layers`` pre-LN blocks, [CLS] pooling, a linear head."""
+
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.cfg = cfg.validate()
+        self.embed = nn.Embedding(cfg.vocab_size, cfg.d_model, padding_idx=PAD_ID)
+        self.pos = nn.Embedding(cfg.max_len, cfg.d_model)
+        self.layers = nn.ModuleList(EncoderLayer(cfg) for _ in range(cfg.n_layers))
+        self.norm = nn.LayerNorm(cfg.d_model)
+        self.head = nn.Linear(cfg.d_model, cfg.num_classes)
+
+    def _embed(
+        self, ids: torch.Tensor, s: ForwardSettings, noise: SampleNoise | None
+    ) -> torch.Tensor:
+        n, length = ids.shape
+        tok = self.embed(ids)  # [N, L, D]
+        pos = self.pos.weight[:length].expand(n, length, -1)  # [N, L, D]
+        p = s.dropout if s.dropout_on else 0.0
+        if self.cfg.family == "bayesformer":
+            # dropout on the one-hot inputs = dropping whole token / position embedding rows
+            ones = tok.new_ones(n, length, 1)
+            return tok * dropout(ones, p, noise) + pos * dropout(ones, p, noise)
+        return dropout(tok + pos, p, noise)
+
+    def forward(
+        self,
+        ids: torch.Tensor,
+        mask: torch.Tensor,
+        settings: ForwardSettings | None = None,
+        noise: SampleNoise | None = None,
+        capture: Collection[int] = (),
+    ) -> ForwardOutput:
+        s = settings or resolve(self.cfg)
+        x = self._embed(ids, s, noise)  # [N, L, D]
+        traces: dict[int, Trace] = {}
+        kl_total = None
+        for i, layer in enumerate(self.layers):
+            x, trace, kl = layer(x, mask, s, noise, capture=i in capture)
+            if trace:
+                traces[i] = trace
+            if kl is not None:
+                kl_total = kl if kl_total is None else kl_total + kl
+        logits = self.head(self.norm(x[:, 0]))  # [N, C] from [CLS]
+        return ForwardOutput(logits=logits, kl=kl_total, traces=traces)
+
+
+class DeepEnsemble(nn.Module):
+    """``ensemble_size`` independently initialised members of family "trans".
+
+    ``forward`` returns every member's output stacked on a leading ``M`` dimension. Without
+    gradients the members run together in one ``torch.func.vmap`` call over stacked weights;
+    with gradients (training) they run one after another so each member's weights get grads.
+    """
+
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.cfg = cfg.validate()
+        member_cfg = cfg.replace(family="trans", ensemble_size=1)
+        self.members = nn.ModuleList(
+            EncoderClassifier(member_cfg) for _ in range(cfg.ensemble_size)
+        )
+
+    def forward(
+        self, ids, mask, settings=None, noise=None, capture: Collection[int] = ()
+    ) -> ForwardOutput:
+        s = settings or resolve(self.cfg)
+        if torch.is_grad_enabled() or (s.dropout_on and noise is not None):
+            outs = [m(ids, mask, s, noise, capture) for m in self.members]
+            traces = {
+                i: {k: torch.stack([o.traces[i][k] for o in outs]) for k in outs[0].traces[i]}
+                for i in outs[0].traces
+            }
+            return ForwardOutput(logits=torch.stack([o.logits for o in outs]), traces=traces)
+        params, buffers = stack_module_state(list(self.members))
+        base = self.members[0]
+        capture = tuple(capture)
+        s = dataclasses.replace(s, fused_attention=False)
+
+        def one(p, b):
+            out = functional_call(base, (p, b), (ids, mask), {"settings": s, "capture": capture})
+            return out.logits, out.traces
+
+        logits, traces = torch.vmap(one)(params, buffers)  # [M, N, C], {layer: {name: [M, ...]}}
+        return ForwardOutput(logits=logits, traces=traces)
+
+
+def build_model(cfg: ModelConfig) -> nn.Module:
+    """A freshly initialised model of ``cfg`` (validated) in eval mode."""
+    cfg.validate()
+    model = DeepEnsemble(cfg) if cfg.family == "ensemble" else EncoderClassifier(cfg)
+    return model.eval()

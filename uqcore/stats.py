@@ -1,0 +1,299 @@
+"""Uncertainty statistics over sampled class probabilities (GUIDE §3).
+
+Every function takes ``probs`` of shape ``[T, N, C]`` (T stochastic samples of N examples over C
+classes; numpy arrays or torch tensors) or the mean prediction ``mean_probs`` ``[N, C]``, with
+integer ``labels`` ``[N]`` in ``[0, C)``. Inputs are validated and bad ones raise
+:class:`uqcore.errors.InputError` (a ``ValueError``) saying what to do. Valid input never yields
+NaN except in the documented empty bins of :func:`reliability_diagram`; with ``T = 1`` all
+variances and the mutual information are exactly 0. Logarithms are natural (nats).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy.special import xlogy
+from sklearn.metrics import average_precision_score, matthews_corrcoef, roc_auc_score, roc_curve
+
+from uqcore.errors import InputError
+
+OOD_SCORES: tuple[str, ...] = ("max_prob", "entropy", "mutual_information", "variance")
+_RANGE_SLACK = 1e-5  # probabilities may stray this far outside [0, 1]
+_SUM_TOL = 1e-3  # class probabilities must sum to 1 within this
+_NLL_FLOOR = 1e-12  # probabilities are clamped here before the log
+
+
+@dataclass(frozen=True)
+class Table3Stats:
+    """Per-example statistics of the paper's Table 3 for the gold label y.
+
+    ``p_gold_mean`` / ``p_gold_var``: mean and population variance (ddof=0) over T of p_t(y), [N].
+    ``n_correct``: number of samples whose argmax is y, int [N]. ``n_samples``: T.
+    """
+
+    p_gold_mean: np.ndarray  # [N]
+    p_gold_var: np.ndarray  # [N]
+    n_correct: np.ndarray  # [N] int
+    n_samples: int
+
+
+@dataclass(frozen=True)
+class ReliabilityData:
+    """Per-bin data of a reliability diagram over ``n_bins`` equal-width confidence bins.
+
+    Bin b covers ``[bin_lower[b], bin_upper[b])``, the last also 1.0; ``confidence`` (mean max
+    prob) and ``accuracy`` are NaN where ``count`` is 0.
+    """
+
+    bin_lower: np.ndarray  # [n_bins]
+    bin_upper: np.ndarray  # [n_bins]
+    confidence: np.ndarray  # [n_bins], NaN for empty bins
+    accuracy: np.ndarray  # [n_bins], NaN for empty bins
+    count: np.ndarray  # [n_bins] int
+
+
+@dataclass(frozen=True)
+class OODResult:
+    """OOD detection quality with OOD as the positive class (higher score = more likely OOD)."""
+
+    auroc: float
+    aupr: float
+    fpr_at_95_tpr: float  # in-domain FPR at the first threshold where OOD TPR >= 0.95
+    roc_fpr: np.ndarray  # [K]
+    roc_tpr: np.ndarray  # [K]
+
+
+def _to_numpy(x: Any) -> np.ndarray:
+    return np.asarray(x.detach().cpu() if hasattr(x, "detach") else x)  # torch tensors too
+
+
+def _check_prob_values(p: np.ndarray, name: str) -> np.ndarray:
+    if not np.issubdtype(p.dtype, np.number) or np.issubdtype(p.dtype, np.complexfloating):
+        raise InputError(f"{name} has dtype {p.dtype}; pass real-valued class probabilities.")
+    p = p.astype(np.float64)
+    if not np.all(np.isfinite(p)):
+        raise InputError(f"{name} contains NaN or inf; check the model output for overflow.")
+    if p.min() < -_RANGE_SLACK or p.max() > 1 + _RANGE_SLACK:
+        raise InputError(
+            f"{name} has values in [{p.min():.4g}, {p.max():.4g}], outside [0, 1]; "
+            "pass probabilities (apply softmax to logits first)."
+        )
+    worst = float(np.max(np.abs(p.sum(axis=-1) - 1.0)))  # over all rows [..., C] -> scalar
+    if worst > _SUM_TOL:
+        raise InputError(
+            f"{name} rows must sum to 1 over the class axis (last), but one is off by {worst:.4g}; "
+            "pass softmax probabilities with classes on the last axis."
+        )
+    return np.clip(p, 0.0, 1.0)
+
+
+def _check_probs(probs: Any) -> np.ndarray:
+    p = _to_numpy(probs)
+    if p.ndim != 3 or p.shape[0] < 1 or p.shape[1] < 1 or p.shape[2] < 2:
+        raise InputError(
+            f"probs must be 3-D [T, N, C] (samples, examples, classes) with T >= 1, N >= 1 and "
+            f"C >= 2, got shape {p.shape}; add a leading sample axis for one run (probs[None])."
+        )
+    return _check_prob_values(p, "probs")  # [T, N, C]
+
+
+def _check_mean_probs(mean_probs: Any) -> np.ndarray:
+    p = _to_numpy(mean_probs)
+    if p.ndim != 2 or p.shape[0] < 1 or p.shape[1] < 2:
+        raise InputError(
+            f"mean_probs must be 2-D [N, C] with N >= 1 and C >= 2, got shape {p.shape}; "
+            "average sampled probabilities over the sample axis first (probs.mean(0))."
+        )
+    return _check_prob_values(p, "mean_probs")  # [N, C]
+
+
+def _check_labels(labels: Any, n: int, c: int) -> np.ndarray:
+    y = _to_numpy(labels)
+    if y.dtype == bool or not np.issubdtype(y.dtype, np.integer):
+        raise InputError(f"labels must be integer class ids, got {y.dtype}; use .astype(int).")
+    if y.shape != (n,):
+        raise InputError(f"labels must have shape [N] = ({n},), got {y.shape}; one per example.")
+    if y.min() < 0 or y.max() >= c:
+        raise InputError(
+            f"labels must lie in [0, {c}) for C = {c} classes, got range [{y.min()}, {y.max()}]; "
+            "check the label mapping."
+        )
+    return y.astype(np.int64)  # [N]
+
+
+def _entropy(p: np.ndarray) -> np.ndarray:
+    """Entropy over the last axis with 0 * log 0 = 0 (xlogy), never NaN."""
+    return -np.sum(xlogy(p, p), axis=-1)
+
+
+def table3_stats(probs: Any, labels: Any) -> Table3Stats:
+    """Table 3 statistics: mean/variance over T of p_t(y) and how many samples predict y."""
+    p = _check_probs(probs)  # [T, N, C]
+    y = _check_labels(labels, *p.shape[1:])  # [N]
+    p_gold = p[:, np.arange(len(y)), y]  # [T, N]
+    correct = p.argmax(axis=-1) == y[None, :]  # [T, N]
+    return Table3Stats(
+        p_gold_mean=p_gold.mean(axis=0),  # [N]
+        p_gold_var=p_gold.var(axis=0),  # [N]
+        n_correct=correct.sum(axis=0).astype(np.int64),  # [N]
+        n_samples=p.shape[0],
+    )
+
+
+def predictive_entropy(probs: Any) -> np.ndarray:
+    """Entropy of the mean prediction, H[mean_t p_t], in nats. Returns [N]."""
+    p = _check_probs(probs)  # [T, N, C]
+    return _entropy(p.mean(axis=0))  # [N]
+
+
+def expected_entropy(probs: Any) -> np.ndarray:
+    """Mean over T of the per-sample entropy, mean_t H[p_t] (aleatoric part). Returns [N]."""
+    p = _check_probs(probs)  # [T, N, C]
+    return _entropy(p).mean(axis=0)  # [N]
+
+
+def mutual_information(probs: Any) -> np.ndarray:
+    """Predictive minus expected entropy (epistemic part), clipped at 0. Returns [N]."""
+    p = _check_probs(probs)  # [T, N, C]
+    mi = _entropy(p.mean(axis=0)) - _entropy(p).mean(axis=0)  # [N]
+    return np.maximum(mi, 0.0)
+
+
+def predictive_variance(probs: Any, labels: Any = None) -> np.ndarray:
+    """Population variance over T of p_t(k); k = gold label if given, else argmax of mean. [N]"""
+    p = _check_probs(probs)  # [T, N, C]
+    n = p.shape[1]
+    k = p.mean(axis=0).argmax(-1) if labels is None else _check_labels(labels, *p.shape[1:])  # [N]
+    return p[:, np.arange(n), k].var(axis=0)  # [N]
+
+
+def nll(mean_probs: Any, labels: Any) -> float:
+    """Mean negative log-likelihood of the gold labels, probabilities clamped at 1e-12."""
+    p = _check_mean_probs(mean_probs)  # [N, C]
+    y = _check_labels(labels, *p.shape)  # [N]
+    return float(-np.mean(np.log(np.maximum(p[np.arange(len(y)), y], _NLL_FLOOR))))
+
+
+def brier(mean_probs: Any, labels: Any) -> float:
+    """Mean over examples of sum over classes of (p - onehot(y))^2 (range [0, 2])."""
+    p = _check_mean_probs(mean_probs)  # [N, C]
+    y = _check_labels(labels, *p.shape)  # [N]
+    onehot = np.eye(p.shape[1])[y]  # [N, C]
+    return float(np.mean(np.sum((p - onehot) ** 2, axis=-1)))
+
+
+def reliability_diagram(mean_probs: Any, labels: Any, n_bins: int = 15) -> ReliabilityData:
+    """Bin examples by confidence (max prob) into ``n_bins`` equal-width bins over [0, 1]."""
+    if isinstance(n_bins, bool) or not isinstance(n_bins, (int, np.integer)) or n_bins < 1:
+        raise InputError(f"n_bins must be a positive integer, got {n_bins!r}; the default is 15.")
+    p = _check_mean_probs(mean_probs)  # [N, C]
+    y = _check_labels(labels, *p.shape)  # [N]
+    conf = p.max(axis=-1)  # [N]
+    hit = (p.argmax(axis=-1) == y).astype(np.float64)  # [N]
+    idx = np.minimum((conf * n_bins).astype(np.int64), n_bins - 1)  # [N]; 1.0 -> last bin
+    count = np.bincount(idx, minlength=n_bins)  # [n_bins]
+    sum_conf = np.bincount(idx, weights=conf, minlength=n_bins)  # [n_bins]
+    sum_hit = np.bincount(idx, weights=hit, minlength=n_bins)  # [n_bins]
+    nonempty, denom = count > 0, np.maximum(count, 1)  # [n_bins], [n_bins]
+    edges = np.linspace(0.0, 1.0, n_bins + 1)  # [n_bins + 1]
+    return ReliabilityData(
+        bin_lower=edges[:-1],
+        bin_upper=edges[1:],
+        confidence=np.where(nonempty, sum_conf / denom, np.nan),
+        accuracy=np.where(nonempty, sum_hit / denom, np.nan),
+        count=count.astype(np.int64),
+    )
+
+
+def ece(mean_probs: Any, labels: Any, n_bins: int = 15) -> float:
+    """Expected calibration error: sum over non-empty bins of count/N * |accuracy - confidence|."""
+    rd = reliability_diagram(mean_probs, labels, n_bins)
+    m = rd.count > 0  # [n_bins]
+    weights = rd.count[m] / rd.count.sum()  # [n_nonempty]
+    return float(np.sum(weights * np.abs(rd.accuracy[m] - rd.confidence[m])))
+
+
+def sampled_accuracy(probs: Any, labels: Any) -> tuple[float, float]:
+    """Accuracy of each sampled run t (argmax of probs[t]); mean and population std over T."""
+    p = _check_probs(probs)  # [T, N, C]
+    y = _check_labels(labels, *p.shape[1:])  # [N]
+    acc = (p.argmax(axis=-1) == y[None, :]).mean(axis=1)  # [T]
+    return float(acc.mean()), float(acc.std())
+
+
+def sampled_mcc(probs: Any, labels: Any) -> tuple[float, float]:
+    """Matthews correlation of each run t (0 where undefined); mean and population std over T."""
+    p = _check_probs(probs)  # [T, N, C]
+    y = _check_labels(labels, *p.shape[1:])  # [N]
+    pred = p.argmax(axis=-1)  # [T, N]
+    mcc = np.nan_to_num([matthews_corrcoef(y, pred_t) for pred_t in pred], nan=0.0)  # [T]
+    return float(mcc.mean()), float(mcc.std())
+
+
+def ood_scores(probs: Any, score: str) -> np.ndarray:
+    """Per-example OOD score, higher = more likely OOD. ``score`` is one of :data:`OOD_SCORES`.
+
+    "max_prob" = 1 - max of the mean prob; "entropy" = predictive entropy; "mutual_information";
+    "variance" = :func:`predictive_variance` of the predicted class. Returns [N].
+    """
+    if score not in OOD_SCORES:
+        raise InputError(f"unknown OOD score {score!r}; choose one of {', '.join(OOD_SCORES)}.")
+    if score == "max_prob":
+        return 1.0 - _check_probs(probs).mean(axis=0).max(axis=-1)  # [N]
+    if score == "entropy":
+        return predictive_entropy(probs)
+    if score == "mutual_information":
+        return mutual_information(probs)
+    return predictive_variance(probs)
+
+
+def _check_scores(s: Any, name: str) -> np.ndarray:
+    a = _to_numpy(s)
+    if a.ndim != 1 or a.size == 0:
+        raise InputError(f"{name} must be a non-empty 1-D array [N], got shape {a.shape}.")
+    if not np.issubdtype(a.dtype, np.number) or not np.all(np.isfinite(a)):
+        raise InputError(f"{name} must be finite real numbers; compute them with ood_scores().")
+    return a.astype(np.float64)
+
+
+def ood_detection(id_scores: Any, ood_scores: Any) -> OODResult:
+    """AUROC, AUPR and FPR@95%TPR for separating OOD (positive) from in-domain by score."""
+    s_id = _check_scores(id_scores, "id_scores")  # [N_id]
+    s_ood = _check_scores(ood_scores, "ood_scores")  # [N_ood]
+    y = np.concatenate([np.zeros(len(s_id)), np.ones(len(s_ood))])  # [N_id + N_ood]
+    s = np.concatenate([s_id, s_ood])  # [N_id + N_ood]
+    # Keep every threshold: dropping collinear points could skip the first one reaching 95% TPR.
+    fpr, tpr, _ = roc_curve(y, s, drop_intermediate=False)  # [K], [K]
+    return OODResult(
+        auroc=float(roc_auc_score(y, s)),
+        aupr=float(average_precision_score(y, s)),
+        fpr_at_95_tpr=float(fpr[np.argmax(tpr >= 0.95)]),
+        roc_fpr=fpr,
+        roc_tpr=tpr,
+    )
+
+
+def summarize(probs: Any, labels: Any) -> dict[str, float]:
+    """All scalar metrics of a sampled evaluation as plain (JSON-serialisable) floats.
+
+    Keys: accuracy_mean, accuracy_std, nll, brier, ece, mean_entropy, mean_expected_entropy,
+    mean_mutual_information, mean_variance (of p(gold)); plus mcc_mean, mcc_std when C == 2.
+    """
+    p = _check_probs(probs)  # [T, N, C]
+    y = _check_labels(labels, *p.shape[1:])  # [N]
+    mean_p = p.mean(axis=0)  # [N, C]
+    out = dict(zip(("accuracy_mean", "accuracy_std"), sampled_accuracy(p, y), strict=True))
+    out |= {
+        "nll": nll(mean_p, y),
+        "brier": brier(mean_p, y),
+        "ece": ece(mean_p, y),
+        "mean_entropy": float(predictive_entropy(p).mean()),
+        "mean_expected_entropy": float(expected_entropy(p).mean()),
+        "mean_mutual_information": float(mutual_information(p).mean()),
+        "mean_variance": float(table3_stats(p, y).p_gold_var.mean()),
+    }
+    if p.shape[2] == 2:
+        out["mcc_mean"], out["mcc_std"] = sampled_mcc(p, y)
+    return out
