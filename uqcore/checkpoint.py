@@ -130,7 +130,7 @@ def read_checkpoint_info(path: str | os.PathLike) -> dict[str, Any]:
     files and JSON as :func:`load_checkpoint` does; raises :class:`CheckpointError`."""
     root = _check_dir(Path(path))
     cfg, doc = _read_config(root)
-    info = {"name": root.name, "path": root, "config": cfg.to_dict(), **doc}
+    info = {"name": root.resolve().name, "path": root, "config": cfg.to_dict(), **doc}
     return info | {"metrics": _read_metrics(root), "card": _read_card(root)}
 
 
@@ -170,7 +170,7 @@ def load_checkpoint(path: str | os.PathLike) -> Checkpoint:
     model.load_state_dict(state, strict=True)  # cannot fail after _check_tensors
     model.float().eval()
     extra = (doc["training"], _read_metrics(root), _read_card(root))
-    return Checkpoint(root, root.name, model, cfg, vocab, *extra)
+    return Checkpoint(root, root.resolve().name, model, cfg, vocab, *extra)
 
 
 # ---------------------------------------------------------------------------------------- checks
