@@ -9,7 +9,7 @@ import torch
 import torch.nn.functional as F
 
 from uqcore import kernels
-from uqcore.kernels.softmax import manual_softmax_weights
+from uqcore.kernels.softmax import FUSED_MIN_LEN, manual_softmax_weights
 from uqcore.noise import SampleNoise
 
 N, H, L, D = 4, 2, 6, 8
@@ -28,6 +28,8 @@ def pad_mask():
 
 
 def assert_rows(attn, mask):
+    n = attn.shape[0]
+    mask = mask[:n]
     assert torch.allclose(attn.sum(-1), torch.ones(attn.shape[:-1]), atol=1e-5)
     assert attn.masked_select(~mask[:, None, None, :].expand_as(attn)).abs().max() == 0
 
@@ -76,17 +78,22 @@ def test_hard_mode_ignores_tau_in_forward_value():
     assert torch.equal(a, b)
 
 
-def test_manual_softmax_equals_sdpa():
-    q, k, v = qkv()
-    mask = pad_mask()
+@pytest.mark.parametrize("length", [L, 130])  # manual path below FUSED_MIN_LEN, SDPA from it
+def test_manual_softmax_equals_sdpa(length):
+    g = torch.Generator().manual_seed(1)
+    q, k, v = (torch.randn(2, H, length, D, generator=g) for _ in range(3))
+    mask = torch.ones(2, length, dtype=torch.bool)
+    mask[0, length // 2 :] = False
     weights = manual_softmax_weights(q, k, mask, math.sqrt(D))
     ref = F.scaled_dot_product_attention(q, k, v, attn_mask=mask[:, None, None, :])
     assert torch.allclose(weights @ v, ref, atol=1e-5)
     assert_rows(weights, mask)
-    fused = kernels.softmax_attention(q, k, v, mask, tau=math.sqrt(D), need_weights=False)
+    plain = kernels.softmax_attention(q, k, v, mask, tau=math.sqrt(D), need_weights=False)
     with_weights = kernels.softmax_attention(q, k, v, mask, tau=math.sqrt(D))
-    assert fused.attn is None and torch.equal(with_weights.attn, weights)
-    assert torch.equal(fused.out, with_weights.out)  # capturing must not change the numbers
+    assert torch.equal(with_weights.attn, weights)
+    assert torch.equal(plain.out, with_weights.out)  # capturing must not change the numbers
+    assert torch.allclose(plain.out, ref, atol=1e-5)
+    assert (plain.attn is None) == (length >= FUSED_MIN_LEN)
 
 
 def test_sto_without_noise_is_softmax_at_tau2():

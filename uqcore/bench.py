@@ -12,16 +12,15 @@ from __future__ import annotations
 import argparse
 import json
 import resource
-import statistics
 import subprocess
 import sys
 import time
 
 import torch
-from torch.utils.flop_counter import FlopCounterMode
 
 from uqcore.config import FAMILIES, AttentionConfig, ModelConfig
 from uqcore.model import build_model
+from uqcore.runtime import tune_cpu
 from uqcore.sampling import Capture, sample
 
 BENCH_T = 100
@@ -30,8 +29,15 @@ BENCH_T = 100
 def bench_config(family: str, max_len: int = 512) -> ModelConfig:
     """The benchmark model: 8 layers, d=128, 8 heads, FFN 512, 10k words."""
     return ModelConfig(
-        family=family, vocab_size=10_000, max_len=max_len, n_layers=8, n_heads=8, d_model=128,
-        d_ff=512, dropout=0.1, ensemble_size=5 if family == "ensemble" else 1,
+        family=family,
+        vocab_size=10_000,
+        max_len=max_len,
+        n_layers=8,
+        n_heads=8,
+        d_model=128,
+        d_ff=512,
+        dropout=0.1,
+        ensemble_size=5 if family == "ensemble" else 1,
         attention=AttentionConfig(tau2=8.0, n_centroids=4, em_iterations=2),
     )
 
@@ -66,18 +72,26 @@ def loop_vs_batched(family: str, repeats: int) -> dict[str, float]:
     ids, mask = make_input(20, 10_000)
     batched = sample(model, ids, mask, BENCH_T, seed=0)
     singles = [sample(model, ids, mask, 1, seed=0, first_sample=t) for t in range(BENCH_T)]
-    max_diff = max(float((batched.probs[t] - s.probs[0]).abs().max()) for t, s in enumerate(singles))
+    max_diff = max(
+        float((batched.probs[t] - s.probs[0]).abs().max()) for t, s in enumerate(singles)
+    )
     t_batch = _best(lambda: sample(model, ids, mask, BENCH_T, seed=0), repeats)
     t_loop = _best(
         lambda: [sample(model, ids, mask, 1, seed=0, first_sample=t) for t in range(BENCH_T)],
         max(1, repeats // 2),
     )
+    from torch.utils.flop_counter import FlopCounterMode  # heavy import: keep out of RSS runs
+
     with FlopCounterMode(display=False) as counter:
         sample(model, ids, mask, BENCH_T, seed=0)
     flops = counter.get_total_flops()
     return {
-        "loop_s": t_loop, "batched_s": t_batch, "ratio": t_loop / t_batch,
-        "flops": flops, "flops_per_s": flops / t_batch, "max_abs_diff": max_diff,
+        "loop_s": t_loop,
+        "batched_s": t_batch,
+        "ratio": t_loop / t_batch,
+        "flops": flops,
+        "flops_per_s": flops / t_batch,
+        "max_abs_diff": max_diff,
         "stochastic": batched.stochastic,
     }
 
@@ -88,7 +102,7 @@ def rss_child(family: str, length: int) -> None:
     model = build_model(bench_config(family))
     ids, mask = make_input(length, 10_000)
     base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    r = sample(model, ids, mask, BENCH_T, seed=0, capture=Capture(layers=(0,)))
+    r = sample(model, ids, mask, BENCH_T, seed=0, capture=Capture(layers=(0,), maps=("attention",)))
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     kept = sum(t.numel() * t.element_size() for t in r.attention.values()) / 2**20
     print(json.dumps({"peak_mb": peak, "before_mb": base, "captured_mb": kept}))
@@ -97,7 +111,9 @@ def rss_child(family: str, length: int) -> None:
 def peak_rss(family: str, length: int) -> dict[str, float]:
     out = subprocess.run(
         [sys.executable, "-m", "uqcore.bench", "--rss-child", family, "--length", str(length)],
-        check=True, capture_output=True, text=True,
+        check=True,
+        capture_output=True,
+        text=True,
     )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -109,29 +125,35 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     p.add_argument("--rss-child", help=argparse.SUPPRESS)
     p.add_argument("--length", type=int, default=500, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
-    torch.set_num_threads(args.threads)
+    tuned = tune_cpu(args.threads)
     if args.rss_child:
         rss_child(args.rss_child, args.length)
         return {}
     families = ("trans", "hsto") if args.quick else FAMILIES
     repeats = 2 if args.quick else 5
     peak = matmul_flops()
-    print(f"fp32 matmul 2048^3: {peak / 1e9:.1f} GFLOP/s ({args.threads} threads)")
-    print(f"{'family':<12} {'loop T=100 s':>13} {'batched s':>10} {'ratio':>7} "
-          f"{'GFLOP/s':>8} {'of peak':>8} {'max|diff|':>10}")
+    print(f"fp32 matmul 2048^3: {peak / 1e9:.1f} GFLOP/s; runtime: {tuned}")
+    print(
+        f"{'family':<12} {'loop T=100 s':>13} {'batched s':>10} {'ratio':>7} "
+        f"{'GFLOP/s':>8} {'of peak':>8} {'max|diff|':>10}"
+    )
     rows = {}
     for fam in families:
         r = loop_vs_batched(fam, repeats)
         rows[fam] = r
-        print(f"{fam:<12} {r['loop_s']:>13.3f} {r['batched_s']:>10.4f} {r['ratio']:>7.1f} "
-              f"{r['flops_per_s'] / 1e9:>8.1f} {r['flops_per_s'] / peak:>8.1%} "
-              f"{r['max_abs_diff']:>10.1e}")
+        print(
+            f"{fam:<12} {r['loop_s']:>13.3f} {r['batched_s']:>10.4f} {r['ratio']:>7.1f} "
+            f"{r['flops_per_s'] / 1e9:>8.1f} {r['flops_per_s'] / peak:>8.1%} "
+            f"{r['max_abs_diff']:>10.1e}"
+        )
     stochastic = [f for f in families if rows[f]["stochastic"] and f != "ensemble"]
     rss = {fam: peak_rss(fam, args.length) for fam in families}
     print(f"\npeak RSS, {args.length} tokens, T={BENCH_T}, layer 0 attention captured:")
     for fam, r in rss.items():
-        print(f"{fam:<12} peak {r['peak_mb']:7.0f} MB (model loaded {r['before_mb']:.0f} MB, "
-              f"maps kept {r['captured_mb']:.0f} MB)")
+        print(
+            f"{fam:<12} peak {r['peak_mb']:7.0f} MB (model loaded {r['before_mb']:.0f} MB, "
+            f"maps kept {r['captured_mb']:.0f} MB)"
+        )
     summary = {
         "batched_vs_loop_min_ratio": round(min(r["ratio"] for r in rows.values()), 2),
         "batched_vs_loop_min_ratio_stochastic": round(min(rows[f]["ratio"] for f in stochastic), 2),

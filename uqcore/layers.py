@@ -47,14 +47,13 @@ class MultiHeadAttention(nn.Module):
         n, length, d = x.shape
         h, dh = self.cfg.n_heads, self.cfg.d_head
         if self.cfg.family == "bayesformer" and s.dropout_on and noise is not None:
-            w = self.qkv.weight.view(3, h, dh, d)  # [3, H, d_h, D]
-            b = self.qkv.bias.view(3, h, 1, dh)
-            out = []
-            for i in range(3):  # independent masks for the inputs of Q, K and V, per head
-                m = dropout(x.new_ones(n, h, 1, d), s.dropout, noise, shared_dims=(2,))
-                xi = x[:, None] * m  # [N, H, L, D]
-                out.append(torch.einsum("nhld,hed->nhle", xi, w[i]) + b[i])  # [N, H, L, d_h]
-            return out[0], out[1], out[2]
+            # independent masks on the inputs of Q, K and V for every head, shared over
+            # positions: (x * m) W^T = x (W * m)^T, so fold each row's masks into its weights
+            m = dropout(x.new_ones(n, 3 * h, 1, d), s.dropout, noise, shared_dims=(2,))
+            w = self.qkv.weight.view(1, 3 * h, dh, d) * m  # [N, 3H, d_h, D]
+            qkv = torch.baddbmm(self.qkv.bias, x, w.view(n, 3 * d, d).transpose(1, 2))
+            qkv = qkv.view(n, length, 3, h, dh).permute(2, 0, 3, 1, 4)  # [3, N, H, L, d_h]
+            return qkv[0], qkv[1], qkv[2]
         qkv = self.qkv(x).view(n, length, 3, h, dh).permute(2, 0, 3, 1, 4)  # [3, N, H, L, d_h]
         return qkv[0], qkv[1], qkv[2]
 
@@ -77,6 +76,8 @@ class MultiHeadAttention(nn.Module):
         cfg, a = self.cfg, self.cfg.attention
         q, k, v = self._project(x, s, noise)
         fam = cfg.family
+        # standard families drop attention probabilities (BayesFormer drops inputs instead)
+        drop = s.dropout_on and s.dropout > 0 and noise is not None and fam != "bayesformer"
         if fam == "sto":
             ko = kernels.sto_attention(q, k, v, mask, s.tau2, s.noise_scale, noise, s.hard)
         elif fam == "hsto":
@@ -114,12 +115,11 @@ class MultiHeadAttention(nn.Module):
                 q, k, v, mask, 1.0 / s.tau, s.em_precision, s.em_iterations, keep_prior=capture
             )
         else:  # trans, mcdropout, ensemble members, bayesformer
-            weights = capture or (s.dropout_on and fam != "bayesformer")
             ko = kernels.softmax_attention(
-                q, k, v, mask, s.tau, need_weights=weights, fused=s.fused_attention
+                q, k, v, mask, s.tau, need_weights=capture, fused=s.fused_attention and not drop
             )
         out = ko.out
-        if s.dropout_on and fam != "bayesformer" and s.dropout > 0 and noise is not None:
+        if drop:
             out = attend(dropout(ko.attn, s.dropout, noise), v)  # dropout on attention probs
         n, _, length, _ = out.shape
         y = self.proj(out.transpose(1, 2).reshape(n, length, cfg.d_model))  # [N, L, D]
@@ -153,7 +153,7 @@ class EncoderLayer(nn.Module):
         h = self.norm2(x)
         if bayes:
             h = dropout(h, p, noise, shared_dims=(1,))  # one FFN-input mask per sequence
-        h = dropout(torch.relu(self.ff1(h)), p, noise)  # [N, L, d_ff]
+        h = dropout(torch.relu_(self.ff1(h)), p, noise)  # [N, L, d_ff]
         h = self.ff2(h)
         x = x + (h if bayes else dropout(h, p, noise))
         return x, trace, kl

@@ -10,6 +10,8 @@ larger T. The global RNG is never touched.
 from __future__ import annotations
 
 import math
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import torch
 
@@ -51,39 +53,87 @@ class SampleNoise:
     def rows(self) -> int:
         return self.count * self.batch
 
+    def _fill(
+        self, draw, shape: tuple[int, ...], dtype=torch.float32, per_sample: bool = False
+    ) -> torch.Tensor:
+        """Fill ``[rows, *shape]`` with ``draw(out_slice, generator)`` per sample, in place
+        (``[count, *shape]``, one slice per sample, with ``per_sample``).
+
+        Samples are split into contiguous groups drawn in parallel threads (torch releases the
+        GIL); each generator is used by one thread only, so the numbers do not depend on it.
+        """
+        b = 1 if per_sample else self.batch
+        out = torch.empty((self.count * b, *shape), dtype=dtype, device=self.device)
+        inference = torch.is_inference_mode_enabled()  # thread-local: pass it to the workers
+
+        def work(lo: int, hi: int) -> None:
+            with torch.inference_mode(inference):
+                for t in range(lo, hi):
+                    draw(out[t * b : (t + 1) * b], self._gens[t])
+
+        groups = min(_pool_size(), self.count) if out.numel() >= _PARALLEL_MIN else 1
+        if groups <= 1:
+            work(0, self.count)
+        else:
+            edges = [self.count * i // groups for i in range(groups + 1)]
+            list(_pool().map(work, edges[:-1], edges[1:]))
+        return out
+
     def uniform(self, *shape: int) -> torch.Tensor:
         """U(0,1) clamped to [1e-6, 1 - 1e-6]. -> [rows, *shape]"""
-        parts = [
-            torch.rand((self.batch, *shape), generator=g, device=self.device) for g in self._gens
-        ]
-        return torch.cat(parts, 0).clamp_(_EPS, 1.0 - _EPS)  # [T*B, *shape]
+        out = self._fill(lambda o, g: torch.rand(o.shape, generator=g, out=o), shape)
+        return out.clamp_(_EPS, 1.0 - _EPS)
 
     def gumbel(self, *shape: int) -> torch.Tensor:
         """Standard Gumbel(0,1): ``-log(-log(u))``. -> [rows, *shape]"""
-        return -torch.log(-torch.log(self.uniform(*shape)))
+        return self.uniform(*shape).log_().neg_().log_().neg_()
 
     def normal(self, *shape: int) -> torch.Tensor:
         """Standard normal. -> [rows, *shape]"""
-        parts = [
-            torch.randn((self.batch, *shape), generator=g, device=self.device) for g in self._gens
-        ]
-        return torch.cat(parts, 0)
+        return self._fill(lambda o, g: torch.randn(o.shape, generator=g, out=o), shape)
 
     def keep_mask(self, p: float, *shape: int) -> torch.Tensor:
-        """Inverted-dropout multiplier: 0 with probability ``p``, else ``1/(1-p)``."""
+        """Bool mask, False with probability ``p`` (quantised to a multiple of 1/65536).
+
+        Each 64-bit random integer gives four 16-bit uniforms: a quarter of the generator calls
+        of float uniforms, which dominate MC-dropout sampling. -> [rows, *shape] bool
+        """
         if not 0.0 <= p < 1.0 or math.isnan(p):
             raise ValueError(f"dropout probability must be in [0, 1), got {p}.")
-        u = torch.cat(
-            [torch.rand((self.batch, *shape), generator=g, device=self.device) for g in self._gens],
-            0,
-        )  # [T*B, *shape]
-        return (u >= p).to(torch.float32) / (1.0 - p)
+        per_row = math.prod(shape)
+        words = -(-self.batch * per_row // 4)  # int64 words per sample, rounded up
+
+        def draw(o: torch.Tensor, g: torch.Generator) -> None:
+            o.random_(-(2**63), 2**63 - 1, generator=g)
+
+        bits = self._fill(draw, (words,), dtype=torch.int64, per_sample=True)  # [T, words]
+        u16 = bits.view(torch.int16)[:, : self.batch * per_row]  # [T, B * per_row] in [-2^15, 2^15)
+        threshold = math.ceil(p * 65536) - 32768
+        return (u16 >= threshold).reshape(self.rows, *shape)  # [T*B, *shape]
+
+
+_PARALLEL_MIN = 1 << 15  # smaller draws are not worth a thread hand-off
+_POOL: ThreadPoolExecutor | None = None
+_POOL_LOCK = threading.Lock()
+
+
+def _pool_size() -> int:
+    return max(1, torch.get_num_threads())
+
+
+def _pool() -> ThreadPoolExecutor:
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None or _POOL._max_workers != _pool_size():  # noqa: SLF001
+            _POOL = ThreadPoolExecutor(max_workers=_pool_size(), thread_name_prefix="uq-noise")
+        return _POOL
 
 
 def dropout(
     x: torch.Tensor, p: float, noise: SampleNoise | None, *, shared_dims: tuple[int, ...] = ()
 ) -> torch.Tensor:
-    """Dropout on ``x`` (rows first) with masks from ``noise``; identity if ``p == 0`` or no noise.
+    """Inverted dropout on ``x`` (rows first) with masks from ``noise``: kept entries are
+    scaled by ``1/(1-p)``. Identity if ``p == 0`` or no noise.
 
     ``shared_dims`` lists dimensions (of ``x``, > 0) over which one mask value is shared, e.g.
     ``(1,)`` for a variational mask that is the same at every position of a sequence.
@@ -91,4 +141,4 @@ def dropout(
     if noise is None or p <= 0.0:
         return x
     shape = [1 if d in shared_dims else s for d, s in enumerate(x.shape)][1:]
-    return x * noise.keep_mask(p, *shape).to(x.dtype)
+    return (x * noise.keep_mask(p, *shape)).mul_(1.0 / (1.0 - p))

@@ -9,6 +9,7 @@ runs its members together once and sample ``t`` is member ``t mod M``.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 import torch
@@ -20,7 +21,7 @@ from uqcore.noise import SampleNoise
 from uqcore.settings import ForwardSettings, SamplingSettings, is_stochastic, resolve
 
 MAX_SAMPLES = 10_000
-DEFAULT_MEMORY_BUDGET = 256 * 2**20  # bytes of working activations per chunk
+DEFAULT_MEMORY_BUDGET = 128 * 2**20  # bytes of working activations per chunk
 
 # trace name in a layer -> field of SampleResult
 _TRACE_FIELDS = {
@@ -36,11 +37,14 @@ _TRACE_FIELDS = {
 @dataclass(frozen=True)
 class Capture:
     """What to keep besides class probabilities. Maps are kept for ``layers`` only, for ``heads``
-    (None = all) and for the first ``max_samples`` samples (None = all); ``kl`` keeps BAM's KL."""
+    (None = all) and for the first ``max_samples`` samples (None = all); ``maps`` names the
+    :class:`SampleResult` fields to fill (None = every one the family has); ``kl`` keeps BAM's
+    total KL."""
 
     layers: tuple[int, ...] = ()
     heads: tuple[int, ...] | None = None
     max_samples: int | None = None
+    maps: tuple[str, ...] | None = None
     kl: bool = False
 
 
@@ -95,6 +99,11 @@ def _check_args(model: nn.Module, T: int, seed: int, first_sample: int, capture:
             raise ConfigError(
                 f"Cannot capture head(s) {list(capture.heads)}: heads are 0..{cfg.n_heads - 1}."
             )
+    unknown = set(capture.maps or ()) - set(_TRACE_FIELDS.values())
+    if unknown:
+        raise ConfigError(
+            f"Unknown map(s) {sorted(unknown)}; choose from {sorted(_TRACE_FIELDS.values())}."
+        )
     if capture.max_samples is not None and capture.max_samples < 1:
         raise ConfigError(f"capture.max_samples must be >= 1 or None, got {capture.max_samples}.")
 
@@ -131,74 +140,90 @@ def sample(
     cfg = model.cfg
     _check_args(model, T, seed, first_sample, capture)
     check_batch(ids, mask, cfg)
-    fs = resolve(cfg, settings)
+    fs = dataclasses.replace(resolve(cfg, settings), need_kl=capture.kl)
     heads = tuple(range(cfg.n_heads)) if capture.heads is None else tuple(capture.heads)
     keep = T if capture.max_samples is None else min(T, capture.max_samples)
     # an ensemble's samples differ (they are its members) but do not depend on the seed
     stochastic = is_stochastic(cfg, fs) or isinstance(model, DeepEnsemble)
     batch = ids.shape[0]
-    collected: dict[str, dict[int, list[torch.Tensor]]] = {f: {} for f in _TRACE_FIELDS.values()}
-    kls: list[torch.Tensor] = []
-    probs_parts: list[torch.Tensor] = []
-    members = None
-
-    def collect(traces: dict[int, dict[str, torch.Tensor]], n_keep: int, count: int) -> None:
-        for layer, trace in traces.items():
-            for name, value in trace.items():
-                value = value.reshape(count, batch, *value.shape[1:])[:n_keep]  # [t, B, H, ...]
-                value = value[:, :, list(heads)] if len(heads) != cfg.n_heads else value
-                collected[_TRACE_FIELDS[name]].setdefault(layer, []).append(value.clone())
-
+    maps = _Maps(keep, batch, heads, cfg.n_heads, capture.maps)
     with torch.inference_mode():
         if isinstance(model, DeepEnsemble):
             out = model(ids, mask, fs, None, capture.layers)  # logits [M, B, C]
-            m = out.logits.shape[0]
-            members = (torch.arange(T) + first_sample) % m  # [T]
-            probs_parts.append(torch.softmax(out.logits, -1)[members])  # [T, B, C]
-            traces = {
-                i: {k: v[members[:keep]] for k, v in tr.items()} for i, tr in out.traces.items()
-            }
-            collect(
-                {i: {k: v.flatten(0, 1) for k, v in tr.items()} for i, tr in traces.items()},
-                keep,
-                keep,
-            )
+            members = (torch.arange(T) + first_sample) % out.logits.shape[0]  # [T]
+            probs = torch.softmax(out.logits, -1)[members]  # [T, B, C]
+            maps.put_indexed(out.traces, members[:keep])
+            kl = None
         elif not stochastic:
             out = model(ids, mask, fs, None, capture.layers)
-            probs_parts.append(torch.softmax(out.logits, -1).expand(T, -1, -1))  # [T, B, C]
-            collect(out.traces, 1, 1)
-            for field_name in collected.values():
-                for layer, parts in field_name.items():
-                    field_name[layer] = [parts[0].expand(keep, *parts[0].shape[1:])]
-            if capture.kl and out.kl is not None:
-                kls.append(out.kl.expand(T, -1))
+            probs = torch.softmax(out.logits, -1).expand(T, -1, -1)  # [T, B, C]
+            maps.put_repeated(out.traces)
+            kl = out.kl.expand(T, -1) if capture.kl and out.kl is not None else None
+            members = None
         else:
+            probs = torch.empty(T, batch, cfg.num_classes)  # [T, B, C]
+            kl = torch.empty(T, batch) if capture.kl and cfg.family == "bam" else None
             step = rows_per_chunk(model, batch, ids.shape[1], memory_budget)
             for start in range(0, T, step):
                 count = min(step, T - start)
                 noise = SampleNoise(seed, first_sample + start, count, batch, device=ids.device)
-                rows_ids = ids.repeat(count, 1)  # [count * B, L]
-                rows_mask = mask.repeat(count, 1)
                 layers = capture.layers if start < keep else ()
-                out = model(rows_ids, rows_mask, fs, noise, layers)
-                probs_parts.append(torch.softmax(out.logits, -1).view(count, batch, -1))
-                collect(out.traces, min(count, keep - start), count) if layers else None
-                if capture.kl and out.kl is not None:
-                    kls.append(out.kl.view(count, batch))
+                out = model(ids.repeat(count, 1), mask.repeat(count, 1), fs, noise, layers)
+                probs[start : start + count] = torch.softmax(out.logits, -1).view(count, batch, -1)
+                maps.put_chunk(out.traces, start, count)
+                if kl is not None:
+                    kl[start : start + count] = out.kl.view(count, batch)
+            members = None
     result = SampleResult(
-        probs=torch.cat(probs_parts) if len(probs_parts) > 1 else probs_parts[0].contiguous(),
+        probs=probs.contiguous(),
         seed=seed,
         first_sample=first_sample,
         settings=fs,
         stochastic=stochastic,
         heads=heads,
-        kl=torch.cat(kls) if kls else None,
+        kl=kl,
         members=members,
     )
-    for field_name, per_layer in collected.items():
-        setattr(
-            result,
-            field_name,
-            {i: torch.cat(p) if len(p) > 1 else p[0] for i, p in per_layer.items()},
-        )
+    for field_name, per_layer in maps.buffers.items():
+        setattr(result, field_name, per_layer)
     return result
+
+
+class _Maps:
+    """Captured maps, written into preallocated ``[keep, B, Hc, ...]`` buffers chunk by chunk
+    (never concatenated, so peak memory holds each map once)."""
+
+    def __init__(self, keep, batch, heads: tuple[int, ...], n_heads: int, wanted=None):
+        self.keep, self.batch = keep, batch
+        self.wanted = set(_TRACE_FIELDS.values()) if wanted is None else set(wanted)
+        self.heads = None if len(heads) == n_heads else list(heads)
+        self.buffers: dict[str, dict[int, torch.Tensor]] = {f: {} for f in _TRACE_FIELDS.values()}
+
+    def _items(self, trace):
+        return [(n, v) for n, v in trace.items() if _TRACE_FIELDS[n] in self.wanted]
+
+    def _select(self, value: torch.Tensor) -> torch.Tensor:
+        return value if self.heads is None else value[:, :, self.heads]  # [t, B, Hc, ...]
+
+    def put_chunk(self, traces, start: int, count: int) -> None:
+        n = min(count, self.keep - start)
+        for layer, trace in traces.items():
+            for name, value in self._items(trace):
+                value = self._select(value.reshape(count, self.batch, *value.shape[1:])[:n])
+                per_layer = self.buffers[_TRACE_FIELDS[name]]
+                if layer not in per_layer:
+                    per_layer[layer] = torch.empty(self.keep, *value.shape[1:], dtype=value.dtype)
+                per_layer[layer][start : start + n] = value
+
+    def put_repeated(self, traces) -> None:
+        """One deterministic pass stands for every sample (a broadcast view, no copy)."""
+        for layer, trace in traces.items():
+            for name, value in self._items(trace):
+                value = self._select(value[None])  # [1, B, Hc, ...]
+                self.buffers[_TRACE_FIELDS[name]][layer] = value.expand(self.keep, *value.shape[1:])
+
+    def put_indexed(self, traces, index: torch.Tensor) -> None:
+        """Ensemble: member outputs ``[M, B, ...]`` picked per sample by ``index [keep]``."""
+        for layer, trace in traces.items():
+            for name, value in self._items(trace):
+                self.buffers[_TRACE_FIELDS[name]][layer] = self._select(value[index])

@@ -54,6 +54,7 @@ class ForwardSettings:
     dropout: float
     dropout_on: bool
     fused_attention: bool = True  # False inside vmap: SDPA has no batching rule
+    need_kl: bool = True  # BAM: compute the KL (training always; the sampler only on request)
 
 
 def resolve(

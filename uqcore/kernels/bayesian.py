@@ -66,15 +66,15 @@ def bam_attention(
     sample: bool,
     noise_scale: float,
     noise: SampleNoise | None,
+    need_kl: bool = True,
 ) -> KernelOut:
     """BAM attention. ``sample=False`` (or no noise) uses the posterior mean ``a``.
 
     ``noise_scale`` multiplies the noise term (0 gives exactly ``a``). Extras:
     ``prior`` ``[N, H, L]`` (pi, 0 on padding), ``posterior_mean`` ``[N, H, L, L]`` (a),
-    ``kl`` ``[N, H]`` (KL summed over real query/key pairs, differentiable).
+    ``kl`` ``[N, H]`` (KL summed over real query/key pairs, differentiable; only if ``need_kl``).
     """
     d_h = q.shape[-1]
-    valid = mask[:, None, :, None] & mask[:, None, None, :]  # [N, 1, L, L] real query & key
     log_a = masked_log_softmax(torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(d_h), mask)
     a = log_a.exp()  # [N, H, L, L] posterior mean
     if prior_logits is None:
@@ -83,6 +83,25 @@ def bam_attention(
         log_pi = log_pi.masked_fill(~mask[:, None, :], float("-inf"))  # [N, H, L]
     else:
         log_pi = torch.log_softmax(prior_logits.masked_fill(~mask[:, None, :], float("-inf")), -1)
+    extras = {"prior": log_pi.exp(), "posterior_mean": a}
+    if need_kl:
+        extras["kl"] = _kl(log_a, log_pi, mask, dist, shape_k, sigma, beta, prior_sigma)
+    if sample and noise is not None and noise_scale != 0.0:
+        if dist == "weibull":
+            # (1/k) log(-log(1-u)) - lgamma(1+1/k), computed in place  [N, H, L, L]
+            term = noise.uniform(*log_a.shape[1:]).neg_().log1p_().neg_().log_()
+            term.div_(shape_k).sub_(math.lgamma(1.0 + 1.0 / shape_k))
+        else:
+            term = noise.normal(*log_a.shape[1:]).mul_(sigma).sub_(sigma**2 / 2.0)
+        attn = torch.softmax(term.mul_(noise_scale).add_(log_a), dim=-1)  # [N, H, L, L]
+    else:
+        attn = a
+    return KernelOut(out=attend(attn, v), attn=attn, extras=extras)
+
+
+def _kl(log_a, log_pi, mask, dist, shape_k, sigma, beta, prior_sigma) -> torch.Tensor:
+    """KL per head ``[N, H]`` from ``log a [N,H,L,L]`` and ``log pi [N,H,L]``, masked."""
+    valid = mask[:, None, :, None] & mask[:, None, None, :]  # [N, 1, L, L] real query & key
     # zero the masked entries *before* arithmetic so no inf/NaN reaches the gradient
     log_a_safe = log_a.masked_fill(~valid, 0.0)  # [N, H, L, L]
     log_pi_safe = log_pi.masked_fill(~mask[:, None, :], 0.0)[:, :, None, :]  # [N, H, 1, L]
@@ -96,16 +115,4 @@ def bam_attention(
         kl = kl_lognormal(mu1, sigma, mu2, prior_sigma)  # [N, H, L, L]
     else:
         raise ValueError(f"BAM distribution must be 'weibull' or 'lognormal', got {dist!r}.")
-    kl = kl.masked_fill(~valid, 0.0).sum(dim=(-1, -2))  # [N, H]
-
-    if sample and noise is not None and noise_scale != 0.0:
-        if dist == "weibull":
-            u = noise.uniform(*log_a.shape[1:])  # [N, H, L, L]
-            term = torch.log(-torch.log1p(-u)) / shape_k - math.lgamma(1.0 + 1.0 / shape_k)
-        else:
-            term = sigma * noise.normal(*log_a.shape[1:]) - sigma**2 / 2.0
-        attn = torch.softmax(log_a + noise_scale * term.to(log_a.dtype), dim=-1)  # [N, H, L, L]
-    else:
-        attn = a
-    extras = {"prior": log_pi.exp(), "posterior_mean": a, "kl": kl}
-    return KernelOut(out=attend(attn, v), attn=attn, extras=extras)
+    return kl.masked_fill(~valid, 0.0).sum(dim=(-1, -2))  # [N, H]

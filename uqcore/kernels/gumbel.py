@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import torch
 
-from uqcore.kernels.common import KernelOut, attend, masked_scores
+from uqcore.kernels.common import KernelOut, attend, key_mask
 from uqcore.noise import SampleNoise
 
 
@@ -20,13 +20,14 @@ def gumbel_softmax(
 ) -> torch.Tensor:
     """``softmax((logits + noise_scale * g) / tau)`` over the last dim; ``-inf`` logits stay 0.
 
-    ``logits`` has the rows first; ``noise`` may be None (then no noise is added).
-    In hard mode returns ``one_hot(argmax) - y.detach() + y`` (straight-through).
+    ``logits`` has the rows first and is overwritten (callers pass a fresh tensor); ``noise``
+    may be None (then no noise is added). In hard mode returns ``one_hot(argmax) - y.detach()
+    + y`` (straight-through).
     """
     if noise is not None and noise_scale != 0.0:
         g = noise.gumbel(*logits.shape[1:])  # [N, ...]
-        logits = logits + noise_scale * g.to(logits.dtype)
-    y = torch.softmax(logits / tau, dim=-1)
+        logits = logits.add_(g, alpha=noise_scale)
+    y = torch.softmax(logits.div_(tau), dim=-1)
     if not hard:
         return y
     index = y.argmax(dim=-1, keepdim=True)
@@ -45,7 +46,8 @@ def sto_attention(
     hard: bool = False,
 ) -> KernelOut:
     """STO-TRANS attention over values. ``attn`` rows sum to 1 over real keys."""
-    scores = masked_scores(torch.matmul(q, k.transpose(-1, -2)), mask)  # [N, H, L, L]
+    scores = torch.matmul(q, k.transpose(-1, -2))  # [N, H, L, L]
+    scores = scores.masked_fill_(~key_mask(mask), float("-inf"))
     attn = gumbel_softmax(scores, tau2, noise_scale, noise, hard)  # [N, H, L, L]
     return KernelOut(out=attend(attn, v), attn=attn)
 

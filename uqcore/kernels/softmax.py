@@ -7,6 +7,8 @@ import torch.nn.functional as F
 
 from uqcore.kernels.common import KernelOut, attend, key_mask, masked_scores
 
+FUSED_MIN_LEN = 128  # below this, CPU SDPA is slower than the manual path
+
 
 def softmax_attention(
     q: torch.Tensor,  # [N, H, L, d_h]
@@ -20,13 +22,13 @@ def softmax_attention(
 ) -> KernelOut:
     """``softmax(Q K^T / tau) V`` with padded keys masked before the softmax.
 
-    The output always comes from the fused ``F.scaled_dot_product_attention``, so it is
-    bitwise the same whether or not weights are asked for. With ``need_weights`` the weights
-    ``[N, H, L, L]`` are computed by the manual path as well (``manual_softmax_weights``);
-    otherwise ``attn`` is None. ``fused=False`` computes everything on the manual path (needed
-    under ``torch.vmap``, for which SDPA has no batching rule).
+    The path depends only on ``fused`` and the length, never on ``need_weights``, so asking for
+    the weights does not change the output. From ``FUSED_MIN_LEN`` tokens the output comes from
+    ``F.scaled_dot_product_attention`` (less memory; the weights, if asked, are computed beside
+    it); shorter inputs use the manual path, which is faster there on CPU. ``fused=False``
+    forces the manual path (needed under ``torch.vmap``: SDPA has no batching rule there).
     """
-    if not fused:
+    if not fused or q.shape[-2] < FUSED_MIN_LEN:
         attn = manual_softmax_weights(q, k, mask, tau)
         return KernelOut(out=attend(attn, v), attn=attn)
     out = F.scaled_dot_product_attention(q, k, v, attn_mask=key_mask(mask), scale=1.0 / tau)
