@@ -11,6 +11,7 @@ import torch.nn.functional as F
 from uqcore import kernels
 from uqcore.kernels.softmax import FUSED_MIN_LEN, manual_softmax_weights
 from uqcore.noise import SampleNoise
+from uqcore.projection import masked_head_projection
 
 N, H, L, D = 4, 2, 6, 8
 
@@ -181,3 +182,40 @@ def test_noise_draws_are_per_sample():
     assert torch.equal(together[6:9], alone)
     assert not torch.equal(SampleNoise(8, 2, 1, 3).gumbel(4), alone)
     assert torch.isfinite(together).all()
+
+
+def test_noise_streams_do_not_depend_on_how_they_are_drawn():
+    """The reserve hint only changes block sizes: the numbers must stay the same."""
+    plain = SampleNoise(3, 0, 4, 2)
+    hinted = SampleNoise(3, 0, 4, 2, reserve=100_000)
+    for noise_source in (plain, hinted):
+        noise_source.draws = [
+            noise_source.gumbel(3, 5),
+            noise_source.keep_mask(0.3, 7000),
+            noise_source.normal(9),
+        ]
+    for a, b in zip(plain.draws, hinted.draws, strict=True):
+        assert torch.equal(a, b)
+    assert plain.consumed == hinted.consumed > 0
+
+
+def test_keep_mask_drops_the_requested_fraction():
+    keep = SampleNoise(0, 0, 50, 4).keep_mask(0.25, 1000)
+    assert keep.dtype == torch.bool and keep.shape == (200, 1000)
+    assert abs(1 - keep.float().mean().item() - 0.25) < 0.01
+    normal = SampleNoise(0, 0, 50, 4).normal(1000)
+    assert abs(normal.mean().item()) < 0.02 and abs(normal.std().item() - 1) < 0.02
+
+
+@pytest.mark.parametrize("p", [0.0, 0.1, 0.6])
+def test_masked_head_projection_matches_masking_the_inputs(p):
+    g = torch.Generator().manual_seed(2)
+    n, length, d, groups, d_g = 3, 5, 16, 6, 4
+    x = torch.randn(n, length, d, generator=g)
+    weight = torch.randn(groups * d_g, d, generator=g)
+    bias = torch.randn(groups * d_g, generator=g)
+    keep = torch.rand(n, groups, d, generator=g) >= p
+    got = masked_head_projection(x, weight, bias, keep, 1 / (1 - p))
+    w = weight.view(groups, d_g, d)
+    ref = torch.einsum("nld,ngd,ged->nlge", x, keep.float() / (1 - p), w).reshape(n, length, -1)
+    assert torch.allclose(got, ref + bias, atol=1e-4)

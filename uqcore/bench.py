@@ -96,14 +96,27 @@ def loop_vs_batched(family: str, repeats: int) -> dict[str, float]:
     }
 
 
+def peak_rss_mb() -> float:
+    """This process's peak resident memory in MB: ``VmHWM`` (reset by exec, unlike
+    ``ru_maxrss``, which a child keeps from the parent it was forked from)."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def rss_child(family: str, length: int) -> None:
     """Run in a fresh process: one 500-token T=100 call capturing layer 0; print peak RSS (MB)."""
     torch.manual_seed(0)
     model = build_model(bench_config(family))
     ids, mask = make_input(length, 10_000)
-    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    base = peak_rss_mb()
     r = sample(model, ids, mask, BENCH_T, seed=0, capture=Capture(layers=(0,), maps=("attention",)))
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    peak = peak_rss_mb()
     kept = sum(t.numel() * t.element_size() for t in r.attention.values()) / 2**20
     print(json.dumps({"peak_mb": peak, "before_mb": base, "captured_mb": kept}))
 

@@ -1,10 +1,11 @@
 """Encoder layers: multi-head attention (projections + family kernel) and the pre-LN block.
 
 Dropout placement:
-* standard families: embeddings, attention probabilities, attention output, FFN hidden, FFN output;
+* standard families (as BERT and fairseq's defaults): embeddings, attention probabilities, the
+  attention sub-layer's output and the FFN sub-layer's output; none inside the FFN;
 * BayesFormer: three independent masks per head on the *inputs* of Q, K and V, one mask on the
-  FFN input (each shared over positions, as variational dropout prescribes), dropout in the FFN
-  hidden layer, and nothing on attention probabilities.
+  FFN input (each shared over positions, as variational dropout prescribes), and nothing on
+  attention probabilities or inside the FFN.
 Dropout is applied only when ``ForwardSettings.dropout_on`` and a noise source are given.
 """
 
@@ -17,11 +18,17 @@ from torch import nn
 
 from uqcore import kernels
 from uqcore.config import ModelConfig
-from uqcore.kernels.common import attend
-from uqcore.noise import SampleNoise, dropout
+from uqcore.noise import SampleNoise, add_dropout, dropout, dropout_attend
+from uqcore.projection import masked_head_projection
 from uqcore.settings import ForwardSettings
 
 Trace = dict[str, torch.Tensor]
+
+
+def linear(x: torch.Tensor, layer: nn.Linear) -> torch.Tensor:
+    """``layer(x)`` as a matmul plus an in-place bias add: same result, but the GEMM writes a
+    fresh output instead of first copying the broadcast bias into it (faster on CPU)."""
+    return torch.matmul(x, layer.weight.t()).add_(layer.bias)
 
 
 class MultiHeadAttention(nn.Module):
@@ -47,14 +54,16 @@ class MultiHeadAttention(nn.Module):
         n, length, d = x.shape
         h, dh = self.cfg.n_heads, self.cfg.d_head
         if self.cfg.family == "bayesformer" and s.dropout_on and noise is not None:
-            # independent masks on the inputs of Q, K and V for every head, shared over
-            # positions: (x * m) W^T = x (W * m)^T, so fold each row's masks into its weights
-            m = dropout(x.new_ones(n, 3 * h, 1, d), s.dropout, noise, shared_dims=(2,))
-            w = self.qkv.weight.view(1, 3 * h, dh, d) * m  # [N, 3H, d_h, D]
-            qkv = torch.baddbmm(self.qkv.bias, x, w.view(n, 3 * d, d).transpose(1, 2))
-            qkv = qkv.view(n, length, 3, h, dh).permute(2, 0, 3, 1, 4)  # [3, N, H, L, d_h]
+            # independent masks on the inputs of Q, K and V for every head, shared over positions
+            keep = noise.keep_mask(s.dropout, 3 * h, d)  # [N, 3H, D]
+            out = masked_head_projection(
+                x, self.qkv.weight, self.qkv.bias, keep, 1 / (1 - s.dropout)
+            )
+            qkv = out.view(n, length, 3, h, dh).permute(2, 0, 3, 1, 4)  # [3, N, H, L, d_h]
             return qkv[0], qkv[1], qkv[2]
-        qkv = self.qkv(x).view(n, length, 3, h, dh).permute(2, 0, 3, 1, 4)  # [3, N, H, L, d_h]
+        qkv = (
+            linear(x, self.qkv).view(n, length, 3, h, dh).permute(2, 0, 3, 1, 4)
+        )  # [3, N, H, L, d_h]
         return qkv[0], qkv[1], qkv[2]
 
     def _prior_logits(self, k: torch.Tensor) -> torch.Tensor:
@@ -71,8 +80,11 @@ class MultiHeadAttention(nn.Module):
         s: ForwardSettings,
         noise: SampleNoise | None,
         capture: bool = False,
+        rows: int | None = None,
     ) -> tuple[torch.Tensor, Trace, torch.Tensor | None]:
-        """Returns ``(y [N, L, D], trace, kl [N] or None)``; ``trace`` is {} unless ``capture``."""
+        """Returns ``(y [N, rows or L, D], trace, kl [N] or None)``; ``trace`` is {} unless
+        ``capture``. Attention is always computed for every query; ``rows`` keeps only the
+        first query rows of the output (the last layer needs [CLS] only)."""
         cfg, a = self.cfg, self.cfg.attention
         q, k, v = self._project(x, s, noise)
         fam = cfg.family
@@ -101,7 +113,9 @@ class MultiHeadAttention(nn.Module):
                 v,
                 mask,
                 dist=a.bam_dist,
-                prior_logits=self._prior_logits(k) if a.bam_prior == "contextual" else None,
+                prior_logits=(lambda: self._prior_logits(k))
+                if a.bam_prior == "contextual"
+                else None,
                 shape_k=a.bam_k,
                 sigma=a.bam_sigma,
                 beta=a.bam_beta,
@@ -120,9 +134,10 @@ class MultiHeadAttention(nn.Module):
             )
         out = ko.out
         if drop:
-            out = attend(dropout(ko.attn, s.dropout, noise), v)  # dropout on attention probs
+            out = dropout_attend(ko.attn, v, s.dropout, noise)  # dropout on attention probs
+        out = out if rows is None else out[:, :, :rows]
         n, _, length, _ = out.shape
-        y = self.proj(out.transpose(1, 2).reshape(n, length, cfg.d_model))  # [N, L, D]
+        y = linear(out.transpose(1, 2).reshape(n, length, cfg.d_model), self.proj)  # [N, L', D]
         trace: Trace = {}
         if capture:
             trace = {"attn": ko.attn, **ko.extras}
@@ -143,17 +158,29 @@ class EncoderLayer(nn.Module):
         self.ff2 = nn.Linear(cfg.d_ff, cfg.d_model)
 
     def forward(
-        self, x, mask, s: ForwardSettings, noise: SampleNoise | None, capture: bool = False
+        self,
+        x: torch.Tensor,  # [N, L, D]
+        mask: torch.Tensor,  # [N, L]
+        s: ForwardSettings,
+        noise: SampleNoise | None,
+        capture: bool = False,
+        cls_only: bool = False,
     ):
-        """``x [N, L, D]`` -> ``(x [N, L, D], trace, kl [N] or None)``."""
+        """``x [N, L, D]`` -> ``(x [N, L, D] or [N, 1, D] if cls_only, trace, kl [N] or None)``.
+
+        ``cls_only`` (the last layer): attention over all tokens as usual, then the residual and
+        FFN for the [CLS] row only, which is all the classifier reads. The path does not depend
+        on ``capture``, so capturing never changes the numbers.
+        """
         bayes = self.cfg.family == "bayesformer"
         p = s.dropout if s.dropout_on else 0.0
-        y, trace, kl = self.attn(self.norm1(x), mask, s, noise, capture)
-        x = x + (y if bayes else dropout(y, p, noise))
+        rows = 1 if cls_only else None
+        y, trace, kl = self.attn(self.norm1(x), mask, s, noise, capture, rows)
+        x = x if rows is None else x[:, :rows]
+        x = x + y if bayes else add_dropout(x, y, p, noise)
         h = self.norm2(x)
         if bayes:
             h = dropout(h, p, noise, shared_dims=(1,))  # one FFN-input mask per sequence
-        h = dropout(torch.relu_(self.ff1(h)), p, noise)  # [N, L, d_ff]
-        h = self.ff2(h)
-        x = x + (h if bayes else dropout(h, p, noise))
+        h = linear(torch.relu_(linear(h, self.ff1)), self.ff2)  # [N, L, D]
+        x = x + h if bayes else add_dropout(x, h, p, noise)
         return x, trace, kl

@@ -96,13 +96,14 @@ class EncoderClassifier(nn.Module):
         x = self._embed(ids, s, noise)  # [N, L, D]
         traces: dict[int, Trace] = {}
         kl_total = None
+        last = len(self.layers) - 1
         for i, layer in enumerate(self.layers):
-            x, trace, kl = layer(x, mask, s, noise, capture=i in capture)
+            x, trace, kl = layer(x, mask, s, noise, capture=i in capture, cls_only=i == last)
             if trace:
                 traces[i] = trace
             if kl is not None:
                 kl_total = kl if kl_total is None else kl_total + kl
-        logits = self.head(self.norm(x[:, 0]))  # [N, C] from [CLS]
+        logits = self.head(self.norm(x[:, 0]))  # [N, C] from [CLS] (x is [N, 1, D] here)
         return ForwardOutput(logits=logits, kl=kl_total, traces=traces)
 
 

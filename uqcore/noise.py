@@ -1,10 +1,11 @@
 """Random draws for T samples of a batch, from explicit seeds only.
 
 Rows of a sampled batch are laid out sample-major: row ``r = t * B + b`` is example ``b`` of
-sample ``t``. Each sample ``t`` owns a ``torch.Generator`` seeded from ``(seed, t)``, and every
-draw takes ``[B, *shape]`` numbers from each sample's generator in turn. Hence sample ``t`` is
-bitwise the same noise whether it is drawn alone, inside a batch of T, or in any chunk of a
-larger T. The global RNG is never touched.
+sample ``t``. Each sample ``t`` owns a ``torch.Generator`` seeded from ``(seed, t)`` and reads
+its own stream of random 64-bit words; every draw takes the next words of every sample's stream
+at once (one tensor slice, not one call per sample). Sample ``t`` therefore gets bitwise the same
+noise whether it is drawn alone, inside a batch of T, or in any chunk of a larger T. The global
+RNG is never touched.
 """
 
 from __future__ import annotations
@@ -17,116 +18,137 @@ import torch
 
 _EPS = 1e-6  # uniforms are clamped to [EPS, 1 - EPS] so log(-log(u)) stays finite
 _MIX = 0x9E3779B97F4A7C15  # golden-ratio constant used to decorrelate per-sample seeds
-_MASK64 = (1 << 63) - 1
+_MASK64 = (1 << 64) - 1
+_BLOCK_WORDS = 1 << 12  # words a stream refills at least (per sample)
+_PARALLEL_MIN = 1 << 15  # refills smaller than this (words in all) stay on one thread
 
 
 def sample_seed(seed: int, t: int) -> int:
-    """The seed of sample ``t`` under run seed ``seed`` (a 63-bit mix, SplitMix64 finaliser)."""
-    z = (seed * _MIX + (t + 1) * 0xBF58476D1CE4E5B9) & ((1 << 64) - 1)
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & ((1 << 64) - 1)
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & ((1 << 64) - 1)
-    return (z ^ (z >> 31)) & _MASK64
+    """The seed of sample ``t`` under run seed ``seed`` (SplitMix64 finaliser, 63 bits)."""
+    z = (seed * _MIX + (t + 1) * 0xBF58476D1CE4E5B9) & _MASK64
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
+    return (z ^ (z >> 31)) & ((1 << 63) - 1)
 
 
 class SampleNoise:
     """Noise for samples ``first, ..., first + count - 1`` of a batch of ``batch`` examples.
 
     Every method returns a tensor of shape ``[count * batch, *shape]`` in row order
-    ``t * batch + b``. ``shape`` excludes the row dimension.
+    ``t * batch + b``; ``shape`` excludes the row dimension. Not thread-safe: one forward pass
+    at a time uses one instance. ``reserve``: words per sample to draw at the first refill (a
+    hint, e.g. what the same pass consumed before); it changes speed, never the numbers, since
+    a generator's word stream does not depend on how it is split into draws.
     """
 
     def __init__(
-        self, seed: int, first: int, count: int, batch: int, device: torch.device | str = "cpu"
+        self,
+        seed: int,
+        first: int,
+        count: int,
+        batch: int,
+        device: torch.device | str = "cpu",
+        reserve: int = 0,
     ):
         if count < 1 or batch < 1:
             raise ValueError(f"SampleNoise needs count >= 1 and batch >= 1, got {count}, {batch}.")
-        self.batch = batch
-        self.count = count
+        self.batch, self.count = batch, count
         self.device = torch.device(device)
         self._gens = []
         for t in range(first, first + count):
             g = torch.Generator(device=self.device)
             g.manual_seed(sample_seed(int(seed), t))
             self._gens.append(g)
+        self._pool = torch.empty((count, 0), dtype=torch.int64, device=self.device)
+        self._cursor = 0
+        self._reserve = max(0, int(reserve))
+        self.consumed = 0  # words read per sample so far
 
     @property
     def rows(self) -> int:
         return self.count * self.batch
 
-    def _fill(
-        self, draw, shape: tuple[int, ...], dtype=torch.float32, per_sample: bool = False
-    ) -> torch.Tensor:
-        """Fill ``[rows, *shape]`` with ``draw(out_slice, generator)`` per sample, in place
-        (``[count, *shape]``, one slice per sample, with ``per_sample``).
-
-        Samples are split into contiguous groups drawn in parallel threads (torch releases the
-        GIL); each generator is used by one thread only, so the numbers do not depend on it.
-        """
-        b = 1 if per_sample else self.batch
-        out = torch.empty((self.count * b, *shape), dtype=dtype, device=self.device)
+    # ----------------------------------------------------------------- streams
+    def _refill(self, need: int) -> None:
+        """Make at least ``need`` unread words available in every sample's stream."""
+        left = self._pool.shape[1] - self._cursor
+        grow = max(need - left, _BLOCK_WORDS, self._reserve - self.consumed - left)
+        fresh = torch.empty((self.count, grow), dtype=torch.int64, device=self.device)
         inference = torch.is_inference_mode_enabled()  # thread-local: pass it to the workers
 
         def work(lo: int, hi: int) -> None:
             with torch.inference_mode(inference):
                 for t in range(lo, hi):
-                    draw(out[t * b : (t + 1) * b], self._gens[t])
+                    fresh[t].random_(-(2**63), 2**63 - 1, generator=self._gens[t])
 
-        groups = min(_pool_size(), self.count) if out.numel() >= _PARALLEL_MIN else 1
+        groups = min(_pool_size(), self.count) if fresh.numel() >= _PARALLEL_MIN else 1
         if groups <= 1:
             work(0, self.count)
         else:
             edges = [self.count * i // groups for i in range(groups + 1)]
-            list(_pool().map(work, edges[:-1], edges[1:]))
+            list(_executor().map(work, edges[:-1], edges[1:]))
+        self._pool = torch.cat([self._pool[:, self._cursor :], fresh], dim=1) if left else fresh
+        self._cursor = 0
+
+    def _words(self, n: int) -> torch.Tensor:
+        """The next ``n`` words of every stream. -> [count, n] int64"""
+        if self._pool.shape[1] - self._cursor < n:
+            self._refill(n)
+        out = self._pool[:, self._cursor : self._cursor + n]
+        self._cursor += n
+        self.consumed += n
         return out
 
+    # ---------------------------------------------------------- distributions
     def uniform(self, *shape: int) -> torch.Tensor:
-        """U(0,1) clamped to [1e-6, 1 - 1e-6]. -> [rows, *shape]"""
-        out = self._fill(lambda o, g: torch.rand(o.shape, generator=g, out=o), shape)
-        return out.clamp_(_EPS, 1.0 - _EPS)
+        """U(0,1) with 24-bit resolution, clamped to [1e-6, 1 - 1e-6]. -> [rows, *shape]"""
+        n = self.batch * math.prod(shape)
+        halves = self._words(-(-n // 2)).view(torch.int32)[:, :n]  # [T, n] two per word
+        u = (halves & 0xFFFFFF).to(torch.float32).mul_(2.0**-24)
+        return u.clamp_(_EPS, 1.0 - _EPS).view(self.rows, *shape)
+
+    def neg_gumbel(self, *shape: int) -> torch.Tensor:
+        """``log(-log(u))``, i.e. minus a standard Gumbel draw (saves a pass where the caller
+        folds the sign into a scale). -> [rows, *shape]"""
+        return self.uniform(*shape).log_().neg_().log_()
 
     def gumbel(self, *shape: int) -> torch.Tensor:
         """Standard Gumbel(0,1): ``-log(-log(u))``. -> [rows, *shape]"""
-        return self.uniform(*shape).log_().neg_().log_().neg_()
+        return self.neg_gumbel(*shape).neg_()
 
     def normal(self, *shape: int) -> torch.Tensor:
-        """Standard normal. -> [rows, *shape]"""
-        return self._fill(lambda o, g: torch.randn(o.shape, generator=g, out=o), shape)
+        """Standard normal by Box-Muller. -> [rows, *shape]"""
+        n = math.prod(shape)
+        u = self.uniform(2, *shape).view(self.rows, 2, n)  # [rows, 2, n]
+        radius = u[:, 0].log().mul_(-2.0).sqrt_()
+        return radius.mul_(torch.cos(u[:, 1] * (2 * math.pi))).view(self.rows, *shape)
 
     def keep_mask(self, p: float, *shape: int) -> torch.Tensor:
         """Bool mask, False with probability ``p`` (quantised to a multiple of 1/65536).
 
-        Each 64-bit random integer gives four 16-bit uniforms: a quarter of the generator calls
-        of float uniforms, which dominate MC-dropout sampling. -> [rows, *shape] bool
+        Each 64-bit word gives four 16-bit uniforms. -> [rows, *shape] bool
         """
         if not 0.0 <= p < 1.0 or math.isnan(p):
             raise ValueError(f"dropout probability must be in [0, 1), got {p}.")
-        per_row = math.prod(shape)
-        words = -(-self.batch * per_row // 4)  # int64 words per sample, rounded up
-
-        def draw(o: torch.Tensor, g: torch.Generator) -> None:
-            o.random_(-(2**63), 2**63 - 1, generator=g)
-
-        bits = self._fill(draw, (words,), dtype=torch.int64, per_sample=True)  # [T, words]
-        u16 = bits.view(torch.int16)[:, : self.batch * per_row]  # [T, B * per_row] in [-2^15, 2^15)
-        threshold = math.ceil(p * 65536) - 32768
-        return (u16 >= threshold).reshape(self.rows, *shape)  # [T*B, *shape]
+        n = self.batch * math.prod(shape)
+        u16 = self._words(-(-n // 4)).view(torch.int16)[:, :n]  # [T, n] in [-2^15, 2^15)
+        return (u16 >= math.ceil(p * 65536) - 32768).view(self.rows, *shape)
 
 
-_PARALLEL_MIN = 1 << 15  # smaller draws are not worth a thread hand-off
-_POOL: ThreadPoolExecutor | None = None
-_POOL_LOCK = threading.Lock()
+_EXECUTOR: ThreadPoolExecutor | None = None
+_EXECUTOR_LOCK = threading.Lock()
 
 
 def _pool_size() -> int:
     return max(1, torch.get_num_threads())
 
 
-def _pool() -> ThreadPoolExecutor:
-    global _POOL
-    with _POOL_LOCK:
-        if _POOL is None or _POOL._max_workers != _pool_size():  # noqa: SLF001
-            _POOL = ThreadPoolExecutor(max_workers=_pool_size(), thread_name_prefix="uq-noise")
-        return _POOL
+def _executor() -> ThreadPoolExecutor:
+    global _EXECUTOR
+    with _EXECUTOR_LOCK:
+        if _EXECUTOR is None or _EXECUTOR._max_workers != _pool_size():  # noqa: SLF001
+            _EXECUTOR = ThreadPoolExecutor(max_workers=_pool_size(), thread_name_prefix="uq-rng")
+        return _EXECUTOR
 
 
 def dropout(
@@ -142,3 +164,25 @@ def dropout(
         return x
     shape = [1 if d in shared_dims else s for d, s in enumerate(x.shape)][1:]
     return (x * noise.keep_mask(p, *shape)).mul_(1.0 / (1.0 - p))
+
+
+def add_dropout(
+    x: torch.Tensor, y: torch.Tensor, p: float, noise: SampleNoise | None
+) -> torch.Tensor:
+    """``x + dropout(y)`` (a residual connection) in one ``addcmul`` pass."""
+    if noise is None or p <= 0.0:
+        return x + y
+    return torch.addcmul(x, y, noise.keep_mask(p, *y.shape[1:]), value=1.0 / (1.0 - p))
+
+
+def dropout_attend(
+    attn: torch.Tensor, v: torch.Tensor, p: float, noise: SampleNoise
+) -> torch.Tensor:
+    """``dropout(attn) @ v`` with the ``1/(1-p)`` scale folded into the batched matmul.
+    ``attn [N, H, Lq, Lk]``, ``v [N, H, Lk, d_h]`` -> ``[N, H, Lq, d_h]``."""
+    n, h, lq, lk = attn.shape
+    dropped = (attn * noise.keep_mask(p, h, lq, lk)).view(n * h, lq, lk)
+    out = torch.baddbmm(
+        v.new_empty(()), dropped, v.reshape(n * h, lk, -1), beta=0.0, alpha=1.0 / (1.0 - p)
+    )
+    return out.view(n, h, lq, -1)

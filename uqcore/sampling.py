@@ -164,15 +164,24 @@ def sample(
             probs = torch.empty(T, batch, cfg.num_classes)  # [T, B, C]
             kl = torch.empty(T, batch) if capture.kl and cfg.family == "bam" else None
             step = rows_per_chunk(model, batch, ids.shape[1], memory_budget)
+            hint_key = (cfg, fs, tuple(ids.shape))
             for start in range(0, T, step):
                 count = min(step, T - start)
-                noise = SampleNoise(seed, first_sample + start, count, batch, device=ids.device)
+                noise = SampleNoise(
+                    seed,
+                    first_sample + start,
+                    count,
+                    batch,
+                    device=ids.device,
+                    reserve=_WORDS_HINT.get(hint_key, 0),
+                )
                 layers = capture.layers if start < keep else ()
                 out = model(ids.repeat(count, 1), mask.repeat(count, 1), fs, noise, layers)
                 probs[start : start + count] = torch.softmax(out.logits, -1).view(count, batch, -1)
                 maps.put_chunk(out.traces, start, count)
                 if kl is not None:
                     kl[start : start + count] = out.kl.view(count, batch)
+                _remember_words(hint_key, noise.consumed)
             members = None
     result = SampleResult(
         probs=probs.contiguous(),
@@ -187,6 +196,17 @@ def sample(
     for field_name, per_layer in maps.buffers.items():
         setattr(result, field_name, per_layer)
     return result
+
+
+_WORDS_HINT: dict[tuple, int] = {}  # (config, settings, input shape) -> words one pass reads
+_WORDS_HINT_MAX = 256
+
+
+def _remember_words(key: tuple, words: int) -> None:
+    """Remember a pass's noise consumption so the next one draws its streams in one go."""
+    if len(_WORDS_HINT) >= _WORDS_HINT_MAX:
+        _WORDS_HINT.clear()
+    _WORDS_HINT[key] = words
 
 
 class _Maps:

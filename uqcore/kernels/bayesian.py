@@ -58,7 +58,7 @@ def bam_attention(
     mask: torch.Tensor,  # [N, L]
     *,
     dist: str,
-    prior_logits: torch.Tensor | None,  # [N, H, L] contextual prior logits over keys, or None
+    prior_logits,  # [N, H, L] contextual prior logits over keys (or a callable), None = fixed
     shape_k: float,
     sigma: float,
     beta: float,
@@ -67,15 +67,24 @@ def bam_attention(
     noise_scale: float,
     noise: SampleNoise | None,
     need_kl: bool = True,
+    need_extras: bool = True,
 ) -> KernelOut:
     """BAM attention. ``sample=False`` (or no noise) uses the posterior mean ``a``.
 
     ``noise_scale`` multiplies the noise term (0 gives exactly ``a``). Extras:
     ``prior`` ``[N, H, L]`` (pi, 0 on padding), ``posterior_mean`` ``[N, H, L, L]`` (a),
     ``kl`` ``[N, H]`` (KL summed over real query/key pairs, differentiable; only if ``need_kl``).
+    Without ``need_extras`` (and ``need_kl``) neither the prior nor ``a`` is computed: a sample
+    only needs ``log a``. ``prior_logits`` may then be a callable that is never called.
     """
     d_h = q.shape[-1]
     log_a = masked_log_softmax(torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(d_h), mask)
+    sampled = sample and noise is not None and noise_scale != 0.0
+    if not (need_kl or need_extras):
+        attn = _sample(log_a, dist, shape_k, sigma, noise_scale, noise) if sampled else log_a.exp()
+        return KernelOut(out=attend(attn, v), attn=attn)
+    if callable(prior_logits):
+        prior_logits = prior_logits()
     a = log_a.exp()  # [N, H, L, L] posterior mean
     if prior_logits is None:
         n_real = mask.sum(-1, keepdim=True).to(q.dtype)  # [N, 1]
@@ -86,17 +95,23 @@ def bam_attention(
     extras = {"prior": log_pi.exp(), "posterior_mean": a}
     if need_kl:
         extras["kl"] = _kl(log_a, log_pi, mask, dist, shape_k, sigma, beta, prior_sigma)
-    if sample and noise is not None and noise_scale != 0.0:
-        if dist == "weibull":
-            # (1/k) log(-log(1-u)) - lgamma(1+1/k), computed in place  [N, H, L, L]
-            term = noise.uniform(*log_a.shape[1:]).neg_().log1p_().neg_().log_()
-            term.div_(shape_k).sub_(math.lgamma(1.0 + 1.0 / shape_k))
-        else:
-            term = noise.normal(*log_a.shape[1:]).mul_(sigma).sub_(sigma**2 / 2.0)
-        attn = torch.softmax(term.mul_(noise_scale).add_(log_a), dim=-1)  # [N, H, L, L]
-    else:
-        attn = a
+    attn = _sample(log_a, dist, shape_k, sigma, noise_scale, noise) if sampled else a
     return KernelOut(out=attend(attn, v), attn=attn, extras=extras)
+
+
+def _sample(log_a, dist, shape_k, sigma, noise_scale, noise: SampleNoise) -> torch.Tensor:
+    """Normalised Weibull / Lognormal sample with mean ``a``. ``[N,H,L,L]`` -> same.
+
+    Weibull: ``softmax(log a + lambda * (1/k) log(-log u))`` (``1 - u`` is uniform like ``u``);
+    Lognormal: ``softmax(log a + lambda * sigma * eps)``. The constants ``-lgamma(1+1/k)`` and
+    ``-sigma^2/2`` of the guide's formulas add the same amount to every logit of a row, so the
+    softmax drops them exactly.
+    """
+    if dist == "weibull":
+        w = noise.neg_gumbel(*log_a.shape[1:])  # log(-log u)  [N, H, L, L]
+        return torch.softmax(torch.add(log_a, w, alpha=noise_scale / shape_k), dim=-1)
+    eps = noise.normal(*log_a.shape[1:])  # [N, H, L, L]
+    return torch.softmax(torch.add(log_a, eps, alpha=noise_scale * sigma), dim=-1)
 
 
 def _kl(log_a, log_pi, mask, dist, shape_k, sigma, beta, prior_sigma) -> torch.Tensor:

@@ -21,18 +21,44 @@ def gumbel_softmax(
     """``softmax((logits + noise_scale * g) / tau)`` over the last dim; ``-inf`` logits stay 0.
 
     ``logits`` has the rows first and is overwritten (callers pass a fresh tensor); ``noise``
-    may be None (then no noise is added). In hard mode returns ``one_hot(argmax) - y.detach()
-    + y`` (straight-through).
+    may be None (then no noise is added).
     """
     if noise is not None and noise_scale != 0.0:
-        g = noise.gumbel(*logits.shape[1:])  # [N, ...]
-        logits = logits.add_(g, alpha=noise_scale)
-    y = torch.softmax(logits.div_(tau), dim=-1)
+        logits = logits.sub_(noise.neg_gumbel(*logits.shape[1:]), alpha=noise_scale)  # + lambda*g
+    return soft_or_hard(torch.softmax(logits.div_(tau), dim=-1), hard)
+
+
+def soft_or_hard(y: torch.Tensor, hard: bool) -> torch.Tensor:
+    """``y`` itself, or in hard mode ``one_hot(argmax y) - y.detach() + y`` (straight-through)."""
     if not hard:
         return y
-    index = y.argmax(dim=-1, keepdim=True)
-    y_hard = torch.zeros_like(y).scatter_(-1, index, 1.0)
+    y_hard = torch.zeros_like(y).scatter_(-1, y.argmax(dim=-1, keepdim=True), 1.0)
     return y_hard - y.detach() + y
+
+
+def noisy_scores(
+    q: torch.Tensor,  # [N, H, Lq, d_h]
+    k: torch.Tensor,  # [N, H, Lk, d_h]
+    mask: torch.Tensor,  # [N, Lk]
+    tau: float,
+    noise_scale: float,
+    noise: SampleNoise | None,
+) -> torch.Tensor:
+    """``(Q K^T + noise_scale * g) / tau`` with padded keys at ``-inf``, in one ``baddbmm``
+    whose additive input carries the noise and the mask. -> ``[N, H, Lq, Lk]``"""
+    n, h, lq, d = q.shape
+    lk = k.shape[2]
+    bias = torch.zeros(n, 1, 1, lk, dtype=q.dtype, device=q.device)
+    bias = bias.masked_fill_(~key_mask(mask), float("-inf"))  # [N, 1, 1, Lk]
+    if noise is not None and noise_scale != 0.0:
+        w = noise.neg_gumbel(h, lq, lk)  # -g  [N, H, Lq, Lk]
+        base = torch.sub(bias, w, alpha=noise_scale).view(n * h, lq, lk)  # mask + lambda*g
+    else:
+        base = bias.expand(n, h, 1, lk).reshape(n * h, 1, lk)
+    qs = q.reshape(n * h, lq, d)
+    ks = k.reshape(n * h, lk, d).transpose(1, 2)
+    scores = torch.baddbmm(base, qs, ks, beta=1.0 / tau, alpha=1.0 / tau)  # [N*H, Lq, Lk]
+    return scores.view(n, h, lq, lk)
 
 
 def sto_attention(
@@ -46,9 +72,8 @@ def sto_attention(
     hard: bool = False,
 ) -> KernelOut:
     """STO-TRANS attention over values. ``attn`` rows sum to 1 over real keys."""
-    scores = torch.matmul(q, k.transpose(-1, -2))  # [N, H, L, L]
-    scores = scores.masked_fill_(~key_mask(mask), float("-inf"))
-    attn = gumbel_softmax(scores, tau2, noise_scale, noise, hard)  # [N, H, L, L]
+    scores = noisy_scores(q, k, mask, tau2, noise_scale, noise)  # [N, H, L, L]
+    attn = soft_or_hard(torch.softmax(scores, dim=-1), hard)  # [N, H, L, L]
     return KernelOut(out=attend(attn, v), attn=attn)
 
 
