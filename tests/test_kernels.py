@@ -10,6 +10,7 @@ import torch.nn.functional as F
 
 from uqcore import kernels
 from uqcore.kernels.softmax import FUSED_MIN_LEN, manual_softmax_weights
+from uqcore.layers import linear
 from uqcore.noise import SampleNoise
 from uqcore.projection import masked_head_projection
 
@@ -219,3 +220,16 @@ def test_masked_head_projection_matches_masking_the_inputs(p):
     w = weight.view(groups, d_g, d)
     ref = torch.einsum("nld,ngd,ged->nlge", x, keep.float() / (1 - p), w).reshape(n, length, -1)
     assert torch.allclose(got, ref + bias, atol=1e-4)
+
+
+def test_linear_kernels_agree():
+    """The oneDNN path (large inputs, no grad) and the matmul path compute the same function."""
+    torch.manual_seed(0)
+    layer = torch.nn.Linear(16, 24)
+    x = torch.randn(300, 16)
+    with torch.no_grad():
+        fast = linear(x, layer, relu=True)
+    with torch.enable_grad():
+        plain = linear(x, layer, relu=True)
+    assert torch.allclose(fast, plain, atol=1e-5)
+    assert torch.allclose(plain, torch.relu(layer(x)), atol=1e-5)

@@ -19,6 +19,7 @@ import time
 import torch
 
 from uqcore.config import FAMILIES, AttentionConfig, ModelConfig
+from uqcore.layers import matmul_linear_only
 from uqcore.model import build_model
 from uqcore.runtime import tune_cpu
 from uqcore.sampling import Capture, sample
@@ -78,11 +79,12 @@ def loop_vs_batched(family: str, repeats: int) -> dict[str, float]:
     t_batch = _best(lambda: sample(model, ids, mask, BENCH_T, seed=0), repeats)
     t_loop = _best(
         lambda: [sample(model, ids, mask, 1, seed=0, first_sample=t) for t in range(BENCH_T)],
-        max(1, repeats // 2),
+        repeats,
     )
     from torch.utils.flop_counter import FlopCounterMode  # heavy import: keep out of RSS runs
 
-    with FlopCounterMode(display=False) as counter:
+    # the same arithmetic on the matmul path, which the counter can see
+    with FlopCounterMode(display=False) as counter, matmul_linear_only():
         sample(model, ids, mask, BENCH_T, seed=0)
     flops = counter.get_total_flops()
     return {
