@@ -18,7 +18,7 @@ import math
 
 import torch
 
-from uqcore.kernels.common import KernelOut, attend, masked_log_softmax
+from uqcore.kernels.common import KernelOut, attend, scores_plus
 from uqcore.noise import SampleNoise
 
 EULER_GAMMA = 0.5772156649015329
@@ -77,15 +77,23 @@ def bam_attention(
     Without ``need_extras`` (and ``need_kl``) neither the prior nor ``a`` is computed: a sample
     only needs ``log a``. ``prior_logits`` may then be a callable that is never called.
     """
-    d_h = q.shape[-1]
-    log_a = masked_log_softmax(torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(d_h), mask)
+    tau = math.sqrt(q.shape[-1])
     sampled = sample and noise is not None and noise_scale != 0.0
+    if sampled:  # drawn first, so the sample never depends on what else is asked
+        attn = torch.softmax(
+            _noisy_scores(q, k, mask, tau, dist, shape_k, sigma, noise_scale, noise), -1
+        )
     if not (need_kl or need_extras):
-        attn = _sample(log_a, dist, shape_k, sigma, noise_scale, noise) if sampled else log_a.exp()
+        if not sampled:
+            attn = torch.softmax(scores_plus(q, k, mask, tau), dim=-1)  # a
         return KernelOut(out=attend(attn, v), attn=attn)
+    scores = scores_plus(q, k, mask, tau)  # [N, H, L, L]
+    a = torch.softmax(scores, dim=-1)  # posterior mean
+    log_a = torch.log_softmax(scores, dim=-1)
+    if not sampled:
+        attn = a
     if callable(prior_logits):
         prior_logits = prior_logits()
-    a = log_a.exp()  # [N, H, L, L] posterior mean
     if prior_logits is None:
         n_real = mask.sum(-1, keepdim=True).to(q.dtype)  # [N, 1]
         log_pi = (-torch.log(n_real))[:, None, :].expand(q.shape[0], q.shape[1], q.shape[2])
@@ -95,23 +103,23 @@ def bam_attention(
     extras = {"prior": log_pi.exp(), "posterior_mean": a}
     if need_kl:
         extras["kl"] = _kl(log_a, log_pi, mask, dist, shape_k, sigma, beta, prior_sigma)
-    attn = _sample(log_a, dist, shape_k, sigma, noise_scale, noise) if sampled else a
     return KernelOut(out=attend(attn, v), attn=attn, extras=extras)
 
 
-def _sample(log_a, dist, shape_k, sigma, noise_scale, noise: SampleNoise) -> torch.Tensor:
-    """Normalised Weibull / Lognormal sample with mean ``a``. ``[N,H,L,L]`` -> same.
+def _noisy_scores(q, k, mask, tau, dist, shape_k, sigma, noise_scale, noise) -> torch.Tensor:
+    """Logits of a normalised Weibull / Lognormal sample with mean ``a``. -> ``[N, H, L, L]``
 
-    Weibull: ``softmax(log a + lambda * (1/k) log(-log u))`` (``1 - u`` is uniform like ``u``);
-    Lognormal: ``softmax(log a + lambda * sigma * eps)``. The constants ``-lgamma(1+1/k)`` and
-    ``-sigma^2/2`` of the guide's formulas add the same amount to every logit of a row, so the
-    softmax drops them exactly.
+    Weibull: ``log a + lambda * (1/k) log(-log u)`` (``1 - u`` is uniform like ``u``);
+    Lognormal: ``log a + lambda * sigma * eps``. Inside a softmax, ``log a`` may be replaced by
+    the scores ``Q K^T / tau`` (they differ by a per-row constant), and the constants
+    ``-lgamma(1+1/k)`` and ``-sigma^2/2`` of the guide's formulas drop out for the same reason.
     """
+    shape = (q.shape[1], q.shape[2], k.shape[2])
     if dist == "weibull":
-        w = noise.neg_gumbel(*log_a.shape[1:])  # log(-log u)  [N, H, L, L]
-        return torch.softmax(torch.add(log_a, w, alpha=noise_scale / shape_k), dim=-1)
-    eps = noise.normal(*log_a.shape[1:])  # [N, H, L, L]
-    return torch.softmax(torch.add(log_a, eps, alpha=noise_scale * sigma), dim=-1)
+        term, alpha = noise.neg_gumbel(*shape), noise_scale * tau / shape_k  # log(-log u)
+    else:
+        term, alpha = noise.normal(*shape), noise_scale * sigma * tau
+    return scores_plus(q, k, mask, tau, term, alpha)
 
 
 def _kl(log_a, log_pi, mask, dist, shape_k, sigma, beta, prior_sigma) -> torch.Tensor:

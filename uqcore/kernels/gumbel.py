@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import torch
 
-from uqcore.kernels.common import KernelOut, attend, key_mask
+from uqcore.kernels.common import KernelOut, attend, scores_plus
 from uqcore.noise import SampleNoise
 
 
@@ -36,31 +36,6 @@ def soft_or_hard(y: torch.Tensor, hard: bool) -> torch.Tensor:
     return y_hard - y.detach() + y
 
 
-def noisy_scores(
-    q: torch.Tensor,  # [N, H, Lq, d_h]
-    k: torch.Tensor,  # [N, H, Lk, d_h]
-    mask: torch.Tensor,  # [N, Lk]
-    tau: float,
-    noise_scale: float,
-    noise: SampleNoise | None,
-) -> torch.Tensor:
-    """``(Q K^T + noise_scale * g) / tau`` with padded keys at ``-inf``, in one ``baddbmm``
-    whose additive input carries the noise and the mask. -> ``[N, H, Lq, Lk]``"""
-    n, h, lq, d = q.shape
-    lk = k.shape[2]
-    bias = torch.zeros(n, 1, 1, lk, dtype=q.dtype, device=q.device)
-    bias = bias.masked_fill_(~key_mask(mask), float("-inf"))  # [N, 1, 1, Lk]
-    if noise is not None and noise_scale != 0.0:
-        w = noise.neg_gumbel(h, lq, lk)  # -g  [N, H, Lq, Lk]
-        base = torch.sub(bias, w, alpha=noise_scale).view(n * h, lq, lk)  # mask + lambda*g
-    else:
-        base = bias.expand(n, h, 1, lk).reshape(n * h, 1, lk)
-    qs = q.reshape(n * h, lq, d)
-    ks = k.reshape(n * h, lk, d).transpose(1, 2)
-    scores = torch.baddbmm(base, qs, ks, beta=1.0 / tau, alpha=1.0 / tau)  # [N*H, Lq, Lk]
-    return scores.view(n, h, lq, lk)
-
-
 def sto_attention(
     q: torch.Tensor,  # [N, H, L, d_h]
     k: torch.Tensor,  # [N, H, L, d_h]
@@ -72,7 +47,9 @@ def sto_attention(
     hard: bool = False,
 ) -> KernelOut:
     """STO-TRANS attention over values. ``attn`` rows sum to 1 over real keys."""
-    scores = noisy_scores(q, k, mask, tau2, noise_scale, noise)  # [N, H, L, L]
+    noisy = noise is not None and noise_scale != 0.0
+    w = noise.neg_gumbel(q.shape[1], q.shape[2], k.shape[2]) if noisy else None  # -g
+    scores = scores_plus(q, k, mask, tau2, w, -noise_scale)  # (QK^T + lambda g) / tau2
     attn = soft_or_hard(torch.softmax(scores, dim=-1), hard)  # [N, H, L, L]
     return KernelOut(out=attend(attn, v), attn=attn)
 
