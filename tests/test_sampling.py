@@ -77,6 +77,22 @@ def test_deterministic_settings_give_zero_variance(family, settings):
     assert torch.equal(r.probs, other.probs)
 
 
+def test_bam_computes_kl_and_prior_only_when_asked(monkeypatch):
+    """Inference without capture must skip the KL and the prior network (they are not free)."""
+    ids, mask = batch()
+    model = tiny_model("bam")
+    calls = []
+    monkeypatch.setattr(
+        type(model.layers[0].attn), "_prior_logits", lambda self, k: calls.append(1)
+    )
+    plain = sample(model, ids, mask, T=3, seed=0)
+    assert calls == [] and plain.kl is None and plain.prior == {}
+    monkeypatch.undo()
+    full = sample(model, ids, mask, T=3, seed=0, capture=ALL_LAYERS)
+    assert full.kl is not None and full.prior
+    assert torch.equal(plain.probs, full.probs)  # asking for more never changes the samples
+
+
 def test_bam_noise_scale_zero_matches_mean_mode():
     ids, mask = batch()
     model = tiny_model("bam")

@@ -142,23 +142,14 @@ class MultiHeadAttention(nn.Module):
                 a.centroid_side,
             )
         elif fam == "bam":
+            contextual = a.bam_prior == "contextual"
             ko = kernels.bam_attention(
-                q,
-                k,
-                v,
-                mask,
-                dist=a.bam_dist,
-                prior_logits=(lambda: self._prior_logits(k))
-                if a.bam_prior == "contextual"
-                else None,
-                shape_k=a.bam_k,
-                sigma=a.bam_sigma,
-                beta=a.bam_beta,
-                prior_sigma=a.bam_prior_sigma,
-                sample=s.bam_sample,
-                noise_scale=s.noise_scale,
-                noise=noise,
-            )
+                q, k, v, mask, dist=a.bam_dist,
+                prior_logits=(lambda: self._prior_logits(k)) if contextual else None,
+                shape_k=a.bam_k, sigma=a.bam_sigma, beta=a.bam_beta,
+                prior_sigma=a.bam_prior_sigma, sample=s.bam_sample, noise_scale=s.noise_scale,
+                noise=noise, need_kl=s.need_kl, need_extras=capture,
+            )  # fmt: skip
         elif fam == "probtrans":
             ko = kernels.probtrans_attention(
                 q, k, v, mask, 1.0 / s.tau, s.em_precision, s.em_iterations, keep_prior=capture
