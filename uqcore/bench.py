@@ -51,6 +51,12 @@ def make_input(length: int, vocab: int, seed: int = 0) -> tuple[torch.Tensor, to
     return ids, torch.ones_like(ids, dtype=torch.bool)
 
 
+def _timed(fn) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
 def _best(fn, repeats: int) -> float:
     times = []
     for _ in range(repeats):
@@ -76,11 +82,14 @@ def loop_vs_batched(family: str, repeats: int) -> dict[str, float]:
     max_diff = max(
         float((batched.probs[t] - s.probs[0]).abs().max()) for t, s in enumerate(singles)
     )
-    t_batch = _best(lambda: sample(model, ids, mask, BENCH_T, seed=0), repeats)
-    t_loop = _best(
-        lambda: [sample(model, ids, mask, 1, seed=0, first_sample=t) for t in range(BENCH_T)],
-        repeats,
-    )
+    # interleaved, so a change in the machine's load hits both sides alike; best of each
+    batched_times, loop_times = [], []
+    for _ in range(repeats):
+        batched_times.append(_timed(lambda: sample(model, ids, mask, BENCH_T, seed=0)))
+        loop_times.append(_timed(lambda: [
+            sample(model, ids, mask, 1, seed=0, first_sample=t) for t in range(BENCH_T)
+        ]))  # fmt: skip
+    t_batch, t_loop = min(batched_times), min(loop_times)
     from torch.utils.flop_counter import FlopCounterMode  # heavy import: keep out of RSS runs
 
     # the same arithmetic on the matmul path, which the counter can see

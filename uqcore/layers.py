@@ -116,12 +116,16 @@ class MultiHeadAttention(nn.Module):
         noise: SampleNoise | None,
         capture: bool = False,
         rows: int | None = None,
+        repeats: int = 1,
     ) -> tuple[torch.Tensor, Trace, torch.Tensor | None]:
         """Returns ``(y [N, rows or L, D], trace, kl [N] or None)``; ``trace`` is {} unless
         ``capture``. Attention is always computed for every query; ``rows`` keeps only the
-        first query rows of the output (the last layer needs [CLS] only)."""
+        first query rows of the output (the last layer needs [CLS] only). ``repeats``: ``x``
+        holds unique rows whose projections are copied ``repeats`` times (sample-major)."""
         cfg, a = self.cfg, self.cfg.attention
-        q, k, v = self._project(x, s, noise)
+        q, k, v = self._project(x, s, noise)  # [N / repeats, H, L, d_h] each
+        if repeats > 1:  # sample-major copies of deterministic projections
+            q, k, v = (t.repeat(repeats, 1, 1, 1) for t in (q, k, v))
         fam = cfg.family
         # standard families drop attention probabilities (BayesFormer drops inputs instead)
         drop = s.dropout_on and s.dropout > 0 and noise is not None and fam != "bayesformer"
@@ -191,17 +195,21 @@ class EncoderLayer(nn.Module):
         noise: SampleNoise | None,
         capture: bool = False,
         cls_only: bool = False,
+        repeats: int = 1,
     ):
         """``x [N, L, D]`` -> ``(x [N, L, D] or [N, 1, D] if cls_only, trace, kl [N] or None)``.
 
         ``cls_only`` (the last layer): attention over all tokens as usual, then the residual and
         FFN for the [CLS] row only, which is all the classifier reads. The path does not depend
-        on ``capture``, so capturing never changes the numbers.
+        on ``capture``, so capturing never changes the numbers. ``repeats > 1``: ``x`` holds the
+        unique rows and the output ``repeats`` sample-major copies (the attention input is
+        deterministic, so its projections are computed once per unique row).
         """
         bayes = self.cfg.family == "bayesformer"
         p = s.dropout if s.dropout_on else 0.0
         rows = 1 if cls_only else None
-        y, trace, kl = self.attn(self.norm1(x), mask, s, noise, capture, rows)
+        y, trace, kl = self.attn(self.norm1(x), mask, s, noise, capture, rows, repeats)
+        x = x.repeat(repeats, 1, 1) if repeats > 1 else x
         x = x if rows is None else x[:, :rows]
         x = x + y if bayes else add_dropout(x, y, p, noise)
         h = self.norm2(x)

@@ -91,14 +91,24 @@ class EncoderClassifier(nn.Module):
         settings: ForwardSettings | None = None,
         noise: SampleNoise | None = None,
         capture: Collection[int] = (),
+        repeats: int = 1,
     ) -> ForwardOutput:
+        """``repeats``: the rows are ``repeats`` sample-major copies of the first
+        ``N / repeats`` rows (as the sampler lays them out). Without dropout, the embeddings and
+        layer 0's projections are then the same for every copy and are computed once."""
         s = settings or resolve(self.cfg)
-        x = self._embed(ids, s, noise)  # [N, L, D]
+        if repeats < 1 or ids.shape[0] % repeats:
+            raise ValueError(f"repeats={repeats} does not divide the {ids.shape[0]} rows.")
+        shared = repeats if not (s.dropout_on and s.dropout > 0 and noise is not None) else 1
+        x = self._embed(ids[: ids.shape[0] // shared], s, noise)  # [N / shared, L, D]
         traces: dict[int, Trace] = {}
         kl_total = None
         last = len(self.layers) - 1
         for i, layer in enumerate(self.layers):
-            x, trace, kl = layer(x, mask, s, noise, capture=i in capture, cls_only=i == last)
+            x, trace, kl = layer(
+                x, mask, s, noise, capture=i in capture, cls_only=i == last,
+                repeats=shared if i == 0 else 1,
+            )  # fmt: skip
             if trace:
                 traces[i] = trace
             if kl is not None:

@@ -176,7 +176,8 @@ def sample(
                     reserve=_WORDS_HINT.get(hint_key, 0),
                 )
                 layers = capture.layers if start < keep else ()
-                out = model(ids.repeat(count, 1), mask.repeat(count, 1), fs, noise, layers)
+                rows_ids, rows_mask = ids.repeat(count, 1), mask.repeat(count, 1)
+                out = model(rows_ids, rows_mask, fs, noise, layers, repeats=count)
                 probs[start : start + count] = torch.softmax(out.logits, -1).view(count, batch, -1)
                 maps.put_chunk(out.traces, start, count)
                 if kl is not None:
