@@ -160,8 +160,9 @@ class MultiHeadAttention(nn.Module):
             )
         else:  # trans, mcdropout, ensemble members, bayesformer
             ko = kernels.softmax_attention(
-                q, k, v, mask, s.tau, need_weights=capture, fused=s.fused_attention and not drop
-            )
+                q, k, v, mask, s.tau, need_weights=capture, need_output=not drop,
+                fused=s.fused_attention,
+            )  # fmt: skip
         out = ko.out
         if drop:
             out = dropout_attend(ko.attn, v, s.dropout, noise)  # dropout on attention probs

@@ -11,13 +11,14 @@ import torch
 class KernelOut:
     """What a kernel returns.
 
-    ``out``: ``[N, H, L, d_h]`` attended values. ``attn``: ``[N, H, L, L]`` the attention
-    weights actually used (rows sum to 1 over real keys, 0 on padded keys). ``extras``: named
-    intermediates for the app (centroid assignments, prior, posterior mean, attention before EM,
-    KL per head), each documented by the kernel that fills it.
+    ``out``: ``[N, H, L, d_h]`` attended values (None if the caller asked for weights only).
+    ``attn``: ``[N, H, L, L]`` the attention weights actually used (rows sum to 1 over real
+    keys, 0 on padded keys). ``extras``: named intermediates for the app (centroid
+    assignments, prior, posterior mean, attention before EM, KL per head), each documented by
+    the kernel that fills it.
     """
 
-    out: torch.Tensor
+    out: torch.Tensor | None
     attn: torch.Tensor | None
     extras: dict[str, torch.Tensor] = field(default_factory=dict)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from uqcore.kernels.common import KernelOut, attend, key_mask, masked_scores
+from uqcore.kernels.common import KernelOut, attend, key_mask, scores_plus
 
 FUSED_MIN_LEN = 128  # below this, CPU SDPA is slower than the manual path
 
@@ -18,6 +18,7 @@ def softmax_attention(
     tau: float,
     *,
     need_weights: bool = True,
+    need_output: bool = True,
     fused: bool = True,
 ) -> KernelOut:
     """``softmax(Q K^T / tau) V`` with padded keys masked before the softmax.
@@ -27,7 +28,11 @@ def softmax_attention(
     ``F.scaled_dot_product_attention`` (less memory; the weights, if asked, are computed beside
     it); shorter inputs use the manual path, which is faster there on CPU. ``fused=False``
     forces the manual path (needed under ``torch.vmap``: SDPA has no batching rule there).
+    ``need_output=False`` returns only the weights (``out`` is None), for callers that drop
+    some of them before attending.
     """
+    if not need_output:
+        return KernelOut(out=None, attn=manual_softmax_weights(q, k, mask, tau))
     if not fused or q.shape[-2] < FUSED_MIN_LEN:
         attn = manual_softmax_weights(q, k, mask, tau)
         return KernelOut(out=attend(attn, v), attn=attn)
@@ -40,5 +45,4 @@ def manual_softmax_weights(
     q: torch.Tensor, k: torch.Tensor, mask: torch.Tensor, tau: float
 ) -> torch.Tensor:
     """``softmax(Q K^T / tau)`` over real keys. ``[N,H,L,d_h]`` x2 -> ``[N, H, L, L]``."""
-    scores = torch.matmul(q, k.transpose(-1, -2)) / tau  # [N, H, L, L]
-    return torch.softmax(masked_scores(scores, mask), dim=-1)
+    return torch.softmax(scores_plus(q, k, mask, tau), dim=-1)
