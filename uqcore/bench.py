@@ -15,11 +15,13 @@ import resource
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import torch
 
+from uqcore.bench_report import render_markdown
 from uqcore.config import FAMILIES, AttentionConfig, ModelConfig
-from uqcore.layers import matmul_linear_only
+from uqcore.layers import _ONEDNN, matmul_linear_only
 from uqcore.model import build_model
 from uqcore.runtime import tune_cpu
 from uqcore.sampling import Capture, sample
@@ -128,7 +130,10 @@ def rss_child(family: str, length: int) -> None:
     base = peak_rss_mb()
     r = sample(model, ids, mask, BENCH_T, seed=0, capture=Capture(layers=(0,), maps=("attention",)))
     peak = peak_rss_mb()
-    kept = sum(t.numel() * t.element_size() for t in r.attention.values()) / 2**20
+    storages = {
+        t.untyped_storage().data_ptr(): t.untyped_storage().nbytes() for t in r.attention.values()
+    }
+    kept = sum(storages.values()) / 2**20  # real bytes: a broadcast map is stored once
     print(json.dumps({"peak_mb": peak, "before_mb": base, "captured_mb": kept}))
 
 
@@ -142,10 +147,28 @@ def peak_rss(family: str, length: int) -> dict[str, float]:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def linear_crossover(rows_list=(20, 60, 120, 240, 500, 2000), repeats: int = 50) -> list[dict]:
+    """Microseconds per FFN-1 projection (128 -> 512, + ReLU) on the matmul path and, where
+    available, the oneDNN path, for several row counts (the basis of ``ONEDNN_MIN_ROWS``)."""
+    layer = torch.nn.Linear(128, 512)
+    w, b = layer.weight.detach(), layer.bias.detach()
+    out = []
+    with torch.inference_mode():
+        for rows in rows_list:
+            x = torch.randn(rows, 128)
+            mm = _best(lambda x=x: torch.relu_(torch.matmul(x, w.t()).add_(b)), repeats)
+            one = None
+            if _ONEDNN is not None:
+                one = _best(lambda x=x: _ONEDNN(x, w, b, "relu", [], ""), repeats) * 1e6
+            out.append({"rows": rows, "matmul_us": mm * 1e6, "onednn_us": one})
+    return out
+
+
 def main(argv: list[str] | None = None) -> dict[str, float]:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="fewer repeats and families (smoke run)")
     p.add_argument("--threads", type=int, default=2, help="torch threads (default 2)")
+    p.add_argument("--markdown", metavar="PATH", help="also write the report as Markdown")
     p.add_argument("--rss-child", help=argparse.SUPPRESS)
     p.add_argument("--length", type=int, default=500, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
@@ -178,6 +201,10 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
             f"{fam:<12} peak {r['peak_mb']:7.0f} MB (model loaded {r['before_mb']:.0f} MB, "
             f"maps kept {r['captured_mb']:.0f} MB)"
         )
+    crossover = linear_crossover()
+    print("\nFFN-1 projection (128 -> 512 + ReLU), microseconds: rows matmul oneDNN")
+    for c in crossover:
+        print(f"{c['rows']:>6} {c['matmul_us']:>8.0f} {c['onednn_us'] or float('nan'):>8.0f}")
     summary = {
         "batched_vs_loop_min_ratio": round(min(r["ratio"] for r in rows.values()), 2),
         "batched_vs_loop_min_ratio_stochastic": round(min(rows[f]["ratio"] for f in stochastic), 2),
@@ -187,6 +214,11 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         "peak_rss_mb_500tok_T100": round(max(r["peak_mb"] for r in rss.values()), 1),
         "threads": args.threads,
     }
+    if args.markdown:
+        report = {"tuned": tuned, "peak": peak, "rows": rows, "rss": rss, "length": args.length,
+                  "crossover": crossover, "summary": summary}  # fmt: skip
+        Path(args.markdown).write_text(render_markdown(report))
+        print(f"wrote {args.markdown}")
     print(json.dumps(summary))
     return summary
 
