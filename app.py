@@ -15,6 +15,7 @@ import torch
 from uqcore.config import FAMILIES, FAMILY_TITLES, ModelConfig
 from uqcore.model import build_model
 from uqcore.registry import list_checkpoints
+from uqcore.runtime import tune_cpu
 from uqcore.sampling import Capture, sample
 from uqcore.settings import TAU1_FAMILIES, TAU2_FAMILIES, SamplingSettings
 from uqcore.stats import mutual_information, predictive_entropy, table3_stats
@@ -22,8 +23,15 @@ from uqcore.vocab import Vocab
 from viz.figures import attention_heatmap, probability_histogram
 
 st.set_page_config(page_title="Stochastic Attention Explorer", layout="wide")
-if torch.get_num_threads() != 2:  # the script reruns on every interaction; set it once
-    torch.set_num_threads(2)
+
+
+@st.cache_resource
+def _tune_cpu_once() -> dict:
+    """Threads and allocator, once per server process (the script reruns on every click)."""
+    return tune_cpu(2)
+
+
+_tune_cpu_once()
 
 DEFAULT_TEXT = "John is tall on several occasions."
 SAMPLE_SENTENCES = (
