@@ -291,7 +291,7 @@ def test_tau_changes_the_stochastic_samples():
 
 def test_model_code_does_not_import_ui_libraries():
     code = (
-        "import sys, uqcore.model, uqcore.sampling, uqcore.kernels, uqcore.settings\n"
+        "import sys, uqcore, uqcore.model, uqcore.sampling, uqcore.kernels, uqcore.stats\n"
         "bad = [m for m in ('streamlit', 'plotly', 'altair') if m in sys.modules]\n"
         "assert not bad, bad\n"
     )
@@ -313,3 +313,33 @@ def test_config_rejects_impossible_shapes_and_unknown_family():
     assert type(cfg).from_dict(cfg.to_dict()) == cfg
     assert math.isclose(tiny_config("trans").softmax_tau, math.sqrt(8))
     assert build_model(cfg).cfg == cfg
+
+
+VARIANTS = [
+    ("hsto", {"centroid_side": "query"}),
+    ("hsto", {"centroids_per_head": True}),
+    ("hsto", {"centroid_side": "query", "centroids_per_head": True, "hard": True}),
+    ("bam", {"bam_dist": "lognormal"}),
+    ("bam", {"bam_prior": "fixed"}),
+    ("bam", {"bam_dist": "lognormal", "bam_prior": "fixed"}),
+]
+
+
+@pytest.mark.parametrize(("family", "attention"), VARIANTS)
+def test_family_variants_keep_every_property(family, attention):
+    ids, mask = batch()
+    model = tiny_model(family, **attention)
+    cap = Capture(layers=(0, 1), kl=True)
+    together = sample(model, ids, mask, T=4, seed=2, capture=cap)
+    a = together.attention[1]
+    assert torch.allclose(a.sum(-1), torch.ones(a.shape[:-1]), atol=1e-5)
+    assert a[:, 0, :, :, 5:].abs().max() == 0
+    alone = sample(model, ids, mask, T=1, seed=2, capture=cap, first_sample=3)
+    assert torch.allclose(together.probs[3], alone.probs[0], atol=1e-5)
+    assert not torch.equal(together.probs, sample(model, ids, mask, T=4, seed=3).probs)
+    if family == "bam":
+        assert (together.kl >= 0).all()
+        model.train()
+        out = model(ids, mask, resolve(model.cfg, training=True), SampleNoise(0, 0, 1, 2))
+        out.kl.sum().backward()  # the KL stays in the graph for every variant
+        assert model.layers[0].attn.qkv.weight.grad.abs().sum() > 0
