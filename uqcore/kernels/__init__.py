@@ -6,7 +6,7 @@ that calls it owns the projections, the heads and what is captured for the app.
 """
 
 from uqcore.kernels.bayesian import bam_attention, kl_lognormal, kl_weibull_gamma
-from uqcore.kernels.common import KernelOut, masked_log_softmax, masked_scores
+from uqcore.kernels.common import KernelOut, scores_plus
 from uqcore.kernels.em import em_adapt_keys, probtrans_attention
 from uqcore.kernels.gumbel import centroid_attention, gumbel_softmax, sto_attention
 from uqcore.kernels.softmax import softmax_attention
@@ -19,9 +19,8 @@ __all__ = [
     "gumbel_softmax",
     "kl_lognormal",
     "kl_weibull_gamma",
-    "masked_log_softmax",
-    "masked_scores",
     "probtrans_attention",
+    "scores_plus",
     "softmax_attention",
     "sto_attention",
 ]

@@ -28,16 +28,6 @@ def key_mask(mask: torch.Tensor) -> torch.Tensor:
     return mask[:, None, None, :]
 
 
-def masked_scores(scores: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """Set scores of padded keys to ``-inf`` *before* normalisation. ``[N,H,L,L]`` -> same."""
-    return scores.masked_fill(~key_mask(mask), float("-inf"))
-
-
-def masked_log_softmax(scores: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """log-softmax over keys with padded keys at ``-inf``. ``[N,H,L,L]`` -> same."""
-    return torch.log_softmax(masked_scores(scores, mask), dim=-1)
-
-
 def scores_plus(
     q: torch.Tensor,  # [N, H, Lq, d_h]
     k: torch.Tensor,  # [N, H, Lk, d_h]

@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import torch
 
-from uqcore.kernels.common import KernelOut, attend, masked_scores
+from uqcore.kernels.common import KernelOut, attend, scores_plus
 
 
 def _weights(q: torch.Tensor, xi: torch.Tensor, mask: torch.Tensor, alpha: float) -> torch.Tensor:
-    scores = alpha * torch.matmul(q, xi.transpose(-1, -2))  # [N, H, L, L]
-    return torch.softmax(masked_scores(scores, mask), dim=-1)
+    return torch.softmax(scores_plus(q, xi, mask, 1.0 / alpha), dim=-1)  # [N, H, L, L]
 
 
 def em_adapt_keys(
