@@ -233,3 +233,9 @@ def test_linear_kernels_agree():
         plain = linear(x, layer, relu=True)
     assert torch.allclose(fast, plain, atol=1e-5)
     assert torch.allclose(plain, torch.relu(layer(x)), atol=1e-5)
+
+
+def test_noise_for_indices_matches_the_same_samples_of_a_run():
+    run = SampleNoise(5, 0, 6, 1).gumbel(3)
+    picked = SampleNoise.for_indices(5, [4, 1], batch=1).gumbel(3)
+    assert torch.equal(picked, run[[4, 1]])

@@ -50,16 +50,33 @@ class SampleNoise:
         device: torch.device | str = "cpu",
         reserve: int = 0,
     ):
-        if count < 1 or batch < 1:
-            raise ValueError(f"SampleNoise needs count >= 1 and batch >= 1, got {count}, {batch}.")
-        self.batch, self.count = batch, count
+        self._init(seed, range(first, first + count), batch, device, reserve)
+
+    @classmethod
+    def for_indices(
+        cls, seed: int, indices: list[int], batch: int = 1, device: torch.device | str = "cpu"
+    ) -> SampleNoise:
+        """Noise whose ``i``-th sample is sample ``indices[i]`` of run ``seed``. Training uses it
+        with ``batch=1`` and each example's position in the epoch, so an example's dropout and
+        attention noise do not depend on which batch row, or which process, it lands in."""
+        noise = cls.__new__(cls)
+        noise._init(seed, indices, batch, device, 0)
+        return noise
+
+    def _init(self, seed: int, samples, batch: int, device, reserve: int) -> None:
+        samples = [int(t) for t in samples]
+        if not samples or batch < 1:
+            raise ValueError(
+                f"SampleNoise needs >= 1 sample and batch >= 1, got {samples}, {batch}."
+            )
+        self.batch, self.count = batch, len(samples)
         self.device = torch.device(device)
         self._gens = []
-        for t in range(first, first + count):
+        for t in samples:
             g = torch.Generator(device=self.device)
             g.manual_seed(sample_seed(int(seed), t))
             self._gens.append(g)
-        self._pool = torch.empty((count, 0), dtype=torch.int64, device=self.device)
+        self._pool = torch.empty((self.count, 0), dtype=torch.int64, device=self.device)
         self._cursor = 0
         self._reserve = max(0, int(reserve))
         self.consumed = 0  # words read per sample so far
