@@ -104,6 +104,7 @@ def write_atomic(path: Path, data: bytes) -> None:
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
+        os.chmod(tmp, 0o644)  # mkstemp makes 0600; checkpoints are shared files
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

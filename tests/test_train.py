@@ -1,0 +1,140 @@
+"""Training: config merging, determinism, resuming, interruption, ensembles, torchrun (tiny)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from uqcore.checkpoint import load_checkpoint
+from uqcore.errors import ConfigError
+from uqcore.train import main
+from uqcore.training.config import build_config
+
+ROOT = Path(__file__).resolve().parents[1]
+TINY = [
+    "--set", "model.n_layers=1", "--set", "model.n_heads=2", "--set", "model.d_model=16",
+    "--set", "model.d_ff=32", "--set", "max_len=24", "--set", "vocab_size=300",
+    "--set", "save_every=2", "--limit", "64", "--batch-size", "16", "--quiet",
+]  # fmt: skip
+
+
+def train(tmp: Path, family: str, *extra: str, name: str = "ck") -> Path:
+    out = tmp / name
+    args = ["--task", "cola", "--family", family, "--out", str(out), *TINY, *extra]
+    assert main(args) == 0
+    return out
+
+
+def weights(path: Path) -> dict[str, torch.Tensor]:
+    return load_checkpoint(path).model.state_dict()
+
+
+def same(a: dict, b: dict) -> bool:
+    return a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+
+
+@pytest.fixture(autouse=True)
+def _data(data_dir, monkeypatch):
+    monkeypatch.setenv("UQ_DATA_DIR", str(data_dir))
+
+
+def test_config_layers_defaults_file_overrides_and_flags(tmp_path):
+    file = tmp_path / "c.json"
+    file.write_text(json.dumps({"lr": 0.01, "model": {"n_layers": 2, "attention": {"tau2": 5}}}))
+    tc = build_config("cola", "hsto", "out", config_file=str(file),
+                      overrides=["model.attention.tau2=40", "patience=3"], lr=0.02)  # fmt: skip
+    assert tc.lr == 0.02 and tc.patience == 3 and tc.batch_size == 32  # flag > file > defaults
+    cfg = tc.model_config(vocab_size=100)
+    assert cfg.n_layers == 2 and cfg.attention.tau2 == 40 and cfg.d_model == 128
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"family": "gpt"}, "Unknown family"),
+        ({"overrides": ["model.n_heads=7"]}, "divisible"),
+        ({"overrides": ["learning_rate=1"]}, "Unknown training setting"),
+        ({"overrides": ["model.attention.taux=1"]}, "Unknown field"),
+        ({"overrides": ["epochs=0"]}, "epochs"),
+        ({"overrides": ["nokey"]}, "key=value"),
+    ],
+)
+def test_bad_configs_fail_before_training(kwargs, message):
+    args = {"family": "hsto", **kwargs}
+    with pytest.raises(ConfigError, match=message):
+        build_config("cola", args.pop("family"), "out", **args)
+
+
+def test_missing_data_fails_with_a_clear_message(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("UQ_DATA_DIR", str(tmp_path / "nowhere"))
+    code = main(["--task", "cola", "--family", "trans", "--out", str(tmp_path / "x"), *TINY])
+    assert code == 2
+    assert "nowhere" in capsys.readouterr().err
+    assert not (tmp_path / "x").exists()
+
+
+def test_training_is_deterministic_and_the_checkpoint_loads(tmp_path):
+    a = train(tmp_path, "hsto", "--epochs", "2", name="a")
+    b = train(tmp_path, "hsto", "--epochs", "2", name="b")
+    assert same(weights(a), weights(b))
+    ck = load_checkpoint(a)
+    assert ck.training["task"] == "cola" and ck.training["metric"] == "mcc"
+    assert len(ck.training["members"][0]["history"]) == 2
+    c = train(tmp_path, "hsto", "--epochs", "2", "--seed", "1", name="c")
+    assert not same(weights(a), weights(c))
+
+
+def test_resuming_gives_the_same_model_as_one_run(tmp_path):
+    whole = train(tmp_path, "bam", "--epochs", "2", name="whole")
+    train(tmp_path, "bam", "--epochs", "1", name="parts")
+    parts = train(tmp_path, "bam", "--epochs", "2", name="parts")  # resumes after epoch 1
+    assert same(weights(whole), weights(parts))
+
+
+def test_an_interrupted_run_resumes_from_its_last_save(tmp_path, monkeypatch):
+    whole = train(tmp_path, "mcdropout", "--epochs", "1", name="whole")
+    real_step = torch.optim.Adam.step
+    calls = {"n": 0}
+
+    def crash_after_three(self, *args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 4:
+            raise KeyboardInterrupt  # as if the session were stopped
+        return real_step(self, *args, **kwargs)
+
+    monkeypatch.setattr(torch.optim.Adam, "step", crash_after_three)
+    with pytest.raises(KeyboardInterrupt):
+        train(tmp_path, "mcdropout", "--epochs", "1", name="cut")
+    monkeypatch.setattr(torch.optim.Adam, "step", real_step)
+    state = json.loads((tmp_path / "cut" / ".train" / "model" / "state.json").read_text())
+    assert state["progress"]["global_step"] == 2  # saved every 2 steps: step 3 is lost, no more
+    resumed = train(tmp_path, "mcdropout", "--epochs", "1", name="cut")
+    assert same(weights(whole), weights(resumed))
+
+
+def test_ensemble_members_are_independent(tmp_path):
+    out = train(tmp_path, "ensemble", "--epochs", "1", "--set", "ensemble_size=2")
+    ck = load_checkpoint(out)
+    assert ck.config.ensemble_size == 2 and len(ck.training["members"]) == 2
+    m0, m1 = ck.model.members
+    assert not torch.equal(m0.embed.weight, m1.embed.weight)
+
+
+def test_torchrun_two_processes_matches_one(tmp_path, data_dir):
+    single = train(tmp_path, "sto", "--epochs", "1", name="single")
+    out = tmp_path / "ddp"
+    env = {**os.environ, "UQ_DATA_DIR": str(data_dir), "OMP_NUM_THREADS": "1"}
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=2",
+           "--standalone", "-m", "uqcore.train", "--task", "cola", "--family", "sto",
+           "--out", str(out), "--epochs", "1", *TINY]  # fmt: skip
+    run = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=240)
+    assert run.returncode == 0, run.stderr[-3000:]
+    a, b = weights(single), weights(out)
+    assert a.keys() == b.keys()
+    assert all(torch.allclose(a[k], b[k], atol=1e-5) for k in a)  # same gradients, other sums

@@ -1,0 +1,297 @@
+"""Datasets with the paper's splits: IMDB (CR test as its OOD set) and CoLA.
+
+Sources: a local folder laid out like ``../shared/data`` (``--data-dir``, else ``$UQ_DATA_DIR``),
+read with ``datasets.load_dataset("parquet", ...)`` and ``HF_HUB_OFFLINE=1``; else the Hugging Face
+Hub (``stanfordnlp/imdb``; ``nyu-mll/glue`` config ``cola``). CR has no Hub copy, so on the Hub path
+IMDB's OOD set is ``assets/eval/cr_test.parquet``. Assumption: the Hub's CoLA ``validation`` (1,043
+rows) is in_domain_dev (its first 527 rows) followed by out_of_domain_dev (its last 516), as in the
+GLUE release; the row count is checked.
+
+Splits are deterministic: ``rng = numpy.random.default_rng(split_seed)`` and, in this order,
+- IMDB: ``p = rng.permutation(n)`` of the n = 25,000 training reviews; dev = the last round(n / 10)
+  = 2,500 of ``p``, train = the first 22,500. test = the 25,000 test reviews, ood = CR test (500),
+  each reordered by the next ``rng.permutation``.
+- CoLA: pool = in_domain_train (8,551) then in_domain_dev (527), n = 9,078, ``p = rng.permutation``;
+  test = round(0.2 n) = 1,816, dev = round(0.1 n) = 908 (halves round up), train = the rest = 6,354;
+  train, dev, test are consecutive slices of ``p``. ood = out_of_domain_dev (516), next permutation.
+Test and OOD are shuffled only so that ``limit`` (the first ``limit`` rows of every split) mixes
+labels. Row order of the Hub's IMDB differs from the local files, so its splits differ too.
+Texts are kept exactly as stored (``uqcore.vocab`` handles ``<br />``).
+
+CLI: ``python -m uqcore.data export-eval --data-dir ../shared/data --out assets/eval``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from uqcore.errors import InputError
+
+TASKS = ("imdb", "cola")
+DATA_ENV = "UQ_DATA_DIR"
+LABEL_NAMES = {"imdb": ("neg", "pos"), "cola": ("unacceptable", "acceptable")}
+METRICS = {"imdb": "accuracy", "cola": "mcc"}
+TEXT_COLUMN = {"imdb": "text", "cola": "sentence"}
+# The three files a task reads: IMDB (pool, test, ood); CoLA (pool part 1, pool part 2, ood).
+FILES = {
+    "imdb": ("imdb/train.parquet", "imdb/test.parquet", "cr/test.parquet"),
+    "cola": ("cola/train.parquet", "cola/validation.parquet", "cola/ood.parquet"),
+}
+HINT = (
+    f"set {DATA_ENV} or pass --data-dir pointing at a folder laid out like ../shared/data: "
+    "imdb/{train,test}.parquet (text, label), cr/{train,validation,test}.parquet (text, label), "
+    "cola/{train,validation,ood}.parquet (sentence, label, idx, source)"
+)
+EVAL_DIR = Path(__file__).resolve().parent.parent / "assets" / "eval"
+EVAL_SUBSETS = dict(cola_test="test", cola_ood="ood", cr_test="ood", imdb_test_sample="test")
+EVAL_COMMAND = "python -m uqcore.data export-eval --data-dir ../shared/data --out assets/eval"
+EVAL_SCHEMA = pa.schema([("text", pa.string()), ("label", pa.int64()), ("domain", pa.string())])
+HUB_COLA_IN_DOMAIN_DEV = 527  # first rows of nyu-mll/glue cola validation; the other 516 are OOD
+_Dir = str | os.PathLike | None
+_Rows = tuple[tuple[str, ...], tuple[int, ...]]
+
+
+@dataclass(frozen=True)
+class Split:
+    """One split: ``texts[i]`` has label ``labels[i]`` (0 or 1)."""
+
+    name: str  # "train", "dev", "test", "ood"
+    texts: tuple[str, ...]
+    labels: tuple[int, ...]
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+
+@dataclass(frozen=True)
+class TaskData:
+    """All splits of a task; ``metric`` on ``dev`` drives early stopping."""
+
+    task: str  # "imdb" or "cola"
+    label_names: tuple[str, ...]
+    metric: str  # "accuracy" or "mcc"
+    train: Split
+    dev: Split
+    test: Split
+    ood: Split
+    source: str  # the local folder path, or "hub"
+
+
+def resolve_data_dir(flag: _Dir = None) -> Path | None:
+    """The CLI flag if given, else ``$UQ_DATA_DIR``, else None (meaning: try the Hub)."""
+    value = flag if flag not in (None, "") else os.environ.get(DATA_ENV) or None
+    return None if value is None else Path(value).expanduser()
+
+
+def _split_from(task: str, n: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
+    p = rng.permutation(n)
+    n_test = (2 * n + 5) // 10 if task == "cola" else 0  # round(0.2 n), halves up
+    n_train = n - (n + 5) // 10 - n_test  # dev = round(0.1 n), halves up
+    out = {"train": p[:n_train], "dev": p[n_train : n - n_test]}
+    return out | ({"test": p[n - n_test :]} if task == "cola" else {})
+
+
+def split_positions(task: str, n: int, split_seed: int = 0) -> dict[str, np.ndarray]:
+    """Positions in the pool (IMDB train file; CoLA train + validation), as load_task draws."""
+    _check_task(task)
+    return _split_from(task, n, np.random.default_rng(split_seed))
+
+
+def _check_task(task: str) -> None:
+    if task not in TASKS:
+        raise InputError(f"unknown task {task!r}: choose one of {', '.join(TASKS)}")
+
+
+def _rows(where: str, text_col: str, names: list[str], get) -> _Rows:
+    """Texts and labels from a table with columns ``names`` (``get(col)`` -> list), validated."""
+    if text_col not in names or "label" not in names:
+        raise InputError(f"{where} has columns {names}; expected {text_col!r} and 'label' ({HINT})")
+    texts, labels = get(text_col), get("label")
+    if not texts:
+        raise InputError(f"{where} is an empty split (0 rows); {HINT}")
+    bad = sorted({repr(v) for v in labels if v not in (0, 1) or isinstance(v, float)})
+    if bad:
+        raise InputError(f"{where} has labels outside {{0, 1}}: {', '.join(bad[:5])}; fix the file")
+    if any(not isinstance(t, str) for t in texts):
+        raise InputError(f"{where} has missing or non-string texts in column {text_col!r}")
+    return tuple(texts), tuple(int(v) for v in labels)
+
+
+def _from_dataset(ds, where: str, text_col: str) -> _Rows:
+    arrow = ds.with_format("arrow")  # column access without per-row decoding
+    return _rows(where, text_col, list(ds.column_names), lambda c: arrow[c].to_pylist())
+
+
+def _datasets(local: bool):
+    """Import ``datasets`` lazily; offline first when reading a local folder."""
+    if local:
+        os.environ["HF_HUB_OFFLINE"] = "1"
+    import datasets
+
+    datasets.disable_progress_bars()
+    return datasets
+
+
+def _read_local(path: Path, text_col: str) -> _Rows:
+    if not path.is_file():
+        raise InputError(f"missing split file: expected {path}; {HINT}")
+    try:
+        rows = pq.ParquetFile(path).metadata.num_rows
+    except Exception as exc:
+        raise InputError(f"{path} is not a readable Parquet file ({exc}); {HINT}") from exc
+    if rows == 0:  # checked first: `datasets` fails obscurely on an empty file
+        raise InputError(f"{path} is an empty split (0 rows); {HINT}")
+    ds = _datasets(local=True).load_dataset("parquet", data_files={"x": str(path)}, split="x")
+    return _from_dataset(ds, str(path), text_col)
+
+
+def _read_hub(task: str) -> tuple[_Rows, _Rows, _Rows]:
+    """The same three parts as ``FILES[task]``, from the Hub; offline is checked first."""
+    env = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")
+    if any(os.environ.get(k, "").strip().lower() in ("1", "true", "yes", "on") for k in env):
+        raise InputError(f"no data folder given and the Hugging Face Hub is offline ({HINT})")
+    try:
+        load = _datasets(local=False).load_dataset
+        if task == "imdb":
+            ood = load_eval_subset("cr_test")
+            parts = [load("stanfordnlp/imdb", split=s) for s in ("train", "test")]
+            train, test = (_from_dataset(d, f"hub imdb {d.split}", "text") for d in parts)
+            return train, test, (ood.texts, ood.labels)
+        train, val = (load("nyu-mll/glue", "cola", split=s) for s in ("train", "validation"))
+    except InputError:
+        raise
+    except Exception as exc:
+        raise InputError(f"could not load {task} from the Hub ({exc}); {HINT}") from exc
+    if len(val) != HUB_COLA_IN_DOMAIN_DEV + 516:
+        raise InputError(f"hub CoLA validation has {len(val)} rows, not 527 + 516; {HINT}")
+    texts, labels = _from_dataset(val, "hub cola validation", "sentence")
+    k, train_rows = HUB_COLA_IN_DOMAIN_DEV, _from_dataset(train, "hub cola train", "sentence")
+    return train_rows, (texts[:k], labels[:k]), (texts[k:], labels[k:])
+
+
+def _take(name: str, rows: _Rows, idx, limit: int | None = None) -> Split:
+    idx = np.asarray(idx)[:limit].tolist()
+    return Split(name, tuple(rows[0][i] for i in idx), tuple(rows[1][i] for i in idx))
+
+
+def load_task(
+    task: str, data_dir: _Dir = None, *, split_seed: int = 0, limit: int | None = None
+) -> TaskData:
+    """Load ``task`` with the paper's splits (the exact rule is in the module docstring).
+
+    ``data_dir`` goes through :func:`resolve_data_dir`; None (and no ``$UQ_DATA_DIR``) means the
+    Hub. ``limit`` caps every split at its first ``limit`` rows after shuffling. Every problem
+    with the data raises :class:`InputError`, before anything is trained.
+    """
+    _check_task(task)
+    if limit is not None and (
+        isinstance(limit, bool) or not isinstance(limit, int | np.integer) or limit < 1
+    ):
+        raise InputError(f"limit must be a positive integer or None, got {limit!r}")
+    folder = resolve_data_dir(data_dir)
+    if folder is None:
+        first, second, ood = _read_hub(task)
+    elif not folder.is_dir():
+        given = "--data-dir" if data_dir not in (None, "") else DATA_ENV
+        raise InputError(f"data folder {folder} (from {given}) does not exist; {HINT}")
+    else:
+        first, second, ood = (_read_local(folder / f, TEXT_COLUMN[task]) for f in FILES[task])
+    rng = np.random.default_rng(split_seed)
+    if task == "imdb":
+        pool, test = first, second
+        pos = _split_from(task, len(pool[0]), rng) | {"test": rng.permutation(len(test[0]))}
+    else:
+        pool = test = (first[0] + second[0], first[1] + second[1])
+        pos = _split_from(task, len(pool[0]), rng)
+    splits = {s: _take(s, pool, pos[s], limit) for s in ("train", "dev")}
+    splits |= {"test": _take("test", test, pos["test"], limit)}
+    splits |= {"ood": _take("ood", ood, rng.permutation(len(ood[0])), limit)}
+    source = "hub" if folder is None else str(folder)
+    return TaskData(task, LABEL_NAMES[task], METRICS[task], **splits, source=source)
+
+
+def load_eval_subset(name: str, eval_dir: _Dir = None) -> Split:
+    """One shipped evaluation subset, ``assets/eval/<name>.parquet``, as a :class:`Split`.
+
+    ``name`` is one of ``EVAL_SUBSETS``; ``Split.name`` is "test" (in-domain) or "ood".
+    """
+    stem = name.removesuffix(".parquet")
+    if stem not in EVAL_SUBSETS:
+        names = ", ".join(EVAL_SUBSETS)
+        raise InputError(f"unknown evaluation subset {name!r}: choose one of {names}")
+    path = Path(eval_dir if eval_dir is not None else EVAL_DIR) / f"{stem}.parquet"
+    redo = f"recreate it with `{EVAL_COMMAND}`"
+    if not path.is_file():
+        raise InputError(f"evaluation subset missing: expected {path}; {redo}")
+    try:
+        table = pq.read_table(path)
+    except Exception as exc:
+        raise InputError(f"{path} is not a readable Parquet file ({exc}); {redo}") from exc
+    texts, labels = _rows(str(path), "text", table.column_names, lambda c: table[c].to_pylist())
+    return Split(EVAL_SUBSETS[stem], texts, labels)
+
+
+def export_eval_subsets(
+    data_dir: _Dir, out_dir: str | os.PathLike, *, split_seed: int = 0, imdb_sample: int = 500
+) -> dict[str, int]:
+    """Write the app's evaluation subsets (Parquet, zstd, columns text/label/domain).
+
+    cola_test: the CoLA in-domain test split, in split order; cola_ood and cr_test: the whole
+    out-of-domain files in stored order; imdb_test_sample: the first ``imdb_sample / 2`` reviews
+    of each label in the shuffled IMDB test split (so chosen by ``split_seed``), in that order.
+    Returns the row count of each file (keyed by file stem).
+    """
+    if imdb_sample < 2 or imdb_sample % 2:
+        raise InputError(f"imdb_sample must be a positive even number, got {imdb_sample}")
+    folder = resolve_data_dir(data_dir)
+    if folder is None:
+        raise InputError(f"export-eval needs a local data folder; {HINT}")
+    cola = load_task("cola", folder, split_seed=split_seed)
+    test = load_task("imdb", folder, split_seed=split_seed).test
+    by_label = [np.flatnonzero(np.asarray(test.labels) == y)[: imdb_sample // 2] for y in (0, 1)]
+    keep = np.sort(np.concatenate(by_label))
+    subsets = {
+        "cola_test": (cola.test, "id"),
+        "cola_ood": (Split("ood", *_read_local(folder / FILES["cola"][2], "sentence")), "ood"),
+        "cr_test": (Split("ood", *_read_local(folder / FILES["imdb"][2], "text")), "ood"),
+        "imdb_test_sample": (_take("test", (test.texts, test.labels), keep), "id"),
+    }
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    for stem, (split, domain) in subsets.items():
+        cols = {"text": split.texts, "label": split.labels, "domain": [domain] * len(split)}
+        table = pa.Table.from_pydict(cols, schema=EVAL_SCHEMA)
+        pq.write_table(table, out / f"{stem}.parquet", compression="zstd", compression_level=19)
+    return {stem: len(split) for stem, (split, _) in subsets.items()}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m uqcore.data", description="uqcore datasets")
+    sub = parser.add_subparsers(dest="command", required=True)
+    exp = sub.add_parser("export-eval", help="write the evaluation subsets of assets/eval")
+    exp.add_argument("--data-dir", default=None, help=f"data folder (default: ${DATA_ENV})")
+    exp.add_argument("--out", default=str(EVAL_DIR), help="output folder (default: assets/eval)")
+    exp.add_argument("--split-seed", type=int, default=0)
+    exp.add_argument("--imdb-sample", type=int, default=500)
+    args = parser.parse_args(argv)
+    try:
+        counts = export_eval_subsets(
+            args.data_dir, args.out, split_seed=args.split_seed, imdb_sample=args.imdb_sample
+        )
+    except InputError as exc:
+        parser.exit(2, f"error: {exc}\n")
+    for stem, n in counts.items():
+        path = Path(args.out) / f"{stem}.parquet"
+        print(f"{path}: {n} rows, {path.stat().st_size:,} bytes")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

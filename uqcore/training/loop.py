@@ -1,0 +1,143 @@
+"""Train one model (or one ensemble member) with early stopping on the dev metric.
+
+Loss per global batch: ``sum CE / batch`` (+ for BAM, ``w_t * kl_coef * mean KL per real
+attention entry``, with ``w_t`` rising linearly from 0 to 1 over ``kl_anneal_steps``). Each
+example's dropout and attention noise are keyed by ``(seed, epoch, position in the epoch)``,
+and processes split global batches, so under ``torchrun`` the gradient is the single-process
+one up to floating-point summation order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+import torch.distributed as dist
+import torch.nn.functional as F
+from sklearn.metrics import matthews_corrcoef
+
+from uqcore.noise import SampleNoise, sample_seed
+from uqcore.sampling import sample
+from uqcore.settings import resolve
+from uqcore.training.batches import Encoded, epoch_batches, epoch_order, pad
+from uqcore.training.config import TrainConfig
+from uqcore.training.state import Progress, load_state, save_state
+
+
+@dataclass(frozen=True)
+class Dist:
+    """This process's place in a (possibly single-process) run."""
+
+    rank: int = 0
+    world: int = 1
+
+    @property
+    def main(self) -> bool:
+        return self.rank == 0
+
+
+def evaluate(model, data: Encoded, metric: str, samples: int, seed: int, device) -> float:
+    """Dev metric of the mean prediction over ``samples`` draws (accuracy or MCC)."""
+    model.eval()
+    predictions = []
+    order = sorted(range(len(data)), key=lambda i: len(data.ids[i]))  # little padding
+    for start in range(0, len(order), 256):
+        chunk = order[start : start + 256]
+        ids, mask = pad([data.ids[i] for i in chunk], max(len(data.ids[i]) for i in chunk))
+        result = sample(model, ids.to(device), mask.to(device), samples, seed)
+        predictions.append(result.probs.mean(0).argmax(-1).cpu())
+    predicted = torch.empty(len(data), dtype=torch.long)
+    predicted[order] = torch.cat(predictions)
+    labels = data.labels
+    if metric == "mcc":
+        return float(matthews_corrcoef(labels.numpy(), predicted.numpy()))
+    return float((predicted == labels).float().mean())
+
+
+def train_model(
+    model: torch.nn.Module,
+    train: Encoded,
+    dev: Encoded,
+    tc: TrainConfig,
+    metric: str,
+    seed: int,
+    state_dir: Path,
+    dist_ctx: Dist = Dist(),
+    progress_bar: Callable | None = None,
+) -> tuple[dict[str, torch.Tensor], Progress]:
+    """Train ``model`` in place; return the best state dict (by dev metric) and the progress.
+    Resumes from ``state_dir`` when it holds a state of the same configuration."""
+    device = next(model.parameters()).device
+    cfg = model.cfg
+    optimizer = torch.optim.Adam(model.parameters(), lr=tc.lr, weight_decay=tc.weight_decay)
+    fingerprint = {**tc.to_dict(), "member_seed": seed, "world": dist_ctx.world}
+    for key in ("epochs", "data_dir", "device", "save_every", "save_dtype", "out"):
+        fingerprint.pop(key)  # settings that do not change the result may differ on resume
+    resumed = load_state(state_dir, model, optimizer, fingerprint)
+    progress, best = resumed if resumed else (Progress(), None)
+    runner = model
+    if dist_ctx.world > 1:
+        runner = torch.nn.parallel.DistributedDataParallel(model)
+    settings = resolve(cfg, training=True)
+    n_entries_per_layer = cfg.n_layers * cfg.n_heads
+    while progress.epoch < tc.epochs and not progress.done:
+        order = epoch_order(len(train), seed, progress.epoch)
+        batches = epoch_batches(train, order, tc.batch_size, dist_ctx.rank, dist_ctx.world)
+        epoch_seed = sample_seed(seed, progress.epoch)
+        bar = progress_bar(total=len(batches), initial=progress.step) if progress_bar else None
+        model.train()
+        for batch in batches[progress.step :]:
+            noise = SampleNoise.for_indices(epoch_seed, batch.positions, device=device)
+            out = runner(batch.ids.to(device), batch.mask.to(device), settings, noise)
+            loss = F.cross_entropy(out.logits, batch.labels.to(device), reduction="sum")
+            if out.kl is not None:
+                real = batch.mask.sum(1).to(device).float()  # [n] real tokens
+                mean_kl = out.kl / (n_entries_per_layer * real * real)  # per attention entry
+                weight = min(1.0, (progress.global_step + 1) / tc.kl_anneal_steps)
+                loss = loss + weight * tc.kl_coef * mean_kl.sum()
+            optimizer.zero_grad(set_to_none=True)
+            (loss * dist_ctx.world / batch.global_size).backward()  # DDP averages over processes
+            if tc.grad_clip > 0:
+                torch.nn.utils.clip_grad_norm_(model.parameters(), tc.grad_clip)
+            optimizer.step()
+            progress.step += 1
+            progress.global_step += 1
+            if bar is not None:
+                bar.update(1)
+                bar.set_postfix(loss=f"{loss.item() / len(batch.positions):.4f}",
+                                dev=progress.best_metric)  # fmt: skip
+            if tc.save_every and progress.global_step % tc.save_every == 0 and dist_ctx.main:
+                save_state(state_dir, model, best, optimizer, progress, fingerprint)
+        if bar is not None:
+            bar.close()
+        score = _shared(evaluate(model, dev, metric, tc.dev_samples, seed, device)
+                        if dist_ctx.main else 0.0, device, dist_ctx)  # fmt: skip
+        progress.history.append({"epoch": progress.epoch, metric: score})
+        if progress.best_metric is None or score > progress.best_metric:
+            progress.best_metric, progress.best_epoch, progress.bad_epochs = (
+                score,
+                progress.epoch,
+                0,
+            )
+            best = {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
+        else:
+            progress.bad_epochs += 1
+        progress.epoch += 1
+        progress.step = 0
+        progress.done = progress.bad_epochs >= tc.patience
+        if dist_ctx.main:
+            save_state(state_dir, model, best, optimizer, progress, fingerprint)
+    if best is None:  # zero epochs asked: keep the initial weights
+        best = {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
+    return best, progress
+
+
+def _shared(value: float, device, dist_ctx: Dist) -> float:
+    """Rank 0's value on every process."""
+    if dist_ctx.world == 1:
+        return value
+    t = torch.tensor([value], dtype=torch.float64, device=device)
+    dist.broadcast(t, src=0)
+    return float(t.item())
