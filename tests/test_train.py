@@ -138,3 +138,14 @@ def test_torchrun_two_processes_matches_one(tmp_path, data_dir):
     a, b = weights(single), weights(out)
     assert a.keys() == b.keys()
     assert all(torch.allclose(a[k], b[k], atol=1e-5) for k in a)  # same gradients, other sums
+
+
+def test_micro_batches_give_the_model_of_whole_batches(tmp_path, monkeypatch):
+    whole = train(tmp_path, "hsto", "--epochs", "1", name="whole")
+    import uqcore.training.loop as loop
+
+    monkeypatch.setattr(loop, "MICRO_BATCH_BYTES", 4 * 2 * 24 * 24 * 3)  # 3 examples a pass
+    assert loop.micro_batch_size(load_checkpoint(whole).config, 24) == 3
+    split = train(tmp_path, "hsto", "--epochs", "1", name="split")
+    a, b = weights(whole), weights(split)
+    assert all(torch.allclose(a[k], b[k], atol=1e-5) for k in a)
