@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -133,8 +134,14 @@ def test_torchrun_two_processes_matches_one(tmp_path, data_dir):
     cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=2",
            "--standalone", "-m", "uqcore.train", "--task", "cola", "--family", "sto",
            "--out", str(out), "--epochs", "1", *TINY]  # fmt: skip
-    run = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=240)
-    assert run.returncode == 0, run.stderr[-3000:]
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)  # fmt: skip
+    try:
+        _, stderr = proc.communicate(timeout=240)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)  # the launcher and both workers
+        raise
+    assert proc.returncode == 0, stderr[-3000:]
     a, b = weights(single), weights(out)
     assert a.keys() == b.keys()
     assert all(torch.allclose(a[k], b[k], atol=1e-5) for k in a)  # same gradients, other sums

@@ -1,0 +1,167 @@
+"""Evaluate checkpoints: ``python -m uqcore.evaluate (--ckpt NAME_OR_PATH | --all) [options]``.
+
+For each checkpoint: T sampled runs (10 by default, the paper's protocol) on its task's
+in-domain test split and out-of-domain set, with the splits of its training seed. Writes the
+checkpoint's ``metrics.json``: ``{"task", "family", "samples", "seed", "id": {...}, "ood": {...},
+"ood_detection": {score: {auroc, aupr, fpr_at_95_tpr}}, "table3": [...]}``, where ``id`` and
+``ood`` hold :func:`uqcore.stats.summarize` (accuracy and, for two classes, MCC as mean and std
+over the T runs; NLL, Brier, ECE, mean entropy, mutual information, variance of p(gold)).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import torch
+from tqdm import tqdm
+
+from uqcore.checkpoint import Checkpoint, load_checkpoint
+from uqcore.data import Split, load_task, resolve_data_dir
+from uqcore.errors import UQError
+from uqcore.registry import DEFAULT_CHECKPOINT_DIR, list_checkpoints
+from uqcore.runtime import tune_cpu
+from uqcore.sampling import sample
+from uqcore.stats import OOD_SCORES, ood_detection, ood_scores, summarize, table3_stats
+from uqcore.training.batches import pad
+from uqcore.vocab import Vocab, write_atomic
+
+# The examples of the paper's Table 3 (CoLA, H-STO-TRANS), as printed there: (text, gold, domain)
+PAPER_TABLE3 = (
+    ("no man has ever beaten the centaur.", 1, "id"),
+    ("nora sent the book to london", 1, "id"),
+    ("sally suspected joe, but he did n't holly.", 1, "id"),
+    ("kim is eager to recommend.", 0, "id"),
+    ("he analysis her was flawed", 0, "id"),
+    ("sandy had read how many papers ? !", 1, "ood"),
+    ("which book did each author recommend ?", 1, "ood"),
+    ("she talked to harry , but i do n't know who else .", 1, "ood"),
+    ("john is tall on several occasions .", 0, "ood"),
+    ("they noticed the painting , but i do n't know for how long .", 0, "ood"),
+)
+
+
+def predict(
+    model, vocab: Vocab, texts, max_len: int, T: int, seed: int, rows: int = 64, bar=None
+) -> torch.Tensor:
+    """Class probabilities ``[T, N, C]`` of ``texts`` (batched by length; order kept)."""
+    encoded = [vocab.encode(t, max_len, allow_all_unknown=True).ids for t in texts]
+    order = sorted(range(len(encoded)), key=lambda i: len(encoded[i]))
+    out = torch.empty(T, len(encoded), model.cfg.num_classes)
+    for start in range(0, len(order), rows):
+        chunk = order[start : start + rows]
+        ids, mask = pad([tuple(encoded[i]) for i in chunk], max(len(encoded[i]) for i in chunk))
+        out[:, chunk] = sample(model, ids, mask, T, seed).probs
+        if bar is not None:
+            bar.update(len(chunk))
+    return out
+
+
+def _normalise(text: str) -> str:
+    return " ".join(text.lower().replace(" n't", "n't").split())
+
+
+def table3_rows(ck: Checkpoint, task_data, T: int, seed: int, per_domain: int) -> list[dict]:
+    """Per-example Table 3 statistics: the paper's sentences (CoLA) plus ``per_domain`` seeded
+    picks from each of the test and out-of-domain splits."""
+    picks: list[tuple[str, int, str, str]] = []
+    if task_data.task == "cola":
+        seen = {_normalise(t) for t in task_data.train.texts}
+        for text, label, domain in PAPER_TABLE3:
+            where = "paper; in our train split" if _normalise(text) in seen else "paper"
+            picks.append((text, label, domain, where))
+    rng = np.random.default_rng(seed)
+    for split, domain in ((task_data.test, "id"), (task_data.ood, "ood")):
+        for i in rng.choice(len(split), size=min(per_domain, len(split)), replace=False):
+            picks.append((split.texts[i], split.labels[i], domain, f"{split.name}[{int(i)}]"))
+    probs = predict(ck.model, ck.vocab, [p[0] for p in picks], ck.config.max_len, T, seed)
+    stats = table3_stats(probs, [p[1] for p in picks])
+    return [
+        {"text": text, "label": int(label), "domain": domain, "source": where,
+         "p_gold_mean": float(stats.p_gold_mean[i]), "p_gold_var": float(stats.p_gold_var[i]),
+         "correct": int(stats.n_correct[i]), "T": int(stats.n_samples)}
+        for i, (text, label, domain, where) in enumerate(picks)
+    ]  # fmt: skip
+
+
+def evaluate_checkpoint(
+    ck: Checkpoint, data_dir=None, *, T: int = 10, seed: int = 0, limit: int | None = None,
+    per_domain: int = 5, progress: bool = True,
+) -> dict:  # fmt: skip
+    """Metrics of one checkpoint (see the module docstring)."""
+    info = ck.training or {}
+    if info.get("task") not in ("imdb", "cola"):
+        raise UQError(f"{ck.path}: config.json has no training.task; evaluate needs the task.")
+    data = load_task(info["task"], resolve_data_dir(data_dir), split_seed=int(info.get("seed", 0)),
+                     limit=limit)  # fmt: skip
+    splits: dict[str, Split] = {"id": data.test, "ood": data.ood}
+    total = sum(len(s) for s in splits.values())
+    bar = tqdm(total=total, unit="text", desc=ck.name, disable=not progress)
+    probs = {k: predict(ck.model, ck.vocab, s.texts, ck.config.max_len, T, seed, bar=bar)
+             for k, s in splits.items()}  # fmt: skip
+    bar.close()
+    metrics = {
+        "task": data.task, "family": ck.config.family, "samples": T, "seed": seed,
+        "data_source": data.source, "sizes": {k: len(s) for k, s in splits.items()},
+        **{k: summarize(probs[k], splits[k].labels) for k in splits},
+    }  # fmt: skip
+    detection = {}
+    for score in OOD_SCORES:
+        r = ood_detection(ood_scores(probs["id"], score), ood_scores(probs["ood"], score))
+        detection[score] = {"auroc": r.auroc, "aupr": r.aupr, "fpr_at_95_tpr": r.fpr_at_95_tpr}
+    metrics["ood_detection"] = detection
+    metrics["table3"] = table3_rows(ck, data, T, seed, per_domain)
+    return metrics
+
+
+def write_metrics(path: Path, metrics: dict) -> None:
+    write_atomic(Path(path) / "metrics.json", json.dumps(metrics, indent=1).encode())
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(
+        prog="python -m uqcore.evaluate", description=__doc__.splitlines()[0]
+    )
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--ckpt", action="append", help="checkpoint name or directory (repeatable)")
+    which.add_argument("--all", action="store_true", help="every checkpoint under --root")
+    p.add_argument("--root", default=str(DEFAULT_CHECKPOINT_DIR))
+    p.add_argument("--samples", type=int, default=10, help="T sampled runs (default 10)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--data-dir", help="folder laid out like ../shared/data (default $UQ_DATA_DIR)")
+    p.add_argument("--limit", type=int, help="cap each split (smoke runs)")
+    p.add_argument("--table3", type=int, default=5, help="seeded examples per domain")
+    p.add_argument("--quiet", action="store_true")
+    args = p.parse_args(argv)
+    tune_cpu(2)
+    try:
+        paths = ([Path(i.path) for i in list_checkpoints(args.root) if not i.error] if args.all
+                 else [_locate(c, args.root) for c in args.ckpt])  # fmt: skip
+        for path in paths:
+            ck = load_checkpoint(path)
+            metrics = evaluate_checkpoint(ck, args.data_dir, T=args.samples, seed=args.seed,
+                                          limit=args.limit, per_domain=args.table3,
+                                          progress=not args.quiet)  # fmt: skip
+            write_metrics(path, metrics)
+            m = metrics
+            print(
+                f"{ck.name}: id acc {m['id']['accuracy_mean']:.4f}±{m['id']['accuracy_std']:.4f} "
+                f"ood acc {m['ood']['accuracy_mean']:.4f} AUROC(MI) "
+                f"{m['ood_detection']['mutual_information']['auroc']:.3f} -> {path}/metrics.json"
+            )
+    except UQError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def _locate(name_or_path: str, root: str) -> Path:
+    path = Path(name_or_path)
+    return path if path.is_dir() else Path(root) / name_or_path
+
+
+if __name__ == "__main__":
+    sys.exit(main())
