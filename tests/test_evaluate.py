@@ -10,6 +10,7 @@ import pytest
 from uqcore.checkpoint import load_checkpoint, save_checkpoint
 from uqcore.evaluate import PAPER_TABLE3
 from uqcore.evaluate import main as evaluate_main
+from uqcore.results import main as results_main
 from uqcore.train import main as train_main
 
 TINY = [
@@ -71,3 +72,17 @@ def _any_tiny(tmp_path, data_dir):
     args = ["--task", "cola", "--family", "trans", "--out", str(out), "--data-dir", str(data_dir)]
     assert train_main([*args, *TINY]) == 0
     return out
+
+
+def test_results_doc_sets_our_numbers_beside_the_papers(checkpoint, data_dir, tmp_path):
+    m = run(checkpoint, data_dir)
+    root = tmp_path / "root"
+    shutil.copytree(checkpoint, root / "cola-hsto")
+    out = tmp_path / "results.md"
+    assert results_main(["--root", str(root), "--out", str(out)]) == 0
+    text = out.read_text()
+    mcc = f"{100 * m['id']['mcc_mean']:.2f} ± {100 * m['id']['mcc_std']:.2f}"
+    assert f"| cola-hsto | {mcc} |" in text
+    assert "H-STO-TRANS | 20.52 ± 0.76 | 16.49 ± 4.08" in text  # the paper's Table 2 row
+    assert "john is tall on several occasions . (0)" in text  # a Table 3 row
+    assert results_main(["--root", str(tmp_path / "empty"), "--out", str(out)]) == 2

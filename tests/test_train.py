@@ -156,3 +156,14 @@ def test_micro_batches_give_the_model_of_whole_batches(tmp_path, monkeypatch):
     split = train(tmp_path, "hsto", "--epochs", "1", name="split")
     a, b = weights(whole), weights(split)
     assert all(torch.allclose(a[k], b[k], atol=1e-5) for k in a)
+
+
+def test_a_config_file_alone_names_the_run(tmp_path):
+    config = tmp_path / "cola-sto-t5.json"
+    config.write_text(json.dumps({"task": "cola", "family": "sto", "name": "cola-sto-t5",
+                                  "model": {"attention": {"tau2": 5}}}))  # fmt: skip
+    out = tmp_path / "out"
+    assert main(["--config", str(config), "--out", str(out), "--epochs", "1", *TINY]) == 0
+    ck = load_checkpoint(out)
+    assert ck.config.family == "sto" and ck.config.attention.tau2 == 5
+    assert main(["--out", str(out)]) == 2  # neither flags nor a config name the task

@@ -9,6 +9,7 @@ accuracy for IMDB, MCC for CoLA) as a strict checkpoint directory ``<out>/``.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
@@ -21,7 +22,7 @@ from tqdm import tqdm
 from uqcore.checkpoint import save_checkpoint
 from uqcore.config import FAMILY_TITLES
 from uqcore.data import load_task, resolve_data_dir
-from uqcore.errors import UQError
+from uqcore.errors import ConfigError, UQError
 from uqcore.model import DeepEnsemble, build_model
 from uqcore.noise import sample_seed
 from uqcore.registry import DEFAULT_CHECKPOINT_DIR
@@ -33,8 +34,8 @@ from uqcore.vocab import Vocab
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m uqcore.train", description=__doc__.splitlines()[0])
-    p.add_argument("--task", required=True, choices=("imdb", "cola"))
-    p.add_argument("--family", required=True)
+    p.add_argument("--task", choices=("imdb", "cola"), help="or 'task' in the --config file")
+    p.add_argument("--family", help="model family, or 'family' in the --config file")
     p.add_argument(
         "--out", help="checkpoint directory (default assets/checkpoints/<task>-<family>)"
     )
@@ -149,12 +150,28 @@ def _card(tc: TrainConfig, history: list[dict]) -> str:
     )
 
 
+def _identity(args: argparse.Namespace) -> tuple[str, str, str]:
+    """Task, family and checkpoint name from the flags or, failing them, the --config file
+    (whose ``name`` defaults to ``<task>-<family>``)."""
+    file: dict = {}
+    if args.config:
+        try:
+            file = json.loads(Path(args.config).read_text())
+        except (OSError, json.JSONDecodeError) as exc:
+            raise ConfigError(f"Cannot read config file {args.config}: {exc}.") from None
+    task, family = args.task or file.get("task"), args.family or file.get("family")
+    if not task or not family:
+        raise ConfigError("Give --task and --family, or a --config file that names them.")
+    return task, family, file.get("name", f"{task}-{family}")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    out = args.out or str(DEFAULT_CHECKPOINT_DIR / f"{args.task}-{args.family}")
     try:
+        task, family, name = _identity(args)
+        out = args.out or str(DEFAULT_CHECKPOINT_DIR / name)
         tc = build_config(
-            args.task, args.family, out, config_file=args.config, overrides=args.overrides,
+            task, family, out, config_file=args.config, overrides=args.overrides,
             data_dir=args.data_dir, seed=args.seed, epochs=args.epochs, patience=args.patience,
             batch_size=args.batch_size, lr=args.lr, limit=args.limit, device=args.device,
             save_dtype=args.save_dtype,
