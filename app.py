@@ -107,26 +107,35 @@ st.write(
     "to show how uncertain a model is and where its attention wavers."
 )
 
+
+def checkpoint_row(c) -> dict:
+    """One table row: identity and, when evaluated, accuracy on each side."""
+    m = c.metrics or {}
+
+    def acc(side: str) -> str:
+        s = m.get(side) or {}
+        return f"{100 * s['accuracy_mean']:.2f} ± {100 * s['accuracy_std']:.2f}" if s else "—"
+
+    return {
+        "name": c.name, "family": FAMILY_TITLES.get(c.family, c.family), "task": c.task,
+        "T": m.get("samples", "—"), "ID accuracy %": acc("id"), "OOD accuracy %": acc("ood"),
+        "status": c.error or ("evaluated" if m else "not evaluated"),
+    }  # fmt: skip
+
+
 st.header("Checkpoints")
 checkpoints = list_checkpoints()
 if not checkpoints:
     st.info(
-        "No trained checkpoints ship yet. They arrive with the next issue: "
-        "`python -m uqcore.train` will train each model family and save it under "
-        "`assets/checkpoints/`, where this page will list it."
+        "No trained checkpoints in this folder. `python -m uqcore.train` trains a model family "
+        "and saves it under `assets/checkpoints/`, where this page lists it."
     )
 else:
-    st.dataframe(
-        pd.DataFrame(
-            {
-                "name": c.name,
-                "family": FAMILY_TITLES.get(c.family, c.family),
-                "task": c.task,
-                "status": c.error or "ok",
-            }
-            for c in checkpoints
-        ),
-        hide_index=True,
+    st.dataframe(pd.DataFrame(checkpoint_row(c) for c in checkpoints), hide_index=True)
+    st.caption(
+        "Accuracy: mean ± std over the T sampled runs of `python -m uqcore.evaluate` on the "
+        "in-domain test split and the out-of-domain set. The pages that explore these "
+        "checkpoints sentence by sentence come next; the demo below uses an untrained model."
     )
 
 st.header("Library demo on an untrained model")

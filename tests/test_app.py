@@ -47,9 +47,23 @@ def histogram_x(at: AppTest) -> list[float]:
     return [float(v) for v in x]
 
 
-def test_runs_and_says_no_checkpoints_ship_yet(at):
-    assert any("No trained checkpoints ship yet" in i.value for i in at.info)
+def test_lists_the_shipped_checkpoints_with_their_metrics():
+    at = AppTest.from_file(str(APP), default_timeout=60).run()
+    assert not at.exception
+    table = at.dataframe[0].value
+    assert "imdb-hsto" in list(table["name"])
+    row = table[table["name"] == "imdb-hsto"].iloc[0]
+    assert row["status"] in ("evaluated", "not evaluated")
+
+
+def test_says_how_to_get_checkpoints_when_the_folder_is_empty(tmp_path, monkeypatch):
+    monkeypatch.setenv("UQ_CHECKPOINT_DIR", str(tmp_path))
+    at = AppTest.from_file(str(APP), default_timeout=60).run()
+    assert any("No trained checkpoints" in i.value for i in at.info)
     assert "python -m uqcore.train" in at.info[0].value
+
+
+def test_runs_and_shows_the_untrained_demo(at):
     assert any("Untrained model" in w.value for w in at.warning)
     assert not at.get("plotly_chart"), "no figures before the form is submitted"
     assert at.selectbox[0].value == "hsto"

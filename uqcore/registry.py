@@ -17,6 +17,7 @@ from uqcore.checkpoint import CONFIG_FILE, Checkpoint, load_checkpoint, read_che
 from uqcore.errors import CheckpointError, UQError
 
 DEFAULT_CHECKPOINT_DIR = Path(__file__).resolve().parent.parent / "assets" / "checkpoints"
+CHECKPOINT_ENV = "UQ_CHECKPOINT_DIR"  # overrides the default folder (the app, the tools)
 
 
 @dataclass(frozen=True)
@@ -36,7 +37,9 @@ class CheckpointInfo:
 
 
 def _root(root: str | os.PathLike | None) -> Path:
-    return DEFAULT_CHECKPOINT_DIR if root is None else Path(root)
+    if root is None:  # the UQ_CHECKPOINT_DIR environment variable, else the shipped folder
+        return Path(os.environ.get(CHECKPOINT_ENV) or DEFAULT_CHECKPOINT_DIR)
+    return Path(root)
 
 
 def _task(name: str, training: dict[str, Any]) -> str:
