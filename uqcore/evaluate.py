@@ -44,20 +44,28 @@ PAPER_TABLE3 = (
 )
 
 
-def predict(
-    model, vocab: Vocab, texts, max_len: int, T: int, seed: int, rows: int = 64, bar=None
+def predict_ids(
+    model, encoded, T: int, seed: int, rows: int = 64, bar=None, device="cpu"
 ) -> torch.Tensor:
-    """Class probabilities ``[T, N, C]`` of ``texts`` (batched by length; order kept)."""
-    encoded = [vocab.encode(t, max_len, allow_all_unknown=True).ids for t in texts]
+    """Class probabilities ``[T, N, C]`` of token-id rows (each starting with [CLS]), sampled
+    ``rows`` at a time in order of length (little padding); the output keeps the input order."""
     order = sorted(range(len(encoded)), key=lambda i: len(encoded[i]))
     out = torch.empty(T, len(encoded), model.cfg.num_classes)
     for start in range(0, len(order), rows):
         chunk = order[start : start + rows]
         ids, mask = pad([tuple(encoded[i]) for i in chunk], max(len(encoded[i]) for i in chunk))
-        out[:, chunk] = sample(model, ids, mask, T, seed).probs
+        out[:, chunk] = sample(model, ids.to(device), mask.to(device), T, seed).probs.cpu()
         if bar is not None:
             bar.update(len(chunk))
     return out
+
+
+def predict(
+    model, vocab: Vocab, texts, max_len: int, T: int, seed: int, rows: int = 64, bar=None
+) -> torch.Tensor:
+    """Class probabilities ``[T, N, C]`` of ``texts`` (see :func:`predict_ids`)."""
+    encoded = [vocab.encode(t, max_len, allow_all_unknown=True).ids for t in texts]
+    return predict_ids(model, encoded, T, seed, rows, bar)
 
 
 def _normalise(text: str) -> str:

@@ -138,11 +138,11 @@ def run(tc: TrainConfig, quiet: bool = False) -> Path:
 
 
 def _card(tc: TrainConfig, history: list[dict]) -> str:
-    scores = ", ".join(
-        f"{next(k for k in h if k.startswith('dev_'))[4:]} "
-        f"{h[next(k for k in h if k.startswith('dev_'))]:.4f}"
-        for h in history
-    )
+    def best(h: dict) -> str:
+        key = next(k for k in h if k.startswith("dev_"))  # "dev_accuracy" or "dev_mcc"
+        return f"{key[4:]} {h[key]:.4f}"
+
+    scores = ", ".join(best(h) for h in history)
     return (
         f"# {tc.task}-{tc.family}\n\n{FAMILY_TITLES[tc.family]} trained on {tc.task} with seed "
         f"{tc.seed}.\n\nBest dev: {scores}.\n\nRetrain: `python -m uqcore.train --task {tc.task} "

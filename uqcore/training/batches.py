@@ -45,10 +45,9 @@ def epoch_order(n: int, seed: int, epoch: int) -> list[int]:
 def pad(rows: list[tuple[int, ...]], length: int) -> tuple[torch.Tensor, torch.Tensor]:
     """Rows of ids -> ``ids [n, length]`` (PAD-filled) and ``mask [n, length]`` (True = real)."""
     ids = torch.full((len(rows), length), PAD_ID, dtype=torch.long)
-    for i, row in enumerate(rows):
-        ids[i, : len(row)] = torch.tensor(row, dtype=torch.long)
     mask = torch.zeros_like(ids, dtype=torch.bool)
     for i, row in enumerate(rows):
+        ids[i, : len(row)] = torch.tensor(row, dtype=torch.long)
         mask[i, : len(row)] = True
     return ids, mask
 

@@ -19,10 +19,10 @@ import torch.distributed as dist
 import torch.nn.functional as F
 from sklearn.metrics import matthews_corrcoef
 
+from uqcore.evaluate import predict_ids
 from uqcore.noise import SampleNoise, sample_seed
-from uqcore.sampling import sample
 from uqcore.settings import resolve
-from uqcore.training.batches import Encoded, epoch_batches, epoch_order, pad
+from uqcore.training.batches import Encoded, epoch_batches, epoch_order
 from uqcore.training.config import TrainConfig
 from uqcore.training.state import Progress, load_state, save_state
 
@@ -42,16 +42,8 @@ class Dist:
 def evaluate(model, data: Encoded, metric: str, samples: int, seed: int, device) -> float:
     """Dev metric of the mean prediction over ``samples`` draws (accuracy or MCC)."""
     model.eval()
-    predictions = []
-    order = sorted(range(len(data)), key=lambda i: len(data.ids[i]))  # little padding
-    for start in range(0, len(order), 256):
-        chunk = order[start : start + 256]
-        ids, mask = pad([data.ids[i] for i in chunk], max(len(data.ids[i]) for i in chunk))
-        result = sample(model, ids.to(device), mask.to(device), samples, seed)
-        predictions.append(result.probs.mean(0).argmax(-1).cpu())
-    predicted = torch.empty(len(data), dtype=torch.long)
-    predicted[order] = torch.cat(predictions)
-    labels = data.labels
+    probs = predict_ids(model, data.ids, samples, seed, rows=256, device=device)  # [T, N, C]
+    predicted, labels = probs.mean(0).argmax(-1), data.labels
     if metric == "mcc":
         return float(matthews_corrcoef(labels.numpy(), predicted.numpy()))
     return float((predicted == labels).float().mean())
@@ -97,7 +89,9 @@ def train_model(
                 last = lo + step >= len(batch.positions)
                 sync = contextlib.nullcontext() if last or dist_ctx.world == 1 else runner.no_sync()
                 with sync:  # DDP all-reduces once, on the last micro-batch
-                    part = _loss(runner, batch, lo, step, settings, epoch_seed, kl_weight, device)
+                    part = _loss(
+                        runner, cfg, batch, lo, step, settings, epoch_seed, kl_weight, device
+                    )
                     (part * dist_ctx.world / batch.global_size).backward()  # DDP averages
                 loss += part.item()
             if tc.grad_clip > 0:
@@ -144,14 +138,15 @@ def micro_batch_size(cfg, length: int) -> int:
     return max(1, MICRO_BATCH_BYTES // (4 * cfg.n_heads * length * length))
 
 
-def _loss(runner, batch, lo: int, step: int, settings, epoch_seed: int, kl_weight: float, device):
+def _loss(
+    runner, cfg, batch, lo: int, step: int, settings, epoch_seed: int, kl_weight: float, device
+):
     """Summed loss of rows ``lo : lo + step`` of a batch (CE, plus BAM's weighted mean KL)."""
     ids, mask = batch.ids[lo : lo + step].to(device), batch.mask[lo : lo + step].to(device)
     noise = SampleNoise.for_indices(epoch_seed, batch.positions[lo : lo + step], device=device)
     out = runner(ids, mask, settings, noise)
     loss = F.cross_entropy(out.logits, batch.labels[lo : lo + step].to(device), reduction="sum")
     if out.kl is not None:
-        cfg = runner.module.cfg if hasattr(runner, "module") else runner.cfg
         real = mask.sum(1).float()  # [n] real tokens
         mean_kl = out.kl / (cfg.n_layers * cfg.n_heads * real * real)  # per attention entry
         loss = loss + kl_weight * mean_kl.sum()
