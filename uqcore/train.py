@@ -143,10 +143,15 @@ def _card(tc: TrainConfig, history: list[dict]) -> str:
         return f"{key[4:]} {h[key]:.4f}"
 
     scores = ", ".join(best(h) for h in history)
+    return _card_text(tc.task, tc.family, tc.seed, scores, "python -m uqcore.train " +
+                      " ".join(sys.argv[1:]))  # fmt: skip
+
+
+def _card_text(task: str, family: str, seed: int, scores: str, command: str) -> str:
     return (
-        f"# {tc.task}-{tc.family}\n\n{FAMILY_TITLES[tc.family]} trained on {tc.task} with seed "
-        f"{tc.seed}.\n\nBest dev: {scores}.\n\nRetrain: `python -m uqcore.train --task {tc.task} "
-        f"--family {tc.family} --seed {tc.seed}` (see `config.json` -> `training.config`).\n"
+        f"# {task}-{family}\n\n{FAMILY_TITLES[family]} trained on {task} with seed {seed}."
+        f"\n\nBest dev: {scores}.\n\nRetrain (same seed, same weights): `{command}`; every "
+        "setting is in `config.json` -> `training.config`.\n"
     )
 
 
