@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import subprocess
 import sys
@@ -343,3 +344,49 @@ def test_family_variants_keep_every_property(family, attention):
         out = model(ids, mask, resolve(model.cfg, training=True), SampleNoise(0, 0, 1, 2))
         out.kl.sum().backward()  # the KL stays in the graph for every variant
         assert model.layers[0].attn.qkv.weight.grad.abs().sum() > 0
+
+
+@pytest.mark.parametrize("family", ALL_FAMILIES)
+def test_capturing_the_last_layer_never_changes_the_prediction(family):
+    """The last layer attends from [CLS] only unless its other rows are asked for; those come
+    from a side noise stream, so the prediction is bitwise the same either way."""
+    ids, mask = batch()
+    model = tiny_model(family)
+    plain = sample(model, ids, mask, T=4, seed=5)
+    full = sample(model, ids, mask, T=4, seed=5, capture=ALL_LAYERS)
+    assert torch.equal(plain.probs, full.probs)
+    a = full.attention[1]  # [T, B, H, L, L]: every row of the last layer is a distribution
+    assert torch.allclose(a.sum(-1), torch.ones(a.shape[:-1]), atol=1e-5)
+
+
+@pytest.mark.parametrize("side", ["key", "query"])
+def test_hsto_last_layer_capture_keeps_one_centroid_sample(side):
+    ids, mask = batch()
+    r = sample(tiny_model("hsto", centroid_side=side), ids, mask, T=3, seed=2, capture=ALL_LAYERS)
+    p = r.centroids[1]  # [T, B, H, L, c]: per key (key side) or per query (query side)
+    assert p.shape == (3, 2, 2, 8, 3)
+    assert torch.allclose(p.sum(-1), torch.ones(p.shape[:-1]), atol=1e-5)
+
+
+def test_bam_kl_of_the_last_layer_covers_every_query_row():
+    """The last layer splits [CLS] from the other rows; its KL must still be the sum over all
+    real (query, key) pairs, as the kernel computes it on the whole matrix."""
+    from uqcore.kernels import bam_attention
+
+    ids, mask = batch()
+    model = tiny_model("bam")
+    s = dataclasses.replace(resolve(model.cfg), need_kl=True)
+    out = model(ids, mask, s, None)
+    layer = model.layers[1].attn
+    # rebuild layer 1's input exactly as the model does
+    x = model._embed(ids, s, None)
+    x, _, kl0 = model.layers[0](x, mask, s, None)
+    q, k, v = layer._project(model.layers[1].norm1(x), s, None)
+    a = layer.cfg.attention
+    ko = bam_attention(
+        q, k, v, mask, dist=a.bam_dist, prior_logits=layer._prior_logits(k), shape_k=a.bam_k,
+        sigma=a.bam_sigma, beta=a.bam_beta, prior_sigma=a.bam_prior_sigma, sample=False,
+        noise_scale=0.0, noise=None, need_kl=True, need_extras=True,
+    )  # fmt: skip
+    expected = kl0 + ko.extras["kl"].sum(-1)  # [N]
+    assert torch.allclose(out.kl, expected, rtol=1e-5, atol=1e-5)

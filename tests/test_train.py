@@ -144,7 +144,9 @@ def test_torchrun_two_processes_matches_one(tmp_path, data_dir):
     assert proc.returncode == 0, stderr[-3000:]
     a, b = weights(single), weights(out)
     assert a.keys() == b.keys()
-    assert all(torch.allclose(a[k], b[k], atol=1e-5) for k in a)  # same gradients, other sums
+    # same gradients, summed in another order: Adam normalises the rounding noise of gradients
+    # that are analytically zero (the key bias), so allow a small fraction of one step (lr 5e-4)
+    assert all(torch.allclose(a[k], b[k], atol=1e-4) for k in a)
 
 
 def test_micro_batches_give_the_model_of_whole_batches(tmp_path, monkeypatch):

@@ -108,6 +108,59 @@ class MultiHeadAttention(nn.Module):
         )
         return torch.einsum("nhlm,hm->nhl", hidden, self.prior_w2)
 
+    def _kernel(
+        self,
+        q,
+        k,
+        v,
+        mask,
+        s: ForwardSettings,
+        noise,
+        *,
+        weights: bool,
+        output: bool,
+        need_kl: bool,
+        query_mask=None,
+        key_assign=None,
+    ):
+        """Run the family's kernel on the query rows in ``q`` (keys ``k``, ``v`` all tokens).
+
+        ``weights``: keep the weights and the family's extras; ``output``: attended values are
+        needed (else only weights/extras/KL); dropout on attention probabilities is applied
+        here. Returns ``(out [N, H, Lq, d_h] or None, KernelOut)``."""
+        a, fam = self.cfg.attention, self.cfg.family
+        # standard families drop attention probabilities (BayesFormer drops inputs instead)
+        drop = s.dropout_on and s.dropout > 0 and noise is not None and fam != "bayesformer"
+        if fam == "sto":
+            ko = kernels.sto_attention(q, k, v, mask, s.tau2, s.noise_scale, noise, s.hard)
+        elif fam == "hsto":
+            ko = kernels.centroid_attention(
+                q, k, v, mask, self.centroids, s.tau1, s.tau2, s.noise_scale, noise, s.hard,
+                a.centroid_side, key_assign=key_assign,
+            )  # fmt: skip
+        elif fam == "bam":
+            contextual = a.bam_prior == "contextual"
+            ko = kernels.bam_attention(
+                q, k, v, mask, dist=a.bam_dist,
+                prior_logits=(lambda: self._prior_logits(k)) if contextual else None,
+                shape_k=a.bam_k, sigma=a.bam_sigma, beta=a.bam_beta,
+                prior_sigma=a.bam_prior_sigma, sample=s.bam_sample, noise_scale=s.noise_scale,
+                noise=noise, need_kl=need_kl, need_extras=weights, query_mask=query_mask,
+            )  # fmt: skip
+        elif fam == "probtrans":
+            ko = kernels.probtrans_attention(
+                q, k, v, mask, 1.0 / s.tau, s.em_precision, s.em_iterations, keep_prior=weights
+            )
+        else:  # trans, mcdropout, ensemble members, bayesformer
+            ko = kernels.softmax_attention(
+                q, k, v, mask, s.tau, need_weights=weights, need_output=output and not drop,
+                fused=s.fused_attention,
+            )  # fmt: skip
+        out = ko.out
+        if drop and output:
+            out = dropout_attend(ko.attn, v, s.dropout, noise)  # dropout on attention probs
+        return out, ko
+
     def forward(
         self,
         x: torch.Tensor,  # [N, L, D]
@@ -119,61 +172,57 @@ class MultiHeadAttention(nn.Module):
         repeats: int = 1,
     ) -> tuple[torch.Tensor, Trace, torch.Tensor | None]:
         """Returns ``(y [N, rows or L, D], trace, kl [N] or None)``; ``trace`` is {} unless
-        ``capture``. Attention is always computed for every query; ``rows`` keeps only the
-        first query rows of the output (the last layer needs [CLS] only). ``repeats``: ``x``
-        holds unique rows whose projections are copied ``repeats`` times (sample-major)."""
-        cfg, a = self.cfg, self.cfg.attention
+        ``capture``. ``repeats``: ``x`` holds unique rows whose projections are copied
+        ``repeats`` times (sample-major).
+
+        ``rows`` (the last layer, which only needs [CLS]): only the first ``rows`` query rows
+        are attended, with noise from ``noise``. The other rows are computed only when they
+        are asked for (``capture``; BAM's KL, which covers every row), with noise from
+        ``noise.side()``, so asking for them never changes the output. Probabilistic
+        Transformer's EM needs every query and always computes all rows (it has no noise).
+        """
         q, k, v = self._project(x, s, noise)  # [N / repeats, H, L, d_h] each
         if repeats > 1:  # sample-major copies of deterministic projections
             q, k, v = (t.repeat(repeats, 1, 1, 1) for t in (q, k, v))
-        fam = cfg.family
-        # standard families drop attention probabilities (BayesFormer drops inputs instead)
-        drop = s.dropout_on and s.dropout > 0 and noise is not None and fam != "bayesformer"
-        if fam == "sto":
-            ko = kernels.sto_attention(q, k, v, mask, s.tau2, s.noise_scale, noise, s.hard)
-        elif fam == "hsto":
-            ko = kernels.centroid_attention(
-                q,
-                k,
-                v,
-                mask,
-                self.centroids,
-                s.tau1,
-                s.tau2,
-                s.noise_scale,
-                noise,
-                s.hard,
-                a.centroid_side,
-            )
-        elif fam == "bam":
-            contextual = a.bam_prior == "contextual"
-            ko = kernels.bam_attention(
-                q, k, v, mask, dist=a.bam_dist,
-                prior_logits=(lambda: self._prior_logits(k)) if contextual else None,
-                shape_k=a.bam_k, sigma=a.bam_sigma, beta=a.bam_beta,
-                prior_sigma=a.bam_prior_sigma, sample=s.bam_sample, noise_scale=s.noise_scale,
-                noise=noise, need_kl=s.need_kl, need_extras=capture,
-            )  # fmt: skip
-        elif fam == "probtrans":
-            ko = kernels.probtrans_attention(
-                q, k, v, mask, 1.0 / s.tau, s.em_precision, s.em_iterations, keep_prior=capture
-            )
-        else:  # trans, mcdropout, ensemble members, bayesformer
-            ko = kernels.softmax_attention(
-                q, k, v, mask, s.tau, need_weights=capture, need_output=not drop,
-                fused=s.fused_attention,
-            )  # fmt: skip
-        out = ko.out
-        if drop:
-            out = dropout_attend(ko.attn, v, s.dropout, noise)  # dropout on attention probs
+        split = rows is not None and self.cfg.family != "probtrans"
+        head_q = q[:, :, :rows] if split else q  # [N, H, rows or L, d_h]
+        out, ko = self._kernel(
+            head_q, k, v, mask, s, noise, weights=capture, output=True, need_kl=s.need_kl,
+            query_mask=mask[:, :rows] if split else None,
+        )  # fmt: skip
+        trace: Trace = {"attn": ko.attn, **ko.extras} if capture else {}
+        kl = ko.extras.get("kl")  # [N, H] or None
+        if split and (capture or (s.need_kl and self.cfg.family == "bam")):
+            tail_kl = self._tail(q[:, :, rows:], k, v, mask, rows, s, noise, capture, ko, trace)
+            kl = tail_kl if kl is None else kl + tail_kl
+            if capture and kl is not None:
+                trace["kl"] = kl  # [N, H] over every row
         out = out if rows is None else out[:, :, :rows]
         n, _, length, _ = out.shape
-        y = linear(out.transpose(1, 2).reshape(n, length, cfg.d_model), self.proj)  # [N, L', D]
-        trace: Trace = {}
+        y = linear(out.transpose(1, 2).reshape(n, length, self.cfg.d_model), self.proj)
+        return y, trace, None if kl is None else kl.sum(-1)  # [N, L', D], trace, [N]
+
+    def _tail(self, q, k, v, mask, rows, s, noise, capture, head, trace):
+        """Attention rows ``rows..L-1`` of the last layer (never part of the prediction): into
+        ``trace`` when ``capture``; returns their KL ``[N, H]`` (BAM with ``need_kl``) or None.
+        Key-side H-STO reuses the head rows' centroid assignment, so all rows see one sample
+        of the keys."""
+        side = noise.side() if (noise is not None and capture) else None
+        key_assign = None
+        if self.cfg.family == "hsto" and self.cfg.attention.centroid_side == "key":
+            key_assign = head.extras["centroids"] if capture else None
+        _, ko = self._kernel(
+            q, k, v, mask, s, side, weights=capture, output=False, need_kl=s.need_kl,
+            query_mask=mask[:, rows:], key_assign=key_assign,
+        )  # fmt: skip
         if capture:
-            trace = {"attn": ko.attn, **ko.extras}
-        kl = ko.extras["kl"].sum(-1) if "kl" in ko.extras else None  # [N]
-        return y, trace, kl
+            trace["attn"] = torch.cat([trace["attn"], ko.attn], dim=2)  # [N, H, L, L]
+            for name in ("posterior_mean", "centroids"):
+                if name == "centroids" and key_assign is not None:
+                    continue  # per key: the head rows' assignment is the whole map
+                if name in ko.extras:
+                    trace[name] = torch.cat([trace[name], ko.extras[name]], dim=2)
+        return ko.extras.get("kl")
 
 
 class EncoderLayer(nn.Module):

@@ -19,6 +19,7 @@ import torch
 _EPS = 1e-6  # uniforms are clamped to [EPS, 1 - EPS] so log(-log(u)) stays finite
 _MIX = 0x9E3779B97F4A7C15  # golden-ratio constant used to decorrelate per-sample seeds
 _MASK64 = (1 << 64) - 1
+_SIDE_TAG = 0x5D1E_5EED_0000_0001  # run-seed offset of the side streams (see ``side``)
 _BLOCK_WORDS = 1 << 12  # words a stream refills at least (per sample)
 _PARALLEL_MIN = 1 << 15  # refills smaller than this (words in all) stay on one thread
 
@@ -71,6 +72,7 @@ class SampleNoise:
             )
         self.batch, self.count = batch, len(samples)
         self.device = torch.device(device)
+        self._seed, self._samples, self._side = int(seed), samples, None
         self._gens = []
         for t in samples:
             g = torch.Generator(device=self.device)
@@ -84,6 +86,18 @@ class SampleNoise:
     @property
     def rows(self) -> int:
         return self.count * self.batch
+
+    def side(self) -> SampleNoise:
+        """A second, independent stream for the same samples and rows (created once).
+
+        It feeds draws that never reach the prediction (the attention rows of the last layer
+        other than [CLS], computed only when the app captures them), so whether they are drawn
+        changes nothing in this stream, and so nothing in the prediction."""
+        if self._side is None:
+            side = SampleNoise.__new__(SampleNoise)
+            side._init(self._seed ^ _SIDE_TAG, self._samples, self.batch, self.device, 0)
+            self._side = side
+        return self._side
 
     # ----------------------------------------------------------------- streams
     def _refill(self, need: int) -> None:

@@ -68,6 +68,7 @@ def bam_attention(
     noise: SampleNoise | None,
     need_kl: bool = True,
     need_extras: bool = True,
+    query_mask: torch.Tensor | None = None,
 ) -> KernelOut:
     """BAM attention. ``sample=False`` (or no noise) uses the posterior mean ``a``.
 
@@ -76,6 +77,8 @@ def bam_attention(
     ``kl`` ``[N, H]`` (KL summed over real query/key pairs, differentiable; only if ``need_kl``).
     Without ``need_extras`` (and ``need_kl``) neither the prior nor ``a`` is computed: a sample
     only needs ``log a``. ``prior_logits`` may then be a callable that is never called.
+    ``query_mask [N, Lq]``: which query rows are real, when ``q`` holds a subset of the rows
+    (default: ``mask``, i.e. queries and keys are the same tokens).
     """
     tau = math.sqrt(q.shape[-1])
     sampled = sample and noise is not None and noise_scale != 0.0
@@ -96,13 +99,14 @@ def bam_attention(
         prior_logits = prior_logits()
     if prior_logits is None:
         n_real = mask.sum(-1, keepdim=True).to(q.dtype)  # [N, 1]
-        log_pi = (-torch.log(n_real))[:, None, :].expand(q.shape[0], q.shape[1], q.shape[2])
+        log_pi = (-torch.log(n_real))[:, None, :].expand(k.shape[0], k.shape[1], k.shape[2])
         log_pi = log_pi.masked_fill(~mask[:, None, :], float("-inf"))  # [N, H, L]
     else:
         log_pi = torch.log_softmax(prior_logits.masked_fill(~mask[:, None, :], float("-inf")), -1)
     extras = {"prior": log_pi.exp(), "posterior_mean": a}
     if need_kl:
-        extras["kl"] = _kl(log_a, log_pi, mask, dist, shape_k, sigma, beta, prior_sigma)
+        qmask = mask if query_mask is None else query_mask
+        extras["kl"] = _kl(log_a, log_pi, qmask, mask, dist, shape_k, sigma, beta, prior_sigma)
     return KernelOut(out=attend(attn, v), attn=attn, extras=extras)
 
 
@@ -122,9 +126,10 @@ def _noisy_scores(q, k, mask, tau, dist, shape_k, sigma, noise_scale, noise) -> 
     return scores_plus(q, k, mask, tau, term, alpha)
 
 
-def _kl(log_a, log_pi, mask, dist, shape_k, sigma, beta, prior_sigma) -> torch.Tensor:
-    """KL per head ``[N, H]`` from ``log a [N,H,L,L]`` and ``log pi [N,H,L]``, masked."""
-    valid = mask[:, None, :, None] & mask[:, None, None, :]  # [N, 1, L, L] real query & key
+def _kl(log_a, log_pi, qmask, mask, dist, shape_k, sigma, beta, prior_sigma) -> torch.Tensor:
+    """KL per head ``[N, H]`` from ``log a [N,H,Lq,L]`` and ``log pi [N,H,L]``, masked by the
+    query mask ``qmask [N, Lq]`` and the key mask ``mask [N, L]``."""
+    valid = qmask[:, None, :, None] & mask[:, None, None, :]  # [N, 1, Lq, L] real query & key
     # zero the masked entries *before* arithmetic so no inf/NaN reaches the gradient
     log_a_safe = log_a.masked_fill(~valid, 0.0)  # [N, H, L, L]
     log_pi_safe = log_pi.masked_fill(~mask[:, None, :], 0.0)[:, :, None, :]  # [N, H, 1, L]

@@ -84,12 +84,23 @@ def centroid_attention(
     noise: SampleNoise | None,
     hard: bool = False,
     side: str = "key",
+    key_assign: torch.Tensor | None = None,
 ) -> KernelOut:
-    """H-STO-TRANS attention. ``extras["centroids"]``: assignments ``P`` ``[N, H, L, c]``.
+    """H-STO-TRANS attention. ``extras["centroids"]``: assignments ``P`` ``[N, H, L, c]``
+    (``L`` = keys on the key side, queries on the query side).
 
     ``side="key"`` replaces keys by ``P C^T``; ``side="query"`` replaces queries instead.
+    ``key_assign``: key-side ``P`` already sampled (e.g. for other query rows of the same
+    sample); it is reused instead of drawn, so both row sets attend to the same keys.
     """
-    if side == "key":
+    if side == "key" and key_assign is not None:
+        p = key_assign
+        k = (
+            torch.matmul(p, centroids.transpose(0, 1))
+            if centroids.dim() == 2
+            else (torch.einsum("nhlc,hdc->nhld", p, centroids))
+        )  # [N, H, L, d_h]
+    elif side == "key":
         p, k = centroid_assign(k, centroids, tau1, noise_scale, noise, hard)
     elif side == "query":
         p, q = centroid_assign(q, centroids, tau1, noise_scale, noise, hard)
