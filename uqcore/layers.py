@@ -66,6 +66,16 @@ _ONEDNN = (
 )
 
 
+def widest_query_rows(cfg: ModelConfig, length: int, full_rows: bool) -> int:
+    """Query rows of the largest attention tensor a forward pass of ``cfg`` builds for
+    ``length`` tokens: every earlier layer attends from all tokens, the last one from [CLS]
+    only unless ``full_rows`` (captured maps, BAM's KL) or the family needs every query (EM).
+    For sizing chunks and micro-batches."""
+    if cfg.n_layers > 1 or full_rows or cfg.family == "probtrans":
+        return length
+    return 1
+
+
 class MultiHeadAttention(nn.Module):
     """Projections and heads around one attention kernel chosen by ``cfg.family``."""
 

@@ -16,6 +16,7 @@ import torch
 from torch import nn
 
 from uqcore.errors import ConfigError
+from uqcore.layers import widest_query_rows
 from uqcore.model import DeepEnsemble, check_batch
 from uqcore.noise import SampleNoise
 from uqcore.settings import ForwardSettings, SamplingSettings, is_stochastic, resolve
@@ -108,11 +109,15 @@ def _check_args(model: nn.Module, T: int, seed: int, first_sample: int, capture:
         raise ConfigError(f"capture.max_samples must be >= 1 or None, got {capture.max_samples}.")
 
 
-def rows_per_chunk(model: nn.Module, batch: int, length: int, budget: int) -> int:
-    """How many samples of a ``batch x length`` input fit ``budget`` bytes of activations."""
+def rows_per_chunk(
+    model: nn.Module, batch: int, length: int, budget: int, full_rows: bool = True
+) -> int:
+    """How many samples of a ``batch x length`` input fit ``budget`` bytes of activations.
+    ``full_rows``: whether the last layer attends from every token (see widest_query_rows)."""
     cfg = model.cfg
+    rows = widest_query_rows(cfg, length, full_rows)
     per_row = 4 * length * (6 * cfg.d_model + 2 * cfg.d_ff)  # projections, residual, FFN
-    per_row += 4 * 8 * cfg.n_heads * length * length  # scores, noise, softmax, KL temporaries
+    per_row += 4 * 8 * cfg.n_heads * rows * length  # scores, noise, softmax, KL temporaries
     per_row += 4 * 4 * cfg.n_heads * length * cfg.attention.n_centroids
     if cfg.family == "bayesformer":
         per_row += 4 * 3 * cfg.n_heads * length * cfg.d_model  # per-head masked inputs
@@ -163,7 +168,8 @@ def sample(
         else:
             probs = torch.empty(T, batch, cfg.num_classes)  # [T, B, C]
             kl = torch.empty(T, batch) if capture.kl and cfg.family == "bam" else None
-            step = rows_per_chunk(model, batch, ids.shape[1], memory_budget)
+            full_rows = capture.kl or cfg.n_layers - 1 in capture.layers
+            step = rows_per_chunk(model, batch, ids.shape[1], memory_budget, full_rows)
             hint_key = (cfg, fs, tuple(ids.shape))
             for start in range(0, T, step):
                 count = min(step, T - start)
