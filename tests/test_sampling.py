@@ -368,9 +368,9 @@ def test_hsto_last_layer_capture_keeps_one_centroid_sample(side):
     assert torch.allclose(p.sum(-1), torch.ones(p.shape[:-1]), atol=1e-5)
 
 
-def test_bam_kl_of_the_last_layer_covers_every_query_row():
-    """The last layer splits [CLS] from the other rows; its KL must still be the sum over all
-    real (query, key) pairs, as the kernel computes it on the whole matrix."""
+def test_bam_kl_covers_the_attention_rows_the_prediction_uses():
+    """All rows of earlier layers, only [CLS] in the last one (its other rows are not latent
+    variables of the classifier), whether or not the maps are captured."""
     from uqcore.kernels import bam_attention
 
     ids, mask = batch()
@@ -384,9 +384,12 @@ def test_bam_kl_of_the_last_layer_covers_every_query_row():
     q, k, v = layer._project(model.layers[1].norm1(x), s, None)
     a = layer.cfg.attention
     ko = bam_attention(
-        q, k, v, mask, dist=a.bam_dist, prior_logits=layer._prior_logits(k), shape_k=a.bam_k,
+        q[:, :, :1], k, v, mask, query_mask=mask[:, :1], dist=a.bam_dist,
+        prior_logits=layer._prior_logits(k), shape_k=a.bam_k,
         sigma=a.bam_sigma, beta=a.bam_beta, prior_sigma=a.bam_prior_sigma, sample=False,
         noise_scale=0.0, noise=None, need_kl=True, need_extras=True,
     )  # fmt: skip
     expected = kl0 + ko.extras["kl"].sum(-1)  # [N]
     assert torch.allclose(out.kl, expected, rtol=1e-5, atol=1e-5)
+    captured = model(ids, mask, s, None, capture=(0, 1))
+    assert torch.equal(captured.kl, out.kl)

@@ -169,3 +169,20 @@ def test_a_config_file_alone_names_the_run(tmp_path):
     ck = load_checkpoint(out)
     assert ck.config.family == "sto" and ck.config.attention.tau2 == 5
     assert main(["--out", str(out)]) == 2  # neither flags nor a config name the task
+
+
+def test_minilm_vectors_initialise_the_embeddings(tmp_path, monkeypatch):
+    from uqcore.training import pretrained
+
+    seen = {}
+    real = pretrained.word_vectors
+
+    def spy(words, d_model):
+        seen["vectors"], _ = out = real(words, d_model)
+        return out
+
+    monkeypatch.setattr("uqcore.train.word_vectors", spy)
+    out = train(tmp_path, "trans", "--epochs", "1", "--set", "lr=1e-9",
+                "--set", "pretrained_embeddings=minilm")  # fmt: skip
+    emb = load_checkpoint(out).model.embed.weight[3:]  # words only; lr ~0 keeps the init
+    assert torch.allclose(emb, seen["vectors"], atol=1e-5)

@@ -69,7 +69,7 @@ _ONEDNN = (
 def widest_query_rows(cfg: ModelConfig, length: int, full_rows: bool) -> int:
     """Query rows of the largest attention tensor a forward pass of ``cfg`` builds for
     ``length`` tokens: every earlier layer attends from all tokens, the last one from [CLS]
-    only unless ``full_rows`` (captured maps, BAM's KL) or the family needs every query (EM).
+    only unless ``full_rows`` (captured maps) or the family needs every query (EM).
     For sizing chunks and micro-batches."""
     if cfg.n_layers > 1 or full_rows or cfg.family == "probtrans":
         return length
@@ -187,9 +187,11 @@ class MultiHeadAttention(nn.Module):
 
         ``rows`` (the last layer, which only needs [CLS]): only the first ``rows`` query rows
         are attended, with noise from ``noise``. The other rows are computed only when they
-        are asked for (``capture``; BAM's KL, which covers every row), with noise from
-        ``noise.side()``, so asking for them never changes the output. Probabilistic
-        Transformer's EM needs every query and always computes all rows (it has no noise).
+        are captured, with noise from ``noise.side()``, so capturing never changes the output.
+        BAM's KL covers the attention rows the prediction uses (every row of earlier layers,
+        the [CLS] row here): the other rows are not latent variables of the classifier.
+        Probabilistic Transformer's EM needs every query and always computes all rows (it has
+        no noise).
         """
         q, k, v = self._project(x, s, noise)  # [N / repeats, H, L, d_h] each
         if repeats > 1:  # sample-major copies of deterministic projections
@@ -202,37 +204,31 @@ class MultiHeadAttention(nn.Module):
         )  # fmt: skip
         trace: Trace = {"attn": ko.attn, **ko.extras} if capture else {}
         kl = ko.extras.get("kl")  # [N, H] or None
-        if split and (capture or (s.need_kl and self.cfg.family == "bam")):
-            tail_kl = self._tail(q[:, :, rows:], k, v, mask, rows, s, noise, capture, ko, trace)
-            kl = tail_kl if kl is None else kl + tail_kl
-            if capture and kl is not None:
-                trace["kl"] = kl  # [N, H] over every row
+        if split and capture:
+            self._tail(q[:, :, rows:], k, v, mask, rows, s, noise, ko, trace)
         out = out if rows is None else out[:, :, :rows]
         n, _, length, _ = out.shape
         y = linear(out.transpose(1, 2).reshape(n, length, self.cfg.d_model), self.proj)
         return y, trace, None if kl is None else kl.sum(-1)  # [N, L', D], trace, [N]
 
-    def _tail(self, q, k, v, mask, rows, s, noise, capture, head, trace):
-        """Attention rows ``rows..L-1`` of the last layer (never part of the prediction): into
-        ``trace`` when ``capture``; returns their KL ``[N, H]`` (BAM with ``need_kl``) or None.
-        Key-side H-STO reuses the head rows' centroid assignment, so all rows see one sample
-        of the keys."""
-        side = noise.side() if (noise is not None and capture) else None
+    def _tail(self, q, k, v, mask, rows, s, noise, head, trace) -> None:
+        """Add attention rows ``rows..L-1`` of the last layer (never part of the prediction) to
+        the captured ``trace``. Key-side H-STO reuses the head rows' centroid assignment, so
+        all rows see one sample of the keys."""
+        side = noise.side() if noise is not None else None
         key_assign = None
         if self.cfg.family == "hsto" and self.cfg.attention.centroid_side == "key":
-            key_assign = head.extras["centroids"] if capture else None
+            key_assign = head.extras["centroids"]
         _, ko = self._kernel(
-            q, k, v, mask, s, side, weights=capture, output=False, need_kl=s.need_kl,
+            q, k, v, mask, s, side, weights=True, output=False, need_kl=False,
             query_mask=mask[:, rows:], key_assign=key_assign,
         )  # fmt: skip
-        if capture:
-            trace["attn"] = torch.cat([trace["attn"], ko.attn], dim=2)  # [N, H, L, L]
-            for name in ("posterior_mean", "centroids"):
-                if name == "centroids" and key_assign is not None:
-                    continue  # per key: the head rows' assignment is the whole map
-                if name in ko.extras:
-                    trace[name] = torch.cat([trace[name], ko.extras[name]], dim=2)
-        return ko.extras.get("kl")
+        trace["attn"] = torch.cat([trace["attn"], ko.attn], dim=2)  # [N, H, L, L]
+        for name in ("posterior_mean", "centroids"):
+            if name == "centroids" and key_assign is not None:
+                continue  # per key: the head rows' assignment is the whole map
+            if name in ko.extras:
+                trace[name] = torch.cat([trace[name], ko.extras[name]], dim=2)
 
 
 class EncoderLayer(nn.Module):

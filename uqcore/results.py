@@ -105,7 +105,30 @@ def render(rows: list[tuple[str, dict | None]]) -> str:
             lines.append(f"| {name} | {side} | {s['nll']:.3f} | {s['brier']:.3f} | {s['ece']:.3f}"
                          f" | {s['mean_entropy']:.3f} | {s['mean_mutual_information']:.4f} | "
                          f"{s['mean_variance']:.5f} | {auroc} |")  # fmt: skip
+    lines += _pattern(rows)
     return "\n".join([*lines, ""])
+
+
+def _pattern(rows: list[tuple[str, dict | None]]) -> list[str]:
+    """The paper's qualitative claim, checked per stochastic checkpoint: the variance of
+    p(gold) and the mutual information are higher out of domain than in domain."""
+    lines = ["", "## Uncertainty higher out of domain? (the paper's pattern)", "",
+             "| checkpoint | var p(gold) ID → OOD | MI ID → OOD | both higher OOD | "
+             "AUROC (MI) |", "|---|---:|---:|:---:|---:|"]  # fmt: skip
+    for name, m in rows:
+        if m is None or not m.get("stochastic", True) or m["id"]["mean_variance"] == 0:
+            continue
+        i, o = m["id"], m["ood"]
+        both = o["mean_variance"] > i["mean_variance"] and (
+            o["mean_mutual_information"] > i["mean_mutual_information"]
+        )
+        lines.append(
+            f"| {name} | {i['mean_variance']:.5f} → {o['mean_variance']:.5f} | "
+            f"{i['mean_mutual_information']:.4f} → {o['mean_mutual_information']:.4f} | "
+            f"{'yes' if both else 'no'} | "
+            f"{m['ood_detection']['mutual_information']['auroc']:.3f} |"
+        )
+    return lines
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -168,7 +168,7 @@ def sample(
         else:
             probs = torch.empty(T, batch, cfg.num_classes)  # [T, B, C]
             kl = torch.empty(T, batch) if capture.kl and cfg.family == "bam" else None
-            full_rows = capture.kl or cfg.n_layers - 1 in capture.layers
+            full_rows = cfg.n_layers - 1 in capture.layers
             step = rows_per_chunk(model, batch, ids.shape[1], memory_budget, full_rows)
             hint_key = (cfg, fs, tuple(ids.shape))
             for start in range(0, T, step):

@@ -62,7 +62,10 @@ def resolve(
 ) -> ForwardSettings:
     """Merge overrides into the config's values, validating each one.
 
-    ``training=True`` turns dropout on and BAM sampling on, as a training step needs.
+    ``training=True`` turns dropout on and BAM sampling on, as a training step needs, and
+    EM key adaptation off: Movellan & Gabbur adapt the keys of a trained model at inference
+    ("on-line unsupervised key learning"), so a Probabilistic Transformer trains as a standard
+    one and its ``em_iterations`` apply when it is sampled.
     Raises :class:`ConfigError` with the offending name and the allowed range.
     """
     s = s or SamplingSettings()
@@ -115,7 +118,7 @@ def resolve(
         noise_scale=noise_scale,
         hard=hard,
         bam_sample=training or mode == "sample",
-        em_iterations=em_iterations,
+        em_iterations=0 if training else em_iterations,
         em_precision=em_precision,
         dropout=dropout,
         dropout_on=dropout_on,

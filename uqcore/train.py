@@ -29,7 +29,8 @@ from uqcore.registry import DEFAULT_CHECKPOINT_DIR
 from uqcore.training.batches import encode_split
 from uqcore.training.config import TrainConfig, build_config
 from uqcore.training.loop import Dist, train_model
-from uqcore.vocab import Vocab
+from uqcore.training.pretrained import word_vectors
+from uqcore.vocab import N_SPECIALS, Vocab
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -99,6 +100,10 @@ def run(tc: TrainConfig, quiet: bool = False) -> Path:
     torch.manual_seed(tc.seed)
     model = build_model(cfg).to(device)
     members = list(model.members) if isinstance(model, DeepEnsemble) else [model]
+    vectors = None
+    if tc.pretrained_embeddings == "minilm":
+        vectors, covered = word_vectors(vocab.words, cfg.d_model)  # [V - 3, D]
+        log(f"MiniLM input vectors for {len(vocab.words)} words ({covered:.1%} without [UNK])")
     history = []
     for m, member in enumerate(members):
         seed = sample_seed(tc.seed, m) if len(members) > 1 else tc.seed
@@ -106,6 +111,9 @@ def run(tc: TrainConfig, quiet: bool = False) -> Path:
         for module in member.modules():
             if hasattr(module, "reset_parameters") and module is not member:
                 module.reset_parameters()
+        if vectors is not None:
+            with torch.no_grad():
+                member.embed.weight[N_SPECIALS:] = vectors.to(device)  # specials stay random
         state_dir = out / ".train" / (f"member-{m}" if len(members) > 1 else "model")
         best, progress = train_model(member, train, dev, tc, data.metric, seed, state_dir,
                                      dist_ctx, bar)  # fmt: skip

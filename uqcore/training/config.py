@@ -57,6 +57,7 @@ class TrainConfig:
     save_every: int = 200  # optimisation steps between resumable saves (0 = at epoch ends only)
     device: str = "auto"  # "auto" = CUDA when present, else CPU
     save_dtype: str = "float32"  # or "float16" for shipped checkpoints
+    pretrained_embeddings: str | None = None  # "minilm": see uqcore.training.pretrained
     model: dict[str, Any] = field(default_factory=dict)
 
     def validate(self) -> TrainConfig:
@@ -81,6 +82,11 @@ class TrainConfig:
             raise ConfigError(f"lr must be > 0, got {self.lr}.")
         if self.save_dtype not in ("float32", "float16"):
             raise ConfigError(f"save_dtype must be float32 or float16, got {self.save_dtype!r}.")
+        if self.pretrained_embeddings not in (None, "minilm"):
+            raise ConfigError(
+                "pretrained_embeddings must be null or 'minilm', "
+                f"got {self.pretrained_embeddings!r}."
+            )
         self.model_config(vocab_size=4)  # fails early on an impossible shape or unknown field
         return self
 
