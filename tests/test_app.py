@@ -1,4 +1,4 @@
-"""AppTest of the single-page app: checkpoints notice and the untrained-model sampling demo."""
+"""AppTest of the explore and Table 3 pages on tiny checkpoints (``tests/app_fixtures.py``)."""
 
 from __future__ import annotations
 
@@ -10,27 +10,28 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from viz.figures import unique_labels
+from tests.app_fixtures import make_checkpoints
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
+LINK = {"ckpt": "cola-hsto", "text": "John is tall on several occasions.", "label": "0",
+        "T": "50", "seed": "1"}  # fmt: skip
 
 
-@pytest.fixture()
-def at() -> AppTest:
-    app = AppTest.from_file(APP, default_timeout=60).run()
-    assert not app.exception, app.exception
-    return app
+@pytest.fixture(scope="module")
+def ckdir(tmp_path_factory) -> Path:
+    return make_checkpoints(tmp_path_factory.mktemp("checkpoints"))
 
 
-def submit(at: AppTest, **changes) -> AppTest:
-    """Set form widgets (text, seed, T) and press the form's submit button."""
-    if "text" in changes:
-        at.text_input[0].set_value(changes["text"])
-    if "seed" in changes:
-        at.number_input[0].set_value(changes["seed"])
-    if "T" in changes:
-        at.slider[0].set_value(changes["T"])
-    at.get("form_submit_button")[0].click().run()
+@pytest.fixture(autouse=True)
+def _checkpoints(ckdir, monkeypatch):
+    monkeypatch.setenv("UQ_CHECKPOINT_DIR", str(ckdir))
+
+
+def open_link(**params) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=120)
+    for key, value in params.items():
+        at.query_params[key] = value
+    at.run()
     assert not at.exception, at.exception
     return at
 
@@ -39,81 +40,156 @@ def metrics(at: AppTest) -> dict[str, str]:
     return {m.label: m.value for m in at.metric}
 
 
-def histogram_x(at: AppTest) -> list[float]:
-    """The histogram's samples; plotly ships numpy arrays base64-encoded (``bdata``)."""
-    x = json.loads(at.get("plotly_chart")[0].proto.spec)["data"][0]["x"]
-    if isinstance(x, dict):
-        x = np.frombuffer(base64.b64decode(x["bdata"]), dtype=x["dtype"])
-    return [float(v) for v in x]
+def chart_titles(at: AppTest) -> list[str]:
+    return [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
 
 
-def test_lists_the_shipped_checkpoints_with_their_metrics():
-    at = AppTest.from_file(str(APP), default_timeout=60).run()
-    assert not at.exception
-    table = at.dataframe[0].value
-    assert "imdb-hsto" in list(table["name"])
-    row = table[table["name"] == "imdb-hsto"].iloc[0]
-    assert row["status"] in ("evaluated", "not evaluated")
+def histogram_x(at: AppTest) -> np.ndarray:
+    """All samples of the prediction histogram (plotly ships arrays base64-encoded)."""
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    values = []
+    for trace in spec["data"]:
+        x = trace.get("x", [])
+        if isinstance(x, dict):
+            x = np.frombuffer(base64.b64decode(x["bdata"]), dtype=x["dtype"])
+        values.extend(float(v) for v in x)
+    return np.sort(np.array(values))
 
 
-def test_says_how_to_get_checkpoints_when_the_folder_is_empty(tmp_path, monkeypatch):
-    monkeypatch.setenv("UQ_CHECKPOINT_DIR", str(tmp_path))
-    at = AppTest.from_file(str(APP), default_timeout=60).run()
-    assert any("No trained checkpoints" in i.value for i in at.info)
-    assert "python -m uqcore.train" in at.info[0].value
+def sidebar_input(at: AppTest, label: str):
+    return next(w for w in at.sidebar.number_input if w.label == label)
 
 
-def test_runs_and_shows_the_untrained_demo(at):
-    assert any("Untrained model" in w.value for w in at.warning)
-    assert not at.get("plotly_chart"), "no figures before the form is submitted"
-    assert at.selectbox[0].value == "hsto"
-
-
-def test_submit_default_text_shows_charts_and_metrics(at):
-    submit(at)
-    assert not at.error
-    charts = at.get("plotly_chart")
-    assert len(charts) == 2
-    assert len(histogram_x(at)) == 50  # one p(class 1) per sample, T = 50
-    heat = json.loads(charts[1].proto.spec)["data"][0]
-    assert heat["x"][:2] == ["0:[CLS]", "1:john"]
+def test_a_shared_link_shows_histogram_statistics_attention_and_centroids():
+    at = open_link(**LINK)
     m = metrics(at)
-    assert set(m) == {
-        "p(class 1), mean ± variance",
-        "Samples predicting class 1",
-        "Predictive entropy",
-        "Mutual information",
-    }
-    assert m["Samples predicting class 1"].endswith("/ 50")
+    assert m["Correct / T"].endswith("/ 50")
+    assert "p(unacceptable) mean ± variance" in m  # gold label 0 = unacceptable
+    titles = chart_titles(at)
+    assert any(t.startswith("p(unacceptable) per sample") for t in titles)
+    assert any(t.startswith("Attention, layer") for t in titles)
+    assert "Centroid assignments of the keys" in titles
+    assert len(histogram_x(at)) == 50
+    again = open_link(**LINK)  # a reload: same numbers
+    assert metrics(again) == m
+    assert np.array_equal(histogram_x(again), histogram_x(at))
 
 
-def test_seed_changes_samples_of_a_stochastic_family(at):
-    submit(at, seed=0)
-    first, x0 = metrics(at), histogram_x(at)
-    submit(at, seed=1)
-    assert histogram_x(at) != x0
-    assert metrics(at) != first
-    submit(at, seed=0)  # and the same seed reproduces them
-    assert histogram_x(at) == x0
+def test_the_url_carries_the_whole_view():
+    """A link without T gets the default written in; sidebar edits are checked in the browser
+    tests (AppTest does not re-render an entry script's sidebar under st.navigation)."""
+    at = open_link(ckpt="cola-hsto", text="nora sent the book to london")
+    assert at.query_params["T"] == ["50"] or str(at.query_params["T"]) in ("50", "['50']")
+    assert "london" in str(at.query_params["text"])
 
 
-def test_empty_text_shows_an_error_not_a_traceback(at):
-    submit(at, text="")
-    assert at.error and "empty" in at.error[0].value
-    assert not at.get("plotly_chart")
+def test_settings_change_the_numbers():
+    base = histogram_x(open_link(**LINK))
+    assert not np.array_equal(histogram_x(open_link(**{**LINK, "seed": "2"})), base)
+    hot = open_link(**{**LINK, "tau2": "100"})
+    assert not np.array_equal(histogram_x(hot), base)
+    tau2 = next(s for s in hot.sidebar.select_slider if s.label.startswith("tau2"))
+    assert tau2.value == 100.0 and tau2.label.endswith("(trained 2)")
 
 
-def test_deterministic_family_disables_tau_sliders(at):
-    at.selectbox[0].select("trans").run()
-    sliders = {s.key: s for s in at.slider if s.key}
-    assert sliders["tau1"].disabled and sliders["tau2"].disabled
-    assert "only H-STO-TRANS uses tau1" in sliders["tau1"].help
-    at.selectbox[0].select("sto").run()
-    sliders = {s.key: s for s in at.slider if s.key}
-    assert sliders["tau1"].disabled and not sliders["tau2"].disabled
-    submit(at)
-    assert metrics(at) and not at.exception
+def test_temperatures_are_disabled_where_a_family_has_none():
+    at = open_link(ckpt="cola-trans", text="nora sent the book to london")
+    tau1, tau2 = (s for s in at.sidebar.select_slider)
+    assert tau1.disabled and tau2.disabled
+    assert "no centroids" in tau1.help and "Gumbel" in tau2.help
+    assert any("deterministic" in i.value for i in at.info)
 
 
-def test_unique_labels():
-    assert unique_labels(["[CLS]", "the", "the"]) == ["0:[CLS]", "1:the", "2:the"]
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"T": "abc"}, "not a number"),
+        ({"T": "5000"}, "outside [1, 1000]"),
+        ({"tau1": "-3"}, "outside"),
+        ({"seed": "1e99"}, "not a number"),
+        ({"ckpt": "nope"}, "not available"),
+        ({"label": "x"}, "not a class number"),
+    ],
+)
+def test_bad_query_parameters_show_a_message_and_the_page_works(params, message):
+    at = open_link(**{**LINK, **params})
+    assert any(message in w.value for w in at.warning), [w.value for w in at.warning]
+    assert at.get("plotly_chart")
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [("", "empty"), ("   ", "empty"), ("zzzz qqqq", "vocabulary")],
+)
+def test_unusable_text_shows_an_error_not_a_traceback(text, message):
+    at = open_link(**{**LINK, "text": text})
+    assert any(message in e.value for e in at.error), [e.value for e in at.error]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "John 😀 is tall 👍🏽 .",
+        "جون طويل john is tall",
+        "<b>john</b> is **tall** <script>x</script>",
+        "john is tall " * 20_000,
+    ],
+)
+def test_odd_and_huge_text_is_handled(text):
+    at = open_link(**{**LINK, "text": text})
+    assert at.get("plotly_chart")
+    if len(text) > 20_000:
+        assert any("first 20,000 are kept" in w.value for w in at.warning)
+        assert any("only its first" in w.value for w in at.warning)
+
+
+def test_submitting_a_typed_sentence_runs_it():
+    at = open_link(**LINK)
+    at.text_area[0].set_value("nora sent the book to london")
+    at.radio[0].set_value("acceptable")
+    at.get("form_submit_button")[0].click().run()
+    assert not at.exception
+    assert "p(acceptable) mean ± variance" in metrics(at)
+    assert "london" in str(at.query_params["text"])
+
+
+def test_bam_and_probtrans_show_their_views():
+    at = open_link(**{**LINK, "ckpt": "cola-bam"})
+    titles = chart_titles(at)
+    assert any(t.startswith("Prior vs posterior attention") for t in titles)
+    assert any(t.startswith("KL(posterior ‖ prior)") for t in titles)
+    at = open_link(**{**LINK, "ckpt": "cola-probtrans"})
+    assert any(t.startswith("Attention before and after EM") for t in chart_titles(at))
+    assert any(m.label.endswith("after EM") for m in at.metric)
+
+
+def test_every_family_explores_without_error():
+    for family in ("trans", "mcdropout", "ensemble", "sto", "bayesformer"):
+        at = open_link(**{**LINK, "ckpt": f"cola-{family}"})
+        assert metrics(at)["Correct / T"].endswith("/ 50"), family
+
+
+def goto_table3(at: AppTest) -> AppTest:
+    at.switch_page("pages/table3.py").run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_table3_on_the_examples_computes_and_offers_the_csv():
+    at = goto_table3(open_link(**{**LINK, "T": "10"}))
+    at.button[0].click().run()
+    assert not at.exception
+    frames = at.dataframe
+    assert len(frames) == 2  # in-domain and out-of-domain
+    assert {s.value for s in at.subheader} >= {"in-domain", "out-of-domain"}
+    table = frames[0].value
+    assert any("correct/T" in c for c in table.columns)
+    assert at.get("download_button")
+
+
+def test_table3_reports_bad_pasted_labels_and_uploads():
+    at = goto_table3(open_link(**LINK))
+    at.radio(key="t3_source").set_value("Paste lines").run()
+    at.text_area(key="t3_pasted").set_value("nora sent the book\tmaybe\njohn is tall\t1").run()
+    assert any("not one of" in w.value for w in at.warning)
+    assert "2 sentence(s)" in " ".join(c.value for c in at.caption)

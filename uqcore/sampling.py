@@ -109,8 +109,20 @@ def _check_args(model: nn.Module, T: int, seed: int, first_sample: int, capture:
         raise ConfigError(f"capture.max_samples must be >= 1 or None, got {capture.max_samples}.")
 
 
+def _chunks(total: int, keep: int, keep_step: int, step: int):
+    """(start, count) chunks of ``total`` samples: the first ``keep`` (whose maps are kept)
+    ``keep_step`` at a time, the rest ``step`` at a time. Chunking never changes a sample."""
+    start = 0
+    while start < total:
+        count = min(keep_step if start < keep else step, total - start)
+        if start < keep:
+            count = min(count, keep - start)
+        yield start, count
+        start += count
+
+
 def rows_per_chunk(
-    model: nn.Module, batch: int, length: int, budget: int, full_rows: bool = True
+    model: nn.Module, batch: int, length: int, budget: int, full_rows: bool = False
 ) -> int:
     """How many samples of a ``batch x length`` input fit ``budget`` bytes of activations.
     ``full_rows``: whether the last layer attends from every token (see widest_query_rows)."""
@@ -168,11 +180,12 @@ def sample(
         else:
             probs = torch.empty(T, batch, cfg.num_classes)  # [T, B, C]
             kl = torch.empty(T, batch) if capture.kl and cfg.family == "bam" else None
+            length = ids.shape[1]
             full_rows = cfg.n_layers - 1 in capture.layers
-            step = rows_per_chunk(model, batch, ids.shape[1], memory_budget, full_rows)
+            step = rows_per_chunk(model, batch, length, memory_budget)  # maps not kept
+            cap_step = rows_per_chunk(model, batch, length, memory_budget, full_rows)
             hint_key = (cfg, fs, tuple(ids.shape))
-            for start in range(0, T, step):
-                count = min(step, T - start)
+            for start, count in _chunks(T, keep if capture.layers else 0, cap_step, step):
                 noise = SampleNoise(
                     seed,
                     first_sample + start,

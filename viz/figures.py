@@ -67,3 +67,128 @@ def attention_heatmap(attn: np.ndarray, tokens: Sequence[str], title: str) -> go
         height=max(380, 160 + 22 * len(tokens)),
     )
     return fig
+
+
+_RED = "#d1495b"
+_CLASS_COLORS = ("#d1495b", "#1f5fbf", "#2e8b57", "#e09f3e")
+_MARGIN = {"l": 10, "r": 10, "t": 60, "b": 10}
+
+
+def prediction_histogram(
+    probs: np.ndarray, names: Sequence[str], target: int, gold: bool
+) -> go.Figure:
+    """Histogram of ``p_t(target)`` over the samples of ``probs [T, C]``, each sample coloured
+    by the class it predicts; the mean is a dashed line. ``gold``: ``target`` is the gold label
+    (else the predicted class)."""
+    probs = np.asarray(probs, dtype=float)  # [T, C]
+    p = probs[:, target]  # [T]
+    pred = probs.argmax(1)  # [T]
+    fig = go.Figure()
+    for c, name in enumerate(names):
+        sel = p[pred == c]
+        fig.add_trace(go.Histogram(
+            x=sel, name=f"predicts {name} ({sel.size})", marker_color=_CLASS_COLORS[c % 4],
+            xbins={"start": 0.0, "end": 1.0 + 1e-9, "size": 0.025}, marker_line_width=0,
+        ))  # fmt: skip
+    fig.add_vline(x=float(p.mean()), line_dash="dash", line_color="#1a1d24",
+                  annotation_text=f"mean {p.mean():.3f}", annotation_position="top")  # fmt: skip
+    role = "gold" if gold else "predicted"
+    fig.update_layout(
+        barmode="stack", title=f"p({names[target]}) per sample ({role} class), T = {p.size}",
+        xaxis_title=f"p({names[target]})", yaxis_title="samples", xaxis_range=[0, 1],
+        legend={"orientation": "h", "y": -0.25}, margin=_MARGIN, height=380,
+    )  # fmt: skip
+    return fig
+
+
+def running_mean_figure(mean: np.ndarray, se: np.ndarray, name: str) -> go.Figure:
+    """The running mean of ``p(name)`` after 1..T samples with a ±2 standard-error band."""
+    t = np.arange(1, mean.size + 1)
+    fig = go.Figure([
+        go.Scatter(x=np.r_[t, t[::-1]], y=np.r_[mean + 2 * se, (mean - 2 * se)[::-1]],
+                   fill="toself", fillcolor="rgba(31,95,191,0.15)", line={"width": 0},
+                   name="±2 standard errors", hoverinfo="skip"),
+        go.Scatter(x=t, y=mean, line={"color": _BLUE}, name="running mean"),
+    ])  # fmt: skip
+    fig.update_layout(
+        title=f"Running mean of p({name}) as samples accumulate", xaxis_title="samples drawn",
+        yaxis_title=f"mean p({name})", yaxis_range=[0, 1], margin=_MARGIN, height=380,
+        legend={"orientation": "h", "y": -0.25},
+    )  # fmt: skip
+    return fig
+
+
+def attention_panels(
+    panels: dict[str, np.ndarray], tokens: Sequence[str], title: str, zmax: float | None = None
+) -> go.Figure:
+    """Side-by-side heat maps (one faceted figure) of ``[L, L]`` matrices, e.g. one sample,
+    the mean and the standard deviation over samples. Rows = queries, columns = keys."""
+    names = list(panels)
+    stack = np.stack([np.asarray(panels[n], dtype=float) for n in names])  # [P, L, L]
+    if stack.shape[1:] != (len(tokens), len(tokens)):
+        raise ValueError(f"maps must be [L, L] with L = {len(tokens)}, got {stack.shape[1:]}.")
+    labels = unique_labels(tokens)
+    fig = px.imshow(
+        stack, x=labels, y=labels, facet_col=0, facet_col_spacing=0.04, zmin=0.0,
+        zmax=zmax if zmax is not None else float(stack.max() or 1.0),
+        color_continuous_scale="Blues", aspect="auto",
+        labels={"x": "key (attended to)", "y": "query", "color": "weight"},
+    )  # fmt: skip
+    for i, name in enumerate(names):
+        fig.layout.annotations[i].text = name
+    fig.update_traces(hovertemplate="query %{y}<br>key %{x}<br>%{z:.3f}<extra></extra>")
+    fig.update_xaxes(tickangle=-45, showticklabels=len(tokens) <= 60)
+    fig.update_yaxes(showticklabels=len(tokens) <= 60)
+    for i in range(2, len(names) + 1):  # token labels once, on the first panel
+        fig.layout[f"yaxis{i}"].showticklabels = False
+    height = max(420, min(900, 200 + 18 * len(tokens)))
+    fig.update_layout(title=title, margin=_MARGIN, height=height)
+    return fig
+
+
+def centroid_panels(
+    sample: np.ndarray, frequency: np.ndarray, tokens: Sequence[str], t: int
+) -> go.Figure:
+    """Token x centroid weights of one sample beside how often each token's largest weight
+    falls on each centroid over the samples. Both ``[L, c]``."""
+    c = sample.shape[1]
+    stack = np.stack([np.asarray(sample, float), np.asarray(frequency, float)])  # [2, L, c]
+    fig = px.imshow(
+        stack, x=[f"centroid {j}" for j in range(c)], y=unique_labels(tokens), facet_col=0,
+        facet_col_spacing=0.08, zmin=0.0, zmax=1.0, color_continuous_scale="Purples",
+        aspect="auto", labels={"x": "centroid", "y": "token", "color": "weight"},
+    )  # fmt: skip
+    fig.layout.annotations[0].text = f"sample {t}: assignment weights P"
+    fig.layout.annotations[1].text = "share of samples assigning the token to it"
+    fig.update_traces(hovertemplate="%{y}<br>%{x}<br>%{z:.3f}<extra></extra>")
+    fig.update_yaxes(showticklabels=len(tokens) <= 60)
+    fig.layout["yaxis2"].showticklabels = False
+    fig.update_layout(margin=_MARGIN, height=max(360, min(900, 160 + 18 * len(tokens))),
+                      title="Centroid assignments of the keys")  # fmt: skip
+    return fig
+
+
+def bar_figure(values: Sequence[float], labels: Sequence[str], title: str, axis: str) -> go.Figure:
+    fig = go.Figure(go.Bar(x=list(labels), y=list(values), marker_color=_BLUE))
+    fig.update_layout(title=title, yaxis_title=axis, margin=_MARGIN, height=320)
+    return fig
+
+
+def prior_posterior_figure(
+    prior: np.ndarray, mean: np.ndarray, samples: np.ndarray, tokens: Sequence[str], query: str
+) -> go.Figure:
+    """BAM, one query row over the keys: the contextual prior ``prior [L]``, the posterior mean
+    ``mean [L]`` and a few posterior samples ``samples [S, L]``."""
+    labels = unique_labels(tokens)
+    fig = go.Figure()
+    fig.add_trace(go.Bar(x=labels, y=prior, name="prior π (keys only)", marker_color="#e09f3e"))
+    fig.add_trace(go.Bar(x=labels, y=mean, name="posterior mean", marker_color=_BLUE))
+    for i, row in enumerate(samples):
+        fig.add_trace(go.Scatter(x=labels, y=row, mode="markers", name=f"sample {i}",
+                                 marker={"color": _RED, "size": 6, "opacity": 0.6},
+                                 showlegend=i == 0))  # fmt: skip
+    fig.update_layout(barmode="group", title=f"Prior vs posterior attention of query {query}",
+                      yaxis_title="attention weight", margin=_MARGIN, height=380,
+                      legend={"orientation": "h", "y": -0.3})  # fmt: skip
+    fig.update_xaxes(tickangle=-45, showticklabels=len(tokens) <= 60)
+    return fig

@@ -1,0 +1,98 @@
+"""Table 3: per-sentence statistics for one or several checkpoints, grouped by domain."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from ui import cached, sidebar
+from ui.catalog import display_name, label_names, presets
+from ui.compute import Overrides, table3_record
+from ui.inputs import MAX_ROWS, parse_csv, parse_lines
+from uqcore.data import EVAL_SUBSETS, load_eval_subset
+
+view, info = sidebar.current()
+st.title("Table 3: how sure is each model, sentence by sentence?")
+st.caption("The paper's Table 3: for each sentence, the mean ± variance over T samples of the "
+           "probability of the gold label, and how many of the T samples are correct. T, seed "
+           "and temperatures come from the sidebar.")  # fmt: skip
+if info is None:
+    st.info("No checkpoint available: train one (`python -m uqcore.train`) and reload.")
+    st.stop()
+names = label_names(info)
+same_task = [i for i in cached.catalog(cached.root()) if i.task == info.task]
+chosen = st.multiselect("Checkpoints", [i.name for i in same_task], default=[info.name],
+                        format_func=lambda n: display_name(next(i for i in same_task
+                                                                if i.name == n)))  # fmt: skip
+source = st.radio("Sentences", ("Examples", "Paste lines", "Upload CSV", "Random sample"),
+                  horizontal=True, key="t3_source")  # fmt: skip
+rows, problems = [], []
+if source == "Examples":
+    rows = [(p.text, p.label, p.domain) for p in presets(info.task)]
+elif source == "Paste lines":
+    pasted = st.text_area("One sentence per line; optionally `sentence<TAB>label<TAB>domain`",
+                          key="t3_pasted", height=140)  # fmt: skip
+    rows, problems = parse_lines(pasted, names)
+elif source == "Upload CSV":
+    up = st.file_uploader("CSV with a `sentence` column (optional `label`, `domain`)",
+                          type=["csv"], key="t3_upload")  # fmt: skip
+    if up is not None:
+        try:
+            rows, problems = parse_csv(up.getvalue(), names)
+        except ValueError as exc:
+            st.error(str(exc), icon="✋")
+else:
+    n = st.number_input("Sentences per domain", 1, MAX_ROWS // 2, 5, key="t3_n")
+    for subset, domain in EVAL_SUBSETS.items():
+        if subset.startswith(("cola",) if info.task == "cola" else ("imdb", "cr")):
+            split = load_eval_subset(subset)
+            pick = np.random.default_rng(view.seed).choice(len(split), min(n, len(split)), False)
+            label = "in-domain" if domain == "test" else "out-of-domain"
+            rows += [(split.texts[i], int(split.labels[i]), label) for i in sorted(pick)]
+for problem in problems[:10]:
+    st.warning(problem)
+if not rows or not chosen:
+    st.info("Add sentences and pick at least one checkpoint to fill the table.")
+    st.stop()
+st.caption(f"{len(rows)} sentence(s) × {len(chosen)} checkpoint(s), T = {view.T}, "
+           f"seed {view.seed}.")  # fmt: skip
+ov = tuple(Overrides(view.tau1, view.tau2, view.noise, view.bam, view.em, view.dropout).__dict__
+           .values())  # fmt: skip
+request = (tuple(rows), tuple(chosen), view.T, view.seed, ov)
+if st.button("Compute the table", type="primary"):
+    st.session_state["t3_request"] = request
+if st.session_state.get("t3_request") != request:  # computed on demand, kept across reruns
+    st.stop()
+bar = st.progress(0.0, "Sampling…")
+records, total = [], len(rows) * len(chosen)
+for c, name in enumerate(chosen):
+    own = ov if name == info.name else (None,) * len(ov)  # overrides belong to the sidebar's
+    for i, (text, label, domain) in enumerate(rows):
+        records.append(table3_record(
+            lambda t, n=name, o=own: cached.probs(n, cached.root(), t, view.T, view.seed, o),
+            name, text, label, domain))  # fmt: skip
+        done = c * len(rows) + i + 1
+        bar.progress(done / total, f"{name}: {done} of {total}")
+bar.empty()
+frame = pd.DataFrame(records)
+frame["gold"] = frame["gold"].map(lambda g: "" if g is None or pd.isna(g) else names[int(g)])
+ok = frame[frame["error"] == ""]
+if len(ok) < len(frame):
+    st.warning(f"{len(frame) - len(ok)} row(s) could not be read: "
+               + frame.loc[frame["error"] != "", "error"].iloc[0])  # fmt: skip
+if ok.empty:
+    st.stop()
+cells = ok.assign(
+    stat=[f"{m:.2f} ± {v:.3f}" for m, v in zip(ok["p_mean"], ok["p_var"], strict=True)],
+    corr=[f"{c}/{t}" for c, t in zip(ok["correct"], ok["T"], strict=True)],
+)
+for domain, part in cells.groupby("domain", sort=False):
+    st.subheader(domain)
+    wide = part.pivot_table(index=["sentence", "gold"], columns="checkpoint",
+                            values=["stat", "corr"], aggfunc="first", sort=False)  # fmt: skip
+    wide.columns = [f"{ck}: {'p(gold) mean ± var' if what == 'stat' else 'correct/T'}"
+                    for what, ck in wide.columns]  # fmt: skip
+    st.dataframe(wide.reset_index(), hide_index=True, width="stretch")
+st.download_button("Download the table (CSV)", frame.to_csv(index=False),
+                   f"table3-{info.task}-T{view.T}-seed{view.seed}.csv", "text/csv")  # fmt: skip

@@ -1,0 +1,34 @@
+"""Tiny trained-shape checkpoints for the app tests (fast, independent of assets/)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+
+from ui.catalog import presets
+from uqcore.checkpoint import save_checkpoint
+from uqcore.config import AttentionConfig, ModelConfig
+from uqcore.model import build_model
+from uqcore.vocab import Vocab
+
+FAMILIES = ("trans", "mcdropout", "ensemble", "sto", "hsto", "bam", "bayesformer", "probtrans")
+
+
+def make_checkpoints(root: Path) -> Path:
+    """``cola-<family>`` for every family: 2 layers, width 16, vocabulary of the presets."""
+    texts = [p.text for p in presets("cola")] + ["a great movie", "the film was dull"]
+    vocab = Vocab.build(texts, max_size=500)
+    for family in FAMILIES:
+        cfg = ModelConfig(
+            family=family, vocab_size=len(vocab), n_layers=2, n_heads=2, d_model=16, d_ff=32,
+            max_len=64, dropout=0.1, ensemble_size=3 if family == "ensemble" else 1,
+            attention=AttentionConfig(n_centroids=3, tau2=2.0, em_iterations=2),
+        )  # fmt: skip
+        torch.manual_seed(0)
+        model = build_model(cfg)
+        training = {"task": "cola", "family": family, "label_names": ["unacceptable", "acceptable"],
+                    "splits": {"train": 10, "dev": 2, "test": 2, "ood": 2}}  # fmt: skip
+        save_checkpoint(root / f"cola-{family}", model, cfg, vocab, training=training,
+                        card=f"# cola-{family}\n\nA tiny untrained test model.\n")  # fmt: skip
+    return root

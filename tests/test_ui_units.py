@@ -1,0 +1,58 @@
+"""The app's plain helpers: URL state parsing and user-supplied sentences."""
+
+from __future__ import annotations
+
+import pytest
+
+from ui.inputs import MAX_ROWS, parse_csv, parse_lines
+from ui.state import MAX_T, ViewState, parse, to_params
+
+NAMES = ("unacceptable", "acceptable")
+
+
+def test_state_round_trips_through_the_url():
+    state = ViewState(
+        ckpt="cola-hsto",
+        text="John is tall.",
+        label=0,
+        T=77,
+        seed=5,
+        tau1=0.123456789,
+        tau2=40.0,
+        noise=0.5,
+        bam="mean",
+        em=3,
+        dropout=0.2,
+    )
+    back, notes = parse(to_params(state), ["cola-hsto"], None)
+    assert back == state and notes == []
+
+
+def test_missing_values_take_defaults_and_bad_ones_are_explained():
+    state, notes = parse({"T": "0", "seed": "-4", "tau2": "nan", "noise": "9", "em": "x"},
+                         ["a"], "a")  # fmt: skip
+    assert state.ckpt == "a" and state.T == 1 and state.seed == 0
+    assert state.tau2 is None and state.noise == 5.0 and state.em is None
+    assert len(notes) == 5
+    state, notes = parse({"T": str(10 * MAX_T), "text": "x" * 30_000}, [], None)
+    assert state.T == MAX_T and len(state.text) == 20_000 and len(notes) == 2
+
+
+def test_pasted_lines_with_labels_names_and_domains():
+    rows, problems = parse_lines("a b\t1\nc d\tacceptable\tood\n\n\tx\ne f\tmaybe", NAMES)
+    assert rows == [("a b", 1, "pasted"), ("c d", 1, "ood"), ("e f", None, "pasted")]
+    assert len(problems) == 2
+
+
+def test_csv_uploads():
+    rows, problems = parse_csv(b"Sentence,label,domain\nhello there,0,id\n,1,id\nbye,2,ood\n",
+                               NAMES)  # fmt: skip
+    assert rows == [("hello there", 0, "id"), ("bye", None, "ood")] and len(problems) == 2
+    with pytest.raises(ValueError, match="'sentence'"):
+        parse_csv(b"words,label\nhi,1\n", NAMES)
+    with pytest.raises(ValueError, match="not a readable CSV"):
+        parse_csv(b"\xff\xfe\x00garbage\x00", NAMES)
+    with pytest.raises(ValueError, match="limit"):
+        parse_csv(b"sentence\n" + b"x\n" * 2_000_000, NAMES)
+    many, notes = parse_csv(("sentence\n" + "a\n" * (MAX_ROWS + 5)).encode(), NAMES)
+    assert len(many) == MAX_ROWS and "first" in notes[-1]

@@ -1,0 +1,1 @@
+"""Streamlit-side helpers of the app: state, sidebar, caches, page views (no model code)."""

@@ -1,0 +1,55 @@
+"""Streamlit caches around the library: checkpoints are loaded once per server process and
+shared read-only by every session (sampling never mutates a model); results are cached by the
+plain values that determine them, so a reload or a shared link is served from the cache with
+the same numbers."""
+
+from __future__ import annotations
+
+import os
+
+import streamlit as st
+
+from ui import compute
+from uqcore.checkpoint import Checkpoint
+from uqcore.registry import CHECKPOINT_ENV, DEFAULT_CHECKPOINT_DIR, CheckpointInfo
+from uqcore.registry import list_checkpoints as _list
+from uqcore.registry import load as _load
+from uqcore.runtime import tune_cpu
+
+
+@st.cache_resource
+def tune_once() -> dict:
+    """Threads and allocator, once per server process (the script reruns on every click)."""
+    return tune_cpu(2)
+
+
+def root() -> str:
+    return os.environ.get(CHECKPOINT_ENV) or str(DEFAULT_CHECKPOINT_DIR)
+
+
+@st.cache_data(ttl=60, show_spinner=False)
+def catalog(folder: str) -> list[CheckpointInfo]:
+    """Readable checkpoints of ``folder`` (broken ones are left out; see ``broken``)."""
+    return [i for i in _list(folder) if not i.error]
+
+
+@st.cache_data(ttl=60, show_spinner=False)
+def broken(folder: str) -> list[tuple[str, str]]:
+    return [(i.name, i.error) for i in _list(folder) if i.error]
+
+
+@st.cache_resource(max_entries=12, show_spinner="Loading the checkpoint…")
+def checkpoint(name: str, folder: str) -> Checkpoint:
+    return _load(name, folder)
+
+
+@st.cache_data(max_entries=48, show_spinner=False)
+def explore(name: str, folder: str, text: str, T: int, seed: int, ov: tuple) -> dict:
+    """:func:`ui.compute.explore` cached by value (``ov``: the Overrides fields as a tuple)."""
+    return compute.explore(checkpoint(name, folder), text, T, seed, compute.Overrides(*ov))
+
+
+@st.cache_data(max_entries=4096, show_spinner=False)
+def probs(name: str, folder: str, text: str, T: int, seed: int, ov: tuple):
+    """:func:`ui.compute.explore_probs` cached by value: class probabilities ``[T, C]``."""
+    return compute.explore_probs(checkpoint(name, folder), text, T, seed, compute.Overrides(*ov))
