@@ -15,8 +15,9 @@ from uqcore.vocab import Vocab
 FAMILIES = ("trans", "mcdropout", "ensemble", "sto", "hsto", "bam", "bayesformer", "probtrans")
 
 
-def make_checkpoints(root: Path) -> Path:
-    """``cola-<family>`` for every family: 2 layers, width 16, vocabulary of the presets."""
+def make_checkpoints(root: Path, prefix: str = "cola") -> Path:
+    """``<prefix>-<family>`` for every family (task CoLA, untrained): 2 layers, width 16,
+    a vocabulary of the CoLA presets."""
     texts = [p.text for p in presets("cola")] + ["a great movie", "the film was dull"]
     vocab = Vocab.build(texts, max_size=500)
     for family in FAMILIES:
@@ -29,6 +30,6 @@ def make_checkpoints(root: Path) -> Path:
         model = build_model(cfg)
         training = {"task": "cola", "family": family, "label_names": ["unacceptable", "acceptable"],
                     "splits": {"train": 10, "dev": 2, "test": 2, "ood": 2}}  # fmt: skip
-        save_checkpoint(root / f"cola-{family}", model, cfg, vocab, training=training,
-                        card=f"# cola-{family}\n\nA tiny untrained test model.\n")  # fmt: skip
+        save_checkpoint(root / f"{prefix}-{family}", model, cfg, vocab, training=training,
+                        card=f"# {prefix}-{family}\n\nA tiny untrained test model.\n")  # fmt: skip
     return root

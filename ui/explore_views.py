@@ -16,8 +16,8 @@ PLOT_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "
 
 
 def sig(x: float, digits: int = 2) -> str:
-    """``x`` with ``digits`` significant digits and no exponent: 0.00041, 0.12, 0."""
-    return np.format_float_positional(x, precision=digits, fractional=False, trim="-")
+    """``x`` with ``digits`` significant digits, short: 0.0046, 0.12, 4.1e-06, 0."""
+    return "0" if x == 0 else f"{x:.{digits}g}"
 
 
 def chart(fig, key: str) -> None:
@@ -50,7 +50,7 @@ def predictions(res: dict, names: tuple[str, ...], label: int | None) -> dict:
     s = summary(res["probs"], label)
     gold = label is not None
     target = names[s["target"]]
-    c1, c2, c3, c4 = st.columns(4)
+    c1, c2, c3, c4 = st.columns([1.5, 1, 1, 1])
     c1.metric(f"p({target}) mean ± variance", f"{s['p_mean']:.3f} ± {sig(s['p_var'])}",
               help="Mean and variance over the T samples of the probability of the "
               + ("gold label (the paper's Table 3 'Prob. Corr.')." if gold else

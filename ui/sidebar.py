@@ -43,9 +43,11 @@ def init_session(infos: list[CheckpointInfo], params) -> list[str]:
     return notes
 
 
-def _reset_widgets(state: S.ViewState, info: CheckpointInfo | None) -> None:
-    """Put ``state`` (overrides filled with the checkpoint's values) into the widget keys."""
-    st.session_state["ckpt"] = state.ckpt
+def _reset_widgets(state: S.ViewState, info: CheckpointInfo | None, ckpt: bool = True) -> None:
+    """Put ``state`` (overrides filled with the checkpoint's values) into the widget keys
+    (``ckpt=False`` once the checkpoint picker exists in this run: it owns its key)."""
+    if ckpt:
+        st.session_state["ckpt"] = state.ckpt
     st.session_state["T"] = state.T
     st.session_state["seed"] = state.seed
     if info is None:
@@ -86,7 +88,7 @@ def render(infos: list[CheckpointInfo]) -> tuple[S.ViewState, CheckpointInfo | N
     own = _trained(info)
     if st.session_state.pop("_new_ckpt", False) or "tau1" not in st.session_state:
         view = st.session_state.get("view", S.ViewState())
-        _reset_widgets(S.ViewState(ckpt=info.name, T=view.T, seed=view.seed), info)
+        _reset_widgets(S.ViewState(ckpt=info.name, T=view.T, seed=view.seed), info, ckpt=False)
     _model_card(sb, info)
 
     family, title = info.family, FAMILY_TITLES.get(info.family, info.family)

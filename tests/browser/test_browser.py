@@ -1,0 +1,139 @@
+"""Browser tests: the flows a user clicks through, in Chromium against a real server."""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+
+from ui.compute import Overrides
+
+MUST_SHOW = ("/?ckpt=cola-hsto&text=John%20is%20tall%20on%20several%20occasions."
+             "&label=0&T=50&seed=1")  # fmt: skip
+IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
+
+
+def settle(page) -> None:
+    """Wait until the script has finished its rerun."""
+    page.wait_for_timeout(400)
+    page.wait_for_selector(IDLE)
+    page.wait_for_timeout(300)
+
+
+def metric_values(page) -> list[str]:
+    return page.locator('[data-testid="stMetricValue"]').all_inner_texts()
+
+
+def chart_titles(page) -> list[str]:
+    return page.locator(".js-plotly-plot .gtitle").all_text_contents()
+
+
+def open_view(page, server: str, path: str) -> None:
+    page.goto(server + path)
+    page.wait_for_selector('[data-testid="stMetricValue"]')
+    settle(page)
+
+
+def test_a_shared_link_shows_every_view_and_reloads_identically(tab, server, shots):
+    open_view(tab, server, MUST_SHOW)
+    tab.wait_for_selector(".js-plotly-plot")
+    titles = chart_titles(tab)
+    assert any(t.startswith("p(unacceptable) per sample") for t in titles), titles
+    assert any(t.startswith("Attention, layer") for t in titles), titles
+    assert "Centroid assignments of the keys" in titles
+    values = metric_values(tab)
+    assert values[1].endswith("/ 50")
+    tab.screenshot(path=str(shots / "explore-cola-hsto.png"), full_page=True)
+    tab.reload()
+    tab.wait_for_selector('[data-testid="stMetricValue"]')
+    settle(tab)
+    assert metric_values(tab) == values
+
+
+def test_typing_a_sentence_and_submitting_updates_the_view_and_the_link(tab, server):
+    open_view(tab, server, MUST_SHOW)
+    before = metric_values(tab)
+    box = tab.get_by_role("textbox", name="Text")
+    box.fill("nora sent the book to london")
+    tab.get_by_text("acceptable", exact=True).click()
+    tab.get_by_role("button", name="Sample", exact=True).click()
+    settle(tab)
+    assert metric_values(tab) != before
+    assert parse_qs(urlparse(tab.url).query)["text"] == ["nora sent the book to london"]
+    assert tab.get_by_text("p(acceptable) mean ± variance").count() == 1
+
+
+def test_sidebar_settings_change_the_numbers_and_the_link(tab, server):
+    open_view(tab, server, MUST_SHOW)
+    before = metric_values(tab)
+    seed = tab.get_by_role("spinbutton", name="Seed")
+    seed.fill("7")
+    seed.press("Enter")
+    settle(tab)
+    assert parse_qs(urlparse(tab.url).query)["seed"] == ["7"]
+    assert metric_values(tab) != before
+
+
+def choose_checkpoint(page, name: str) -> None:
+    page.locator('[data-testid="stSidebar"] [data-testid="stSelectbox"]').first.click()
+    page.get_by_role("option").filter(has_text=f"({name})").click()
+    settle(page)
+
+
+@pytest.mark.parametrize(
+    ("name", "heading"),
+    [
+        ("tiny-bam", "Prior versus posterior attention"),
+        ("tiny-hsto", "Centroid assignments"),
+        ("tiny-probtrans", "Before and after EM key adaptation"),
+    ],
+)
+def test_switching_checkpoints_shows_the_family_views(tab, server, shots, name, heading):
+    open_view(tab, server, MUST_SHOW)
+    choose_checkpoint(tab, name)
+    tab.screenshot(path=str(shots / f"explore-{name}.png"), full_page=True)
+    tab.get_by_role("heading", name=heading).wait_for(timeout=30_000)
+    assert parse_qs(urlparse(tab.url).query)["ckpt"] == [name]
+    tab.screenshot(path=str(shots / f"explore-{name}.png"), full_page=True)
+
+
+def test_table3_on_the_examples_downloads_a_csv(tab, server, shots):
+    open_view(tab, server, MUST_SHOW)
+    tab.get_by_role("link", name="Table 3").click()
+    tab.get_by_role("button", name="Compute the table").click()
+    tab.get_by_role("heading", name="out-of-domain").wait_for()
+    settle(tab)
+    tab.screenshot(path=str(shots / "table3.png"), full_page=True)
+    with tab.expect_download() as info:
+        tab.get_by_role("button", name="Download the table (CSV)").click()
+    text = open(info.value.path(), encoding="utf-8").read()
+    header = text.splitlines()[0]
+    assert "sentence" in header and "p_mean" in header and "correct" in header
+    assert len(text.splitlines()) == 11  # the 10 CoLA examples of the paper's Table 3
+
+
+def test_concurrent_sessions_get_their_own_numbers(chrome, server, served_folder):
+    """Two sessions load at the same time with different seeds (values not cached yet); each
+    shows what the library computes for its own link in this test process."""
+    from ui.compute import explore, summary
+    from uqcore.registry import load
+
+    links = {s: MUST_SHOW.replace("seed=1", f"seed={s}").replace("T=50", "T=37") for s in (3, 4)}
+    contexts = {s: chrome.new_context() for s in links}
+    pages = {s: c.new_page() for s, c in contexts.items()}
+    for s, pg in pages.items():  # start both loads before waiting on either
+        pg.set_default_timeout(90_000)
+        pg.goto(server + links[s], wait_until="commit")
+    shown = {}
+    for s, pg in pages.items():
+        pg.wait_for_selector('[data-testid="stMetricValue"]')
+        settle(pg)
+        shown[s] = metric_values(pg)
+        contexts[s].close()
+    ck = load("cola-hsto", served_folder)
+    for s, values in shown.items():
+        res = explore(ck, "John is tall on several occasions.", 37, s, Overrides())
+        stats = summary(res["probs"], 0)
+        assert values[0].startswith(f"{stats['p_mean']:.3f} ± ")
+        assert values[1] == f"{stats['correct']} / 37"
+    assert shown[3] != shown[4]
