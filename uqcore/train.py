@@ -134,7 +134,7 @@ def run(tc: TrainConfig, quiet: bool = False) -> Path:
             "metric": data.metric, "data_source": data.source, "members": history,
             "splits": {s: len(getattr(data, s)) for s in ("train", "dev", "test", "ood")},
             "config": tc.to_dict(), "seconds": round(time.time() - started, 1),
-            "command": " ".join(sys.argv),
+            "command": "python -m uqcore.train " + " ".join(sys.argv[1:]),
         }  # fmt: skip
         dtype = torch.float16 if tc.save_dtype == "float16" else None
         save_checkpoint(out, model.cpu(), cfg, vocab, training=training, card=_card(tc, history),
