@@ -11,6 +11,7 @@ from ui.compute import Overrides
 MUST_SHOW = ("/?ckpt=cola-hsto&text=John%20is%20tall%20on%20several%20occasions."
              "&label=0&T=50&seed=1")  # fmt: skip
 IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
+pytestmark = pytest.mark.browser
 
 
 def settle(page) -> None:

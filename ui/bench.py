@@ -1,0 +1,84 @@
+"""App benchmark: ``python -m ui.bench [--ckpt cola-hsto] [--repeats 3]``.
+
+Prints, for the explore page on a CoLA checkpoint:
+* the server-side time of one script run from a submitted link to every figure built, at
+  T = 100 (caches cleared before each run, so the sampling is included; best and median of
+  ``--repeats``), split into the sampling call and the rest (figures, widgets);
+* the peak resident memory (VmHWM) of a fresh process serving the same link at T = 1000.
+Each measurement runs the real app script under ``streamlit.testing`` (no browser: network and
+rendering time are not included). Figures only; nothing here passes or fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+TEXT = "John is tall on several occasions."
+
+
+def _run_once(ckpt: str, T: int) -> dict:
+    """One cold script run in this process; returns seconds and the sampling's own seconds."""
+    import streamlit as st
+    from streamlit.testing.v1 import AppTest
+
+    st.cache_data.clear()
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=600)
+    for key, value in {"ckpt": ckpt, "text": TEXT, "label": "0", "T": str(T), "seed": "1"}.items():
+        at.query_params[key] = value
+    started = time.perf_counter()
+    at.run()
+    total = time.perf_counter() - started
+    if at.exception:
+        raise RuntimeError(str(at.exception))
+    charts = len(at.get("plotly_chart"))
+    caption = next(c.value for c in at.caption if c.value.startswith("Computed in"))
+    sampling = float(caption.split()[2])
+    return {"seconds": total, "sampling_seconds": sampling, "charts": charts}
+
+
+def _peak_rss_mb() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m ui.bench", description=__doc__.splitlines()[0])
+    p.add_argument("--ckpt", default="cola-hsto")
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--child-T", type=int, help=argparse.SUPPRESS)  # internal: one cold run
+    args = p.parse_args(argv)
+    if args.child_T:
+        out = _run_once(args.ckpt, args.child_T)
+        out["peak_rss_mb"] = _peak_rss_mb()
+        print(json.dumps(out))
+        return 0
+    _run_once(args.ckpt, 100)  # warm-up: imports, checkpoint load (cache_resource), allocator
+    runs = [_run_once(args.ckpt, 100) for _ in range(args.repeats)]
+    secs = sorted(r["seconds"] for r in runs)
+    samp = sorted(r["sampling_seconds"] for r in runs)
+    print(f"explore page, {args.ckpt}, T=100, server side, cold cache, {args.repeats} runs:")
+    print(f"  submit -> all {runs[0]['charts']} figures built: best {secs[0]:.3f} s, "
+          f"median {statistics.median(secs):.3f} s")  # fmt: skip
+    print(f"  of which sampling (uqcore): best {samp[0]:.3f} s, median "
+          f"{statistics.median(samp):.3f} s")  # fmt: skip
+    child = subprocess.run(
+        [sys.executable, "-m", "ui.bench", "--ckpt", args.ckpt, "--child-T", "1000"],
+        cwd=ROOT, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    big = json.loads(child.stdout.strip().splitlines()[-1])
+    print(f"explore page, {args.ckpt}, T=1000, fresh process: {big['seconds']:.2f} s (incl. "
+          f"the checkpoint load), peak RSS {big['peak_rss_mb']:.0f} MB")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
