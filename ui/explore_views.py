@@ -93,14 +93,31 @@ def attention(res: dict, n_layers: int, n_heads: int) -> None:
     head = c2.selectbox("Head", range(n_heads), key="att_head")
     t = c3.slider("Sample", 0, kept - 1, 0, key="att_sample", disabled=kept == 1) if kept > 1 \
         else 0  # fmt: skip
-    maps = res["maps"][layer]["attention"][:, head].astype(np.float32)  # [Tc, L, L]
+    lo, hi = token_window(len(tokens), "att_window")
+    maps = res["maps"][layer]["attention"][:, head, lo:hi, lo:hi].astype(np.float32)  # [Tc,W,W]
     panels = {f"sample {t}": maps[t], f"mean of {kept}": maps.mean(0),
               f"std of {kept}": maps.std(0)}  # fmt: skip
-    chart(F.attention_panels(panels, tokens, f"Attention, layer {layer}, head {head}"), "attention")
+    title = f"Attention, layer {layer}, head {head}"
+    if hi - lo < len(tokens):
+        title += f", tokens {lo}-{hi - 1} of {len(tokens)}"
+    chart(F.attention_panels(panels, tokens[lo:hi], title), "attention")
     more = f" Maps are kept for the first {kept} samples." if kept < len(res["probs"]) else ""
     st.caption("Row = the token that attends (query), column = the token it reads (key); each "
                "row sums to 1. The standard-deviation map shows where the samples disagree." +
                more)  # fmt: skip
+
+
+WINDOW = 64  # tokens shown at once in the token x token maps (a 512-token map is unreadable)
+
+
+def token_window(n: int, key: str) -> tuple[int, int]:
+    """``(lo, hi)`` of the tokens shown: all of them up to WINDOW, else a window the user moves
+    (the rows keep summing to 1 over all keys; the window only crops the picture)."""
+    if n <= WINDOW:
+        return 0, n
+    start = st.slider(f"First token shown (a window of {WINDOW} of the {n} tokens)", 0,
+                      n - WINDOW, 0, step=8, key=key)  # fmt: skip
+    return start, start + WINDOW
 
 
 @st.fragment
@@ -113,7 +130,8 @@ def centroids(res: dict, n_layers: int) -> None:
     kept = p.shape[0]
     t = c3.slider("Sample", 0, kept - 1, 0, key="cen_sample") if kept > 1 else 0
     hits = np.eye(p.shape[-1])[p[:, head].argmax(-1)].mean(0)  # [L, c] share of samples
-    chart(F.centroid_panels(p[t, head], hits, tokens, t), "centroids")
+    lo, hi = token_window(len(tokens), "cen_window")
+    chart(F.centroid_panels(p[t, head, lo:hi], hits[lo:hi], tokens[lo:hi], t), "centroids")
     usage = p[:, head].mean((0, 1))  # [c]
     chart(F.bar_figure(usage, [f"centroid {j}" for j in range(usage.size)],
                        "Centroid usage (mean weight over tokens and samples)", "mean weight"),
@@ -163,10 +181,11 @@ def probtrans(res: dict, n_layers: int, names: tuple[str, ...]) -> None:
     if "attention_before_em" not in m:
         st.info("EM iterations are 0: the keys are not adapted. Raise them in the sidebar.")
         return
-    before = m["attention_before_em"][0, head].astype(np.float32)
-    after = m["attention"][0, head].astype(np.float32)
+    lo, hi = token_window(len(tokens), "em_window")
+    before = m["attention_before_em"][0, head, lo:hi, lo:hi].astype(np.float32)
+    after = m["attention"][0, head, lo:hi, lo:hi].astype(np.float32)
     chart(F.attention_panels({"trained keys (prior)": before, "after EM (posterior)": after,
-                              "difference": np.abs(after - before)}, tokens,
+                              "difference": np.abs(after - before)}, tokens[lo:hi],
                              f"Attention before and after EM, layer {layer}, head {head}"),
           "em")  # fmt: skip
     if res["probs_before_em"] is not None:
