@@ -22,6 +22,17 @@ if notes:
 pages = [
     st.Page("pages/explore.py", title="Explore a sentence", icon=":material/search:", default=True),
     st.Page("pages/table3.py", title="Table 3", icon=":material/table:", url_path="table3"),
+    st.Page("pages/results.py", title="Results", icon=":material/monitoring:", url_path="results"),
+    st.Page(
+        "pages/errors.py", title="Error analysis", icon=":material/troubleshoot:", url_path="errors"
+    ),
+    st.Page(
+        "pages/compare.py", title="Compare methods", icon=":material/compare:", url_path="compare"
+    ),
+    st.Page(
+        "pages/sweep.py", title="Temperature sweep", icon=":material/thermostat:", url_path="sweep"
+    ),
+    st.Page("pages/learn.py", title="Learn", icon=":material/school:", url_path="learn"),
 ]
 nav = st.navigation(pages)
 st.sidebar.title("Stochastic Attention Explorer")

@@ -49,7 +49,7 @@ def explore(name: str, folder: str, text: str, T: int, seed: int, ov: tuple) -> 
     return compute.explore(checkpoint(name, folder), text, T, seed, compute.Overrides(*ov))
 
 
-@st.cache_data(max_entries=4096, show_spinner=False)
+@st.cache_data(max_entries=100_000, show_spinner=False)
 def probs(name: str, folder: str, text: str, T: int, seed: int, ov: tuple):
     """:func:`ui.compute.explore_probs` cached by value: class probabilities ``[T, C]``."""
     return compute.explore_probs(checkpoint(name, folder), text, T, seed, compute.Overrides(*ov))

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.express as px
 import plotly.graph_objects as go
+from plotly.subplots import make_subplots
 
 _BLUE = "#1f5fbf"  # the theme's primaryColor (.streamlit/config.toml)
 
@@ -191,4 +192,113 @@ def prior_posterior_figure(
                       yaxis_title="attention weight", margin=_MARGIN, height=380,
                       legend={"orientation": "h", "y": -0.3})  # fmt: skip
     fig.update_xaxes(tickangle=-45, showticklabels=len(tokens) <= 60)
+    return fig
+
+
+def reliability_figure(curves: dict) -> go.Figure:
+    """Reliability diagram: per checkpoint, accuracy against mean confidence of each non-empty
+    bin (``curves``: name -> uqcore.stats.ReliabilityData); the diagonal is perfect calibration."""
+    fig = go.Figure(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name="perfect calibration",
+                               line={"dash": "dot", "color": "#888"}))  # fmt: skip
+    for i, (name, rd) in enumerate(curves.items()):
+        keep = rd.count > 0
+        fig.add_trace(go.Scatter(
+            x=rd.confidence[keep], y=rd.accuracy[keep], mode="lines+markers", name=name,
+            marker={"size": 4 + 10 * np.sqrt(rd.count[keep] / rd.count.max())},
+            line={"color": _CLASS_COLORS[(i + 1) % 4] if i < 4 else None},
+            customdata=rd.count[keep], hovertemplate="confidence %{x:.2f}<br>accuracy %{y:.2f}"
+            "<br>%{customdata} examples<extra></extra>",
+        ))  # fmt: skip
+    fig.update_layout(title="Reliability diagram (in-domain, 15 bins; marker size = examples)",
+                      xaxis_title="mean confidence (max probability)", yaxis_title="accuracy",
+                      xaxis_range=[0.45, 1.0], yaxis_range=[0, 1.02], margin=_MARGIN,
+                      height=420, legend={"orientation": "h", "y": -0.25})  # fmt: skip
+    return fig
+
+
+def roc_figure(curves: dict, score: str) -> go.Figure:
+    """ROC curves of OOD detection (OOD = positive); ``curves``: name -> dict with fpr, tpr,
+    auroc."""
+    fig = go.Figure(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name="chance",
+                               line={"dash": "dot", "color": "#888"}))  # fmt: skip
+    for name, c in curves.items():
+        fig.add_trace(go.Scatter(x=c["fpr"], y=c["tpr"], mode="lines",
+                                 name=f"{name} (AUROC {c['auroc']:.3f})"))  # fmt: skip
+    fig.update_layout(
+        title=f"Out-of-domain detection by {score}",
+        xaxis_title="false positive rate (in-domain flagged)",
+        yaxis_title="true positive rate (OOD flagged)",
+        margin=_MARGIN,
+        height=420,
+        legend={"orientation": "h", "y": -0.25},
+    )
+    return fig
+
+
+def domain_histograms(values: dict, label: str, title: str) -> go.Figure:
+    """Overlaid, normalised histograms of one uncertainty score per domain
+    (``values``: domain -> 1-D array)."""
+    fig = go.Figure()
+    for i, (domain, v) in enumerate(values.items()):
+        fig.add_trace(go.Histogram(x=np.asarray(v, float), name=f"{domain} ({len(v)})",
+                                   histnorm="probability", opacity=0.6, nbinsx=40,
+                                   marker_color=(_BLUE, "#e09f3e")[i % 2]))  # fmt: skip
+    fig.update_layout(barmode="overlay", title=title, xaxis_title=label,
+                      yaxis_title="share of examples", margin=_MARGIN, height=380,
+                      legend={"orientation": "h", "y": -0.25})  # fmt: skip
+    return fig
+
+
+def compare_histograms(samples: dict, name: str) -> go.Figure:
+    """One histogram of ``p(name)`` per checkpoint on a shared [0, 1] axis (``samples``:
+    checkpoint -> [T] array), stacked vertically so their spreads compare at a glance."""
+    n = len(samples)
+    fig = make_subplots(rows=n, cols=1, shared_xaxes=True, vertical_spacing=0.02,
+                        subplot_titles=list(samples))  # fmt: skip
+    for i, p in enumerate(samples.values(), start=1):
+        fig.add_trace(go.Histogram(x=np.asarray(p, float), xbins={"start": 0, "end": 1.0001,
+                                   "size": 0.02}, marker_color=_BLUE, showlegend=False,
+                                   marker_line_width=0), row=i, col=1)  # fmt: skip
+    fig.update_xaxes(range=[0, 1])
+    fig.update_xaxes(title_text=f"p({name})", row=n, col=1)
+    fig.update_layout(title=f"p({name}) per sample, one row per checkpoint", margin=_MARGIN,
+                      height=90 + 110 * n, bargap=0.05)  # fmt: skip
+    for a in fig.layout.annotations:
+        a.font.size = 11
+    return fig
+
+
+def sweep_figure(table, tau_name: str) -> go.Figure:
+    """The paper's Figure 3: accuracy (left) and mean mutual information (right) in and out of
+    domain against the swept temperature. ``table``: DataFrame with tau, domain, accuracy, mi."""
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("accuracy", "mean mutual information"))
+    for i, domain in enumerate(("in-domain", "out-of-domain")):
+        part = table[table["domain"] == domain].sort_values("tau")
+        color = (_BLUE, "#e09f3e")[i]
+        fig.add_trace(
+            go.Scatter(
+                x=part["tau"],
+                y=part["accuracy"],
+                name=domain,
+                mode="lines+markers",
+                line={"color": color},
+            ),
+            row=1,
+            col=1,
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=part["tau"],
+                y=part["mi"],
+                name=domain,
+                showlegend=False,
+                mode="lines+markers",
+                line={"color": color},
+            ),
+            row=1,
+            col=2,
+        )
+    fig.update_xaxes(type="log", title_text=tau_name)
+    fig.update_layout(title=f"Sweeping {tau_name} at inference", margin=_MARGIN, height=420,
+                      legend={"orientation": "h", "y": -0.25})  # fmt: skip
     return fig

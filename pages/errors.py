@@ -1,0 +1,93 @@
+"""Error analysis: every bundled evaluation example of the checkpoint's task, with its
+prediction and uncertainty; sort, filter, and open any row in the explorer."""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+import streamlit as st
+
+from ui import cached, dataset, sidebar
+from ui.catalog import label_names
+from ui.compute import Overrides
+
+view, info = sidebar.current()
+st.title("Error analysis")
+if info is None:
+    st.info("No checkpoint to analyse: train one (`python -m uqcore.train`) and reload.")
+    st.stop()
+names = label_names(info)
+st.caption(f"{info.name} on the bundled {info.task} examples ("
+           + ", ".join(f"{s}: {d}" for s, d in dataset.SUBSETS[info.task])
+           + f"), seed {view.seed}; the sidebar's temperatures apply.")  # fmt: skip
+c1, c2 = st.columns(2)
+T = c1.number_input("T", 1, 100, 10, key="err_T", help="Samples per example (paper: 10).")
+per = c2.number_input("Examples per domain (0 = all)", 0, 2000, 0, step=100, key="err_n")
+ov = tuple(Overrides(view.tau1, view.tau2, view.noise, view.bam, view.em, view.dropout).__dict__
+           .values())  # fmt: skip
+request = (info.name, int(T), int(per), view.seed, ov)
+if st.button("Compute", type="primary", key="err_go"):
+    st.session_state["err_request"] = request
+if st.session_state.get("err_request") != request:
+    st.info("Press Compute to sample every example (about 5-30 s the first time).")
+    st.stop()
+bar = st.progress(0.0)
+df, skipped = dataset.frame(
+    dataset.pick(info.task, int(per) or None, view.seed),
+    lambda t: cached.probs(info.name, cached.root(), t, int(T), view.seed, ov),
+    lambda f: bar.progress(f, f"Sampling: {f:.0%}"),
+)
+bar.empty()
+if skipped:
+    st.caption(f"{skipped} example(s) without a known word were skipped.")
+VIEWS = {
+    "all": lambda d: d.index == d.index,
+    "confidently wrong (p(gold) < 0.2)": lambda d: d["p_gold"] < 0.2,
+    "uncertain (entropy > 0.5 nats)": lambda d: d["entropy"] > 0.5,
+    "correct but unstable (some samples wrong)": lambda d: (
+        (d["pred"] == d["gold"]) & (d["correct"] < d["T"])
+    ),
+    "wrong": lambda d: d["pred"] != d["gold"],
+}
+SORTS = {"mutual information": "mi", "predictive entropy": "entropy", "variance of p(gold)":
+         "var_gold", "p(gold), lowest first": "p_gold"}  # fmt: skip
+c1, c2, c3 = st.columns(3)
+domain = c1.selectbox("Domain", ("both", "in-domain", "out-of-domain"), key="err_domain")
+which = c2.selectbox("Show", list(VIEWS), key="err_view")
+sort = c3.selectbox("Sort by", list(SORTS), key="err_sort")
+part = df[VIEWS[which](df)]
+if domain != "both":
+    part = part[part["domain"] == domain]
+part = part.sort_values(SORTS[sort], ascending=SORTS[sort] == "p_gold")
+st.caption(f"{len(part):,} of {len(df):,} examples.")
+if part.empty:
+    st.info("No example matches these filters.")
+    st.stop()
+
+
+def link(text: str, gold: int) -> str:
+    state = {"ckpt": info.name, "text": text, "label": gold, "T": int(T), "seed": view.seed}
+    state.update({k: v for k, v in zip(("tau1", "tau2", "noise", "bam", "em", "dropout"), ov,
+                                       strict=True) if v is not None})  # fmt: skip
+    return "/?" + urlencode(state)
+
+
+table = part.assign(
+    open=[link(t, g) for t, g in zip(part["text"], part["gold"], strict=True)],
+    gold=part["gold"].map(lambda g: names[g]),
+    pred=part["pred"].map(lambda p: names[p]),
+    correct=[f"{c}/{t}" for c, t in zip(part["correct"], part["T"], strict=True)],
+)[["open", "domain", "text", "gold", "pred", "p_gold", "var_gold", "correct", "entropy", "mi"]]
+st.dataframe(
+    table, hide_index=True, width="stretch", height=560,
+    column_config={
+        "open": st.column_config.LinkColumn("explore", display_text="open ↗", width="small"),
+        "text": st.column_config.TextColumn("text", width="large"),
+        "p_gold": st.column_config.NumberColumn("mean p(gold)", format="%.3f"),
+        "var_gold": st.column_config.NumberColumn("variance", format="%.2e"),
+        "entropy": st.column_config.NumberColumn("entropy", format="%.3f"),
+        "mi": st.column_config.NumberColumn("mutual information", format="%.2e"),
+    },
+)  # fmt: skip
+st.download_button("Download these rows (CSV)", part.to_csv(index=False),
+                   f"errors-{info.name}-T{int(T)}-seed{view.seed}.csv", "text/csv")  # fmt: skip

@@ -1,0 +1,102 @@
+"""AppTest of the dataset-scale, compare, sweep and learn pages on tiny checkpoints."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from urllib.parse import parse_qsl, urlparse
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.app_fixtures import make_checkpoints
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+
+
+@pytest.fixture(scope="module")
+def ckdir(tmp_path_factory) -> Path:
+    return make_checkpoints(tmp_path_factory.mktemp("checkpoints"))
+
+
+@pytest.fixture(autouse=True)
+def _checkpoints(ckdir, monkeypatch):
+    monkeypatch.setenv("UQ_CHECKPOINT_DIR", str(ckdir))
+
+
+def on_page(page: str, **params) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=300)
+    for key, value in {"ckpt": "cola-hsto", **params}.items():
+        at.query_params[key] = value
+    at.run()
+    at.switch_page(page).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def titles(at: AppTest) -> list[str]:
+    return [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
+
+
+def test_results_page_shows_tables_reliability_and_roc():
+    at = on_page("pages/results.py")
+    assert at.dataframe  # the Table 2 rows of the checkpoints
+    at.number_input(key="res_n").set_value(20)
+    at.multiselect(key="res_ckpts").set_value(["cola-hsto", "cola-trans"])
+    at.button(key="res_go").click().run()
+    assert not at.exception, at.exception
+    t = titles(at)
+    assert any(x.startswith("Reliability diagram") for x in t)
+    assert any(x.startswith("Out-of-domain detection by") for x in t)
+    assert sum(x.endswith("by domain") for x in t) == 2
+
+
+def test_error_analysis_sorts_filters_and_links_to_the_same_numbers():
+    at = on_page("pages/errors.py", seed="3")
+    at.number_input(key="err_n").set_value(15)
+    at.button(key="err_go").click().run()
+    assert not at.exception, at.exception
+    at.selectbox(key="err_sort").set_value("mutual information").run()
+    table = at.dataframe[0].value
+    assert list(table["mi"]) == sorted(table["mi"], reverse=True)
+    first = table.iloc[0]
+    params = dict(parse_qsl(urlparse(first["open"]).query))
+    assert params["T"] == "10" and params["seed"] == "3"
+    explorer = AppTest.from_file(APP, default_timeout=300)
+    for key, value in params.items():
+        explorer.query_params[key] = value
+    explorer.run()
+    m = {x.label: x.value for x in explorer.metric}
+    gold = next(k for k in m if k.endswith("mean ± variance"))
+    assert m[gold].startswith(f"{first['p_gold']:.3f} ± ")
+    assert m["Correct / T"] == first["correct"].replace("/", " / ")
+    at.selectbox(key="err_view").set_value("confidently wrong (p(gold) < 0.2)").run()
+    assert not at.exception
+    assert at.dataframe or any("No example matches" in i.value for i in at.info)
+
+
+def test_compare_page_shows_every_family_of_the_task():
+    at = on_page("pages/compare.py", T="20")
+    rows = at.dataframe[0].value
+    assert len(rows) == 8 and rows["method"].nunique() == 8
+    assert any(x.startswith("p(") and "one row per checkpoint" in x for x in titles(at))
+    assert any(x.startswith("Layer") for x in titles(at))
+
+
+def test_sweep_page_plots_accuracy_and_uncertainty_against_tau():
+    at = on_page("pages/sweep.py")
+    at.multiselect(key="sw_grid").set_value([0.3, 3.0])
+    at.number_input(key="sw_n").set_value(10)
+    at.number_input(key="sw_T").set_value(3)
+    at.button(key="sw_go").click().run()
+    assert not at.exception, at.exception
+    assert any(x.startswith("Sweeping tau2") for x in titles(at))
+    assert len(at.dataframe[0].value) == 4  # 2 values x 2 domains
+
+
+def test_learn_page_builds_the_ideas_in_steps():
+    at = on_page("pages/learn.py")
+    assert [h.value[:2] for h in at.header] == ["1.", "2.", "3.", "4.", "5."]
+    before = [m.value for m in at.metric]
+    at.slider(key="l_spread").set_value(2.5).run()
+    assert [m.value for m in at.metric] != before

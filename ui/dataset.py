@@ -1,0 +1,102 @@
+"""Dataset-scale numbers on the bundled evaluation subsets (``assets/eval``), per example.
+
+Each example is sampled alone with :func:`ui.compute.explore_probs`, so a row's numbers are the
+explorer's numbers for that sentence (same checkpoint, T, seed, settings). No Streamlit here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import lru_cache
+
+import numpy as np
+import pandas as pd
+
+from uqcore.data import load_eval_subset
+from uqcore.errors import UQError
+from uqcore.stats import ood_detection, reliability_diagram
+
+SUBSETS = {
+    "cola": (("cola_test", "in-domain"), ("cola_ood", "out-of-domain")),
+    "imdb": (("imdb_test_sample", "in-domain"), ("cr_test", "out-of-domain")),
+}
+SCORES = {  # OOD score name -> (column, label); higher = more likely out of domain
+    "mutual_information": ("mi", "mutual information"),
+    "entropy": ("entropy", "predictive entropy"),
+    "variance": ("var", "variance of p(predicted)"),
+    "max_prob": ("one_minus_max", "1 - max probability"),
+}
+
+
+@lru_cache(maxsize=4)
+def examples(task: str) -> tuple[tuple[str, int, str, int], ...]:
+    """(text, gold, domain, index in its subset) of every bundled example of ``task``."""
+    out = []
+    for subset, domain in SUBSETS.get(task, ()):
+        split = load_eval_subset(subset)
+        pairs = zip(split.texts, split.labels, strict=True)
+        out += [(t, int(y), domain, i) for i, (t, y) in enumerate(pairs)]
+    return tuple(out)
+
+
+def pick(task: str, per_domain: int | None, seed: int = 0) -> list[tuple[str, int, str, int]]:
+    """All examples, or ``per_domain`` of each domain drawn with ``seed`` (kept in order)."""
+    rows = examples(task)
+    if per_domain is None:
+        return list(rows)
+    rng = np.random.default_rng(seed)
+    out = []
+    for _, domain in SUBSETS[task]:
+        idx = [i for i, r in enumerate(rows) if r[2] == domain]
+        chosen = sorted(rng.choice(idx, size=min(per_domain, len(idx)), replace=False))
+        out += [rows[i] for i in chosen]
+    return out
+
+
+def frame(
+    rows: list[tuple[str, int, str, int]],
+    probs_of: Callable[[str], np.ndarray],
+    progress: Callable[[float], None] | None = None,
+) -> tuple[pd.DataFrame, int]:
+    """One row per readable example with prediction and uncertainty; also how many were
+    skipped (a text with no known word cannot be sampled)."""
+    records, skipped = [], 0
+    for n, (text, gold, domain, index) in enumerate(rows):
+        try:
+            p = probs_of(text)  # [T, C]
+        except UQError:
+            skipped += 1
+            continue
+        mean = p.mean(0)  # [C]
+        pred = int(mean.argmax())
+        ent = float(-(mean * np.log(np.clip(mean, 1e-12, None))).sum())
+        per = float(-(p * np.log(np.clip(p, 1e-12, None))).sum(1).mean())
+        records.append({
+            "domain": domain, "index": index, "text": text, "gold": gold, "pred": pred,
+            "p_gold": float(mean[gold]), "var_gold": float(p[:, gold].var()),
+            "correct": int((p.argmax(1) == gold).sum()), "T": int(p.shape[0]),
+            "entropy": ent, "mi": max(ent - per, 0.0), "var": float(p[:, pred].var()),
+            "one_minus_max": float(1.0 - mean.max()), "p1": float(mean[1]) if mean.size > 1
+            else float(mean[0]),
+        })  # fmt: skip
+        if progress is not None:
+            progress((n + 1) / len(rows))
+    return pd.DataFrame.from_records(records), skipped
+
+
+def reliability(df: pd.DataFrame, n_bins: int = 15):
+    """Reliability data (uqcore.stats) of the in-domain rows: confidence of the predicted
+    class against accuracy, ``n_bins`` equal-width bins."""
+    part = df[df["domain"] == "in-domain"]
+    mean = np.stack([1.0 - part["p1"].to_numpy(), part["p1"].to_numpy()], 1)  # [N, 2]
+    return reliability_diagram(mean, part["gold"].to_numpy(), n_bins)
+
+
+def roc(df: pd.DataFrame, score: str) -> dict:
+    """ROC curve and AUROC / AUPR / FPR@95 of ``score`` with out-of-domain as positive."""
+    column = SCORES[score][0]
+    ind = df.loc[df["domain"] == "in-domain", column].to_numpy()
+    ood = df.loc[df["domain"] == "out-of-domain", column].to_numpy()
+    det = ood_detection(ind, ood)
+    return {"fpr": det.roc_fpr, "tpr": det.roc_tpr, "auroc": det.auroc, "aupr": det.aupr,
+            "fpr95": det.fpr_at_95_tpr}  # fmt: skip
