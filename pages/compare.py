@@ -14,13 +14,15 @@ from uqcore.config import FAMILY_TITLES
 from uqcore.errors import UQError
 from viz import figures as F
 
+sidebar.ensure_router()
+
 view, info = sidebar.current()
 st.title("Compare methods on one sentence")
 if info is None:
     st.info("No checkpoint available: train some (`scripts/retrain.sh all`) and reload.")
     st.stop()
 names = label_names(info)
-mine = sorted((i for i in cached.catalog(cached.root()) if i.task == info.task), key=sort_key)
+mine = sorted((i for i in cached.infos() if i.task == info.task), key=sort_key)
 examples = presets(info.task)
 with st.form("compare"):
     text = st.text_area("Text", value=view.text or (examples[0].text if examples else ""),
@@ -39,7 +41,7 @@ results, rows = {}, []
 bar = st.progress(0.0)
 for n, name in enumerate(chosen):
     try:
-        res = cached.explore(name, cached.root(), text[:20_000], view.T, view.seed,
+        res = cached.explore(name, cached.where(name), text[:20_000], view.T, view.seed,
                              tuple(Overrides().__dict__.values()))  # fmt: skip
     except UQError as exc:
         st.error(f"{name}: {exc}", icon="✋")

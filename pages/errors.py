@@ -11,6 +11,8 @@ from ui import cached, dataset, sidebar
 from ui.catalog import label_names
 from ui.compute import Overrides
 
+sidebar.ensure_router()
+
 view, info = sidebar.current()
 st.title("Error analysis")
 if info is None:
@@ -34,7 +36,7 @@ if st.session_state.get("err_request") != request:
 bar = st.progress(0.0)
 df, skipped = dataset.frame(
     dataset.pick(info.task, int(per) or None, view.seed),
-    lambda t: cached.probs(info.name, cached.root(), t, int(T), view.seed, ov),
+    lambda t: cached.probs(info.name, cached.where(info.name), t, int(T), view.seed, ov),
     lambda f: bar.progress(f, f"Sampling: {f:.0%}"),
 )
 bar.empty()
@@ -89,5 +91,11 @@ st.dataframe(
         "mi": st.column_config.NumberColumn("mutual information", format="%.2e"),
     },
 )  # fmt: skip
+top = table.head(200)
+row = st.selectbox("Open an example in the explorer (same checkpoint, T, seed and settings)",
+                   range(len(top)), key="err_open",
+                   format_func=lambda i: f"{i + 1}. [{top['domain'].iloc[i]}] "
+                   f"{top['text'].iloc[i][:90]}")  # fmt: skip
+st.link_button("Open in the explorer ↗", top["open"].iloc[row], type="primary")
 st.download_button("Download these rows (CSV)", part.to_csv(index=False),
                    f"errors-{info.name}-T{int(T)}-seed{view.seed}.csv", "text/csv")  # fmt: skip

@@ -12,6 +12,8 @@ from ui.state import MAX_TEXT_CHARS
 from uqcore.config import FAMILY_TITLES
 from uqcore.errors import UQError
 
+sidebar.ensure_router()
+
 view, info = sidebar.current()
 st.title("Explore a sentence")
 if info is None:
@@ -60,7 +62,7 @@ with st.form("sentence"):
 ov = Overrides(view.tau1, view.tau2, view.noise, view.bam, view.em, view.dropout)
 try:
     with st.spinner(f"Drawing {view.T} samples…"):
-        res = cached.explore(info.name, cached.root(), view.text or "", view.T, view.seed,
+        res = cached.explore(info.name, cached.where(info.name), view.text or "", view.T, view.seed,
                              tuple(ov.__dict__.values()))  # fmt: skip
 except UQError as exc:
     st.error(str(exc), icon="✋")

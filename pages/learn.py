@@ -10,6 +10,10 @@ import plotly.express as px
 import plotly.graph_objects as go
 import streamlit as st
 
+from ui import sidebar
+
+sidebar.ensure_router()
+
 TOKENS = ["[CLS]", "the", "film", "was", "not", "good"]
 LOGITS = np.array([0.5, 0.2, 1.4, 0.3, 1.1, 1.6])  # attention scores of one query
 

@@ -12,9 +12,11 @@ from ui.compute import Overrides
 from uqcore.results import PAPER_TABLE1, PAPER_TABLE2
 from viz import figures as F
 
+sidebar.ensure_router()
+
 view, info = sidebar.current()
 st.title("Results")
-infos = sorted(cached.catalog(cached.root()), key=sort_key)
+infos = sorted(cached.infos(), key=sort_key)
 tasks = sorted({i.task for i in infos})
 if not tasks:
     st.info("No checkpoints to report: train and evaluate some (`scripts/retrain.sh all`).")
@@ -89,7 +91,7 @@ frames = {}
 bar = st.progress(0.0)
 for n, name in enumerate(chosen):
     frame, skipped = dataset.frame(
-        rows, lambda t, c=name: cached.probs(c, cached.root(), t, int(T), view.seed,
+        rows, lambda t, c=name: cached.probs(c, cached.where(c), t, int(T), view.seed,
                                              tuple(Overrides().__dict__.values())),
         lambda f, n=n, c=name: bar.progress((n + f) / len(chosen), f"{c}: {f:.0%}"),
     )  # fmt: skip

@@ -11,13 +11,15 @@ from ui.catalog import sort_key
 from ui.compute import Overrides
 from viz import figures as F
 
+sidebar.ensure_router()
+
 GRID = (0.1, 0.3, 1.0, 3.0, 10.0, 20.0, 40.0, 100.0)
 view, info = sidebar.current()
 st.title("Temperature sweep")
 st.caption("The paper trains STO-TRANS and H-STO-TRANS at fixed temperatures (its Figure 3 "
            "retrains per value); here the trained model is kept and the temperature changes at "
            "inference only, on a sample of the bundled examples.")  # fmt: skip
-ok = sorted((i for i in cached.catalog(cached.root()) if i.family in ("sto", "hsto")),
+ok = sorted((i for i in cached.infos() if i.family in ("sto", "hsto")),
             key=sort_key)  # fmt: skip
 if not ok:
     st.info("No STO-TRANS or H-STO-TRANS checkpoint is available to sweep.")
@@ -52,7 +54,7 @@ bar = st.progress(0.0)
 for n, tau in enumerate(sorted(grid)):
     ov = tuple(Overrides(**{swept: float(tau)}).__dict__.values())
     frame, _ = dataset.frame(
-        rows, lambda t, o=ov: cached.probs(name, cached.root(), t, int(T), view.seed, o),
+        rows, lambda t, o=ov: cached.probs(name, cached.where(name), t, int(T), view.seed, o),
         lambda f, n=n, v=tau: bar.progress((n + f) / len(grid), f"{swept} = {v:g}"),
     )  # fmt: skip
     for domain, part in frame.groupby("domain"):

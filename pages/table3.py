@@ -12,6 +12,8 @@ from ui.compute import Overrides, table3_record
 from ui.inputs import MAX_ROWS, parse_csv, parse_lines
 from uqcore.data import EVAL_SUBSETS, load_eval_subset
 
+sidebar.ensure_router()
+
 view, info = sidebar.current()
 st.title("Table 3: how sure is each model, sentence by sentence?")
 st.caption("The paper's Table 3: for each sentence, the mean ± variance over T samples of the "
@@ -21,7 +23,7 @@ if info is None:
     st.info("No checkpoint available: train one (`python -m uqcore.train`) and reload.")
     st.stop()
 names = label_names(info)
-same_task = [i for i in cached.catalog(cached.root()) if i.task == info.task]
+same_task = [i for i in cached.infos() if i.task == info.task]
 chosen = st.multiselect("Checkpoints", [i.name for i in same_task], default=[info.name],
                         format_func=lambda n: display_name(next(i for i in same_task
                                                                 if i.name == n)))  # fmt: skip
@@ -70,7 +72,7 @@ for c, name in enumerate(chosen):
     own = ov if name == info.name else (None,) * len(ov)  # overrides belong to the sidebar's
     for i, (text, label, domain) in enumerate(rows):
         records.append(table3_record(
-            lambda t, n=name, o=own: cached.probs(n, cached.root(), t, view.T, view.seed, o),
+            lambda t, n=name, o=own: cached.probs(n, cached.where(n), t, view.T, view.seed, o),
             name, text, label, domain))  # fmt: skip
         done = c * len(rows) + i + 1
         bar.progress(done / total, f"{name}: {done} of {total}")

@@ -6,6 +6,7 @@ the same numbers."""
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import streamlit as st
 
@@ -31,6 +32,27 @@ def root() -> str:
 def catalog(folder: str) -> list[CheckpointInfo]:
     """Readable checkpoints of ``folder`` (broken ones are left out; see ``broken``)."""
     return [i for i in _list(folder) if not i.error]
+
+
+UPLOAD_KEY = "upload_dir"  # session_state key of this session's uploaded-checkpoint folder
+
+
+def infos() -> list[CheckpointInfo]:
+    """The shipped checkpoints plus those uploaded in this browser session."""
+    out = catalog(root())
+    folder = st.session_state.get(UPLOAD_KEY)
+    if folder:
+        shipped = {i.name for i in out}
+        out = out + [i for i in catalog(folder) if i.name not in shipped]
+    return out
+
+
+def where(name: str) -> str:
+    """The folder holding checkpoint ``name`` (this session's uploads, else the shipped one)."""
+    folder = st.session_state.get(UPLOAD_KEY)
+    if folder and (Path(folder) / name / "config.json").is_file():
+        return folder
+    return root()
 
 
 @st.cache_data(ttl=60, show_spinner=False)

@@ -79,8 +79,8 @@ def frame(
             "one_minus_max": float(1.0 - mean.max()), "p1": float(mean[1]) if mean.size > 1
             else float(mean[0]),
         })  # fmt: skip
-        if progress is not None:
-            progress((n + 1) / len(rows))
+        if progress is not None and (n + 1) % max(1, len(rows) // 50) == 0:
+            progress((n + 1) / len(rows))  # about 50 updates: each one is a browser message
     return pd.DataFrame.from_records(records), skipped
 
 

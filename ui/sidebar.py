@@ -76,6 +76,10 @@ def render(infos: list[CheckpointInfo]) -> tuple[S.ViewState, CheckpointInfo | N
         return st.session_state.get("view", S.ViewState()), None
     infos = sorted(infos, key=sort_key)
     by_name = {i.name: i for i in infos}
+    chosen = st.session_state.pop("_select_ckpt", None)  # e.g. a checkpoint just uploaded
+    if chosen in by_name:
+        st.session_state["ckpt"] = chosen
+        st.session_state["_new_ckpt"] = True
     if st.session_state.get("ckpt") not in by_name:
         st.session_state["ckpt"] = infos[0].name
     sb.selectbox(
@@ -200,3 +204,19 @@ def sync_url(view: S.ViewState) -> None:
     current = {k: st.query_params.get(k) for k in st.query_params}
     if current != params:
         st.query_params.from_dict(params)
+
+
+def ensure_router() -> None:
+    """Call first in every page. Streamlit runs a ``pages/*.py`` file by itself (its legacy
+    multipage mode) when a fresh server's first request is a deep link such as ``/results``;
+    then app.py, with the sidebar and the URL state, has not run. ``st.navigation`` (public API)
+    switches that mode off for the server, and the rerun goes through app.py to this page."""
+    if st.session_state.get("_ui_ready"):
+        return
+    from ui.routes import pages
+
+    try:
+        st.navigation(pages(), position="hidden")  # the same pages, so the deep link resolves
+    except st.errors.StreamlitAPIException:
+        pass  # already called in this run: the mode is off all the same
+    st.rerun()

@@ -48,11 +48,10 @@ def served_folder(tmp_path_factory) -> Path:
     return folder
 
 
-@pytest.fixture(scope="session")
-def server(tmp_path_factory, served_folder):
-    folder = served_folder
+def start_server(folder: Path, log_path: Path):
+    """A fresh ``streamlit run app.py`` serving ``folder``; returns (url, stop function)."""
     port = _free_port()
-    log = (tmp_path_factory.mktemp("log") / "streamlit.log").open("w")
+    log = log_path.open("w")
     env = {**os.environ, "UQ_CHECKPOINT_DIR": str(folder)}
     proc = subprocess.Popen(
         [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
@@ -61,20 +60,28 @@ def server(tmp_path_factory, served_folder):
         cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
     )  # fmt: skip
     url = f"http://127.0.0.1:{port}"
+
+    def stop() -> None:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=20)
+        log.close()
+
     deadline = time.time() + 60
     while time.time() < deadline:
         try:
             if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
-                break
+                return url, stop
         except OSError:
             time.sleep(0.3)
-    else:
-        os.killpg(proc.pid, signal.SIGKILL)
-        pytest.fail(f"streamlit did not start; see {log.name}")
+    stop()
+    pytest.fail(f"streamlit did not start; see {log_path}")
+
+
+@pytest.fixture(scope="session")
+def server(tmp_path_factory, served_folder):
+    url, stop = start_server(served_folder, tmp_path_factory.mktemp("log") / "streamlit.log")
     yield url
-    os.killpg(proc.pid, signal.SIGTERM)
-    proc.wait(timeout=20)
-    log.close()
+    stop()
 
 
 @pytest.fixture(scope="session")

@@ -138,3 +138,95 @@ def test_concurrent_sessions_get_their_own_numbers(chrome, server, served_folder
         assert values[0].startswith(f"{stats['p_mean']:.3f} ± ")
         assert values[1] == f"{stats['correct']} / 37"
     assert shown[3] != shown[4]
+
+
+def goto(tab, title: str) -> None:
+    tab.get_by_role("link", name=title).click()
+    settle(tab)
+
+
+def test_results_page_shows_a_reliability_diagram_and_the_ood_roc(tab, server, shots):
+    open_view(tab, server, "/?ckpt=tiny-hsto&T=10")
+    goto(tab, "Results")
+    tab.get_by_role("button", name="Compute").click()
+    tab.locator(".gtitle", has_text="Reliability diagram").wait_for()
+    tab.locator(".gtitle", has_text="Out-of-domain detection").wait_for()
+    settle(tab)
+    tab.screenshot(path=str(shots / "results.png"), full_page=True)
+
+
+def test_error_analysis_sorts_by_uncertainty_and_opens_a_row(tab, server, shots):
+    open_view(tab, server, "/?ckpt=tiny-hsto&T=10&seed=2")
+    goto(tab, "Error analysis")
+    tab.get_by_role("button", name="Compute").click()
+    tab.get_by_text("examples.", exact=False).first.wait_for()
+    settle(tab)
+    tab.screenshot(path=str(shots / "errors.png"), full_page=True)
+    link = tab.get_by_role("link", name="Open in the explorer ↗")
+    href = link.get_attribute("href")
+    assert href and "ckpt=tiny-hsto" in href and "seed=2" in href
+    params = parse_qs(urlparse(href).query)
+    open_view(tab, server, "/?" + urlparse(href).query)
+    values = metric_values(tab)
+    assert values[1].endswith(f"/ {params['T'][0]}")
+
+
+def test_compare_page_shows_every_family(tab, server, shots):
+    open_view(tab, server, "/?ckpt=tiny-hsto&T=20")
+    goto(tab, "Compare methods")
+    tab.locator(".gtitle", has_text="one row per checkpoint").wait_for()
+    settle(tab)
+    tab.screenshot(path=str(shots / "compare.png"), full_page=True)
+    titles = set(tab.locator(".js-plotly-plot .annotation-text").all_text_contents())
+    families = ("trans", "mcdropout", "ensemble", "sto", "hsto", "bam", "bayesformer", "probtrans")
+    assert {f"tiny-{f}" for f in families} <= titles, titles
+
+
+def _zip(folder, extra=None) -> bytes:
+    import io
+    import zipfile
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        for f in folder.iterdir():
+            if f.is_file():
+                z.write(f, f"{folder.name}/{f.name}")
+        for name, data in (extra or {}).items():
+            z.writestr(name, data)
+    return buf.getvalue()
+
+
+def test_upload_a_zipped_checkpoint_and_refuse_a_climbing_zip(tab, server, served_folder, shots):
+    open_view(tab, server, "/?ckpt=tiny-trans")
+    goto(tab, "Your checkpoint")
+    good = {"name": "cola-hsto.zip", "mimeType": "application/zip",
+            "buffer": _zip(served_folder / "cola-hsto")}  # fmt: skip
+    tab.locator('[data-testid="stFileUploaderDropzoneInput"]').first.set_input_files(good)
+    settle(tab)
+    tab.get_by_role("button", name="Validate and add").first.click()
+    tab.get_by_text("Added upload-cola-hsto", exact=False).wait_for()
+    settle(tab)
+    tab.screenshot(path=str(shots / "upload.png"), full_page=True)
+    assert parse_qs(urlparse(tab.url).query)["ckpt"] == ["upload-cola-hsto"]  # selected
+    bad = {"name": "evil.zip", "mimeType": "application/zip",
+           "buffer": _zip(served_folder / "cola-hsto", {"../evil.json": "{}"})}  # fmt: skip
+    tab.locator('[data-testid="stFileUploaderDropzoneInput"]').first.set_input_files(bad)
+    settle(tab)
+    tab.get_by_role("button", name="Validate and add").first.click()
+    tab.get_by_text("points outside its folder", exact=False).wait_for()
+
+
+def test_a_deep_link_is_the_first_request_of_a_fresh_server(tab, served_folder, tmp_path):
+    """Streamlit's legacy pages/ mode would run the page without app.py (no sidebar, no URL
+    state); the page's guard routes it through app.py."""
+    from tests.browser.conftest import start_server
+
+    url, stop = start_server(served_folder, tmp_path / "fresh.log")
+    try:
+        tab.goto(url + "/learn?ckpt=tiny-hsto&seed=3")
+        tab.get_by_role("heading", name="1. Gumbel noise and the temperature").wait_for()
+        settle(tab)
+        assert tab.get_by_role("spinbutton", name="Seed", exact=True).input_value() == "3"
+        assert tab.locator('[data-testid="stSidebarNav"]').get_by_text("Error analysis").count()
+    finally:
+        stop()

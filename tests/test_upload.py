@@ -1,0 +1,114 @@
+"""Uploaded checkpoints: accepted when valid, refused with a message otherwise, and nothing
+written outside the session folder."""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.app_fixtures import make_checkpoints
+from ui import upload
+from ui.upload import UploadError, files_from_zip, from_path, install
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+
+
+@pytest.fixture(scope="module")
+def source(tmp_path_factory) -> Path:
+    return make_checkpoints(tmp_path_factory.mktemp("src")) / "cola-hsto"
+
+
+def zipped(folder: Path, prefix: str = "cola-hsto/", extra: dict | None = None) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+        for f in sorted(folder.iterdir()):
+            if f.is_file():
+                z.write(f, prefix + f.name)
+        for name, data in (extra or {}).items():
+            z.writestr(name, data)
+    return buf.getvalue()
+
+
+def test_a_zipped_checkpoint_is_installed_and_loads(source, tmp_path):
+    name = install(files_from_zip(zipped(source)), "cola-hsto", tmp_path)
+    assert name == "upload-cola-hsto"
+    assert sorted(p.name for p in (tmp_path / name).iterdir()) == sorted(
+        p.name for p in source.iterdir() if p.is_file()
+    )
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ({"../evil.json": "{}"}, "outside its folder"),
+        ({"/etc/evil.json": "{}"}, "outside its folder"),
+        ({"cola-hsto/weights.pkl": b"\x80\x04"}, "pickle"),
+    ],
+)
+def test_dangerous_zips_are_refused_and_nothing_is_written(source, tmp_path, extra, message):
+    work = tmp_path / "session"
+    work.mkdir()
+    with pytest.raises(UploadError, match=message):
+        install(files_from_zip(zipped(source, extra=extra)), "x", work)
+    assert not any(work.iterdir()) and not (tmp_path / "evil.json").exists()
+
+
+def test_not_a_zip_missing_files_and_bombs(source, tmp_path, monkeypatch):
+    with pytest.raises(UploadError, match="not a zip"):
+        files_from_zip(b"hello")
+    files = files_from_zip(zipped(source))
+    del files["vocab.json"]
+    with pytest.raises(UploadError, match="Missing vocab.json"):
+        install(files, "x", tmp_path)
+    monkeypatch.setattr(upload, "MAX_UNZIPPED_BYTES", 1000)
+    with pytest.raises(UploadError, match="expands to more than"):
+        files_from_zip(zipped(source))
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda c: c["model"].update(family="gpt"), "family"),
+        (lambda c: c["model"].update(d_model=32), "shape"),
+        (lambda c: c["training"].update(task="mnist"), "task"),
+    ],
+)
+def test_invalid_checkpoints_are_refused_with_the_reason(source, tmp_path, edit, message):
+    files = files_from_zip(zipped(source))
+    config = json.loads(files["config.json"])
+    edit(config)
+    files["config.json"] = json.dumps(config).encode()
+    with pytest.raises(UploadError, match=message):
+        install(files, "x", tmp_path)
+    assert not any(tmp_path.iterdir())
+
+
+def test_a_server_folder_is_read_not_modified(source, tmp_path):
+    before = {p.name: p.read_bytes() for p in source.iterdir() if p.is_file()}
+    files, name = from_path(str(source))
+    assert install(files, name, tmp_path) == "upload-cola-hsto"
+    assert {p.name: p.read_bytes() for p in source.iterdir() if p.is_file()} == before
+    with pytest.raises(UploadError, match="not a folder"):
+        from_path(str(tmp_path / "nope"))
+
+
+def test_the_upload_page_adds_a_checkpoint_for_every_page(source, monkeypatch, tmp_path):
+    shipped = make_checkpoints(tmp_path / "shipped")
+    monkeypatch.setenv("UQ_CHECKPOINT_DIR", str(shipped))
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params["ckpt"] = "cola-trans"
+    at.run()
+    at.switch_page("pages/upload.py").run()
+    at.text_input(key="up_path").set_value(str(source)).run()
+    at.button(key="up_path_go").click().run()
+    assert not at.exception, at.exception
+    assert any("upload-cola-hsto" in s.value for s in at.success)
+    assert list(at.dataframe[0].value["name"]) == ["upload-cola-hsto"]  # selected in the browser
+    at.text_input(key="up_path").set_value(str(tmp_path)).run()
+    at.button(key="up_path_go").click().run()
+    assert any("Missing" in e.value for e in at.error)

@@ -1,0 +1,149 @@
+"""Bring your own checkpoint: a zip of its folder, its loose files, or a local folder path.
+
+Nothing from the user is executed or unpickled: only the files of the checkpoint format
+(``config.json``, ``model.safetensors``, ``vocab.json``, optional ``metrics.json`` and
+``README.md``) are accepted, written into a fresh folder under this session's temporary
+directory, and then loaded strictly by :func:`uqcore.checkpoint.load_checkpoint` (safetensors +
+JSON, every tensor checked). Zip entries that climb out of their folder (``../``), absolute
+paths, links, pickles, oversized files and zip bombs are refused with a message.
+No Streamlit here.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import shutil
+import stat
+import zipfile
+from pathlib import Path, PurePosixPath
+
+from uqcore.checkpoint import load_checkpoint
+from uqcore.errors import UQError
+
+MAX_UPLOAD_BYTES = 100 * 2**20  # one upload (zip or files together)
+MAX_UNZIPPED_BYTES = 300 * 2**20  # zip bombs stop here
+REQUIRED = ("config.json", "model.safetensors", "vocab.json")
+ALLOWED = (*REQUIRED, "metrics.json", "README.md")
+PICKLE = re.compile(r"\.(pkl|pickle|pt|pth|bin|ckpt|npy)$", re.IGNORECASE)
+TASKS = ("imdb", "cola")
+
+
+class UploadError(ValueError):
+    """A refused upload; the message says why and what to do."""
+
+
+def _safe_name(name: str) -> str:
+    stem = re.sub(r"[^a-z0-9-]+", "-", name.lower()).strip("-")[:40] or "checkpoint"
+    return stem if stem.startswith("upload-") else f"upload-{stem}"
+
+
+def _check_member(name: str) -> None:
+    path = PurePosixPath(name.replace("\\", "/"))
+    if path.is_absolute() or ".." in path.parts or name.startswith(("/", "\\")) or ":" in name:
+        raise UploadError(f"The zip entry '{name[:80]}' points outside its folder; refused. "
+                          "Zip the checkpoint folder itself.")  # fmt: skip
+    if PICKLE.search(name):
+        raise UploadError(
+            f"'{path.name}' looks like a pickle or a raw tensor file; this app "
+            "reads only safetensors + JSON checkpoints (see uqcore.checkpoint)."
+        )
+
+
+def files_from_zip(data: bytes) -> dict[str, bytes]:
+    """The checkpoint files of a zip (at its root or in one top folder)."""
+    if len(data) > MAX_UPLOAD_BYTES:
+        raise UploadError(f"The upload has {len(data) / 2**20:.0f} MB; the limit is "
+                          f"{MAX_UPLOAD_BYTES // 2**20} MB.")  # fmt: skip
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+    except zipfile.BadZipFile:
+        raise UploadError(
+            "This file is not a zip archive. Zip the checkpoint folder, or upload "
+            "its files one by one."
+        ) from None
+    with archive:
+        infos = archive.infolist()
+        if len(infos) > 50:
+            raise UploadError(f"The zip holds {len(infos)} entries; a checkpoint has at most "
+                              f"{len(ALLOWED)} files.")  # fmt: skip
+        total = 0
+        out: dict[str, bytes] = {}
+        for info in infos:
+            _check_member(info.filename)
+            if stat.S_ISLNK(info.external_attr >> 16):
+                raise UploadError(f"'{info.filename}' is a link; refused.")
+            if info.is_dir():
+                continue
+            total += info.file_size
+            if total > MAX_UNZIPPED_BYTES:
+                raise UploadError("The zip expands to more than "
+                                  f"{MAX_UNZIPPED_BYTES // 2**20} MB; refused.")  # fmt: skip
+            base = PurePosixPath(info.filename).name
+            if base in ALLOWED:
+                if base in out:
+                    raise UploadError(f"The zip holds two '{base}' files; zip one checkpoint.")
+                with archive.open(info) as f:
+                    out[base] = f.read(MAX_UNZIPPED_BYTES + 1)
+    return out
+
+
+def check_files(files: dict[str, bytes]) -> None:
+    for name in files:
+        _check_member(name)
+    missing = [n for n in REQUIRED if n not in files]
+    if missing:
+        raise UploadError(
+            f"Missing {', '.join(missing)}: a checkpoint folder holds "
+            f"{', '.join(REQUIRED)} (plus optional metrics.json, README.md)."
+        )
+    unknown = sorted(set(files) - set(ALLOWED))
+    if unknown:
+        raise UploadError(f"Unexpected file(s) {', '.join(unknown)[:120]}; a checkpoint holds "
+                          f"only {', '.join(ALLOWED)}.")  # fmt: skip
+
+
+def install(files: dict[str, bytes], name: str, folder: str | Path) -> str:
+    """Write ``files`` as checkpoint ``upload-<name>`` under ``folder``, load it strictly and
+    return its name; on any problem nothing is left behind and :class:`UploadError` says why."""
+    check_files(files)
+    folder = Path(folder)
+    target_name = _safe_name(name)
+    target = folder / target_name
+    staging = folder / f".staging-{target_name}"
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    try:
+        for fname, blob in files.items():
+            (staging / fname).write_bytes(blob)
+        ck = load_checkpoint(staging)  # strict: raises CheckpointError with the reason
+        task = ck.training.get("task")
+        if task not in TASKS:
+            raise UploadError(
+                f"The checkpoint's training info names task {task!r}; the app "
+                f"knows {', '.join(TASKS)} (config.json -> training.task)."
+            )
+    except UQError as exc:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise UploadError(f"Not a valid checkpoint: {exc}") from None
+    except Exception:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    shutil.rmtree(target, ignore_errors=True)
+    staging.rename(target)
+    return target_name
+
+
+def from_path(path: str) -> tuple[dict[str, bytes], str]:
+    """The checkpoint files of a local folder (read, never modified) and its name."""
+    folder = Path(path).expanduser()
+    if not folder.is_dir():
+        raise UploadError(f"{path!r} is not a folder on this server.")
+    files = {}
+    for fname in ALLOWED:
+        f = folder / fname
+        if f.is_file():
+            if f.stat().st_size > MAX_UPLOAD_BYTES:
+                raise UploadError(f"{f} is larger than {MAX_UPLOAD_BYTES // 2**20} MB.")
+            files[fname] = f.read_bytes()
+    return files, folder.name
