@@ -1,10 +1,11 @@
-"""App benchmark: ``python -m ui.bench [--ckpt cola-hsto] [--repeats 3]``.
+"""App benchmark: ``python -m ui.bench [--ckpt cola-hsto] [--repeats 3] [--pages]``.
 
 Prints, for the explore page on a CoLA checkpoint:
 * the server-side time of one script run from a submitted link to every figure built, at
   T = 100 (caches cleared before each run, so the sampling is included; best and median of
   ``--repeats``), split into the sampling call and the rest (figures, widgets);
-* the peak resident memory (VmHWM) of a fresh process serving the same link at T = 1000.
+* the peak resident memory (VmHWM) of a fresh process serving the same link at T = 1000;
+* with ``--pages``, every page's first run and its compute button (the sweep's runtime).
 Each measurement runs the real app script under ``streamlit.testing`` (no browser: network and
 rendering time are not included). Figures only; nothing here passes or fails.
 """
@@ -43,6 +44,35 @@ def _run_once(ckpt: str, T: int) -> dict:
     return {"seconds": total, "sampling_seconds": sampling, "charts": charts}
 
 
+def _page_times(ckpt: str) -> list[tuple[str, float, str]]:
+    """Server-side seconds of each page's first run (cold caches), and of its compute button
+    with the page's defaults where it has one."""
+    import streamlit as st
+    from streamlit.testing.v1 import AppTest
+
+    from ui.routes import PAGES
+
+    buttons = {"pages/table3.py": None, "pages/results.py": "res_go", "pages/errors.py":
+               "err_go", "pages/sweep.py": "sw_go"}  # fmt: skip
+    out = []
+    for script, title, _, _ in PAGES:
+        st.cache_data.clear()
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=900)
+        at.query_params["ckpt"] = ckpt
+        at.run()
+        started = time.perf_counter()
+        at.switch_page(script).run()
+        out.append((title, time.perf_counter() - started, "page load"))
+        if script in buttons:
+            started = time.perf_counter()
+            (at.button[0] if buttons[script] is None else at.button(key=buttons[script])).click()
+            at.run()
+            out.append((title, time.perf_counter() - started, "compute with the defaults"))
+        if at.exception:
+            raise RuntimeError(f"{script}: {at.exception}")
+    return out
+
+
 def _peak_rss_mb() -> float:
     for line in Path("/proc/self/status").read_text().splitlines():
         if line.startswith("VmHWM:"):
@@ -55,6 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--ckpt", default="cola-hsto")
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--child-T", type=int, help=argparse.SUPPRESS)  # internal: one cold run
+    p.add_argument("--pages", action="store_true", help="also time every page (cold caches)")
     args = p.parse_args(argv)
     if args.child_T:
         out = _run_once(args.ckpt, args.child_T)
@@ -77,6 +108,10 @@ def main(argv: list[str] | None = None) -> int:
     big = json.loads(child.stdout.strip().splitlines()[-1])
     print(f"explore page, {args.ckpt}, T=1000, fresh process: {big['seconds']:.2f} s (incl. "
           f"the checkpoint load), peak RSS {big['peak_rss_mb']:.0f} MB")  # fmt: skip
+    if args.pages:
+        print(f"every page, {args.ckpt}, server side, cold caches:")
+        for title, seconds, what in _page_times(args.ckpt):
+            print(f"  {title:<22} {what:<26} {seconds:7.2f} s")
     return 0
 
 
