@@ -138,8 +138,8 @@ def attention_panels(
     for i, name in enumerate(names):
         fig.layout.annotations[i].text = name
     fig.update_traces(hovertemplate="query %{y}<br>key %{x}<br>%{z:.3f}<extra></extra>")
-    fig.update_xaxes(tickangle=-45, showticklabels=len(tokens) <= 60)
-    fig.update_yaxes(showticklabels=len(tokens) <= 60)
+    fig.update_xaxes(tickangle=-45, showticklabels=len(tokens) <= 64)
+    fig.update_yaxes(showticklabels=len(tokens) <= 64)
     for i in range(2, len(names) + 1):  # token labels once, on the first panel
         fig.layout[f"yaxis{i}"].showticklabels = False
     height = max(420, min(900, 200 + 18 * len(tokens)))
@@ -162,7 +162,7 @@ def centroid_panels(
     fig.layout.annotations[0].text = f"sample {t}: assignment weights P"
     fig.layout.annotations[1].text = "share of samples assigning the token to it"
     fig.update_traces(hovertemplate="%{y}<br>%{x}<br>%{z:.3f}<extra></extra>")
-    fig.update_yaxes(showticklabels=len(tokens) <= 60)
+    fig.update_yaxes(showticklabels=len(tokens) <= 64)
     fig.layout["yaxis2"].showticklabels = False
     fig.update_layout(margin=_MARGIN, height=max(360, min(900, 160 + 18 * len(tokens))),
                       title="Centroid assignments of the keys")  # fmt: skip
@@ -191,7 +191,7 @@ def prior_posterior_figure(
     fig.update_layout(barmode="group", title=f"Prior vs posterior attention of query {query}",
                       yaxis_title="attention weight", margin=_MARGIN, height=380,
                       legend={"orientation": "h", "y": -0.3})  # fmt: skip
-    fig.update_xaxes(tickangle=-45, showticklabels=len(tokens) <= 60)
+    fig.update_xaxes(tickangle=-45, showticklabels=len(tokens) <= 64)
     return fig
 
 
