@@ -86,7 +86,10 @@ if len(ok) < len(frame):
 if ok.empty:
     st.stop()
 cells = ok.assign(
-    stat=[f"{m:.2f} ± {v:.3f}" for m, v in zip(ok["p_mean"], ok["p_var"], strict=True)],
+    stat=[
+        f"{m:.2f} ± {v:.3f}" if v >= 5e-4 else f"{m:.2f} ± {v:.1e}"
+        for m, v in zip(ok["p_mean"], ok["p_var"], strict=True)
+    ],
     corr=[f"{c}/{t}" for c, t in zip(ok["correct"], ok["T"], strict=True)],
 )
 for domain, part in cells.groupby("domain", sort=False):
