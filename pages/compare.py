@@ -42,7 +42,7 @@ bar = st.progress(0.0)
 for n, name in enumerate(chosen):
     try:
         res = cached.explore(name, cached.where(name), text[:20_000], view.T, view.seed,
-                             tuple(Overrides().__dict__.values()))  # fmt: skip
+                             Overrides().key())  # fmt: skip
     except UQError as exc:
         st.error(f"{name}: {exc}", icon="✋")
         continue

@@ -25,8 +25,7 @@ st.caption(f"{info.name} on the bundled {info.task} examples ("
 c1, c2 = st.columns(2)
 T = c1.number_input("T", 1, 100, 10, key="err_T", help="Samples per example (paper: 10).")
 per = c2.number_input("Examples per domain (0 = all)", 0, 2000, 0, step=100, key="err_n")
-ov = tuple(Overrides(view.tau1, view.tau2, view.noise, view.bam, view.em, view.dropout).__dict__
-           .values())  # fmt: skip
+ov = Overrides.from_view(view).key()
 request = (info.name, int(T), int(per), view.seed, ov)
 if st.button("Compute", type="primary", key="err_go"):
     st.session_state["err_request"] = request

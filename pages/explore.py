@@ -59,11 +59,11 @@ with st.form("sentence"):
         label = None if choice == "unknown" else names.index(choice)
         view = sidebar.set_view(text=typed[:MAX_TEXT_CHARS], label=label)
 
-ov = Overrides(view.tau1, view.tau2, view.noise, view.bam, view.em, view.dropout)
+ov = Overrides.from_view(view)
 try:
     with st.spinner(f"Drawing {view.T} samples…"):
         res = cached.explore(info.name, cached.where(info.name), view.text or "", view.T, view.seed,
-                             tuple(ov.__dict__.values()))  # fmt: skip
+                             ov.key())  # fmt: skip
 except UQError as exc:
     st.error(str(exc), icon="✋")
     st.stop()

@@ -52,7 +52,7 @@ rows = dataset.pick(ck.task, int(per), view.seed)
 records = []
 bar = st.progress(0.0)
 for n, tau in enumerate(sorted(grid)):
-    ov = tuple(Overrides(**{swept: float(tau)}).__dict__.values())
+    ov = Overrides(**{swept: float(tau)}).key()
     frame, _ = dataset.frame(
         rows, lambda t, o=ov: cached.probs(name, cached.where(name), t, int(T), view.seed, o),
         lambda f, n=n, v=tau: bar.progress((n + f) / len(grid), f"{swept} = {v:g}"),

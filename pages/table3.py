@@ -59,8 +59,7 @@ if not rows or not chosen:
     st.stop()
 st.caption(f"{len(rows)} sentence(s) × {len(chosen)} checkpoint(s), T = {view.T}, "
            f"seed {view.seed}.")  # fmt: skip
-ov = tuple(Overrides(view.tau1, view.tau2, view.noise, view.bam, view.em, view.dropout).__dict__
-           .values())  # fmt: skip
+ov = Overrides.from_view(view).key()
 request = (tuple(rows), tuple(chosen), view.T, view.seed, ov)
 if st.button("Compute the table", type="primary"):
     st.session_state["t3_request"] = request

@@ -8,6 +8,7 @@ shared link show the same numbers for the same sentence.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -33,6 +34,15 @@ class Overrides:
     bam: str | None = None
     em: int | None = None
     dropout: float | None = None
+
+    @classmethod
+    def from_view(cls, view) -> Overrides:
+        """The overrides of a :class:`ui.state.ViewState` (the sidebar's settings)."""
+        return cls(view.tau1, view.tau2, view.noise, view.bam, view.em, view.dropout)
+
+    def key(self) -> tuple:
+        """Plain values for cache keys (the fields in order); ``Overrides(*key)`` rebuilds it."""
+        return dataclasses.astuple(self)
 
     def settings(self) -> SamplingSettings:
         return SamplingSettings(
