@@ -14,13 +14,7 @@ from uqcore.config import FAMILY_TITLES
 from uqcore.errors import UQError
 from viz import figures as F
 
-sidebar.ensure_router()
-
-view, info = sidebar.current()
-st.title("Compare methods on one sentence")
-if info is None:
-    st.info("No checkpoint available: train some (`scripts/retrain.sh all`) and reload.")
-    st.stop()
+view, info = sidebar.page("Compare methods on one sentence")
 names = label_names(info)
 mine = sorted((i for i in cached.infos() if i.task == info.task), key=sort_key)
 examples = presets(info.task)

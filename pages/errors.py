@@ -11,13 +11,7 @@ from ui import cached, dataset, sidebar
 from ui.catalog import label_names
 from ui.compute import Overrides
 
-sidebar.ensure_router()
-
-view, info = sidebar.current()
-st.title("Error analysis")
-if info is None:
-    st.info("No checkpoint to analyse: train one (`python -m uqcore.train`) and reload.")
-    st.stop()
+view, info = sidebar.page("Error analysis")
 names = label_names(info)
 st.caption(f"{info.name} on the bundled {info.task} examples ("
            + ", ".join(f"{s}: {d}" for s, d in dataset.SUBSETS[info.task])
@@ -35,7 +29,7 @@ if st.session_state.get("err_request") != request:
 bar = st.progress(0.0)
 df, skipped = dataset.frame(
     dataset.pick(info.task, int(per) or None, view.seed),
-    lambda t: cached.probs(info.name, cached.where(info.name), t, int(T), view.seed, ov),
+    cached.sampler(info.name, T, view.seed, ov),
     lambda f: bar.progress(f, f"Sampling: {f:.0%}"),
 )
 bar.empty()

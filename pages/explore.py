@@ -12,13 +12,7 @@ from ui.state import MAX_TEXT_CHARS
 from uqcore.config import FAMILY_TITLES
 from uqcore.errors import UQError
 
-sidebar.ensure_router()
-
-view, info = sidebar.current()
-st.title("Explore a sentence")
-if info is None:
-    st.info("No checkpoint to explore: train one (`python -m uqcore.train`) and reload.")
-    st.stop()
+view, info = sidebar.page("Explore a sentence")
 names = label_names(info)
 examples = presets(info.task)
 

@@ -91,8 +91,7 @@ frames = {}
 bar = st.progress(0.0)
 for n, name in enumerate(chosen):
     frame, skipped = dataset.frame(
-        rows, lambda t, c=name: cached.probs(c, cached.where(c), t, int(T), view.seed,
-                                             Overrides().key()),
+        rows, cached.sampler(name, T, view.seed, Overrides().key()),
         lambda f, n=n, c=name: bar.progress((n + f) / len(chosen), f"{c}: {f:.0%}"),
     )  # fmt: skip
     frames[name] = frame

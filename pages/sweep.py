@@ -54,7 +54,7 @@ bar = st.progress(0.0)
 for n, tau in enumerate(sorted(grid)):
     ov = Overrides(**{swept: float(tau)}).key()
     frame, _ = dataset.frame(
-        rows, lambda t, o=ov: cached.probs(name, cached.where(name), t, int(T), view.seed, o),
+        rows, cached.sampler(name, T, view.seed, ov),
         lambda f, n=n, v=tau: bar.progress((n + f) / len(grid), f"{swept} = {v:g}"),
     )  # fmt: skip
     for domain, part in frame.groupby("domain"):

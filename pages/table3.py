@@ -12,16 +12,10 @@ from ui.compute import Overrides, table3_record
 from ui.inputs import MAX_ROWS, parse_csv, parse_lines
 from uqcore.data import EVAL_SUBSETS, load_eval_subset
 
-sidebar.ensure_router()
-
-view, info = sidebar.current()
-st.title("Table 3: how sure is each model, sentence by sentence?")
+view, info = sidebar.page("Table 3: how sure is each model, sentence by sentence?")
 st.caption("The paper's Table 3: for each sentence, the mean ± variance over T samples of the "
            "probability of the gold label, and how many of the T samples are correct. T, seed "
            "and temperatures come from the sidebar.")  # fmt: skip
-if info is None:
-    st.info("No checkpoint available: train one (`python -m uqcore.train`) and reload.")
-    st.stop()
 names = label_names(info)
 same_task = [i for i in cached.infos() if i.task == info.task]
 chosen = st.multiselect("Checkpoints", [i.name for i in same_task], default=[info.name],
@@ -69,10 +63,10 @@ bar = st.progress(0.0, "Sampling…")
 records, total = [], len(rows) * len(chosen)
 for c, name in enumerate(chosen):
     own = ov if name == info.name else (None,) * len(ov)  # overrides belong to the sidebar's
+    probs_of = cached.sampler(name, view.T, view.seed, own)
     for i, (text, label, domain) in enumerate(rows):
         records.append(table3_record(
-            lambda t, n=name, o=own: cached.probs(n, cached.where(n), t, view.T, view.seed, o),
-            name, text, label, domain))  # fmt: skip
+            probs_of, name, text, label, domain))  # fmt: skip
         done = c * len(rows) + i + 1
         bar.progress(done / total, f"{name}: {done} of {total}")
 bar.empty()

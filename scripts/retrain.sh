@@ -2,8 +2,8 @@
 # Retrain and re-evaluate shipped checkpoints from their configs, one after another:
 #   bash scripts/retrain.sh imdb-hsto cola-bam ...     (names of files in configs/)
 #   bash scripts/retrain.sh all
-# Each checkpoint is trained into assets/checkpoints/<name>/ (resuming an interrupted run) and
-# then evaluated into its metrics.json (T=10, the paper's protocol). Needs the data: set
+# Each checkpoint is trained into assets/checkpoints/<name>/ (resuming an interrupted run), then
+# evaluated into its metrics.json (T=10, the paper's protocol), then its resumable state removed. Needs the data: set
 # UQ_DATA_DIR (e.g. ../shared/data) or have the Hugging Face hub reachable.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,5 +24,7 @@ for name in "${names[@]}"; do
   python -m uqcore.train --config "configs/$name.json" --quiet
   echo "== $name: evaluating ($(date -u +%H:%M:%S))"
   python -m uqcore.evaluate --ckpt "$name" --quiet
+  # finished: drop the resumable training state (20+ MB, gitignored) so assets/ stays shippable
+  rm -rf "assets/checkpoints/$name/.train"
 done
 echo "== done ($(date -u +%H:%M:%S))"

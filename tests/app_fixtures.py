@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import torch
 
 from ui.catalog import presets
@@ -33,3 +34,16 @@ def make_checkpoints(root: Path, prefix: str = "cola") -> Path:
         save_checkpoint(root / f"{prefix}-{family}", model, cfg, vocab, training=training,
                         card=f"# {prefix}-{family}\n\nA tiny untrained test model.\n")  # fmt: skip
     return root
+
+
+@pytest.fixture(scope="module")
+def ckdir(tmp_path_factory) -> Path:
+    """Tiny ``cola-<family>`` checkpoints, once per test module."""
+    return make_checkpoints(tmp_path_factory.mktemp("checkpoints"))
+
+
+@pytest.fixture()
+def app_checkpoints(ckdir, monkeypatch) -> Path:
+    """Point the app at the tiny checkpoints (modules use it with ``autouse``)."""
+    monkeypatch.setenv("UQ_CHECKPOINT_DIR", str(ckdir))
+    return ckdir

@@ -9,19 +9,12 @@ from urllib.parse import parse_qsl, urlparse
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.app_fixtures import make_checkpoints
+from tests.app_fixtures import app_checkpoints, ckdir  # noqa: F401 (fixtures)
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
 
-@pytest.fixture(scope="module")
-def ckdir(tmp_path_factory) -> Path:
-    return make_checkpoints(tmp_path_factory.mktemp("checkpoints"))
-
-
-@pytest.fixture(autouse=True)
-def _checkpoints(ckdir, monkeypatch):
-    monkeypatch.setenv("UQ_CHECKPOINT_DIR", str(ckdir))
+pytestmark = pytest.mark.usefixtures("app_checkpoints")
 
 
 def on_page(page: str, **params) -> AppTest:

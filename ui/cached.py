@@ -30,7 +30,7 @@ def root() -> str:
 
 @st.cache_data(ttl=60, show_spinner=False)
 def catalog(folder: str) -> list[CheckpointInfo]:
-    """Readable checkpoints of ``folder`` (broken ones are left out; see ``broken``)."""
+    """Readable checkpoints of ``folder`` (unreadable ones are left out)."""
     return [i for i in _list(folder) if not i.error]
 
 
@@ -55,11 +55,6 @@ def where(name: str) -> str:
     return root()
 
 
-@st.cache_data(ttl=60, show_spinner=False)
-def broken(folder: str) -> list[tuple[str, str]]:
-    return [(i.name, i.error) for i in _list(folder) if i.error]
-
-
 @st.cache_resource(max_entries=12, show_spinner="Loading the checkpoint…")
 def checkpoint(name: str, folder: str) -> Checkpoint:
     return _load(name, folder)
@@ -75,3 +70,10 @@ def explore(name: str, folder: str, text: str, T: int, seed: int, ov: tuple) -> 
 def probs(name: str, folder: str, text: str, T: int, seed: int, ov: tuple):
     """:func:`ui.compute.explore_probs` cached by value: class probabilities ``[T, C]``."""
     return compute.explore_probs(checkpoint(name, folder), text, T, seed, compute.Overrides(*ov))
+
+
+def sampler(name: str, T: int, seed: int, ov: tuple):
+    """``text -> probs [T, C]`` for checkpoint ``name`` through the :func:`probs` cache (its
+    folder looked up once)."""
+    folder = where(name)
+    return lambda text: probs(name, folder, text, int(T), int(seed), ov)

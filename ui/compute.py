@@ -17,6 +17,7 @@ import numpy as np
 import torch
 
 from uqcore.checkpoint import Checkpoint
+from uqcore.model import PAD_ID as PAD
 from uqcore.sampling import Capture, sample
 from uqcore.settings import SamplingSettings, resolve
 from uqcore.stats import mutual_information, predictive_entropy, table3_stats
@@ -51,6 +52,14 @@ class Overrides:
         )  # fmt: skip
 
 
+def encode(ck: Checkpoint, text: str):
+    """``(Encoding, ids [1, L], mask [1, L])`` of one text with the checkpoint's vocabulary
+    (raises InputError for an empty text or one without a known word)."""
+    enc = ck.vocab.encode(text, ck.config.max_len)
+    ids = torch.tensor([enc.ids])  # [1, L]
+    return enc, ids, ids != PAD
+
+
 def captured_samples(ck: Checkpoint, length: int, T: int) -> int:
     """How many samples keep their maps within ``MAP_BUDGET`` (at least 1)."""
     cfg = ck.config
@@ -70,9 +79,7 @@ def explore(ck: Checkpoint, text: str, T: int, seed: int, ov: Overrides) -> dict
     """
     started = time.perf_counter()
     cfg = ck.config
-    enc = ck.vocab.encode(text, cfg.max_len)
-    ids = torch.tensor([enc.ids])  # [1, L]
-    mask = ids != 0  # [1, L]
+    enc, ids, mask = encode(ck, text)
     settings = ov.settings()
     fs = resolve(cfg, settings)  # validates the overrides (ConfigError with a message)
     keep = captured_samples(ck, len(enc.ids), T)
@@ -161,8 +168,7 @@ def table3_record(
 
 def explore_probs(ck: Checkpoint, text: str, T: int, seed: int, ov: Overrides) -> np.ndarray:
     """Only the class probabilities ``[T, C]`` of :func:`explore` (no maps): the same numbers."""
-    enc = ck.vocab.encode(text, ck.config.max_len)
-    ids = torch.tensor([enc.ids])  # [1, L]
+    _, ids, mask = encode(ck, text)
     with torch.inference_mode():
-        r = sample(ck.model, ids, ids != 0, T=T, seed=seed, settings=ov.settings())
+        r = sample(ck.model, ids, mask, T=T, seed=seed, settings=ov.settings())
     return r.probs[:, 0].numpy().astype(np.float64)

@@ -12,6 +12,7 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
+from ui.compute import summary
 from uqcore.data import load_eval_subset
 from uqcore.errors import UQError
 from uqcore.stats import ood_detection, reliability_diagram
@@ -67,17 +68,13 @@ def frame(
         except UQError:
             skipped += 1
             continue
+        s = summary(p, gold)  # Table 3 statistics, entropy, mutual information
         mean = p.mean(0)  # [C]
-        pred = int(mean.argmax())
-        ent = float(-(mean * np.log(np.clip(mean, 1e-12, None))).sum())
-        per = float(-(p * np.log(np.clip(p, 1e-12, None))).sum(1).mean())
         records.append({
-            "domain": domain, "index": index, "text": text, "gold": gold, "pred": pred,
-            "p_gold": float(mean[gold]), "var_gold": float(p[:, gold].var()),
-            "correct": int((p.argmax(1) == gold).sum()), "T": int(p.shape[0]),
-            "entropy": ent, "mi": max(ent - per, 0.0), "var": float(p[:, pred].var()),
-            "one_minus_max": float(1.0 - mean.max()), "p1": float(mean[1]) if mean.size > 1
-            else float(mean[0]),
+            "domain": domain, "index": index, "text": text, "gold": gold, "pred": s["predicted"],
+            "p_gold": s["p_mean"], "var_gold": s["p_var"], "correct": s["correct"], "T": s["T"],
+            "entropy": s["entropy"], "mi": s["mi"], "var": float(p[:, s["predicted"]].var()),
+            "one_minus_max": float(1.0 - mean.max()), "p1": float(mean[-1]),
         })  # fmt: skip
         if progress is not None and (n + 1) % max(1, len(rows) // 50) == 0:
             progress((n + 1) / len(rows))  # about 50 updates: each one is a browser message

@@ -67,6 +67,22 @@ def _tau_options(*values: float) -> list[float]:
     return sorted({*TAU_GRID, *(float(v) for v in values)})
 
 
+def _tau_slider(
+    sb, key: str, what: str, own: dict, enabled: bool, help_on: str, no_such: str | None
+) -> None:
+    """A temperature select-slider labelled with the trained value; disabled with the reason
+    (``no_such``: the family has no such temperature; else hard samples make it a no-op)."""
+    why_hard = (
+        "Disabled: this checkpoint samples *hard* (one-hot) attention, where the "
+        "temperature only changes training gradients, never a sample."
+    )
+    sb.select_slider(
+        f"{key}: {what} (trained {own[key]:g})", _tau_options(own[key], st.session_state[key]),
+        key=key, disabled=not enabled,
+        help=help_on if enabled else (no_such or why_hard),
+    )  # fmt: skip
+
+
 def render(infos: list[CheckpointInfo]) -> tuple[S.ViewState, CheckpointInfo | None]:
     """Draw the sidebar; return the current state and the chosen checkpoint's info."""
     sb = st.sidebar
@@ -115,25 +131,17 @@ def render(infos: list[CheckpointInfo]) -> tuple[S.ViewState, CheckpointInfo | N
     )
     hard = own["hard"]
     tau1_ok, tau2_ok = family in TAU1_FAMILIES and not hard, family in TAU2_FAMILIES and not hard
-    why_hard = "Disabled: this checkpoint samples *hard* (one-hot) attention, where the " \
-               "temperature only changes training gradients, never a sample."  # fmt: skip
-    sb.select_slider(
-        f"tau1: keys → centroids (trained {own['tau1']:g})",
-        _tau_options(own["tau1"], st.session_state["tau1"]), key="tau1", disabled=not tau1_ok,
-        help=("Temperature of the Gumbel-softmax that assigns each key to the learnable "
-              "centroids: low = one centroid per key, high = a blend.") if tau1_ok else
-        (why_hard if hard and family in TAU1_FAMILIES else
-         f"Disabled: {title} has no centroids; only H-STO-TRANS uses tau1."),
-    )  # fmt: skip
-    sb.select_slider(
-        f"tau2: attention over values (trained {own['tau2']:g})",
-        _tau_options(own["tau2"], st.session_state["tau2"]), key="tau2", disabled=not tau2_ok,
-        help=("Temperature of softmax((QKᵀ + λ·g) / tau2): low = each token attends to one "
-              "token, high = attention spreads evenly.") if tau2_ok else
-        (why_hard if hard and family in TAU2_FAMILIES else
-         f"Disabled: {title} has no Gumbel-softmax attention; only STO-TRANS and H-STO-TRANS "
-         "use tau2."),
-    )  # fmt: skip
+    _tau_slider(sb, "tau1", "keys → centroids", own, tau1_ok,
+                "Temperature of the Gumbel-softmax that assigns each key to the learnable "
+                "centroids: low = one centroid per key, high = a blend.",
+                None if family in TAU1_FAMILIES else
+                f"Disabled: {title} has no centroids; only H-STO-TRANS uses tau1.")  # fmt: skip
+    _tau_slider(sb, "tau2", "attention over values", own, tau2_ok,
+                "Temperature of softmax((QKᵀ + λ·g) / tau2): low = each token attends to one "
+                "token, high = attention spreads evenly.",
+                None if family in TAU2_FAMILIES else
+                f"Disabled: {title} has no Gumbel-softmax attention; only STO-TRANS and "
+                "H-STO-TRANS use tau2.")  # fmt: skip
     noise_ok = family in NOISE_FAMILIES
     sb.slider("Noise scale λ", *S.NOISE_RANGE, key="noise", step=0.05, disabled=not noise_ok,
               help="Multiplies the attention noise: 1 = as trained, 0 = the noise-free model."
@@ -220,3 +228,16 @@ def ensure_router() -> None:
     except st.errors.StreamlitAPIException:
         pass  # already called in this run: the mode is off all the same
     st.rerun()
+
+
+def page(title: str) -> tuple[S.ViewState, CheckpointInfo]:
+    """Start a page that needs a checkpoint: route check, title, the sidebar's state; without
+    any checkpoint the page stops with a hint."""
+    ensure_router()
+    st.title(title)
+    view, info = current()
+    if info is None:
+        st.info("No checkpoint available: train one (`python -m uqcore.train`, or "
+                "`bash scripts/retrain.sh all`) and reload.")  # fmt: skip
+        st.stop()
+    return view, info
