@@ -155,10 +155,20 @@ def expected_entropy(probs: Any) -> np.ndarray:
 
 
 def mutual_information(probs: Any) -> np.ndarray:
-    """Predictive minus expected entropy (epistemic part), clipped at 0. Returns [N]."""
+    """Predictive minus expected entropy (epistemic part), clipped at 0. Returns [N].
+
+    Exactly 0 where all T samples agree bit for bit (a deterministic model), where the two entropies
+    would otherwise differ by rounding (~1e-17).
+    """
     p = _check_probs(probs)  # [T, N, C]
     mi = _entropy(p.mean(axis=0)) - _entropy(p).mean(axis=0)  # [N]
+    mi[_constant_over_samples(p)] = 0.0
     return np.maximum(mi, 0.0)
+
+
+def _constant_over_samples(p: np.ndarray) -> np.ndarray:
+    """[T, N, C] -> [N] bool: True where every sample equals the first one exactly."""
+    return (p == p[:1]).all(axis=(0, 2))
 
 
 def predictive_variance(probs: Any, labels: Any = None) -> np.ndarray:
@@ -166,7 +176,9 @@ def predictive_variance(probs: Any, labels: Any = None) -> np.ndarray:
     p = _check_probs(probs)  # [T, N, C]
     n = p.shape[1]
     k = p.mean(axis=0).argmax(-1) if labels is None else _check_labels(labels, *p.shape[1:])  # [N]
-    return p[:, np.arange(n), k].var(axis=0)  # [N]
+    var = p[:, np.arange(n), k].var(axis=0)  # [N]
+    var[_constant_over_samples(p)] = 0.0
+    return var
 
 
 def nll(mean_probs: Any, labels: Any) -> float:
