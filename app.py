@@ -28,6 +28,7 @@ if notes:
 nav = st.navigation(routes.pages())
 st.sidebar.title("Stochastic Attention Explorer")
 view, info = sidebar.render(infos)
+sidebar.unreadable_note(cached.unreadable(cached.root()))
 sidebar.sync_url(view)
 for note in st.session_state.pop("url_notes", []):
     st.warning(note, icon=":material/link:")

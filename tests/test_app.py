@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.app_fixtures import app_checkpoints, ckdir  # noqa: F401 (fixtures)
+from tests.app_fixtures import app_checkpoints, ckdir, make_checkpoints  # noqa: F401 (fixtures)
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 LINK = {"ckpt": "cola-hsto", "text": "John is tall on several occasions.", "label": "0",
@@ -186,3 +186,17 @@ def test_table3_reports_bad_pasted_labels_and_uploads():
     at.text_area(key="t3_pasted").set_value("nora sent the book\tmaybe\njohn is tall\t1").run()
     assert any("not one of" in w.value for w in at.warning)
     assert "2 sentence(s)" in " ".join(c.value for c in at.caption)
+
+
+def test_an_unreadable_checkpoint_folder_is_named_in_the_sidebar(tmp_path, monkeypatch):
+    root = tmp_path / "ck"
+    root.mkdir()
+    (root / "cola-broken").mkdir()
+    (root / "cola-broken" / "config.json").write_text("{not json")
+    make_checkpoints(root)
+    monkeypatch.setenv("UQ_CHECKPOINT_DIR", str(root))
+    at = open_link()
+    notes = [e for e in at.sidebar.expander if "could not be read" in e.label]
+    assert len(notes) == 1 and notes[0].label.startswith("⚠️ 1 checkpoint")
+    assert any("cola-broken" in m.value for m in notes[0].markdown)
+    assert "cola-broken" not in at.sidebar.selectbox[0].options

@@ -34,6 +34,12 @@ def catalog(folder: str) -> list[CheckpointInfo]:
     return [i for i in _list(folder) if not i.error]
 
 
+@st.cache_data(ttl=60, show_spinner=False)
+def unreadable(folder: str) -> list[tuple[str, str]]:
+    """``(name, why)`` of the checkpoints of ``folder`` that could not be read."""
+    return [(i.name, i.error) for i in _list(folder) if i.error]
+
+
 UPLOAD_KEY = "upload_dir"  # session_state key of this session's uploaded-checkpoint folder
 
 

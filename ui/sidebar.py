@@ -83,6 +83,19 @@ def _tau_slider(
     )  # fmt: skip
 
 
+def unreadable_note(broken: list[tuple[str, str]]) -> None:
+    """Say which checkpoint folders were left out of the picker, and why (never silently)."""
+    if not broken:
+        return
+    with st.sidebar.expander(f"⚠️ {len(broken)} checkpoint folder(s) could not be read"):
+        for name, why in broken:
+            st.markdown(f"**{name}**: {why}")
+        st.caption(
+            "They are left out of the picker. Retrain one with "
+            "`bash scripts/retrain.sh NAME`, or remove its folder."
+        )
+
+
 def render(infos: list[CheckpointInfo]) -> tuple[S.ViewState, CheckpointInfo | None]:
     """Draw the sidebar; return the current state and the chosen checkpoint's info."""
     sb = st.sidebar
