@@ -63,6 +63,8 @@ def test_error_analysis_sorts_filters_and_links_to_the_same_numbers():
     gold = next(k for k in m if k.endswith("mean ± variance"))
     assert m[gold].startswith(f"{first['p_gold']:.3f} ± ")
     assert m["Correct / T"] == first["correct"].replace("/", " / ")
+    # the page's own summary of the chosen row (the first) reads exactly like the explorer
+    assert {x.label: x.value for x in at.metric} == m
     at.selectbox(key="err_view").set_value("confidently wrong (p(gold) < 0.2)").run()
     assert not at.exception
     assert at.dataframe or any("No example matches" in i.value for i in at.info)

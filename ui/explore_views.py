@@ -20,6 +20,11 @@ def sig(x: float, digits: int = 2) -> str:
     return "0" if x == 0 else f"{x:.{digits}g}"
 
 
+def mean_pm_var(mean: float, var: float) -> str:
+    """How every page writes a Table 3 pair: ``"0.198 ± 0.0028"``."""
+    return f"{mean:.3f} ± {sig(var)}"
+
+
 def chart(fig, key: str) -> None:
     st.plotly_chart(fig, width="stretch", config=PLOT_CONFIG, key=f"fig_{key}")
     st.session_state.setdefault("_figures", {})[key] = fig
@@ -51,7 +56,7 @@ def predictions(res: dict, names: tuple[str, ...], label: int | None) -> dict:
     gold = label is not None
     target = names[s["target"]]
     c1, c2, c3, c4 = st.columns([1.5, 1, 1, 1])
-    c1.metric(f"p({target}) mean ± variance", f"{s['p_mean']:.3f} ± {sig(s['p_var'])}",
+    c1.metric(f"p({target}) mean ± variance", mean_pm_var(s["p_mean"], s["p_var"]),
               help="Mean and variance over the T samples of the probability of the "
               + ("gold label (the paper's Table 3 'Prob. Corr.')." if gold else
                  "predicted class (give a gold label to score against it)."))  # fmt: skip

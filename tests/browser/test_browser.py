@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 from urllib.parse import parse_qs, urlparse
 
 import pytest
@@ -162,13 +163,21 @@ def test_error_analysis_sorts_by_uncertainty_and_opens_a_row(tab, server, shots)
     tab.get_by_text("examples.", exact=False).first.wait_for()
     settle(tab)
     tab.screenshot(path=str(shots / "errors.png"), full_page=True)
-    link = tab.get_by_role("link", name="Open in the explorer ↗")
-    href = link.get_attribute("href")
+    tab.locator('[data-testid="stSelectbox"]', has_text="Sort by").click()
+    tab.get_by_role("option", name="predictive entropy").click()
+    settle(tab)
+    with tab.expect_download() as info:
+        tab.get_by_role("button", name="Download these rows (CSV)").click()
+    rows = list(csv.DictReader(open(info.value.path(), encoding="utf-8")))
+    entropy = [float(r["entropy"]) for r in rows]
+    assert len(rows) > 10 and entropy == sorted(entropy, reverse=True) and entropy[0] > entropy[-1]
+    shown = metric_values(tab)  # the chosen row: the first, the most uncertain
+    assert shown[2] == f"{entropy[0]:.3f} nats"
+    assert shown[1] == f"{rows[0]['correct']} / 10"
+    href = tab.get_by_role("link", name="Open in the explorer ↗").get_attribute("href")
     assert href and "ckpt=tiny-hsto" in href and "seed=2" in href
-    params = parse_qs(urlparse(href).query)
     open_view(tab, server, "/?" + urlparse(href).query)
-    values = metric_values(tab)
-    assert values[1].endswith(f"/ {params['T'][0]}")
+    assert metric_values(tab)[:4] == shown
 
 
 def test_compare_page_shows_every_family(tab, server, shots):
