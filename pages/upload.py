@@ -3,8 +3,6 @@ on the server; once validated it is in the sidebar's picker on every page, for t
 
 from __future__ import annotations
 
-import tempfile
-
 import streamlit as st
 
 from ui import cached, sidebar
@@ -17,9 +15,7 @@ st.write("A checkpoint is a folder with `config.json`, `model.safetensors` and `
          "(plus optional `metrics.json` and `README.md`), as `python -m uqcore.train` writes it. "
          "It is checked strictly (every tensor, shape and setting) and never executed; it stays "
          "available on every page until you close this browser tab.")  # fmt: skip
-if cached.UPLOAD_KEY not in st.session_state:
-    st.session_state[cached.UPLOAD_KEY] = tempfile.mkdtemp(prefix="uq-upload-")
-folder = st.session_state[cached.UPLOAD_KEY]
+folder = cached.upload_folder()
 
 
 def _done(name: str) -> None:

@@ -3,6 +3,7 @@ written outside the session folder."""
 
 from __future__ import annotations
 
+import gc
 import io
 import json
 import zipfile
@@ -112,3 +113,8 @@ def test_the_upload_page_adds_a_checkpoint_for_every_page(source, monkeypatch, t
     at.text_input(key="up_path").set_value(str(tmp_path)).run()
     at.button(key="up_path_go").click().run()
     assert any("Missing" in e.value for e in at.error)
+    folder = Path(at.session_state["upload_dir"])
+    assert (folder / "upload-cola-hsto" / "model.safetensors").is_file()
+    del at  # the session ends: its upload folder goes with it
+    gc.collect()
+    assert not folder.exists()

@@ -6,6 +6,7 @@ the same numbers."""
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import streamlit as st
@@ -41,6 +42,18 @@ def unreadable(folder: str) -> list[tuple[str, str]]:
 
 
 UPLOAD_KEY = "upload_dir"  # session_state key of this session's uploaded-checkpoint folder
+
+
+def upload_folder() -> str:
+    """This session's folder for uploaded checkpoints, made on first use. It lives as long as the
+    session: a ``TemporaryDirectory`` kept in the session state, whose finalizer deletes the
+    folder once Streamlit drops the session (or the server exits), so uploads never pile up."""
+    tmp = st.session_state.get("_upload_tmp")
+    if tmp is None:
+        tmp = tempfile.TemporaryDirectory(prefix="uq-upload-")
+        st.session_state["_upload_tmp"] = tmp
+        st.session_state[UPLOAD_KEY] = tmp.name
+    return tmp.name
 
 
 def infos() -> list[CheckpointInfo]:
