@@ -186,3 +186,16 @@ def test_minilm_vectors_initialise_the_embeddings(tmp_path, monkeypatch):
                 "--set", "pretrained_embeddings=minilm")  # fmt: skip
     emb = load_checkpoint(out).model.embed.weight[3:]  # words only; lr ~0 keeps the init
     assert torch.allclose(emb, seen["vectors"], atol=1e-5)
+
+
+def test_half_precision_storage_is_measured_on_the_copy_that_loads(tmp_path):
+    from uqcore.training.storage import rounded_copy
+
+    half = train(tmp_path, "hsto", "--save-dtype", "float16", name="half")
+    check = load_checkpoint(half).training["storage"]
+    assert check["dtype"] == "float16" and check["examples"] > 0 and check["samples"] == 2
+    assert 0 < check["max_abs_log_prob_diff"] <= check["tolerance"]
+    assert check["argmax_agreement"] > 0.9
+    full = load_checkpoint(train(tmp_path, "hsto", name="full"))  # same seed: the float32 model
+    assert "storage" not in full.training
+    assert same(rounded_copy(full.model).state_dict(), weights(half))

@@ -30,6 +30,7 @@ from uqcore.training.batches import encode_split
 from uqcore.training.config import TrainConfig, build_config
 from uqcore.training.loop import Dist, train_model
 from uqcore.training.pretrained import word_vectors
+from uqcore.training.storage import storage_check
 from uqcore.vocab import N_SPECIALS, Vocab
 
 
@@ -137,7 +138,13 @@ def run(tc: TrainConfig, quiet: bool = False) -> Path:
             "command": "python -m uqcore.train " + " ".join(sys.argv[1:]),
         }  # fmt: skip
         dtype = torch.float16 if tc.save_dtype == "float16" else None
-        save_checkpoint(out, model.cpu(), cfg, vocab, training=training, card=_card(tc, history),
+        model = model.cpu()
+        if dtype is not None:
+            training["storage"] = check = storage_check(model, dev.ids, dtype)
+            log(f"{check['dtype']} storage: max |Δ log p| {check['max_abs_log_prob_diff']:.2e} "
+                f"on {check['examples']} dev texts x {check['samples']} samples, "
+                f"argmax agreement {check['argmax_agreement']:.4f}")  # fmt: skip
+        save_checkpoint(out, model, cfg, vocab, training=training, card=_card(tc, history),
                         dtype=dtype)  # fmt: skip
         log(f"wrote {out}")
     if dist_ctx.world > 1:
