@@ -86,3 +86,14 @@ def test_results_doc_sets_our_numbers_beside_the_papers(checkpoint, data_dir, tm
     assert "H-STO-TRANS | 20.52 ± 0.76 | 16.49 ± 4.08" in text  # the paper's Table 2 row
     assert "john is tall on several occasions . (0)" in text  # a Table 3 row
     assert results_main(["--root", str(tmp_path / "empty"), "--out", str(out)]) == 2
+
+
+def test_results_list_each_checkpoints_float16_storage_check():
+    from uqcore.results import render
+
+    check = {"max_abs_log_prob_diff": 0.0034, "max_abs_prob_diff": 0.00061,
+             "argmax_agreement": 1.0, "examples": 500, "samples": 2}  # fmt: skip
+    text = render([("imdb-a", None), ("imdb-b", None)], {"imdb-a": check, "imdb-b": None})
+    assert "| imdb-a | 3.4e-03 | 6.1e-04 | 1.0000 | 500 × 2 |" in text
+    assert "| imdb-b | not recorded" in text
+    assert "Float16 storage" not in render([("imdb-a", None)])
