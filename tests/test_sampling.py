@@ -393,3 +393,22 @@ def test_bam_kl_covers_the_attention_rows_the_prediction_uses():
     assert torch.allclose(out.kl, expected, rtol=1e-5, atol=1e-5)
     captured = model(ids, mask, s, None, capture=(0, 1))
     assert torch.equal(captured.kl, out.kl)
+
+
+def test_probtrans_without_em_attends_from_cls_only_and_captures_every_row():
+    """Without EM (training, or em_iterations=0) the Probabilistic Transformer is plain attention,
+    so its last layer needs only the [CLS] row; captured maps still hold every row."""
+    from uqcore.layers import widest_query_rows
+
+    ids, mask = batch()
+    model = tiny_model("probtrans")
+    no_em = SamplingSettings(em_iterations=0)
+    plain = sample(model, ids, mask, T=2, seed=0, settings=no_em)
+    full = sample(model, ids, mask, T=2, seed=0, settings=no_em, capture=ALL_LAYERS)
+    assert torch.equal(plain.probs, full.probs)
+    before, after = full.attention_before_em[1], full.attention[1]  # [T, B, H, L, L]
+    assert before.shape == after.shape == (2, 2, 2, 8, 8)
+    assert torch.allclose(before, after, atol=1e-6)
+    one_layer = dataclasses.replace(model.cfg, n_layers=1)
+    assert widest_query_rows(one_layer, 512, full_rows=False, em_iterations=0) == 1
+    assert widest_query_rows(one_layer, 512, full_rows=False, em_iterations=3) == 512

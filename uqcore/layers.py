@@ -66,12 +66,19 @@ _ONEDNN = (
 )
 
 
-def widest_query_rows(cfg: ModelConfig, length: int, full_rows: bool) -> int:
+def needs_every_query(family: str, em_iterations: int) -> bool:
+    """Whether the last layer must attend from every token even for a [CLS]-only prediction:
+    only the Probabilistic Transformer's EM does (its M-step pulls keys toward every query).
+    Without EM (training, or ``em_iterations=0``) it is plain attention."""
+    return family == "probtrans" and em_iterations > 0
+
+
+def widest_query_rows(cfg: ModelConfig, length: int, full_rows: bool, em_iterations: int) -> int:
     """Query rows of the largest attention tensor a forward pass of ``cfg`` builds for
     ``length`` tokens: every earlier layer attends from all tokens, the last one from [CLS]
-    only unless ``full_rows`` (captured maps) or the family needs every query (EM).
-    For sizing chunks and micro-batches."""
-    if cfg.n_layers > 1 or full_rows or cfg.family == "probtrans":
+    only unless ``full_rows`` (captured maps) or EM needs every query (``em_iterations`` as the
+    pass runs it). For sizing chunks and micro-batches."""
+    if cfg.n_layers > 1 or full_rows or needs_every_query(cfg.family, em_iterations):
         return length
     return 1
 
@@ -190,13 +197,13 @@ class MultiHeadAttention(nn.Module):
         are captured, with noise from ``noise.side()``, so capturing never changes the output.
         BAM's KL covers the attention rows the prediction uses (every row of earlier layers,
         the [CLS] row here): the other rows are not latent variables of the classifier.
-        Probabilistic Transformer's EM needs every query and always computes all rows (it has
-        no noise).
+        The Probabilistic Transformer's EM needs every query, so with EM iterations it computes
+        all rows (it has no noise); without EM (training) it attends from [CLS] like the rest.
         """
         q, k, v = self._project(x, s, noise)  # [N / repeats, H, L, d_h] each
         if repeats > 1:  # sample-major copies of deterministic projections
             q, k, v = (t.repeat(repeats, 1, 1, 1) for t in (q, k, v))
-        split = rows is not None and self.cfg.family != "probtrans"
+        split = rows is not None and not needs_every_query(self.cfg.family, s.em_iterations)
         head_q = q[:, :, :rows] if split else q  # [N, H, rows or L, d_h]
         out, ko = self._kernel(
             head_q, k, v, mask, s, noise, weights=capture, output=True, need_kl=s.need_kl,
@@ -224,7 +231,7 @@ class MultiHeadAttention(nn.Module):
             query_mask=mask[:, rows:], key_assign=key_assign,
         )  # fmt: skip
         trace["attn"] = torch.cat([trace["attn"], ko.attn], dim=2)  # [N, H, L, L]
-        for name in ("posterior_mean", "centroids"):
+        for name in ("posterior_mean", "centroids", "attn_before_em"):
             if name == "centroids" and key_assign is not None:
                 continue  # per key: the head rows' assignment is the whole map
             if name in ko.extras:

@@ -122,12 +122,13 @@ def _chunks(total: int, keep: int, keep_step: int, step: int):
 
 
 def rows_per_chunk(
-    model: nn.Module, batch: int, length: int, budget: int, full_rows: bool = False
-) -> int:
+    model: nn.Module, batch: int, length: int, budget: int, em_iterations: int,
+    full_rows: bool = False,
+) -> int:  # fmt: skip
     """How many samples of a ``batch x length`` input fit ``budget`` bytes of activations.
     ``full_rows``: whether the last layer attends from every token (see widest_query_rows)."""
     cfg = model.cfg
-    rows = widest_query_rows(cfg, length, full_rows)
+    rows = widest_query_rows(cfg, length, full_rows, em_iterations)
     per_row = 4 * length * (6 * cfg.d_model + 2 * cfg.d_ff)  # projections, residual, FFN
     per_row += 4 * 8 * cfg.n_heads * rows * length  # scores, noise, softmax, KL temporaries
     per_row += 4 * 4 * cfg.n_heads * length * cfg.attention.n_centroids
@@ -182,8 +183,9 @@ def sample(
             kl = torch.empty(T, batch) if capture.kl and cfg.family == "bam" else None
             length = ids.shape[1]
             full_rows = cfg.n_layers - 1 in capture.layers
-            step = rows_per_chunk(model, batch, length, memory_budget)  # maps not kept
-            cap_step = rows_per_chunk(model, batch, length, memory_budget, full_rows)
+            em = fs.em_iterations
+            step = rows_per_chunk(model, batch, length, memory_budget, em)  # maps not kept
+            cap_step = rows_per_chunk(model, batch, length, memory_budget, em, full_rows)
             hint_key = (cfg, fs, tuple(ids.shape))
             for start, count in _chunks(T, keep if capture.layers else 0, cap_step, step):
                 noise = SampleNoise(
