@@ -9,7 +9,7 @@ import streamlit as st
 from ui import cached, sidebar
 from ui.catalog import label_names, presets, sort_key
 from ui.compute import Overrides, summary
-from ui.explore_views import WINDOW, sig
+from ui.explore_views import WINDOW, mean_pm_var, sig
 from uqcore.config import FAMILY_TITLES
 from uqcore.errors import UQError
 from viz import figures as F
@@ -46,7 +46,7 @@ for n, name in enumerate(chosen):
     s = summary(res["probs"], label)
     family = next(i.family for i in mine if i.name == name)
     rows.append({"checkpoint": name, "method": FAMILY_TITLES.get(family, family),
-                 f"p({names[s['target']]}) mean ± var": f"{s['p_mean']:.3f} ± {sig(s['p_var'])}",
+                 f"p({names[s['target']]}) mean ± var": mean_pm_var(s["p_mean"], s["p_var"]),
                  "correct / T" if label is not None else "samples agreeing":
                  f"{s['correct']}/{s['T']}", "entropy": round(s["entropy"], 4),
                  "mutual information": sig(s["mi"])})  # fmt: skip
@@ -54,7 +54,18 @@ bar.empty()
 if not results:
     st.stop()
 target = label if label is not None else int(next(iter(results.values()))["probs"].mean(0).argmax())
-st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+table = pd.DataFrame(rows)
+st.dataframe(table, hide_index=True, width="stretch")
+samples = pd.DataFrame({n: r["probs"][:, target] for n, r in results.items()})
+samples.insert(0, "sample", range(len(samples)))
+c1, c2 = st.columns(2)
+c1.download_button("Download this table (CSV)", table.to_csv(index=False),
+                   f"compare-{info.task}-T{view.T}-seed{view.seed}.csv", "text/csv",
+                   key="cmp_table_csv")  # fmt: skip
+c2.download_button(f"Download every sample's p({names[target]}) (CSV)",
+                   samples.to_csv(index=False),
+                   f"compare-samples-{info.task}-T{view.T}-seed{view.seed}.csv", "text/csv",
+                   key="cmp_samples_csv")  # fmt: skip
 st.plotly_chart(F.compare_histograms({n: r["probs"][:, target] for n, r in results.items()},
                                      names[target]), width="stretch")  # fmt: skip
 st.caption(

@@ -53,7 +53,10 @@ for i in mine:
     })  # fmt: skip
 unit = "MCC × 100" if task == "cola" else "accuracy %"
 st.subheader(f"{'Table 2' if task == 'cola' else 'Table 1'}: {unit}, mean ± std over T runs")
-st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+table = pd.DataFrame(rows)
+st.dataframe(table, hide_index=True, width="stretch")
+st.download_button("Download this table (CSV)", table.to_csv(index=False),
+                   f"results-{task}.csv", "text/csv", key="res_table_csv")  # fmt: skip
 st.caption("Ours: each checkpoint's metrics.json, written by `python -m uqcore.evaluate` on the "
            "full test and out-of-domain sets (T = 10, the paper's protocol). Paper: quoted from "
            "its tables. docs/results.md has the full set of metrics.")  # fmt: skip
@@ -108,6 +111,10 @@ with right:
     st.plotly_chart(F.roc_figure({n: dataset.roc(f, score) for n, f in frames.items()},
                                  dataset.SCORES[score][1]), width="stretch")  # fmt: skip
     st.caption("Higher curves separate out-of-domain inputs better by their uncertainty.")
+every = pd.concat([f.assign(checkpoint=n) for n, f in frames.items()], ignore_index=True)
+st.download_button("Download the per-example values (CSV)", every.to_csv(index=False),
+                   f"results-{task}-T{int(T)}-seed{view.seed}.csv", "text/csv",
+                   key="res_rows_csv")  # fmt: skip
 column, label = dataset.SCORES[score]
 for name, frame in frames.items():
     values = {d: frame.loc[frame["domain"] == d, column] for d in ("in-domain", "out-of-domain")}

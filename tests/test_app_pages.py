@@ -42,6 +42,8 @@ def test_results_page_shows_tables_reliability_and_roc():
     assert any(x.startswith("Reliability diagram") for x in t)
     assert any(x.startswith("Out-of-domain detection by") for x in t)
     assert sum(x.endswith("by domain") for x in t) == 2
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert labels == ["Download this table (CSV)", "Download the per-example values (CSV)"]
 
 
 def test_error_analysis_sorts_filters_and_links_to_the_same_numbers():
@@ -74,6 +76,8 @@ def test_compare_page_shows_every_family_of_the_task():
     at = on_page("pages/compare.py", T="20")
     rows = at.dataframe[0].value
     assert len(rows) == 8 and rows["method"].nunique() == 8
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert labels[0] == "Download this table (CSV)" and labels[1].startswith("Download every")
     assert any(x.startswith("p(") and "one row per checkpoint" in x for x in titles(at))
     assert any(x.startswith("Layer") for x in titles(at))
 

@@ -189,6 +189,10 @@ def test_compare_page_shows_every_family(tab, server, shots):
     titles = set(tab.locator(".js-plotly-plot .annotation-text").all_text_contents())
     families = ("trans", "mcdropout", "ensemble", "sto", "hsto", "bam", "bayesformer", "probtrans")
     assert {f"tiny-{f}" for f in families} <= titles, titles
+    with tab.expect_download() as info:
+        tab.get_by_role("button", name="Download every sample", exact=False).click()
+    rows = list(csv.DictReader(open(info.value.path(), encoding="utf-8")))
+    assert len(rows) == 20 and {"sample", *(f"tiny-{f}" for f in families)} <= set(rows[0])
 
 
 def _zip(folder, extra=None) -> bytes:
