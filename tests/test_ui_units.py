@@ -56,3 +56,22 @@ def test_csv_uploads():
         parse_csv(b"sentence\n" + b"x\n" * 2_000_000, NAMES)
     many, notes = parse_csv(("sentence\n" + "a\n" * (MAX_ROWS + 5)).encode(), NAMES)
     assert len(many) == MAX_ROWS and "first" in notes[-1]
+
+
+def test_the_model_card_states_the_float16_storage_check_when_recorded():
+    from pathlib import Path
+
+    from ui.catalog import storage_line
+    from uqcore.registry import CheckpointInfo
+
+    def info(training: dict) -> CheckpointInfo:
+        return CheckpointInfo(name="x", path=Path("x"), family="trans", task="imdb", config={},
+                              metrics=None, training=training, card="")  # fmt: skip
+
+    check = {"dtype": "float16", "max_abs_log_prob_diff": 0.0035, "examples": 500,
+             "argmax_agreement": 1.0}  # fmt: skip
+    assert storage_line(info({"storage": check})) == (
+        "Stored in float16: predictions within 3.5e-03 in log-probability of the float32 model "
+        "on 500 dev texts (argmax agreement 100.0%)."
+    )
+    assert storage_line(info({})) is None

@@ -52,6 +52,16 @@ def headline(info: CheckpointInfo) -> str:
     return text + (f"; OOD AUROC (mutual information) {auroc:.3f}." if auroc else ".")
 
 
+def storage_line(info: CheckpointInfo) -> str | None:
+    """How the weights are stored and what that costs, from the trainer's check (or None)."""
+    s = info.training.get("storage")
+    if not isinstance(s, dict):
+        return None
+    return (f"Stored in {s['dtype']}: predictions within {s['max_abs_log_prob_diff']:.1e} in "
+            f"log-probability of the float32 model on {s['examples']} dev texts "
+            f"(argmax agreement {s['argmax_agreement']:.1%}).")  # fmt: skip
+
+
 @dataclass(frozen=True)
 class Preset:
     text: str

@@ -8,7 +8,7 @@ from __future__ import annotations
 import streamlit as st
 
 from ui import state as S
-from ui.catalog import display_name, headline, label_names, sort_key
+from ui.catalog import display_name, headline, label_names, sort_key, storage_line
 from uqcore.config import FAMILY_TITLES
 from uqcore.registry import CheckpointInfo
 from uqcore.settings import NOISE_FAMILIES, TAU1_FAMILIES, TAU2_FAMILIES
@@ -215,6 +215,9 @@ def _model_card(sb, info: CheckpointInfo) -> None:
         if splits:
             st.caption("Data: " + ", ".join(f"{k} {v:,}" for k, v in splits.items()))
         st.caption(headline(info))
+        stored = storage_line(info)
+        if stored:
+            st.caption(stored)
         if info.card:
             st.markdown(info.card.split("\n", 2)[-1])
 
