@@ -24,10 +24,19 @@ ROOT = Path(__file__).resolve().parent.parent
 TEXT = "John is tall on several occasions."
 
 
+def _quiet() -> None:
+    """AppTest runs without a server and Streamlit warns about that on every run: noise here."""
+    from streamlit.logger import set_log_level
+
+    set_log_level("error")
+
+
 def _run_once(ckpt: str, T: int) -> dict:
     """One cold script run in this process; returns seconds and the sampling's own seconds."""
     import streamlit as st
     from streamlit.testing.v1 import AppTest
+
+    _quiet()
 
     st.cache_data.clear()
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=600)
@@ -49,6 +58,8 @@ def _page_times(ckpt: str) -> list[tuple[str, float, str]]:
     with the page's defaults where it has one."""
     import streamlit as st
     from streamlit.testing.v1 import AppTest
+
+    _quiet()
 
     from ui.routes import PAGES
 
