@@ -56,7 +56,8 @@ if not results:
 target = label if label is not None else int(next(iter(results.values()))["probs"].mean(0).argmax())
 table = pd.DataFrame(rows)
 st.dataframe(table, hide_index=True, width="stretch")
-samples = pd.DataFrame({n: r["probs"][:, target] for n, r in results.items()})
+per_sample = {n: r["probs"][:, target] for n, r in results.items()}  # name -> p(target) [T]
+samples = pd.DataFrame(per_sample)
 samples.insert(0, "sample", range(len(samples)))
 c1, c2 = st.columns(2)
 c1.download_button("Download this table (CSV)", table.to_csv(index=False),
@@ -66,8 +67,7 @@ c2.download_button(f"Download every sample's p({names[target]}) (CSV)",
                    samples.to_csv(index=False),
                    f"compare-samples-{info.task}-T{view.T}-seed{view.seed}.csv", "text/csv",
                    key="cmp_samples_csv")  # fmt: skip
-st.plotly_chart(F.compare_histograms({n: r["probs"][:, target] for n, r in results.items()},
-                                     names[target]), width="stretch")  # fmt: skip
+st.plotly_chart(F.compare_histograms(per_sample, names[target]), width="stretch")
 st.caption(
     "Deterministic methods give a single spike; stochastic ones spread. The same "
     "sentence can look certain to one method and uncertain to another."

@@ -10,7 +10,7 @@ import streamlit as st
 from ui import cached, dataset, sidebar
 from ui.catalog import label_names
 from ui.compute import Overrides
-from ui.explore_views import mean_pm_var, sig
+from ui.explore_views import summary_metrics
 
 view, info = sidebar.page("Error analysis")
 names = label_names(info)
@@ -91,12 +91,9 @@ row = st.selectbox("Open an example in the explorer (same checkpoint, T, seed an
                    format_func=lambda i: f"{i + 1}. [{top['domain'].iloc[i]}] "
                    f"{top['text'].iloc[i][:90]}")  # fmt: skip
 chosen = part.iloc[row]
-c1, c2, c3, c4 = st.columns([1.5, 1, 1, 1])
-c1.metric(f"p({names[chosen['gold']]}) mean ± variance", mean_pm_var(chosen["p_gold"],
-          chosen["var_gold"]))  # fmt: skip
-c2.metric("Correct / T", f"{chosen['correct']} / {chosen['T']}")
-c3.metric("Predictive entropy", f"{chosen['entropy']:.3f} nats")
-c4.metric("Mutual information", f"{sig(chosen['mi'])} nats")
+summary_metrics({"target": chosen["gold"], "p_mean": chosen["p_gold"], "p_var": chosen["var_gold"],
+                 "correct": chosen["correct"], "T": chosen["T"], "entropy": chosen["entropy"],
+                 "mi": chosen["mi"]}, names, gold=True)  # fmt: skip
 st.link_button("Open in the explorer ↗", top["open"].iloc[row], type="primary",
                help="The explorer shows the same numbers for this sentence.")  # fmt: skip
 st.download_button("Download these rows (CSV)", part.to_csv(index=False),

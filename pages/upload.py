@@ -19,7 +19,7 @@ folder = cached.upload_folder()
 
 
 def _done(name: str) -> None:
-    cached.catalog.clear()
+    cached.rescan()
     st.session_state["_uploaded"] = name
     st.session_state["_select_ckpt"] = name  # the sidebar selects it on the rerun
     st.rerun()

@@ -30,15 +30,24 @@ def root() -> str:
 
 
 @st.cache_data(ttl=60, show_spinner=False)
+def _scan(folder: str) -> list[CheckpointInfo]:
+    """Every checkpoint folder of ``folder``, read once per minute (readable or not)."""
+    return _list(folder)
+
+
+def rescan() -> None:
+    """Forget the folder listings (a checkpoint was just added)."""
+    _scan.clear()
+
+
 def catalog(folder: str) -> list[CheckpointInfo]:
     """Readable checkpoints of ``folder`` (unreadable ones are left out)."""
-    return [i for i in _list(folder) if not i.error]
+    return [i for i in _scan(folder) if not i.error]
 
 
-@st.cache_data(ttl=60, show_spinner=False)
 def unreadable(folder: str) -> list[tuple[str, str]]:
     """``(name, why)`` of the checkpoints of ``folder`` that could not be read."""
-    return [(i.name, i.error) for i in _list(folder) if i.error]
+    return [(i.name, i.error) for i in _scan(folder) if i.error]
 
 
 UPLOAD_KEY = "upload_dir"  # session_state key of this session's uploaded-checkpoint folder

@@ -51,9 +51,9 @@ def tokens_for_axes(res: dict) -> list[str]:
     return [f"{t}⟨unk⟩" if u else t for t, u in zip(res["tokens"], res["unknown"], strict=True)]
 
 
-def predictions(res: dict, names: tuple[str, ...], label: int | None) -> dict:
-    s = summary(res["probs"], label)
-    gold = label is not None
+def summary_metrics(s: dict, names: tuple[str, ...], gold: bool) -> None:
+    """The four Table 3 numbers of one sentence as metrics, written the same on every page.
+    ``s``: :func:`ui.compute.summary` keys (target, p_mean, p_var, correct, T, entropy, mi)."""
     target = names[s["target"]]
     c1, c2, c3, c4 = st.columns([1.5, 1, 1, 1])
     c1.metric(f"p({target}) mean ± variance", mean_pm_var(s["p_mean"], s["p_var"]),
@@ -72,6 +72,13 @@ def predictions(res: dict, names: tuple[str, ...], label: int | None) -> dict:
     c4.metric("Mutual information", f"{sig(s['mi'])} nats",
               help="Predictive entropy minus the mean entropy of single samples: the part "
               "that comes from samples disagreeing (model uncertainty).")  # fmt: skip
+
+
+def predictions(res: dict, names: tuple[str, ...], label: int | None) -> dict:
+    s = summary(res["probs"], label)
+    gold = label is not None
+    target = names[s["target"]]
+    summary_metrics(s, names, gold)
     left, right = st.columns(2)
     p = res["probs"][:, s["target"]]
     with left:
