@@ -140,7 +140,9 @@ def run(tc: TrainConfig, quiet: bool = False) -> Path:
         dtype = torch.float16 if tc.save_dtype == "float16" else None
         model = model.cpu()
         if dtype is not None:
-            training["storage"] = check = storage_check(model, dev.ids, dtype)
+            # every ensemble member is checked: sample t is member t mod ensemble_size
+            samples = max(2, cfg.ensemble_size)
+            training["storage"] = check = storage_check(model, dev.ids, dtype, T=samples)
             log(f"{check['dtype']} storage: max |Δ log p| {check['max_abs_log_prob_diff']:.2e} "
                 f"on {check['examples']} dev texts x {check['samples']} samples, "
                 f"argmax agreement {check['argmax_agreement']:.4f}")  # fmt: skip
