@@ -121,9 +121,10 @@ def _storage(storage: dict[str, dict | None]) -> list[str]:
     lines = ["", "## Float16 storage", "",
              "Weights are stored in float16 to fit the 80 MB budget and load as float32. After "
              "training, `python -m uqcore.train` compares the float32 model with its "
-             "float16-rounded copy on the first 500 dev texts, 2 samples each with the same noise "
-             "(`uqcore/training/storage.py`); the stated tolerance on max |Δ log p| is "
-             f"{LOGIT_TOLERANCE} (`tests/test_shipped.py` holds every recorded check to it).", "",
+             "float16-rounded copy on the first 500 dev texts, 2 samples each (every member of an "
+             "ensemble) with the same noise (`uqcore/training/storage.py`); the stated "
+             f"tolerance on max |Δ log p| is {LOGIT_TOLERANCE} (`tests/test_shipped.py` holds "
+             "every recorded check to it).", "",
              "| checkpoint | max abs Δ log p | max abs Δ p | argmax agreement | texts × samples |",
              "|---|---:|---:|---:|---:|"]  # fmt: skip
     for name, s in sorted(storage.items()):
