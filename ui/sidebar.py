@@ -119,7 +119,10 @@ def render(infos: list[CheckpointInfo]) -> tuple[S.ViewState, CheckpointInfo | N
     )  # fmt: skip
     info = by_name[st.session_state["ckpt"]]
     own = _trained(info)
-    if st.session_state.pop("_new_ckpt", False) or "tau1" not in st.session_state:
+    # Streamlit drops a widget's key when a run ends before drawing it (a rerun cut it short,
+    # as on a fresh server's deep link): refill every widget from the view, never the defaults
+    lost = any(k not in st.session_state for k in ("T", "seed", "tau1", "tau2", "noise"))
+    if st.session_state.pop("_new_ckpt", False) or lost:
         view = st.session_state.get("view", S.ViewState())
         _reset_widgets(S.ViewState(ckpt=info.name, T=view.T, seed=view.seed), info, ckpt=False)
     _model_card(sb, info)
