@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Train and evaluate one config with one setting varied, then print what each value gives on dev
+# (what selection may look at) and on test and OOD (what it must not):
+#   bash scripts/sweep.sh cola-bam model.attention.bam_k 10 5 3 2
+# Runs go to runs/sweep/<config>/<key>=<value>/ (gitignored) and resume if interrupted; a finished
+# run is not trained again. Needs the data, as scripts/retrain.sh does (UQ_DATA_DIR or the hub).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [[ $# -lt 3 ]]; then
+  echo "usage: bash scripts/sweep.sh CONFIG KEY VALUE...   (CONFIG = a file in configs/ without .json)" >&2
+  exit 2
+fi
+name=$1 key=$2
+shift 2
+[[ -f configs/$name.json ]] || { echo "no configs/$name.json" >&2; exit 2; }
+dirs=()
+for value in "$@"; do
+  out="runs/sweep/$name/$key=$value"
+  dirs+=("$out")
+  if [[ -f $out/metrics.json ]]; then
+    echo "== $key=$value: done before ($out)"
+    continue
+  fi
+  echo "== $key=$value: training ($(date -u +%H:%M:%S))"
+  python -m uqcore.train --config "configs/$name.json" --set "$key=$value" --out "$out" --quiet
+  echo "== $key=$value: evaluating ($(date -u +%H:%M:%S))"
+  python -m uqcore.evaluate --ckpt "$out" --quiet
+  rm -rf "$out/.train"
+done
+python -m uqcore.sweep_table "$key" "${dirs[@]}"
