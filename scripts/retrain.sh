@@ -7,6 +7,8 @@
 # UQ_DATA_DIR (e.g. ../shared/data) or have the Hugging Face hub reachable.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# the shipped bits were made with 2 CPU threads; another count sums floats in another order
+export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2}
 names=("$@")
 if [[ ${#names[@]} -eq 0 ]]; then
   echo "usage: bash scripts/retrain.sh NAME... | all   (NAME = a file in configs/ without .json)" >&2

@@ -6,6 +6,8 @@
 # run is not trained again. Needs the data, as scripts/retrain.sh does (UQ_DATA_DIR or the hub).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# the shipped bits were made with 2 CPU threads; another count sums floats in another order
+export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2}
 if [[ $# -lt 3 ]]; then
   echo "usage: bash scripts/sweep.sh CONFIG KEY VALUE...   (CONFIG = a file in configs/ without .json)" >&2
   exit 2

@@ -87,6 +87,8 @@ def test_training_is_deterministic_and_the_checkpoint_loads(tmp_path):
     ck = load_checkpoint(a)
     assert ck.training["task"] == "cola" and ck.training["metric"] == "mcc"
     assert len(ck.training["members"][0]["history"]) == 2
+    # what a bit-exact rerun must match: the CPU thread count orders the float sums
+    assert (ck.training["threads"], ck.training["processes"]) == (torch.get_num_threads(), 1)
     c = train(tmp_path, "hsto", "--epochs", "2", "--seed", "1", name="c")
     assert not same(weights(a), weights(c))
 
@@ -147,6 +149,7 @@ def test_torchrun_two_processes_matches_one(tmp_path, data_dir):
     # same gradients, summed in another order: Adam normalises the rounding noise of gradients
     # that are analytically zero (the key bias), so allow a small fraction of one step (lr 5e-4)
     assert all(torch.allclose(a[k], b[k], atol=1e-4) for k in a)
+    assert load_checkpoint(out).training["processes"] == 2
 
 
 def test_micro_batches_give_the_model_of_whole_batches(tmp_path, monkeypatch):

@@ -136,6 +136,8 @@ def run(tc: TrainConfig, quiet: bool = False) -> Path:
             "splits": {s: len(getattr(data, s)) for s in ("train", "dev", "test", "ood")},
             "config": tc.to_dict(), "seconds": round(time.time() - started, 1),
             "command": "python -m uqcore.train " + " ".join(sys.argv[1:]),
+            # same bits need the same thread count: it sets the order of float sums on the CPU
+            "threads": torch.get_num_threads(), "processes": dist_ctx.world,
         }  # fmt: skip
         dtype = torch.float16 if tc.save_dtype == "float16" else None
         model = model.cpu()
