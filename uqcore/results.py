@@ -145,9 +145,12 @@ def _pattern(rows: list[tuple[str, dict | None]]) -> list[str]:
     lines = ["", "## Uncertainty higher out of domain? (the paper's pattern)", "",
              "Per example: mean variance of p(gold) and mean mutual information over the T "
              "samples; over runs: the standard deviation of the task metric across the T sampled "
-             "runs (the paper's ±). Out-of-domain sets are smaller, which alone widens the ±.",
+             "runs (the paper's ±). Out-of-domain sets are smaller, which alone widens the ±. "
+             "AUROC: how often an out-of-domain example scores higher than an in-domain one (the "
+             "pattern by rank rather than by mean). Where a row says no, docs/training.md says "
+             "what we tried.",
              "", "| checkpoint | var p(gold) ID → OOD | MI ID → OOD | per-example higher OOD | "
-             "std over runs ID → OOD | AUROC (MI) |",
+             "std over runs ID → OOD | AUROC var / MI |",
              "|---|---:|---:|:---:|---:|---:|"]  # fmt: skip
     for name, m in rows:
         if m is None or m["id"]["mean_variance"] == 0:
@@ -162,6 +165,7 @@ def _pattern(rows: list[tuple[str, dict | None]]) -> list[str]:
             f"{i['mean_mutual_information']:.4f} → {o['mean_mutual_information']:.4f} | "
             f"{'yes' if both else 'no'} | {100 * i[f'{key}_std']:.2f} → "
             f"{100 * o[f'{key}_std']:.2f} | "
+            f"{m['ood_detection']['variance']['auroc']:.3f} / "
             f"{m['ood_detection']['mutual_information']['auroc']:.3f} |"
         )
     return lines
