@@ -6,8 +6,7 @@
 # run is not trained again. Needs the data, as scripts/retrain.sh does (UQ_DATA_DIR or the hub).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# the shipped bits were made with 2 CPU threads; another count sums floats in another order
-export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2}
+source scripts/lib.sh
 if [[ $# -lt 3 ]]; then
   echo "usage: bash scripts/sweep.sh CONFIG KEY VALUE...   (CONFIG = a file in configs/ without .json)" >&2
   exit 2
@@ -23,10 +22,6 @@ for value in "$@"; do
     echo "== $key=$value: done before ($out)"
     continue
   fi
-  echo "== $key=$value: training ($(date -u +%H:%M:%S))"
-  python -m uqcore.train --config "configs/$name.json" --set "$key=$value" --out "$out" --quiet
-  echo "== $key=$value: evaluating ($(date -u +%H:%M:%S))"
-  python -m uqcore.evaluate --ckpt "$out" --quiet
-  rm -rf "$out/.train"
+  train_and_evaluate "$key=$value" "$out" --config "configs/$name.json" --set "$key=$value" --out "$out"
 done
 python -m uqcore.sweep_table "$key" "${dirs[@]}"

@@ -29,16 +29,11 @@ def test_assets_fit_the_budget():
     assert total <= 80 * 1024 * 1024, f"assets/ holds {total / 2**20:.1f} MiB"
 
 
-# Configs whose checkpoints are still training (issue 3 is completing the set); empty when done.
-PENDING: set[str] = set()
-
-
 def test_every_config_file_has_its_checkpoint_and_the_reverse():
     names = sorted(p.stem for p in (ROOT / "configs").glob("*.json"))
     assert names, "configs/ is empty"
-    missing = sorted(set(names) - set(SHIPPED) - PENDING)
+    missing = sorted(set(names) - set(SHIPPED))
     assert not missing, f"configs without a shipped checkpoint: {missing}"
-    assert not PENDING & set(SHIPPED), f"shipped but listed as pending: {PENDING & set(SHIPPED)}"
     assert set(SHIPPED) <= set(names), f"checkpoints without a config: {set(SHIPPED) - set(names)}"
 
 

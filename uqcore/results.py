@@ -160,15 +160,32 @@ def _pattern(rows: list[tuple[str, dict | None]]) -> list[str]:
         both = o["mean_variance"] > i["mean_variance"] and (
             o["mean_mutual_information"] > i["mean_mutual_information"]
         )
-        lines.append(
-            f"| {name} | {i['mean_variance']:.5f} → {o['mean_variance']:.5f} | "
-            f"{i['mean_mutual_information']:.4f} → {o['mean_mutual_information']:.4f} | "
-            f"{'yes' if both else 'no'} | {100 * i[f'{key}_std']:.2f} → "
-            f"{100 * o[f'{key}_std']:.2f} | "
-            f"{m['ood_detection']['variance']['auroc']:.3f} / "
-            f"{m['ood_detection']['mutual_information']['auroc']:.3f} |"
-        )
+        var, mi, auroc = ood_cells(ood_figures(m))
+        spread = f"{100 * i[f'{key}_std']:.2f} → {100 * o[f'{key}_std']:.2f}"
+        lines.append(f"| {name} | {var} | {mi} | {'yes' if both else 'no'} | {spread} | {auroc} |")
     return lines
+
+
+def ood_figures(metrics: dict) -> dict[str, float]:
+    """In- against out-of-domain uncertainty of a ``metrics.json``: mean variance of p(gold)
+    (``var_id``, ``var_ood``), mean mutual information (``mi_id``, ``mi_ood``) and the OOD AUROC
+    of both scores (``auroc_var``, ``auroc_mi``)."""
+    i, o, d = metrics["id"], metrics["ood"], metrics["ood_detection"]
+    return {
+        "var_id": i["mean_variance"], "var_ood": o["mean_variance"],
+        "mi_id": i["mean_mutual_information"], "mi_ood": o["mean_mutual_information"],
+        "auroc_var": d["variance"]["auroc"], "auroc_mi": d["mutual_information"]["auroc"],
+    }  # fmt: skip
+
+
+def ood_cells(f: dict[str, float]) -> tuple[str, str, str]:
+    """Table cells of :func:`ood_figures`: ``(var ID → OOD, MI ID → OOD, AUROC var / MI)``;
+    results.md and ``uqcore.sweep_table`` print them alike."""
+    return (
+        f"{f['var_id']:.5f} → {f['var_ood']:.5f}",
+        f"{f['mi_id']:.4f} → {f['mi_ood']:.4f}",
+        f"{f['auroc_var']:.3f} / {f['auroc_mi']:.3f}",
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

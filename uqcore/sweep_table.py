@@ -1,6 +1,6 @@
 """Markdown table of a hyperparameter sweep (``scripts/sweep.sh``).
 
-``python -m uqcore.sweep_table KEY RUN_DIR...`` reads each run's ``config.json`` (the dev metric
+``python -m uqcore.sweep_table KEY RUN_DIR...`` reads each run's checkpoint record (the dev metric
 early stopping selected on) and ``metrics.json`` (written by ``python -m uqcore.evaluate``) and
 prints one row per run: dev first, because that is the only column a choice may rest on.
 """
@@ -8,20 +8,23 @@ prints one row per run: dev first, because that is the only column a choice may 
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
+from uqcore.checkpoint import METRICS_FILE, CheckpointError, read_checkpoint_info
+from uqcore.results import ood_cells, ood_figures
 
-def sweep_row(run: Path) -> dict[str, float | int | str]:
-    """One run's figures; ``FileNotFoundError`` naming the file when the run is unfinished."""
-    for f in ("config.json", "metrics.json"):
-        if not (run / f).is_file():
-            raise FileNotFoundError(f"{run / f} is missing: train and evaluate the run first")
-    training = json.loads((run / "config.json").read_text())["training"]
-    metrics = json.loads((run / "metrics.json").read_text())
+
+def sweep_row(run: Path) -> dict[str, float | str]:
+    """One run's figures; ``FileNotFoundError`` naming the file when the run is not evaluated,
+    :class:`CheckpointError` when it is not a checkpoint."""
+    info = read_checkpoint_info(run)  # no weights read
+    metrics, training = info["metrics"], info["training"]
+    if metrics is None:
+        raise FileNotFoundError(
+            f"{run / METRICS_FILE} is missing: train and evaluate the run first"
+        )
     metric = training["metric"]  # "mcc" (CoLA) or "accuracy" (IMDB)
     members = training["members"]
-    detection = metrics["ood_detection"]
     return {
         "metric": metric,
         "dev": sum(m[f"dev_{metric}"] for m in members) / len(members),
@@ -29,12 +32,7 @@ def sweep_row(run: Path) -> dict[str, float | int | str]:
         "test_mean": metrics["id"][f"{metric}_mean"],
         "test_std": metrics["id"][f"{metric}_std"],
         "ood_mean": metrics["ood"][f"{metric}_mean"],
-        "var_id": metrics["id"]["mean_variance"],
-        "var_ood": metrics["ood"]["mean_variance"],
-        "mi_id": metrics["id"]["mean_mutual_information"],
-        "mi_ood": metrics["ood"]["mean_mutual_information"],
-        "auroc_var": detection["variance"]["auroc"],
-        "auroc_mi": detection["mutual_information"]["auroc"],
+        **ood_figures(metrics),
     }
 
 
@@ -51,8 +49,7 @@ def sweep_table(key: str, runs: list[Path]) -> str:
         lines.append(
             f"| {value} | {r['dev']:.4f} ({r['epochs']}) "
             f"| {r['test_mean']:.4f} ± {r['test_std']:.4f} | {r['ood_mean']:.4f} "
-            f"| {r['var_id']:.5f} → {r['var_ood']:.5f} | {r['mi_id']:.4f} → {r['mi_ood']:.4f} "
-            f"| {r['auroc_var']:.3f} / {r['auroc_mi']:.3f} |"
+            f"| {' | '.join(ood_cells(r))} |"
         )
     return "\n".join(lines)
 
@@ -64,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     try:
         print(sweep_table(args.key, args.runs))
-    except (FileNotFoundError, KeyError, json.JSONDecodeError) as e:
+    except (FileNotFoundError, CheckpointError, KeyError) as e:
         print(f"error: {e}")
         return 2
     return 0
