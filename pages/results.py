@@ -9,7 +9,7 @@ import streamlit as st
 from ui import cached, dataset, sidebar
 from ui.catalog import TASK_TITLES, sort_key
 from ui.compute import Overrides
-from uqcore.results import PAPER_TABLE1, PAPER_TABLE2
+from uqlab.results import PAPER_TABLE1, PAPER_TABLE2
 from viz import figures as F
 
 sidebar.ensure_router()
@@ -57,7 +57,7 @@ table = pd.DataFrame(rows)
 st.dataframe(table, hide_index=True, width="stretch")
 st.download_button("Download this table (CSV)", table.to_csv(index=False),
                    f"results-{task}.csv", "text/csv", key="res_table_csv")  # fmt: skip
-st.caption("Ours: each checkpoint's metrics.json, written by `python -m uqcore.evaluate` on the "
+st.caption("Ours: each checkpoint's metrics.json, written by `python -m uqlab.evaluate` on the "
            "full test and out-of-domain sets (T = 10, the paper's protocol). Paper: quoted from "
            "its tables. docs/results.md has the full set of metrics.")  # fmt: skip
 

@@ -10,7 +10,7 @@ from ui import cached, sidebar
 from ui.catalog import display_name, label_names, presets
 from ui.compute import Overrides, table3_record
 from ui.inputs import MAX_ROWS, parse_csv, parse_lines
-from uqcore.data import EVAL_SUBSETS, load_eval_subset
+from uqlab.data import EVAL_SUBSETS, load_eval_subset
 
 view, info = sidebar.page("Table 3: how sure is each model, sentence by sentence?")
 st.caption("The paper's Table 3: for each sentence, the mean ± variance over T samples of the "

@@ -12,7 +12,7 @@ sidebar.ensure_router()
 
 st.title("Your own checkpoint")
 st.write("A checkpoint is a folder with `config.json`, `model.safetensors` and `vocab.json` "
-         "(plus optional `metrics.json` and `README.md`), as `python -m uqcore.train` writes it. "
+         "(plus optional `metrics.json` and `README.md`), as `python -m uqlab.train` writes it. "
          "It is checked strictly (every tensor, shape and setting) and never executed; it stays "
          "available on every page until you close this browser tab.")  # fmt: skip
 folder = cached.upload_folder()

@@ -10,8 +10,8 @@ train_and_evaluate() {
   local label=$1 dir=$2
   shift 2
   echo "== $label: training ($(date -u +%H:%M:%S))"
-  python -m uqcore.train "$@" --quiet
+  python -m uqlab.train "$@" --quiet
   echo "== $label: evaluating ($(date -u +%H:%M:%S))"
-  python -m uqcore.evaluate --ckpt "$dir" --quiet
+  python -m uqlab.evaluate --ckpt "$dir" --quiet
   rm -rf "$dir/.train"
 }

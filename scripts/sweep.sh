@@ -24,4 +24,4 @@ for value in "$@"; do
   fi
   train_and_evaluate "$key=$value" "$out" --config "configs/$name.json" --set "$key=$value" --out "$out"
 done
-python -m uqcore.sweep_table "$key" "${dirs[@]}"
+python -m uqlab.sweep_table "$key" "${dirs[@]}"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from uqcore import bench
-from uqcore.bench_report import render_markdown
+from uqlab import bench
+from uqlab.bench_report import render_markdown
 
 
 def test_benchmark_report_comes_from_a_real_run():

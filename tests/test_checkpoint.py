@@ -295,5 +295,6 @@ def test_registry_errors(folder, tmp_path) -> None:
     with pytest.raises(CheckpointError, match="is empty"):
         registry.load("imdb-sto", root=tmp_path / "empty")
     assert registry.list_checkpoints(tmp_path / "missing") == []
-    repo = Path(registry.__file__).resolve().parent.parent
-    assert registry.DEFAULT_CHECKPOINT_DIR == repo / "assets" / "checkpoints"
+    assert not hasattr(registry, "DEFAULT_CHECKPOINT_DIR")  # the library knows no repo folder
+    with pytest.raises(CheckpointError, match="no default folder"):
+        registry.list_checkpoints(None)

@@ -10,7 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from uqcore.data import (
+from uqcore.errors import InputError
+from uqlab.data import (
     DATA_ENV,
     EVAL_DIR,
     EVAL_SUBSETS,
@@ -24,7 +25,6 @@ from uqcore.data import (
     resolve_data_dir,
     split_positions,
 )
-from uqcore.errors import InputError
 
 SIZES = {
     "imdb": {"train": 22_500, "dev": 2_500, "test": 25_000, "ood": 500},

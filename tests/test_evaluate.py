@@ -8,10 +8,10 @@ import shutil
 import pytest
 
 from uqcore.checkpoint import load_checkpoint, save_checkpoint
-from uqcore.evaluate import PAPER_TABLE3
-from uqcore.evaluate import main as evaluate_main
-from uqcore.results import main as results_main
-from uqcore.train import main as train_main
+from uqlab.evaluate import PAPER_TABLE3
+from uqlab.evaluate import main as evaluate_main
+from uqlab.results import main as results_main
+from uqlab.train import main as train_main
 
 TINY = [
     "--set", "model.n_layers=1", "--set", "model.n_heads=2", "--set", "model.d_model=16",
@@ -89,7 +89,7 @@ def test_results_doc_sets_our_numbers_beside_the_papers(checkpoint, data_dir, tm
 
 
 def test_results_list_each_checkpoints_float16_storage_check():
-    from uqcore.results import render
+    from uqlab.results import render
 
     check = {"max_abs_log_prob_diff": 0.0034, "max_abs_prob_diff": 0.00061,
              "argmax_agreement": 1.0, "examples": 500, "samples": 2}  # fmt: skip
@@ -101,8 +101,8 @@ def test_results_list_each_checkpoints_float16_storage_check():
 
 def test_sweep_table_reads_dev_before_test_from_real_runs(checkpoint, data_dir, tmp_path, capsys):
     """scripts/sweep.sh prints this table; each row's numbers are the run's own files."""
-    from uqcore.sweep_table import main as sweep_main
-    from uqcore.sweep_table import sweep_row
+    from uqlab.sweep_table import main as sweep_main
+    from uqlab.sweep_table import sweep_row
 
     runs = []
     for value in ("1", "2"):

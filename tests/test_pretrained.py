@@ -6,8 +6,8 @@ import pytest
 import torch
 
 from uqcore.errors import ConfigError
-from uqcore.training.config import build_config
-from uqcore.training.pretrained import basic_split, word_vectors, wordpiece
+from uqlab.training.config import build_config
+from uqlab.training.pretrained import basic_split, word_vectors, wordpiece
 
 VOCAB = {"[UNK]": 0, "un": 1, "##aff": 2, "##able": 3, "aff": 4, "a": 5}
 

@@ -8,12 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from uqcore.registry import DEFAULT_CHECKPOINT_DIR, list_checkpoints, load
-from uqcore.training.config import build_config
-from uqcore.training.storage import LOGIT_TOLERANCE
+from uqcore.registry import list_checkpoints, load
+from uqlab.paths import SHIPPED_CHECKPOINT_DIR
+from uqlab.training.config import build_config
+from uqlab.training.storage import LOGIT_TOLERANCE
 
 ROOT = Path(__file__).resolve().parent.parent
-SHIPPED = [i.name for i in list_checkpoints(DEFAULT_CHECKPOINT_DIR)]
+SHIPPED = [i.name for i in list_checkpoints(SHIPPED_CHECKPOINT_DIR)]
 REQUIRED = ("accuracy_mean", "accuracy_std", "nll", "brier", "ece", "mean_entropy",
             "mean_mutual_information", "mean_variance")  # fmt: skip
 
@@ -39,7 +40,7 @@ def test_every_config_file_has_its_checkpoint_and_the_reverse():
 
 @pytest.mark.parametrize("name", SHIPPED)
 def test_shipped_checkpoint_loads_strictly_and_is_evaluated(name):
-    ck = load(name)  # strict: every tensor present, no extra one, right shapes, finite
+    ck = load(name, SHIPPED_CHECKPOINT_DIR)  # strict: every tensor, no extra one, right shapes
     config = json.loads((ROOT / "configs" / f"{name}.json").read_text())
     assert ck.config.family == config["family"]
     assert ck.training["config"]["task"] == config["task"]
@@ -54,7 +55,7 @@ def test_shipped_checkpoint_loads_strictly_and_is_evaluated(name):
 
 @pytest.mark.parametrize("name", SHIPPED)
 def test_shipped_checkpoint_was_trained_with_what_its_config_file_builds_now(name):
-    """`python -m uqcore.train --config configs/NAME.json` retrains it: every setting the file
+    """`python -m uqlab.train --config configs/NAME.json` retrains it: every setting the file
     and today's defaults give equals the one recorded at training time (a config edited after
     training, or a changed default, fails here until the checkpoint is retrained)."""
     recorded = json.loads((ROOT / "assets" / "checkpoints" / name / "config.json").read_text())
@@ -73,7 +74,7 @@ def test_shipped_checkpoint_was_trained_with_what_its_config_file_builds_now(nam
 @pytest.mark.parametrize("name", SHIPPED)
 def test_half_precision_storage_is_within_the_stated_tolerance(name):
     """The trainer compares the float32 model with its float16-rounded copy on the dev split."""
-    ck = load(name)
+    ck = load(name, SHIPPED_CHECKPOINT_DIR)
     storage = ck.training.get("storage")
     assert storage is not None, (
         f"{name} does not record its float16 check: bash scripts/retrain.sh {name}"

@@ -14,8 +14,8 @@ import torch
 
 from uqcore.checkpoint import load_checkpoint
 from uqcore.errors import ConfigError
-from uqcore.train import main
-from uqcore.training.config import build_config
+from uqlab.train import main
+from uqlab.training.config import build_config
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = [
@@ -134,7 +134,7 @@ def test_torchrun_two_processes_matches_one(tmp_path, data_dir):
     out = tmp_path / "ddp"
     env = {**os.environ, "UQ_DATA_DIR": str(data_dir), "OMP_NUM_THREADS": "1"}
     cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=2",
-           "--standalone", "-m", "uqcore.train", "--task", "cola", "--family", "sto",
+           "--standalone", "-m", "uqlab.train", "--task", "cola", "--family", "sto",
            "--out", str(out), "--epochs", "1", *TINY]  # fmt: skip
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)  # fmt: skip
@@ -154,7 +154,7 @@ def test_torchrun_two_processes_matches_one(tmp_path, data_dir):
 
 def test_micro_batches_give_the_model_of_whole_batches(tmp_path, monkeypatch):
     whole = train(tmp_path, "hsto", "--epochs", "1", name="whole")
-    import uqcore.training.loop as loop
+    import uqlab.training.loop as loop
 
     monkeypatch.setattr(loop, "MICRO_BATCH_BYTES", 4 * 2 * 24 * 24 * 3)  # 3 examples a pass
     assert loop.micro_batch_size(load_checkpoint(whole).config, 24) == 3
@@ -175,7 +175,7 @@ def test_a_config_file_alone_names_the_run(tmp_path):
 
 
 def test_minilm_vectors_initialise_the_embeddings(tmp_path, monkeypatch):
-    from uqcore.training import pretrained
+    from uqlab.training import pretrained
 
     seen = {}
     real = pretrained.word_vectors
@@ -184,7 +184,7 @@ def test_minilm_vectors_initialise_the_embeddings(tmp_path, monkeypatch):
         seen["vectors"], _ = out = real(words, d_model)
         return out
 
-    monkeypatch.setattr("uqcore.train.word_vectors", spy)
+    monkeypatch.setattr("uqlab.train.word_vectors", spy)
     out = train(tmp_path, "trans", "--epochs", "1", "--set", "lr=1e-9",
                 "--set", "pretrained_embeddings=minilm")  # fmt: skip
     emb = load_checkpoint(out).model.embed.weight[3:]  # words only; lr ~0 keeps the init
@@ -192,7 +192,7 @@ def test_minilm_vectors_initialise_the_embeddings(tmp_path, monkeypatch):
 
 
 def test_half_precision_storage_is_measured_on_the_copy_that_loads(tmp_path):
-    from uqcore.training.storage import rounded_copy
+    from uqlab.training.storage import rounded_copy
 
     half = train(tmp_path, "hsto", "--save-dtype", "float16", name="half")
     check = load_checkpoint(half).training["storage"]

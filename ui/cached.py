@@ -5,7 +5,6 @@ the same numbers."""
 
 from __future__ import annotations
 
-import os
 import tempfile
 from pathlib import Path
 
@@ -13,10 +12,11 @@ import streamlit as st
 
 from ui import compute
 from uqcore.checkpoint import Checkpoint
-from uqcore.registry import CHECKPOINT_ENV, DEFAULT_CHECKPOINT_DIR, CheckpointInfo
+from uqcore.registry import CheckpointInfo
 from uqcore.registry import list_checkpoints as _list
 from uqcore.registry import load as _load
 from uqcore.runtime import tune_cpu
+from uqlab.paths import checkpoint_dir
 
 
 @st.cache_resource
@@ -26,7 +26,7 @@ def tune_once() -> dict:
 
 
 def root() -> str:
-    return os.environ.get(CHECKPOINT_ENV) or str(DEFAULT_CHECKPOINT_DIR)
+    return str(checkpoint_dir())
 
 
 @st.cache_data(ttl=60, show_spinner=False)

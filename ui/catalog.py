@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from uqcore.config import FAMILY_TITLES
-from uqcore.data import load_eval_subset
-from uqcore.evaluate import PAPER_TABLE3
 from uqcore.registry import CheckpointInfo
+from uqlab.data import load_eval_subset
+from uqlab.evaluate import PAPER_TABLE3
 
 TASK_TITLES = {"imdb": "IMDB sentiment", "cola": "CoLA acceptability"}
 FAMILY_ORDER = ("trans", "mcdropout", "ensemble", "sto", "hsto", "bam", "bayesformer",
@@ -39,7 +39,7 @@ def headline(info: CheckpointInfo) -> str:
     """One line of test metrics for the model card, or why there is none."""
     m = info.metrics
     if not m:
-        return "Not evaluated yet (`python -m uqcore.evaluate --ckpt " + info.name + "`)."
+        return "Not evaluated yet (`python -m uqlab.evaluate --ckpt " + info.name + "`)."
     key = "mcc" if info.task == "cola" else "accuracy"
     scale, unit = (1, "") if key == "mcc" else (100, " %")
 

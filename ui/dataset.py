@@ -13,9 +13,9 @@ import numpy as np
 import pandas as pd
 
 from ui.compute import summary
-from uqcore.data import load_eval_subset
 from uqcore.errors import UQError
 from uqcore.stats import ood_detection, reliability_diagram
+from uqlab.data import load_eval_subset
 
 SUBSETS = {
     "cola": (("cola_test", "in-domain"), ("cola_ood", "out-of-domain")),

@@ -100,7 +100,7 @@ def render(infos: list[CheckpointInfo]) -> tuple[S.ViewState, CheckpointInfo | N
     """Draw the sidebar; return the current state and the chosen checkpoint's info."""
     sb = st.sidebar
     if not infos:
-        sb.warning("No checkpoints found: train one with `python -m uqcore.train`.")
+        sb.warning("No checkpoints found: train one with `python -m uqlab.train`.")
         st.session_state["_info"] = None
         return st.session_state.get("view", S.ViewState()), None
     infos = sorted(infos, key=sort_key)
@@ -256,7 +256,7 @@ def page(title: str) -> tuple[S.ViewState, CheckpointInfo]:
     st.title(title)
     view, info = current()
     if info is None:
-        st.info("No checkpoint available: train one (`python -m uqcore.train`, or "
+        st.info("No checkpoint available: train one (`python -m uqlab.train`, or "
                 "`bash scripts/retrain.sh all`) and reload.")  # fmt: skip
         st.stop()
     return view, info

@@ -16,9 +16,6 @@ from typing import Any
 from uqcore.checkpoint import CONFIG_FILE, Checkpoint, load_checkpoint, read_checkpoint_info
 from uqcore.errors import CheckpointError, UQError
 
-DEFAULT_CHECKPOINT_DIR = Path(__file__).resolve().parent.parent / "assets" / "checkpoints"
-CHECKPOINT_ENV = "UQ_CHECKPOINT_DIR"  # overrides the default folder (the app, the tools)
-
 
 @dataclass(frozen=True)
 class CheckpointInfo:
@@ -36,9 +33,12 @@ class CheckpointInfo:
     error: str | None = None
 
 
-def _root(root: str | os.PathLike | None) -> Path:
-    if root is None:  # the UQ_CHECKPOINT_DIR environment variable, else the shipped folder
-        return Path(os.environ.get(CHECKPOINT_ENV) or DEFAULT_CHECKPOINT_DIR)
+def _root(root: str | os.PathLike) -> Path:
+    if not isinstance(root, str | os.PathLike) or not str(root):
+        raise CheckpointError(
+            f"A checkpoint folder must be a path, got {root!r}; pass the folder that holds the "
+            "checkpoint directories (the library has no default folder)."
+        )
     return Path(root)
 
 
@@ -57,8 +57,8 @@ def _names(root: Path) -> list[str]:
     )
 
 
-def list_checkpoints(root: str | os.PathLike | None = None) -> list[CheckpointInfo]:
-    """Every checkpoint under ``root`` (default :data:`DEFAULT_CHECKPOINT_DIR`), sorted by name.
+def list_checkpoints(root: str | os.PathLike) -> list[CheckpointInfo]:
+    """Every checkpoint under ``root`` , sorted by name.
 
     Subdirectories without ``config.json`` (and hidden ones) are skipped; a missing folder gives
     ``[]``. A corrupt checkpoint is listed with ``error`` set instead of failing the listing.
@@ -127,8 +127,8 @@ def check_name(name: str) -> str:
     return name
 
 
-def load(name: str, root: str | os.PathLike | None = None) -> Checkpoint:
-    """Load the checkpoint called ``name`` from ``root`` (default :data:`DEFAULT_CHECKPOINT_DIR`).
+def load(name: str, root: str | os.PathLike) -> Checkpoint:
+    """Load the checkpoint called ``name`` from ``root`` .
 
     An unknown name raises :class:`CheckpointError` listing the available names, or saying that
     the folder is missing or empty and how to get checkpoints; a corrupt one raises the error of

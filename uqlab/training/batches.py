@@ -11,10 +11,10 @@ from dataclasses import dataclass
 
 import torch
 
-from uqcore.data import Split
-from uqcore.model import PAD_ID
 from uqcore.noise import sample_seed
+from uqcore.predict import pad
 from uqcore.vocab import Vocab
+from uqlab.data import Split
 
 
 @dataclass(frozen=True)
@@ -40,16 +40,6 @@ def epoch_order(n: int, seed: int, epoch: int) -> list[int]:
     """The order in which epoch ``epoch`` visits the ``n`` training examples."""
     g = torch.Generator().manual_seed(sample_seed(seed ^ 0x5EED_0F_0DE7, epoch))
     return torch.randperm(n, generator=g).tolist()
-
-
-def pad(rows: list[tuple[int, ...]], length: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """Rows of ids -> ``ids [n, length]`` (PAD-filled) and ``mask [n, length]`` (True = real)."""
-    ids = torch.full((len(rows), length), PAD_ID, dtype=torch.long)
-    mask = torch.zeros_like(ids, dtype=torch.bool)
-    for i, row in enumerate(rows):
-        ids[i, : len(row)] = torch.tensor(row, dtype=torch.long)
-        mask[i, : len(row)] = True
-    return ids, mask
 
 
 @dataclass(frozen=True)

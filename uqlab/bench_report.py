@@ -1,4 +1,4 @@
-"""Render a benchmark run (``python -m uqcore.bench --markdown PATH``) as docs/performance.md.
+"""Render a benchmark run (``python -m uqlab.bench --markdown PATH``) as docs/performance.md.
 
 Every number in the output comes from the run passed in; the prose only explains the method.
 """
@@ -25,13 +25,13 @@ def _cpu_name() -> str:
 
 
 def render_markdown(report: dict) -> str:
-    """``report``: the dict that ``uqcore.bench.main`` builds from one run."""
+    """``report``: the dict that ``uqlab.bench.main`` builds from one run."""
     s, rows, rss, peak = report["summary"], report["rows"], report["rss"], report["peak"]
     when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
     lines = [
         "# Performance",
         "",
-        "Written by `python -m uqcore.bench --markdown docs/performance.md`; every figure below",
+        "Written by `python -m uqlab.bench --markdown docs/performance.md`; every figure below",
         "comes from that one run. Rerun it to measure your machine.",
         "",
         f"Machine: {_cpu_name()}, {os.cpu_count()} logical CPUs, torch {torch.__version__}, "

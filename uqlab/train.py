@@ -1,4 +1,4 @@
-"""Train a checkpoint: ``python -m uqcore.train --task imdb --family hsto [options]``.
+"""Train a checkpoint: ``python -m uqlab.train --task imdb --family hsto [options]``.
 
 Works the same under ``torchrun --nproc_per_node=N`` (data-parallel with DistributedDataParallel,
 gloo on CPU, nccl on GPU) and uses a GPU when one is present. Writes a resumable state under
@@ -21,21 +21,21 @@ from tqdm import tqdm
 
 from uqcore.checkpoint import save_checkpoint
 from uqcore.config import FAMILY_TITLES
-from uqcore.data import load_task, resolve_data_dir
 from uqcore.errors import ConfigError, UQError
 from uqcore.model import DeepEnsemble, build_model
 from uqcore.noise import sample_seed
-from uqcore.registry import DEFAULT_CHECKPOINT_DIR
-from uqcore.training.batches import encode_split
-from uqcore.training.config import TrainConfig, build_config
-from uqcore.training.loop import Dist, train_model
-from uqcore.training.pretrained import word_vectors
-from uqcore.training.storage import storage_check
 from uqcore.vocab import N_SPECIALS, Vocab
+from uqlab.data import load_task, resolve_data_dir
+from uqlab.paths import checkpoint_dir
+from uqlab.training.batches import encode_split
+from uqlab.training.config import TrainConfig, build_config
+from uqlab.training.loop import Dist, train_model
+from uqlab.training.pretrained import word_vectors
+from uqlab.training.storage import storage_check
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m uqcore.train", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m uqlab.train", description=__doc__.splitlines()[0])
     p.add_argument("--task", choices=("imdb", "cola"), help="or 'task' in the --config file")
     p.add_argument("--family", help="model family, or 'family' in the --config file")
     p.add_argument(
@@ -135,7 +135,7 @@ def run(tc: TrainConfig, quiet: bool = False) -> Path:
             "metric": data.metric, "data_source": data.source, "members": history,
             "splits": {s: len(getattr(data, s)) for s in ("train", "dev", "test", "ood")},
             "config": tc.to_dict(), "seconds": round(time.time() - started, 1),
-            "command": "python -m uqcore.train " + " ".join(sys.argv[1:]),
+            "command": "python -m uqlab.train " + " ".join(sys.argv[1:]),
             # same bits need the same thread count: it sets the order of float sums on the CPU
             "threads": torch.get_num_threads(), "processes": dist_ctx.world,
         }  # fmt: skip
@@ -162,7 +162,7 @@ def _card(tc: TrainConfig, history: list[dict]) -> str:
         return f"{key[4:]} {h[key]:.4f}"
 
     scores = ", ".join(best(h) for h in history)
-    return _card_text(tc.task, tc.family, tc.seed, scores, "python -m uqcore.train " +
+    return _card_text(tc.task, tc.family, tc.seed, scores, "python -m uqlab.train " +
                       " ".join(sys.argv[1:]))  # fmt: skip
 
 
@@ -193,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     try:
         task, family, name = _identity(args)
-        out = args.out or str(DEFAULT_CHECKPOINT_DIR / name)
+        out = args.out or str(checkpoint_dir() / name)
         tc = build_config(
             task, family, out, config_file=args.config, overrides=args.overrides,
             data_dir=args.data_dir, seed=args.seed, epochs=args.epochs, patience=args.patience,

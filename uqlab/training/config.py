@@ -57,11 +57,11 @@ class TrainConfig:
     save_every: int = 200  # optimisation steps between resumable saves (0 = at epoch ends only)
     device: str = "auto"  # "auto" = CUDA when present, else CPU
     save_dtype: str = "float32"  # or "float16" for shipped checkpoints
-    pretrained_embeddings: str | None = None  # "minilm": see uqcore.training.pretrained
+    pretrained_embeddings: str | None = None  # "minilm": see uqlab.training.pretrained
     model: dict[str, Any] = field(default_factory=dict)
 
     def validate(self) -> TrainConfig:
-        from uqcore.data import TASKS
+        from uqlab.data import TASKS
 
         if self.task not in TASKS:
             raise ConfigError(f"Unknown task {self.task!r}; use one of {', '.join(TASKS)}.")

@@ -8,7 +8,7 @@ import copy
 
 import torch
 
-from uqcore.evaluate import predict_ids
+from uqcore.predict import predict_ids
 
 LOGIT_TOLERANCE = 0.02  # the stated bound on max |Δ log p| over dev examples and samples
 

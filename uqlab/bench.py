@@ -1,4 +1,4 @@
-"""Benchmark of the batched sampler: ``python -m uqcore.bench [--quick] [--json-only]``.
+"""Benchmark of the batched sampler: ``python -m uqlab.bench [--quick] [--json-only]``.
 
 Prints, for every family, the time of T single-sample calls against one batched T-sample call
 (T=100, a 20-token input, an 8-layer d=128 model), the FLOP/s of the batched call against a
@@ -19,12 +19,12 @@ from pathlib import Path
 
 import torch
 
-from uqcore.bench_report import render_markdown
 from uqcore.config import FAMILIES, AttentionConfig, ModelConfig
 from uqcore.layers import _ONEDNN, matmul_linear_only
 from uqcore.model import build_model
 from uqcore.runtime import tune_cpu
 from uqcore.sampling import Capture, sample
+from uqlab.bench_report import render_markdown
 
 BENCH_T = 100
 
@@ -139,7 +139,7 @@ def rss_child(family: str, length: int) -> None:
 
 def peak_rss(family: str, length: int) -> dict[str, float]:
     out = subprocess.run(
-        [sys.executable, "-m", "uqcore.bench", "--rss-child", family, "--length", str(length)],
+        [sys.executable, "-m", "uqlab.bench", "--rss-child", family, "--length", str(length)],
         check=True,
         capture_output=True,
         text=True,

@@ -1,6 +1,6 @@
-"""Write docs/results.md: ``python -m uqcore.results [--root assets/checkpoints] [--out PATH]``.
+"""Write docs/results.md: ``python -m uqlab.results [--root assets/checkpoints] [--out PATH]``.
 
-Reads every checkpoint's ``metrics.json`` (written by ``python -m uqcore.evaluate``) and sets our
+Reads every checkpoint's ``metrics.json`` (written by ``python -m uqlab.evaluate``) and sets our
 numbers beside the paper's Tables 1-3 (Pei, Wang, Szarvas, AAAI 2022). Our figures come only
 from those files; the paper's are quoted below with the row they come from. Checkpoints without
 metrics are listed as not evaluated, never filled in.
@@ -12,8 +12,9 @@ import argparse
 import sys
 from pathlib import Path
 
-from uqcore.registry import DEFAULT_CHECKPOINT_DIR, list_checkpoints
-from uqcore.training.storage import LOGIT_TOLERANCE
+from uqcore.registry import list_checkpoints
+from uqlab.paths import checkpoint_dir
+from uqlab.training.storage import LOGIT_TOLERANCE
 
 # Paper, Table 1 (IMDB ID / CR OOD accuracy %, mean ± std over 10 runs) and Table 2 (CoLA MCC %).
 PAPER_TABLE1 = {
@@ -44,7 +45,7 @@ PAPER_TABLE3 = {
     "john is tall on several occasions .": ("0.42 ± 0.005", "1/10"),
     "they noticed the painting , but i do n't know for how long .": ("0.28 ± 0.003", "0/10"),
 }
-COMMAND = "python -m uqcore.evaluate --all && python -m uqcore.results"
+COMMAND = "python -m uqlab.evaluate --all && python -m uqlab.results"
 
 
 def _pct(side: dict, key: str) -> str:
@@ -120,7 +121,7 @@ def _storage(storage: dict[str, dict | None]) -> list[str]:
         return []
     lines = ["", "## Float16 storage", "",
              "Weights are stored in float16 to fit the 80 MB budget and load as float32. After "
-             "training, `python -m uqcore.train` compares the float32 model with its "
+             "training, `python -m uqlab.train` compares the float32 model with its "
              "float16-rounded copy on the first 500 dev texts, 2 samples each (every member of an "
              "ensemble) with the same noise (`uqcore/training/storage.py`); the stated "
              f"tolerance on max |Δ log p| is {LOGIT_TOLERANCE} (`tests/test_shipped.py` holds "
@@ -180,7 +181,7 @@ def ood_figures(metrics: dict) -> dict[str, float]:
 
 def ood_cells(f: dict[str, float]) -> tuple[str, str, str]:
     """Table cells of :func:`ood_figures`: ``(var ID → OOD, MI ID → OOD, AUROC var / MI)``;
-    results.md and ``uqcore.sweep_table`` print them alike."""
+    results.md and ``uqlab.sweep_table`` print them alike."""
     return (
         f"{f['var_id']:.5f} → {f['var_ood']:.5f}",
         f"{f['mi_id']:.4f} → {f['mi_ood']:.4f}",
@@ -189,10 +190,8 @@ def ood_cells(f: dict[str, float]) -> tuple[str, str, str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(
-        prog="python -m uqcore.results", description=__doc__.splitlines()[0]
-    )
-    p.add_argument("--root", default=str(DEFAULT_CHECKPOINT_DIR))
+    p = argparse.ArgumentParser(prog="python -m uqlab.results", description=__doc__.splitlines()[0])
+    p.add_argument("--root", default=str(checkpoint_dir()))
     p.add_argument("--out", default=str(Path(__file__).resolve().parent.parent / "docs/results.md"))
     args = p.parse_args(argv)
     infos = [i for i in list_checkpoints(args.root) if not i.error]

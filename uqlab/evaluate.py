@@ -1,4 +1,4 @@
-"""Evaluate checkpoints: ``python -m uqcore.evaluate (--ckpt NAME_OR_PATH | --all) [options]``.
+"""Evaluate checkpoints: ``python -m uqlab.evaluate (--ckpt NAME_OR_PATH | --all) [options]``.
 
 For each checkpoint: T sampled runs (10 by default, the paper's protocol) on its task's
 in-domain test split and out-of-domain set, with the splits of its training seed. Writes the
@@ -16,18 +16,17 @@ import sys
 from pathlib import Path
 
 import numpy as np
-import torch
 from tqdm import tqdm
 
 from uqcore.checkpoint import Checkpoint, load_checkpoint
-from uqcore.data import Split, load_task, resolve_data_dir
 from uqcore.errors import UQError
-from uqcore.registry import DEFAULT_CHECKPOINT_DIR, list_checkpoints
+from uqcore.predict import predict
+from uqcore.registry import list_checkpoints
 from uqcore.runtime import tune_cpu
-from uqcore.sampling import sample
 from uqcore.stats import OOD_SCORES, ood_detection, ood_scores, summarize, table3_stats
-from uqcore.training.batches import pad
-from uqcore.vocab import Vocab, write_atomic
+from uqcore.vocab import write_atomic
+from uqlab.data import Split, load_task, resolve_data_dir
+from uqlab.paths import checkpoint_dir
 
 # The examples of the paper's Table 3 (CoLA, H-STO-TRANS), as printed there: (text, gold, domain)
 PAPER_TABLE3 = (
@@ -42,30 +41,6 @@ PAPER_TABLE3 = (
     ("john is tall on several occasions .", 0, "ood"),
     ("they noticed the painting , but i do n't know for how long .", 0, "ood"),
 )
-
-
-def predict_ids(
-    model, encoded, T: int, seed: int, rows: int = 64, bar=None, device="cpu"
-) -> torch.Tensor:
-    """Class probabilities ``[T, N, C]`` of token-id rows (each starting with [CLS]), sampled
-    ``rows`` at a time in order of length (little padding); the output keeps the input order."""
-    order = sorted(range(len(encoded)), key=lambda i: len(encoded[i]))
-    out = torch.empty(T, len(encoded), model.cfg.num_classes)
-    for start in range(0, len(order), rows):
-        chunk = order[start : start + rows]
-        ids, mask = pad([tuple(encoded[i]) for i in chunk], max(len(encoded[i]) for i in chunk))
-        out[:, chunk] = sample(model, ids.to(device), mask.to(device), T, seed).probs.cpu()
-        if bar is not None:
-            bar.update(len(chunk))
-    return out
-
-
-def predict(
-    model, vocab: Vocab, texts, max_len: int, T: int, seed: int, rows: int = 64, bar=None
-) -> torch.Tensor:
-    """Class probabilities ``[T, N, C]`` of ``texts`` (see :func:`predict_ids`)."""
-    encoded = [vocab.encode(t, max_len, allow_all_unknown=True).ids for t in texts]
-    return predict_ids(model, encoded, T, seed, rows, bar)
 
 
 def _normalise(text: str) -> str:
@@ -131,12 +106,12 @@ def write_metrics(path: Path, metrics: dict) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
-        prog="python -m uqcore.evaluate", description=__doc__.splitlines()[0]
+        prog="python -m uqlab.evaluate", description=__doc__.splitlines()[0]
     )
     which = p.add_mutually_exclusive_group(required=True)
     which.add_argument("--ckpt", action="append", help="checkpoint name or directory (repeatable)")
     which.add_argument("--all", action="store_true", help="every checkpoint under --root")
-    p.add_argument("--root", default=str(DEFAULT_CHECKPOINT_DIR))
+    p.add_argument("--root", default=str(checkpoint_dir()))
     p.add_argument("--samples", type=int, default=10, help="T sampled runs (default 10)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--data-dir", help="folder laid out like ../shared/data (default $UQ_DATA_DIR)")

@@ -1,7 +1,7 @@
 """Markdown table of a hyperparameter sweep (``scripts/sweep.sh``).
 
-``python -m uqcore.sweep_table KEY RUN_DIR...`` reads each run's checkpoint record (the dev metric
-early stopping selected on) and ``metrics.json`` (written by ``python -m uqcore.evaluate``) and
+``python -m uqlab.sweep_table KEY RUN_DIR...`` reads each run's checkpoint record (the dev metric
+early stopping selected on) and ``metrics.json`` (written by ``python -m uqlab.evaluate``) and
 prints one row per run: dev first, because that is the only column a choice may rest on.
 """
 
@@ -11,7 +11,7 @@ import argparse
 from pathlib import Path
 
 from uqcore.checkpoint import METRICS_FILE, CheckpointError, read_checkpoint_info
-from uqcore.results import ood_cells, ood_figures
+from uqlab.results import ood_cells, ood_figures
 
 
 def sweep_row(run: Path) -> dict[str, float | str]:
@@ -55,7 +55,7 @@ def sweep_table(key: str, runs: list[Path]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m uqcore.sweep_table", description=__doc__)
+    p = argparse.ArgumentParser(prog="python -m uqlab.sweep_table", description=__doc__)
     p.add_argument("key", help="the varied setting, as given to --set")
     p.add_argument("runs", nargs="+", type=Path, help="run folders named KEY=VALUE")
     args = p.parse_args(argv)

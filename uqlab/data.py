@@ -18,7 +18,7 @@ Test and OOD are shuffled only so that ``limit`` (the first ``limit`` rows of ev
 labels. Row order of the Hub's IMDB differs from the local files, so its splits differ too.
 Texts are kept exactly as stored (``uqcore.vocab`` handles ``<br />``).
 
-CLI: ``python -m uqcore.data export-eval --data-dir ../shared/data --out assets/eval``.
+CLI: ``python -m uqlab.data export-eval --data-dir ../shared/data --out assets/eval``.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from uqcore.errors import InputError
+from uqlab.paths import EVAL_DIR
 
 TASKS = ("imdb", "cola")
 DATA_ENV = "UQ_DATA_DIR"
@@ -49,9 +50,8 @@ HINT = (
     "imdb/{train,test}.parquet (text, label), cr/{train,validation,test}.parquet (text, label), "
     "cola/{train,validation,ood}.parquet (sentence, label, idx, source)"
 )
-EVAL_DIR = Path(__file__).resolve().parent.parent / "assets" / "eval"
 EVAL_SUBSETS = dict(cola_test="test", cola_ood="ood", cr_test="ood", imdb_test_sample="test")
-EVAL_COMMAND = "python -m uqcore.data export-eval --data-dir ../shared/data --out assets/eval"
+EVAL_COMMAND = "python -m uqlab.data export-eval --data-dir ../shared/data --out assets/eval"
 EVAL_SCHEMA = pa.schema([("text", pa.string()), ("label", pa.int64()), ("domain", pa.string())])
 HUB_COLA_IN_DOMAIN_DEV = 527  # first rows of nyu-mll/glue cola validation; the other 516 are OOD
 _Dir = str | os.PathLike | None
@@ -273,7 +273,7 @@ def export_eval_subsets(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m uqcore.data", description="uqcore datasets")
+    parser = argparse.ArgumentParser(prog="python -m uqlab.data", description="uqcore datasets")
     sub = parser.add_subparsers(dest="command", required=True)
     exp = sub.add_parser("export-eval", help="write the evaluation subsets of assets/eval")
     exp.add_argument("--data-dir", default=None, help=f"data folder (default: ${DATA_ENV})")

@@ -19,13 +19,13 @@ import torch.distributed as dist
 import torch.nn.functional as F
 from sklearn.metrics import matthews_corrcoef
 
-from uqcore.evaluate import predict_ids
 from uqcore.layers import widest_query_rows
 from uqcore.noise import SampleNoise, sample_seed
+from uqcore.predict import predict_ids
 from uqcore.settings import resolve
-from uqcore.training.batches import Encoded, epoch_batches, epoch_order
-from uqcore.training.config import TrainConfig
-from uqcore.training.state import Progress, load_state, save_state
+from uqlab.training.batches import Encoded, epoch_batches, epoch_order
+from uqlab.training.config import TrainConfig
+from uqlab.training.state import Progress, load_state, save_state
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,51 @@
+"""Prediction over many texts: pad token-id rows and draw T samples for each, in batches.
+
+The training loop (dev metric), the float16 storage check and the evaluation all go through
+:func:`predict_ids`, so a text gets the same probabilities wherever it is scored: rows are sampled
+``rows`` at a time in order of length (little padding), and the output keeps the input order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+
+from uqcore.model import PAD_ID
+from uqcore.sampling import sample
+from uqcore.vocab import Vocab
+
+
+def pad(rows: Sequence[Sequence[int]], length: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Rows of ids -> ``ids [n, length]`` (PAD-filled) and ``mask [n, length]`` (True = real)."""
+    ids = torch.full((len(rows), length), PAD_ID, dtype=torch.long)
+    mask = torch.zeros_like(ids, dtype=torch.bool)
+    for i, row in enumerate(rows):
+        ids[i, : len(row)] = torch.tensor(row, dtype=torch.long)
+        mask[i, : len(row)] = True
+    return ids, mask
+
+
+def predict_ids(
+    model, encoded, T: int, seed: int, rows: int = 64, bar=None, device="cpu"
+) -> torch.Tensor:
+    """Class probabilities ``[T, N, C]`` of token-id rows (each starting with [CLS]), sampled
+    ``rows`` at a time in order of length (little padding); the output keeps the input order.
+    ``bar``: anything with ``update(n)`` (a tqdm bar), told how many rows each batch finished."""
+    order = sorted(range(len(encoded)), key=lambda i: len(encoded[i]))
+    out = torch.empty(T, len(encoded), model.cfg.num_classes)
+    for start in range(0, len(order), rows):
+        chunk = order[start : start + rows]
+        ids, mask = pad([tuple(encoded[i]) for i in chunk], max(len(encoded[i]) for i in chunk))
+        out[:, chunk] = sample(model, ids.to(device), mask.to(device), T, seed).probs.cpu()
+        if bar is not None:
+            bar.update(len(chunk))
+    return out
+
+
+def predict(
+    model, vocab: Vocab, texts, max_len: int, T: int, seed: int, rows: int = 64, bar=None
+) -> torch.Tensor:
+    """Class probabilities ``[T, N, C]`` of ``texts`` (see :func:`predict_ids`)."""
+    encoded = [vocab.encode(t, max_len, allow_all_unknown=True).ids for t in texts]
+    return predict_ids(model, encoded, T, seed, rows, bar)

@@ -1,1 +1,0 @@
-"""Training: typed config, batching, resumable state and the loop of ``python -m uqcore.train``."""

@@ -1,0 +1,1 @@
+"""Training: typed config, batching, resumable state and the loop of ``python -m uqlab.train``."""
