@@ -16,6 +16,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 import streamlit as st  # noqa: E402
 
 from ui import cached, routes, sidebar  # noqa: E402
+from ui import keys as K
 
 st.set_page_config(page_title="Stochastic Attention Explorer", page_icon="🎲", layout="wide")
 cached.tune_once()
@@ -23,13 +24,13 @@ cached.tune_once()
 infos = cached.infos()
 notes = sidebar.init_session(infos, st.query_params)
 if notes:
-    st.session_state["url_notes"] = notes
+    st.session_state[K.URL_NOTES] = notes
 
 nav = st.navigation(routes.pages())
 st.sidebar.title("Stochastic Attention Explorer")
 view, info = sidebar.render(infos)
 sidebar.unreadable_note(cached.unreadable(cached.root()))
 sidebar.sync_url(view)
-for note in st.session_state.pop("url_notes", []):
+for note in st.session_state.pop(K.URL_NOTES, []):
     st.warning(note, icon=":material/link:")
 nav.run()

@@ -3,14 +3,14 @@ prediction and uncertainty; sort, filter, and open any row in the explorer."""
 
 from __future__ import annotations
 
-from urllib.parse import urlencode
-
 import streamlit as st
 
 from ui import cached, dataset, sidebar
+from ui import keys as K
 from ui.catalog import label_names
-from ui.compute import Overrides
+from ui.compute import Summary, settings_key
 from ui.explore_views import summary_metrics
+from ui.state import explorer_url
 
 view, info = sidebar.page("Error analysis")
 names = label_names(info)
@@ -18,13 +18,13 @@ st.caption(f"{info.name} on the bundled {info.task} examples ("
            + ", ".join(f"{s}: {d}" for s, d in dataset.SUBSETS[info.task])
            + f"), seed {view.seed}; the sidebar's temperatures apply.")  # fmt: skip
 c1, c2 = st.columns(2)
-T = c1.number_input("T", 1, 100, 10, key="err_T", help="Samples per example (paper: 10).")
-per = c2.number_input("Examples per domain (0 = all)", 0, 2000, 0, step=100, key="err_n")
-ov = Overrides.from_view(view).key()
+T = c1.number_input("T", 1, 100, 10, key=K.ERR_T, help="Samples per example (paper: 10).")
+per = c2.number_input("Examples per domain (0 = all)", 0, 2000, 0, step=100, key=K.ERR_N)
+ov = settings_key(view.overrides())
 request = (info.name, int(T), int(per), view.seed, ov)
-if st.button("Compute", type="primary", key="err_go"):
-    st.session_state["err_request"] = request
-if st.session_state.get("err_request") != request:
+if st.button("Compute", type="primary", key=K.ERR_GO):
+    st.session_state[K.ERR_REQUEST] = request
+if st.session_state.get(K.ERR_REQUEST) != request:
     st.info("Press Compute to sample every example (about 5-30 s the first time).")
     st.stop()
 bar = st.progress(0.0)
@@ -48,9 +48,9 @@ VIEWS = {
 SORTS = {"mutual information": "mi", "predictive entropy": "entropy", "variance of p(gold)":
          "var_gold", "p(gold), lowest first": "p_gold"}  # fmt: skip
 c1, c2, c3 = st.columns(3)
-domain = c1.selectbox("Domain", ("both", "in-domain", "out-of-domain"), key="err_domain")
-which = c2.selectbox("Show", list(VIEWS), key="err_view")
-sort = c3.selectbox("Sort by", list(SORTS), key="err_sort")
+domain = c1.selectbox("Domain", ("both", dataset.IN, dataset.OUT), key=K.ERR_DOMAIN)
+which = c2.selectbox("Show", list(VIEWS), key=K.ERR_VIEW)
+sort = c3.selectbox("Sort by", list(SORTS), key=K.ERR_SORT)
 part = df[VIEWS[which](df)]
 if domain != "both":
     part = part[part["domain"] == domain]
@@ -61,15 +61,11 @@ if part.empty:
     st.stop()
 
 
-def link(text: str, gold: int) -> str:
-    state = {"ckpt": info.name, "text": text, "label": gold, "T": int(T), "seed": view.seed}
-    state.update({k: v for k, v in zip(("tau1", "tau2", "noise", "bam", "em", "dropout"), ov,
-                                       strict=True) if v is not None})  # fmt: skip
-    return "/?" + urlencode(state)
-
-
 table = part.assign(
-    open=[link(t, g) for t, g in zip(part["text"], part["gold"], strict=True)],
+    open=[
+        explorer_url(view.replace(ckpt=info.name, text=t, label=int(g), T=int(T)))
+        for t, g in zip(part["text"], part["gold"], strict=True)
+    ],
     gold=part["gold"].map(lambda g: names[g]),
     pred=part["pred"].map(lambda p: names[p]),
     correct=[f"{c}/{t}" for c, t in zip(part["correct"], part["T"], strict=True)],
@@ -87,13 +83,11 @@ st.dataframe(
 )  # fmt: skip
 top = table.head(200)
 row = st.selectbox("Open an example in the explorer (same checkpoint, T, seed and settings)",
-                   range(len(top)), key="err_open",
+                   range(len(top)), key=K.ERR_OPEN,
                    format_func=lambda i: f"{i + 1}. [{top['domain'].iloc[i]}] "
                    f"{top['text'].iloc[i][:90]}")  # fmt: skip
 chosen = part.iloc[row]
-summary_metrics({"target": chosen["gold"], "p_mean": chosen["p_gold"], "p_var": chosen["var_gold"],
-                 "correct": chosen["correct"], "T": chosen["T"], "entropy": chosen["entropy"],
-                 "mi": chosen["mi"]}, names, gold=True)  # fmt: skip
+summary_metrics(Summary.of_row(chosen), names, gold=True)
 st.link_button("Open in the explorer ↗", top["open"].iloc[row], type="primary",
                help="The explorer shows the same numbers for this sentence.")  # fmt: skip
 st.download_button("Download these rows (CSV)", part.to_csv(index=False),

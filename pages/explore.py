@@ -6,11 +6,12 @@ import streamlit as st
 
 from ui import cached, sidebar
 from ui import explore_views as V
+from ui import keys as K
 from ui.catalog import label_names, presets
-from ui.compute import Overrides
+from ui.compute import settings_key
 from ui.state import MAX_TEXT_CHARS
-from uqcore.config import FAMILY_TITLES
 from uqcore.errors import UQError
+from uqcore.families import get_family
 
 view, info = sidebar.page("Explore a sentence")
 names = label_names(info)
@@ -18,66 +19,60 @@ examples = presets(info.task)
 
 
 def _use_preset() -> None:
-    choice = st.session_state.get("preset")
+    choice = st.session_state.get(K.PRESET)
     if choice is None:
         return
     example = examples[choice]
-    st.session_state["text_box"] = example.text
-    st.session_state["label_box"] = names[example.label]
+    st.session_state[K.TEXT_BOX] = example.text
+    st.session_state[K.LABEL_BOX] = names[example.label]
     sidebar.set_view(text=example.text, label=example.label)
 
 
 if view.text is None and examples:  # first visit: start from the first example, no click
     view = sidebar.set_view(text=examples[0].text, label=examples[0].label)
-st.session_state.setdefault("text_box", view.text or "")
-st.session_state.setdefault("label_box", "unknown" if view.label is None else names[view.label])
-st.selectbox("Examples", range(len(examples)), index=None, key="preset", on_change=_use_preset,
+st.session_state.setdefault(K.TEXT_BOX, view.text or "")
+st.session_state.setdefault(K.LABEL_BOX, "unknown" if view.label is None else names[view.label])
+st.selectbox("Examples", range(len(examples)), index=None, key=K.PRESET, on_change=_use_preset,
              format_func=lambda i: examples[i].title, placeholder="Pick an example sentence…",
              help="In-domain and out-of-domain sentences of the checkpoint's task.")  # fmt: skip
 with st.form("sentence"):
-    st.text_area("Text", key="text_box", height=90,
+    st.text_area("Text", key=K.TEXT_BOX, height=90,
                  help="Runs when you press Sample, not while you type.")  # fmt: skip
     st.radio(
         "Gold label",
         ("unknown", *names),
-        key="label_box",
+        key=K.LABEL_BOX,
         horizontal=True,
         help="With a gold label the statistics score p(gold), as in the paper's Table 3.",
     )
     if st.form_submit_button("Sample", type="primary"):
-        typed = st.session_state["text_box"]
+        typed = st.session_state[K.TEXT_BOX]
         if len(typed) > MAX_TEXT_CHARS:
             st.warning(f"Your text has {len(typed):,} characters; the first {MAX_TEXT_CHARS:,} "
                        "are used (the box keeps all of it).")  # fmt: skip
-        choice = st.session_state["label_box"]
+        choice = st.session_state[K.LABEL_BOX]
         label = None if choice == "unknown" else names.index(choice)
         view = sidebar.set_view(text=typed[:MAX_TEXT_CHARS], label=label)
 
-ov = Overrides.from_view(view)
 try:
     with st.spinner(f"Drawing {view.T} samples…"):
-        res = cached.explore(info.name, cached.where(info.name), view.text or "", view.T, view.seed,
-                             ov.key())  # fmt: skip
+        res = cached.explore(info.name, cached.where(info.name), view.text or "", view.T,
+                             view.seed, settings_key(view.overrides()), view.label)  # fmt: skip
 except UQError as exc:
     st.error(str(exc), icon="✋")
     st.stop()
 
-cfg = info.config
-family = info.family
-st.subheader(f"{FAMILY_TITLES.get(family, family)} · T = {view.T} · seed {view.seed}")
-V.notices(res, family, cfg["max_len"])
-V.predictions(res, names, view.label)
+cfg, spec = info.config, get_family(info.family)
+st.subheader(f"{spec.title} · T = {view.T} · seed {view.seed}")
+V.notices(res, cfg["max_len"])
+V.predictions(res, names, gold=view.label is not None)
 st.header("Attention, sample by sample")
 V.attention(res, cfg["n_layers"], cfg["n_heads"])
-if family == "hsto":
-    st.header("Centroid assignments")
-    V.centroids(res, cfg["n_layers"])
-if family == "bam":
-    st.header("Prior versus posterior attention")
-    V.bam(res, cfg["n_layers"])
-if family == "probtrans":
-    st.header("Before and after EM key adaptation")
-    V.probtrans(res, cfg["n_layers"], names)
+for name in spec.maps:  # the family's own maps, each with its view
+    if name in V.MAP_VIEWS:
+        heading, show = V.MAP_VIEWS[name]
+        st.header(heading)
+        show(res, cfg["n_layers"], names)
 st.header("Export")
 V.export(res, names, f"{info.name}-T{view.T}-seed{view.seed}")
-st.caption(f"Computed in {res['seconds']:.2f} s on the server (cached for repeat views).")
+st.caption(f"Computed in {res.seconds:.2f} s on the server (cached for repeat views).")

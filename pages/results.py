@@ -7,56 +7,32 @@ import pandas as pd
 import streamlit as st
 
 from ui import cached, dataset, sidebar
-from ui.catalog import TASK_TITLES, sort_key
-from ui.compute import Overrides
-from uqlab.results import PAPER_TABLE1, PAPER_TABLE2
+from ui import keys as K
+from ui.catalog import sort_key
+from ui.compute import settings_key
+from uqcore.settings import SamplingSettings
+from uqlab.paper import PAPER_FAMILIES, metric_table
+from uqlab.results import metric_rows
+from uqlab.tasks import TASKS, get_task, task_title
 from viz import figures as F
 
-sidebar.ensure_router()
-
-view, info = sidebar.current()
-st.title("Results")
+view, info = sidebar.page("Results", needs_checkpoint=False)
 infos = sorted(cached.infos(), key=sort_key)
-tasks = sorted({i.task for i in infos})
+tasks = sorted({i.task for i in infos} & set(TASKS))
 if not tasks:
     st.info("No checkpoints to report: train and evaluate some (`scripts/retrain.sh all`).")
     st.stop()
-task = st.radio("Task", tasks, horizontal=True, format_func=lambda t: TASK_TITLES.get(t, t),
+task = st.radio("Task", tasks, horizontal=True, format_func=task_title,
                 index=tasks.index(info.task) if info and info.task in tasks else 0)  # fmt: skip
-key, paper = ("mcc", PAPER_TABLE2) if task == "cola" else ("accuracy", PAPER_TABLE1)
-scale = 100
 mine = [i for i in infos if i.task == task]
-
-
-def cell(m: dict | None, side: str) -> str:
-    if not m:
-        return "not evaluated"
-    s = m[side]
-    return f"{scale * s[f'{key}_mean']:.2f} ± {scale * s[f'{key}_std']:.2f}"
-
-
-base = next((i.metrics for i in mine if i.family == "trans" and i.metrics), None)
-rows = []
-for i in mine:
-    m = i.metrics
-    p = paper.get(i.name, ("—", "—", "—"))
-    det = (m or {}).get("ood_detection", {}).get("mutual_information", {})
-    rows.append({
-        "checkpoint": i.name, "ours ID": cell(m, "id"), "ours OOD": cell(m, "ood"),
-        "Δ ID vs TRANS": f"{scale * (m['id'][f'{key}_mean'] - base['id'][f'{key}_mean']):+.2f}"
-        if m and base else "—",
-        "paper row": p[0], "paper ID": p[1], "paper OOD": p[2],
-        "ECE (ID)": round(m["id"]["ece"], 4) if m else None,
-        "MI ID → OOD": f"{m['id']['mean_mutual_information']:.4f} → "
-        f"{m['ood']['mean_mutual_information']:.4f}" if m else "—",
-        "AUROC (MI)": round(det["auroc"], 3) if det else None,
-    })  # fmt: skip
-unit = "MCC × 100" if task == "cola" else "accuracy %"
-st.subheader(f"{'Table 2' if task == 'cola' else 'Table 1'}: {unit}, mean ± std over T runs")
+rows = metric_rows(task, [(i.name, i.metrics) for i in mine])
+paper = metric_table(task)
+unit = get_task(task).metric_spec.table_unit
+st.subheader(f"{f'Table {paper.number}: ' if paper else ''}{unit}, mean ± std over T runs")
 table = pd.DataFrame(rows)
 st.dataframe(table, hide_index=True, width="stretch")
 st.download_button("Download this table (CSV)", table.to_csv(index=False),
-                   f"results-{task}.csv", "text/csv", key="res_table_csv")  # fmt: skip
+                   f"results-{task}.csv", "text/csv", key=K.RES_TABLE_CSV)  # fmt: skip
 st.caption("Ours: each checkpoint's metrics.json, written by `python -m uqlab.evaluate` on the "
            "full test and out-of-domain sets (T = 10, the paper's protocol). Paper: quoted from "
            "its tables. docs/results.md has the full set of metrics.")  # fmt: skip
@@ -69,24 +45,24 @@ st.caption(
 )
 c1, c2, c3 = st.columns([3, 1, 1])
 chosen = c1.multiselect("Checkpoints", [i.name for i in mine],
-                        default=[i.name for i in mine if i.family in ("hsto", "trans")][:2] or
-                        [mine[0].name], key="res_ckpts")  # fmt: skip
-T = c2.number_input("T", 1, 100, 10, key="res_T", help="Samples per example (paper: 10).")
+                        default=[i.name for i in mine if i.family in PAPER_FAMILIES][:2] or
+                        [mine[0].name], key=K.RES_CKPTS)  # fmt: skip
+T = c2.number_input("T", 1, 100, 10, key=K.RES_T, help="Samples per example (paper: 10).")
 per = c3.number_input(
     "Examples per domain",
     20,
     2000,
     300,
     step=50,
-    key="res_n",
+    key=K.RES_N,
     help="Drawn with the sidebar's seed from each bundled subset.",
 )
 score = st.selectbox("OOD score", list(dataset.SCORES), format_func=lambda s:
-                     dataset.SCORES[s][1], key="res_score")  # fmt: skip
+                     dataset.SCORES[s][1], key=K.RES_SCORE)  # fmt: skip
 request = (tuple(chosen), int(T), int(per), view.seed)
-if st.button("Compute", type="primary", key="res_go"):
-    st.session_state["res_request"] = request
-if st.session_state.get("res_request") != request or not chosen:
+if st.button("Compute", type="primary", key=K.RES_GO):
+    st.session_state[K.RES_REQUEST] = request
+if st.session_state.get(K.RES_REQUEST) != request or not chosen:
     st.info("Pick checkpoints and press Compute (about 5-20 s per checkpoint the first time).")
     st.stop()
 rows = dataset.pick(task, int(per), view.seed)
@@ -94,14 +70,13 @@ frames = {}
 bar = st.progress(0.0)
 for n, name in enumerate(chosen):
     frame, skipped = dataset.frame(
-        rows, cached.sampler(name, T, view.seed, Overrides().key()),
+        rows, cached.sampler(name, T, view.seed, settings_key(SamplingSettings())),
         lambda f, n=n, c=name: bar.progress((n + f) / len(chosen), f"{c}: {f:.0%}"),
     )  # fmt: skip
     frames[name] = frame
     if skipped:
         st.caption(f"{name}: {skipped} example(s) without a known word skipped.")
 bar.empty()
-st.session_state["res_frames"] = frames
 left, right = st.columns(2)
 with left:
     st.plotly_chart(F.reliability_figure({n: dataset.reliability(f) for n, f in frames.items()}),
@@ -114,9 +89,9 @@ with right:
 every = pd.concat([f.assign(checkpoint=n) for n, f in frames.items()], ignore_index=True)
 st.download_button("Download the per-example values (CSV)", every.to_csv(index=False),
                    f"results-{task}-T{int(T)}-seed{view.seed}.csv", "text/csv",
-                   key="res_rows_csv")  # fmt: skip
+                   key=K.RES_ROWS_CSV)  # fmt: skip
 column, label = dataset.SCORES[score]
 for name, frame in frames.items():
-    values = {d: frame.loc[frame["domain"] == d, column] for d in ("in-domain", "out-of-domain")}
+    values = {d: frame.loc[frame["domain"] == d, column] for d in (dataset.IN, dataset.OUT)}
     st.plotly_chart(F.domain_histograms(values, label, f"{name}: {label} by domain"),
                     width="stretch")  # fmt: skip

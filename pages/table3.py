@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
-from ui import cached, sidebar
+from ui import cached, dataset, sidebar
+from ui import keys as K
 from ui.catalog import display_name, label_names, presets
-from ui.compute import Overrides, table3_record
+from ui.compute import settings_key, table3_record
 from ui.inputs import MAX_ROWS, parse_csv, parse_lines
-from uqlab.data import EVAL_SUBSETS, load_eval_subset
+from uqlab.paper import correct_cell, p_gold_cell
 
 view, info = sidebar.page("Table 3: how sure is each model, sentence by sentence?")
 st.caption("The paper's Table 3: for each sentence, the mean ± variance over T samples of the "
@@ -22,30 +22,26 @@ chosen = st.multiselect("Checkpoints", [i.name for i in same_task], default=[inf
                         format_func=lambda n: display_name(next(i for i in same_task
                                                                 if i.name == n)))  # fmt: skip
 source = st.radio("Sentences", ("Examples", "Paste lines", "Upload CSV", "Random sample"),
-                  horizontal=True, key="t3_source")  # fmt: skip
+                  horizontal=True, key=K.T3_SOURCE)  # fmt: skip
 rows, problems = [], []
 if source == "Examples":
     rows = [(p.text, p.label, p.domain) for p in presets(info.task)]
 elif source == "Paste lines":
     pasted = st.text_area("One sentence per line; optionally `sentence<TAB>label<TAB>domain`",
-                          key="t3_pasted", height=140)  # fmt: skip
+                          key=K.T3_PASTED, height=140)  # fmt: skip
     rows, problems = parse_lines(pasted, names)
 elif source == "Upload CSV":
     up = st.file_uploader("CSV with a `sentence` column (optional `label`, `domain`)",
-                          type=["csv"], key="t3_upload")  # fmt: skip
+                          type=["csv"], key=K.T3_UPLOAD)  # fmt: skip
     if up is not None:
         try:
             rows, problems = parse_csv(up.getvalue(), names)
         except ValueError as exc:
             st.error(str(exc), icon="✋")
 else:
-    n = st.number_input("Sentences per domain", 1, MAX_ROWS // 2, 5, key="t3_n")
-    for subset, domain in EVAL_SUBSETS.items():
-        if subset.startswith(("cola",) if info.task == "cola" else ("imdb", "cr")):
-            split = load_eval_subset(subset)
-            pick = np.random.default_rng(view.seed).choice(len(split), min(n, len(split)), False)
-            label = "in-domain" if domain == "test" else "out-of-domain"
-            rows += [(split.texts[i], int(split.labels[i]), label) for i in sorted(pick)]
+    n = st.number_input("Sentences per domain", 1, MAX_ROWS // 2, 5, key=K.T3_N)
+    rows = [(text, gold, domain) for text, gold, domain, _ in dataset.pick(info.task, int(n),
+                                                                          view.seed)]  # fmt: skip
 for problem in problems[:10]:
     st.warning(problem)
 if not rows or not chosen:
@@ -53,11 +49,11 @@ if not rows or not chosen:
     st.stop()
 st.caption(f"{len(rows)} sentence(s) × {len(chosen)} checkpoint(s), T = {view.T}, "
            f"seed {view.seed}.")  # fmt: skip
-ov = Overrides.from_view(view).key()
+ov = settings_key(view.overrides())
 request = (tuple(rows), tuple(chosen), view.T, view.seed, ov)
 if st.button("Compute the table", type="primary"):
-    st.session_state["t3_request"] = request
-if st.session_state.get("t3_request") != request:  # computed on demand, kept across reruns
+    st.session_state[K.T3_REQUEST] = request
+if st.session_state.get(K.T3_REQUEST) != request:  # computed on demand, kept across reruns
     st.stop()
 bar = st.progress(0.0, "Sampling…")
 records, total = [], len(rows) * len(chosen)
@@ -79,11 +75,8 @@ if len(ok) < len(frame):
 if ok.empty:
     st.stop()
 cells = ok.assign(
-    stat=[
-        f"{m:.2f} ± {v:.3f}" if v >= 5e-4 else f"{m:.2f} ± {v:.1e}"
-        for m, v in zip(ok["p_mean"], ok["p_var"], strict=True)
-    ],
-    corr=[f"{c}/{t}" for c, t in zip(ok["correct"], ok["T"], strict=True)],
+    stat=[p_gold_cell(m, v, small=True) for m, v in zip(ok["p_mean"], ok["p_var"], strict=True)],
+    corr=[correct_cell(c, t) for c, t in zip(ok["correct"], ok["T"], strict=True)],
 )
 for domain, part in cells.groupby("domain", sort=False):
     st.subheader(domain)

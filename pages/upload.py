@@ -6,11 +6,10 @@ from __future__ import annotations
 import streamlit as st
 
 from ui import cached, sidebar
+from ui import keys as K
 from ui.upload import MAX_UPLOAD_BYTES, UploadError, files_from_zip, from_path, install
 
-sidebar.ensure_router()
-
-st.title("Your own checkpoint")
+sidebar.page("Your own checkpoint", needs_checkpoint=False)
 st.write("A checkpoint is a folder with `config.json`, `model.safetensors` and `vocab.json` "
          "(plus optional `metrics.json` and `README.md`), as `python -m uqlab.train` writes it. "
          "It is checked strictly (every tensor, shape and setting) and never executed; it stays "
@@ -20,16 +19,16 @@ folder = cached.upload_folder()
 
 def _done(name: str) -> None:
     cached.rescan()
-    st.session_state["_uploaded"] = name
-    st.session_state["_select_ckpt"] = name  # the sidebar selects it on the rerun
+    st.session_state[K.UPLOADED] = name
+    st.session_state[K.SELECT_CKPT] = name  # the sidebar selects it on the rerun
     st.rerun()
 
 
 zip_tab, files_tab, path_tab = st.tabs(["Zip of the folder", "Loose files", "Folder on the server"])
 with zip_tab:
     up = st.file_uploader(f"Zip (at most {MAX_UPLOAD_BYTES // 2**20} MB)", type=["zip"],
-                          key="up_zip")  # fmt: skip
-    if up is not None and st.button("Validate and add", key="up_zip_go", type="primary"):
+                          key=K.UP_ZIP)  # fmt: skip
+    if up is not None and st.button("Validate and add", key=K.UP_ZIP_GO, type="primary"):
         try:
             name = install(files_from_zip(up.getvalue()), up.name.rsplit(".", 1)[0], folder)
             _done(name)
@@ -39,10 +38,10 @@ with files_tab:
     ups = st.file_uploader(
         "config.json, model.safetensors, vocab.json (+ metrics.json, README.md)",
         accept_multiple_files=True,
-        key="up_files",
+        key=K.UP_FILES,
     )
-    label = st.text_input("Name", "my-checkpoint", key="up_name", max_chars=40)
-    if ups and st.button("Validate and add", key="up_files_go", type="primary"):
+    label = st.text_input("Name", "my-checkpoint", key=K.UP_NAME, max_chars=40)
+    if ups and st.button("Validate and add", key=K.UP_FILES_GO, type="primary"):
         try:
             total = sum(u.size for u in ups)
             if total > MAX_UPLOAD_BYTES:
@@ -52,17 +51,17 @@ with files_tab:
         except UploadError as exc:
             st.error(str(exc), icon="✋")
 with path_tab:
-    path = st.text_input("Folder path on the server", key="up_path",
+    path = st.text_input("Folder path on the server", key=K.UP_PATH,
                          placeholder="/path/to/assets/checkpoints/cola-hsto")  # fmt: skip
-    if path and st.button("Validate and add", key="up_path_go", type="primary"):
+    if path and st.button("Validate and add", key=K.UP_PATH_GO, type="primary"):
         try:
             files, name = from_path(path)
             _done(install(files, name, folder))
         except UploadError as exc:
             st.error(str(exc), icon="✋")
 
-if st.session_state.get("_uploaded"):
-    st.success(f"Added **{st.session_state['_uploaded']}** and selected it in the sidebar: "
+if st.session_state.get(K.UPLOADED):
+    st.success(f"Added **{st.session_state[K.UPLOADED]}** and selected it in the sidebar: "
                "open any page to use it.", icon="✅")  # fmt: skip
 mine = cached.catalog(folder)
 if mine:

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Train and evaluate one config with one setting varied, then print what each value gives on dev
 # (what selection may look at) and on test and OOD (what it must not):
-#   bash scripts/sweep.sh cola-bam model.attention.bam_k 10 5 3 2
+#   bash scripts/sweep.sh cola-bam model.attention.weibull_k 10 5 3 2
 # Runs go to runs/sweep/<config>/<key>=<value>/ (gitignored) and resume if interrupted; a finished
 # run is not trained again. Needs the data, as scripts/retrain.sh does (UQ_DATA_DIR or the hub).
 set -euo pipefail

@@ -7,13 +7,12 @@ from pathlib import Path
 import pytest
 import torch
 
+from tests.helpers import tiny_config
 from ui.catalog import presets
 from uqcore.checkpoint import save_checkpoint
-from uqcore.config import AttentionConfig, ModelConfig
+from uqcore.families import FAMILY_NAMES as FAMILIES
 from uqcore.model import build_model
 from uqcore.vocab import Vocab
-
-FAMILIES = ("trans", "mcdropout", "ensemble", "sto", "hsto", "bam", "bayesformer", "probtrans")
 
 
 def make_checkpoints(root: Path, prefix: str = "cola") -> Path:
@@ -22,11 +21,7 @@ def make_checkpoints(root: Path, prefix: str = "cola") -> Path:
     texts = [p.text for p in presets("cola")] + ["a great movie", "the film was dull"]
     vocab = Vocab.build(texts, max_size=500)
     for family in FAMILIES:
-        cfg = ModelConfig(
-            family=family, vocab_size=len(vocab), n_layers=2, n_heads=2, d_model=16, d_ff=32,
-            max_len=64, dropout=0.1, ensemble_size=3 if family == "ensemble" else 1,
-            attention=AttentionConfig(n_centroids=3, tau2=2.0, em_iterations=2),
-        )  # fmt: skip
+        cfg = tiny_config(family).replace(vocab_size=len(vocab), max_len=64, dropout=0.1)
         torch.manual_seed(0)
         model = build_model(cfg)
         training = {"task": "cola", "family": family, "label_names": ["unacceptable", "acceptable"],

@@ -2,16 +2,28 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import torch
 
-from uqcore.config import FAMILIES, AttentionConfig, ModelConfig
+from uqcore.config import ModelConfig
+from uqcore.families import FAMILY_NAMES, get_family
 from uqcore.model import build_model
+from uqcore.settings import SamplingSettings
 
 STOCHASTIC = ("mcdropout", "sto", "hsto", "bam", "bayesformer")
 
 
-def tiny_config(family: str, **attention) -> ModelConfig:
-    att = {"n_centroids": 3, "em_iterations": 2, "tau2": 2.0, **attention}
+def tiny_config(family: str, **values) -> ModelConfig:
+    """A tiny model of ``family``; ``values`` are its structure fields (``n_centroids``, BAM's
+    ``dist``...) or trained inference knobs (``tau2``, ``em_iterations``...), sorted by the
+    family table. Defaults: 3 centroids, tau2 = 2, 2 EM iterations where the family has them."""
+    spec = get_family(family)
+    values = {"n_centroids": 3, "em_iterations": 2, "tau2": 2.0, **values}
+    structure = {f.name for f in dataclasses.fields(spec.params)}
+    unknown = [k for k in values if k not in structure and k not in spec.knobs
+               and k not in ("n_centroids", "em_iterations", "tau2")]  # fmt: skip
+    assert not unknown, f"{family} has no {unknown}"
     return ModelConfig(
         family=family,
         vocab_size=60,
@@ -21,14 +33,15 @@ def tiny_config(family: str, **attention) -> ModelConfig:
         d_ff=32,
         max_len=16,
         dropout=0.2,
-        ensemble_size=3 if family == "ensemble" else 1,
-        attention=AttentionConfig(**att),
+        ensemble_size=3 if spec.ensemble else 1,
+        attention=spec.params(**{k: v for k, v in values.items() if k in structure}),
+        inference=SamplingSettings(**{k: v for k, v in values.items() if spec.reads(k)}),
     ).validate()
 
 
-def tiny_model(family: str, seed: int = 0, **attention):
+def tiny_model(family: str, seed: int = 0, **values):
     torch.manual_seed(seed)
-    return build_model(tiny_config(family, **attention))
+    return build_model(tiny_config(family, **values))
 
 
 def batch() -> tuple[torch.Tensor, torch.Tensor]:
@@ -37,4 +50,4 @@ def batch() -> tuple[torch.Tensor, torch.Tensor]:
     return ids, ids != 0
 
 
-ALL_FAMILIES = FAMILIES
+ALL_FAMILIES = FAMILY_NAMES

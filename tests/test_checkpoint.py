@@ -103,7 +103,7 @@ def test_fp16_storage(tmp_path, vocab) -> None:
     full = save_checkpoint(tmp_path / "full", model, cfg, vocab)
     half = save_checkpoint(tmp_path / "half", model, cfg, vocab, dtype=torch.float16)
     with safe_open(str(half / "model.safetensors"), framework="pt") as f:
-        assert f.metadata() == {"format_version": "1"}
+        assert f.metadata() == {"format_version": "2"}
         assert all(f.get_tensor(k).dtype == torch.float16 for k in f.keys())
     size = (half / "model.safetensors").stat().st_size
     assert size < 0.6 * (full / "model.safetensors").stat().st_size
@@ -152,7 +152,7 @@ def test_read_info_does_not_build_the_model(saved, monkeypatch) -> None:
     monkeypatch.setattr(uqcore.model, "build_model", _boom)
     info = read_checkpoint_info(saved)
     assert info["name"] == "imdb-trans" and info["config"] == tiny_cfg().to_dict()
-    assert info["format_version"] == 1 and info["metrics"] is None and info["card"] is None
+    assert info["format_version"] == 2 and info["metrics"] is None and info["card"] is None
 
 
 # ------------------------------------------------------------------------------- strictness

@@ -281,7 +281,7 @@ def test_eval_subset_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
     with pytest.raises(InputError, match=r"has columns \['sentence', 'label'\]; expected 'text'"):
         load_eval_subset("cr_test", eval_dir=tmp_path)
     with pytest.raises(InputError, match="even"):
-        export_eval_subsets(tmp_path, tmp_path, imdb_sample=3)
+        export_eval_subsets(tmp_path, tmp_path, id_sample=3)
     monkeypatch.delenv(DATA_ENV, raising=False)
     with pytest.raises(SystemExit) as exc:
         main(["export-eval", "--out", str(tmp_path / "out")])

@@ -8,8 +8,8 @@ import shutil
 import pytest
 
 from uqcore.checkpoint import load_checkpoint, save_checkpoint
-from uqlab.evaluate import PAPER_TABLE3
 from uqlab.evaluate import main as evaluate_main
+from uqlab.paper import TABLE3 as PAPER_TABLE3
 from uqlab.results import main as results_main
 from uqlab.train import main as train_main
 

@@ -45,10 +45,10 @@ def test_sto_rows_sum_to_one_and_padding_zero(hard):
     q, k, v = qkv()
     mask = pad_mask()
     out = kernels.sto_attention(q, k, v, mask, tau2=3.0, noise_scale=1.0, noise=noise(), hard=hard)
-    assert_rows(out.attn, mask)
+    assert_rows(out.maps.attention, mask)
     if hard:
-        assert set(out.attn.unique().tolist()) <= {0.0, 1.0}
-        assert torch.equal(out.attn.sum(-1), torch.ones(N, H, L))
+        assert set(out.maps.attention.unique().tolist()) <= {0.0, 1.0}
+        assert torch.equal(out.maps.attention.sum(-1), torch.ones(N, H, L))
 
 
 @pytest.mark.parametrize("side", ["key", "query"])
@@ -58,8 +58,8 @@ def test_centroid_attention_rows_and_assignments(side, per_head):
     mask = pad_mask()
     c = torch.randn(H, D, 3) if per_head else torch.randn(D, 3)
     out = kernels.centroid_attention(q, k, v, mask, c, 1.0, 2.0, 1.0, noise(), side=side)
-    assert_rows(out.attn, mask)
-    p = out.extras["centroids"]
+    assert_rows(out.maps.attention, mask)
+    p = out.maps.centroids
     assert p.shape == (N, H, L, 3)
     assert torch.allclose(p.sum(-1), torch.ones(N, H, L), atol=1e-5)
 
@@ -69,14 +69,14 @@ def test_centroid_hard_assignments_are_one_hot():
     out = kernels.centroid_attention(
         q, k, v, pad_mask(), torch.randn(D, 3), 1.0, 2.0, 1.0, noise(), hard=True
     )
-    assert set(out.extras["centroids"].unique().tolist()) <= {0.0, 1.0}
+    assert set(out.maps.centroids.unique().tolist()) <= {0.0, 1.0}
 
 
 def test_hard_mode_ignores_tau_in_forward_value():
     """The pitfall the app must explain: in hard mode the temperature does not change samples."""
     q, k, v = qkv()
-    a = kernels.sto_attention(q, k, v, pad_mask(), 0.5, 1.0, noise(3), hard=True).attn
-    b = kernels.sto_attention(q, k, v, pad_mask(), 50.0, 1.0, noise(3), hard=True).attn
+    a = kernels.sto_attention(q, k, v, pad_mask(), 0.5, 1.0, noise(3), hard=True).maps.attention
+    b = kernels.sto_attention(q, k, v, pad_mask(), 50.0, 1.0, noise(3), hard=True).maps.attention
     assert torch.equal(a, b)
 
 
@@ -92,10 +92,10 @@ def test_manual_softmax_equals_sdpa(length):
     assert_rows(weights, mask)
     plain = kernels.softmax_attention(q, k, v, mask, tau=math.sqrt(D), need_weights=False)
     with_weights = kernels.softmax_attention(q, k, v, mask, tau=math.sqrt(D))
-    assert torch.equal(with_weights.attn, weights)
+    assert torch.equal(with_weights.maps.attention, weights)
     assert torch.equal(plain.out, with_weights.out)  # capturing must not change the numbers
     assert torch.allclose(plain.out, ref, atol=1e-5)
-    assert (plain.attn is None) == (length >= FUSED_MIN_LEN)
+    assert (plain.maps.attention is None) == (length >= FUSED_MIN_LEN)
 
 
 def test_sto_without_noise_is_softmax_at_tau2():
@@ -103,7 +103,7 @@ def test_sto_without_noise_is_softmax_at_tau2():
     mask = pad_mask()
     sto = kernels.sto_attention(q, k, v, mask, 2.5, 0.0, noise())
     ref = kernels.softmax_attention(q, k, v, mask, 2.5)
-    assert torch.allclose(sto.attn, ref.attn, atol=1e-6)
+    assert torch.allclose(sto.maps.attention, ref.maps.attention, atol=1e-6)
 
 
 @pytest.mark.parametrize("dist", ["weibull", "lognormal"])
@@ -115,11 +115,11 @@ def test_bam_rows_kl_nonnegative_and_mean(dist, contextual):
     kw = dict(dist=dist, prior_logits=prior, shape_k=5.0, sigma=0.5, beta=1.0, prior_sigma=1.0)
     s = kernels.bam_attention(q, k, v, mask, sample=True, noise_scale=1.0, noise=noise(), **kw)
     m = kernels.bam_attention(q, k, v, mask, sample=False, noise_scale=1.0, noise=noise(), **kw)
-    assert_rows(s.attn, mask)
-    assert not torch.allclose(s.attn, m.attn)
-    assert torch.equal(m.attn, s.extras["posterior_mean"])
-    assert (s.extras["kl"] >= -1e-4).all() and torch.isfinite(s.extras["kl"]).all()
-    prior_row = s.extras["prior"]
+    assert_rows(s.maps.attention, mask)
+    assert not torch.allclose(s.maps.attention, m.maps.attention)
+    assert torch.equal(m.maps.attention, s.maps.posterior_mean)
+    assert (s.maps.kl_per_head >= -1e-4).all() and torch.isfinite(s.maps.kl_per_head).all()
+    prior_row = s.maps.prior
     assert torch.allclose(prior_row.sum(-1), torch.ones(N, H), atol=1e-5)
     assert (prior_row.masked_select(~mask[:, None, :].expand_as(prior_row)) == 0).all()
 
@@ -142,7 +142,7 @@ def test_bam_samples_average_to_the_posterior_mean():
         noise_scale=1.0,
         noise=many,
     )
-    assert torch.allclose(out.attn.mean(0), out.extras["posterior_mean"][0], atol=0.01)
+    assert torch.allclose(out.maps.attention.mean(0), out.maps.posterior_mean[0], atol=0.01)
 
 
 def test_kl_closed_forms_are_zero_at_equality_and_positive_elsewhere():
@@ -160,8 +160,8 @@ def test_em_with_zero_iterations_is_plain_attention():
     mask = pad_mask()
     em = kernels.probtrans_attention(q, k, v, mask, 1 / math.sqrt(D), 1.0, 0, keep_prior=True)
     ref = kernels.softmax_attention(q, k, v, mask, math.sqrt(D))
-    assert torch.allclose(em.attn, ref.attn, atol=1e-6)
-    assert torch.allclose(em.extras["attn_before_em"], ref.attn, atol=1e-6)
+    assert torch.allclose(em.maps.attention, ref.maps.attention, atol=1e-6)
+    assert torch.allclose(em.maps.attention_before_em, ref.maps.attention, atol=1e-6)
 
 
 def test_em_moves_keys_towards_queries_and_keeps_rows():
@@ -173,7 +173,7 @@ def test_em_moves_keys_towards_queries_and_keeps_rows():
     pinned = kernels.em_adapt_keys(q, k, mask, 1 / math.sqrt(D), 1e9, 3)
     assert torch.allclose(pinned, k, atol=1e-5)
     out = kernels.probtrans_attention(q, k, v, mask, 1 / math.sqrt(D), 1.0, 3)
-    assert_rows(out.attn, mask)
+    assert_rows(out.maps.attention, mask)
 
 
 def test_noise_draws_are_per_sample():

@@ -25,7 +25,7 @@ def test_attention_rows_sum_to_one_and_padding_is_zero(family):
     ids, mask = batch()
     r = sample(tiny_model(family), ids, mask, T=4, seed=0, capture=ALL_LAYERS)
     for layer in (0, 1):
-        a = r.attention[layer]  # [T, B, H, L, L]
+        a = r.maps[layer].attention  # [T, B, H, L, L]
         assert a.shape == (4, 2, 2, 8, 8)
         assert torch.allclose(a.sum(-1), torch.ones(a.shape[:-1]), atol=1e-5)
         assert a[:, 0, :, :, 5:].abs().max() == 0  # padded keys of row 0
@@ -40,7 +40,7 @@ def test_same_seed_is_bitwise_identical(family):
     a = sample(model, ids, mask, T=6, seed=11, capture=ALL_LAYERS)
     b = sample(model, ids, mask, T=6, seed=11, capture=ALL_LAYERS)
     assert torch.equal(a.probs, b.probs)
-    assert torch.equal(a.attention[1], b.attention[1])
+    assert torch.equal(a.maps[1].attention, b.maps[1].attention)
 
 
 @pytest.mark.parametrize("family", STOCHASTIC)
@@ -63,7 +63,7 @@ def test_different_seeds_differ_and_samples_vary(family):
         ("bayesformer", SamplingSettings(mc_dropout=False)),
         ("sto", SamplingSettings(noise_scale=0.0)),
         ("hsto", SamplingSettings(noise_scale=0.0)),
-        ("bam", SamplingSettings(bam_inference="mean")),
+        ("bam", SamplingSettings(bam_mode="mean")),
         ("bam", SamplingSettings(noise_scale=0.0)),
     ],
 )
@@ -73,7 +73,7 @@ def test_deterministic_settings_give_zero_variance(family, settings):
     r = sample(model, ids, mask, T=5, seed=3, settings=settings, capture=Capture(layers=(1,)))
     assert not r.stochastic
     assert r.probs.var(0).max() == 0
-    assert r.attention[1].var(0).max() == 0
+    assert r.maps[1].attention.var(0).max() == 0
     other = sample(model, ids, mask, T=5, seed=4, settings=settings)
     assert torch.equal(r.probs, other.probs)
 
@@ -84,13 +84,13 @@ def test_bam_computes_kl_and_prior_only_when_asked(monkeypatch):
     model = tiny_model("bam")
     calls = []
     monkeypatch.setattr(
-        type(model.layers[0].attn), "_prior_logits", lambda self, k: calls.append(1)
+        "uqcore.kernels.bayesian.contextual_prior_logits", lambda k, w: calls.append(1)
     )
     plain = sample(model, ids, mask, T=3, seed=0)
-    assert calls == [] and plain.kl is None and plain.prior == {}
+    assert calls == [] and plain.kl is None and plain.maps == {}
     monkeypatch.undo()
     full = sample(model, ids, mask, T=3, seed=0, capture=ALL_LAYERS)
-    assert full.kl is not None and full.prior
+    assert full.kl is not None and full.maps[0].prior is not None
     assert torch.equal(plain.probs, full.probs)  # asking for more never changes the samples
 
 
@@ -98,7 +98,7 @@ def test_bam_noise_scale_zero_matches_mean_mode():
     ids, mask = batch()
     model = tiny_model("bam")
     a = sample(model, ids, mask, T=2, seed=0, settings=SamplingSettings(noise_scale=0.0))
-    b = sample(model, ids, mask, T=2, seed=0, settings=SamplingSettings(bam_inference="mean"))
+    b = sample(model, ids, mask, T=2, seed=0, settings=SamplingSettings(bam_mode="mean"))
     assert torch.allclose(a.probs, b.probs, atol=1e-6)
 
 
@@ -114,10 +114,10 @@ def test_hard_mode_gives_one_hot_rows(family):
         settings=SamplingSettings(hard=True),
         capture=Capture(layers=(0,)),
     )
-    assert set(r.attention[0].unique().tolist()) <= {0.0, 1.0}
-    assert torch.equal(r.attention[0].sum(-1), torch.ones(r.attention[0].shape[:-1]))
+    assert set(r.maps[0].attention.unique().tolist()) <= {0.0, 1.0}
+    assert torch.equal(r.maps[0].attention.sum(-1), torch.ones(r.maps[0].attention.shape[:-1]))
     if family == "hsto":
-        assert set(r.centroids[0].unique().tolist()) <= {0.0, 1.0}
+        assert set(r.maps[0].centroids.unique().tolist()) <= {0.0, 1.0}
 
 
 @pytest.mark.parametrize("family", [*STOCHASTIC, "ensemble"])
@@ -129,7 +129,7 @@ def test_batched_call_matches_single_calls_with_same_noise(family):
     for t in range(5):
         alone = sample(model, ids, mask, T=1, seed=9, capture=cap, first_sample=t)
         assert torch.allclose(together.probs[t], alone.probs[0], atol=1e-5)
-        assert torch.allclose(together.attention[1][t], alone.attention[1][0], atol=1e-5)
+        assert torch.allclose(together.maps[1].attention[t], alone.maps[1].attention[0], atol=1e-5)
 
 
 @pytest.mark.parametrize("family", ["hsto", "bam", "bayesformer"])
@@ -141,8 +141,8 @@ def test_chunking_does_not_change_samples(family):
         model, ids, mask, T=7, seed=5, capture=Capture(layers=(0,), max_samples=3), memory_budget=1
     )  # one sample per chunk
     assert torch.allclose(big.probs, small.probs, atol=1e-5)
-    assert big.attention[0].shape[0] == 3
-    assert torch.allclose(big.attention[0], small.attention[0], atol=1e-5)
+    assert big.maps[0].attention.shape[0] == 3
+    assert torch.allclose(big.maps[0].attention, small.maps[0].attention, atol=1e-5)
 
 
 def test_capture_selects_heads_and_samples():
@@ -155,16 +155,16 @@ def test_capture_selects_heads_and_samples():
         seed=0,
         capture=Capture(layers=(1,), heads=(1,), max_samples=2),
     )
-    assert r.attention[1].shape == (2, 2, 1, 8, 8)
-    assert r.centroids[1].shape == (2, 2, 1, 8, 3)
-    assert 0 not in r.attention and r.probs.shape == (6, 2, 2)
+    assert r.maps[1].attention.shape == (2, 2, 1, 8, 8)
+    assert r.maps[1].centroids.shape == (2, 2, 1, 8, 3)
+    assert 0 not in r.maps and r.probs.shape == (6, 2, 2)
 
 
 def test_probtrans_records_attention_before_em():
     ids, mask = batch()
     model = tiny_model("probtrans")
     r = sample(model, ids, mask, T=1, seed=0, capture=Capture(layers=(0,)))
-    assert not torch.allclose(r.attention[0], r.attention_before_em[0])
+    assert not torch.allclose(r.maps[0].attention, r.maps[0].attention_before_em)
     r0 = sample(
         model,
         ids,
@@ -174,7 +174,7 @@ def test_probtrans_records_attention_before_em():
         capture=Capture(layers=(0,)),
         settings=SamplingSettings(em_iterations=0),
     )
-    assert torch.allclose(r0.attention[0], r0.attention_before_em[0], atol=1e-6)
+    assert torch.allclose(r0.maps[0].attention, r0.maps[0].attention_before_em, atol=1e-6)
     assert not torch.allclose(r.probs, r0.probs)
 
 
@@ -183,8 +183,10 @@ def test_bam_kl_is_nonnegative_and_its_gradient_reaches_the_prior_network():
     model = tiny_model("bam")
     r = sample(model, ids, mask, T=3, seed=0, capture=ALL_LAYERS)
     assert (r.kl >= 0).all() and r.kl.shape == (3, 2)
-    assert torch.allclose(r.kl, r.kl_per_head[0].sum(-1) + r.kl_per_head[1].sum(-1), rtol=1e-4)
-    assert r.prior[0].shape == (3, 2, 2, 8)
+    assert torch.allclose(
+        r.kl, r.maps[0].kl_per_head.sum(-1) + r.maps[1].kl_per_head.sum(-1), rtol=1e-4
+    )
+    assert r.maps[0].prior.shape == (3, 2, 2, 8)
     out = model(ids, mask, resolve(model.cfg, training=True), SampleNoise(0, 0, 1, 2))
     out.kl.sum().backward()
     for layer in model.layers:
@@ -279,7 +281,7 @@ def test_extreme_temperatures_never_give_nan():
         for tau in (1e-4, 1e4):
             s = SamplingSettings(tau=tau, tau1=tau, tau2=tau)
             r = sample(tiny_model(family), ids, mask, T=3, seed=0, settings=s, capture=ALL_LAYERS)
-            assert torch.isfinite(r.probs).all() and torch.isfinite(r.attention[0]).all()
+            assert torch.isfinite(r.probs).all() and torch.isfinite(r.maps[0].attention).all()
 
 
 def test_tau_changes_the_stochastic_samples():
@@ -320,9 +322,9 @@ VARIANTS = [
     ("hsto", {"centroid_side": "query"}),
     ("hsto", {"centroids_per_head": True}),
     ("hsto", {"centroid_side": "query", "centroids_per_head": True, "hard": True}),
-    ("bam", {"bam_dist": "lognormal"}),
-    ("bam", {"bam_prior": "fixed"}),
-    ("bam", {"bam_dist": "lognormal", "bam_prior": "fixed"}),
+    ("bam", {"dist": "lognormal"}),
+    ("bam", {"prior": "fixed"}),
+    ("bam", {"dist": "lognormal", "prior": "fixed"}),
 ]
 
 
@@ -332,7 +334,7 @@ def test_family_variants_keep_every_property(family, attention):
     model = tiny_model(family, **attention)
     cap = Capture(layers=(0, 1), kl=True)
     together = sample(model, ids, mask, T=4, seed=2, capture=cap)
-    a = together.attention[1]
+    a = together.maps[1].attention
     assert torch.allclose(a.sum(-1), torch.ones(a.shape[:-1]), atol=1e-5)
     assert a[:, 0, :, :, 5:].abs().max() == 0
     alone = sample(model, ids, mask, T=1, seed=2, capture=cap, first_sample=3)
@@ -355,7 +357,7 @@ def test_capturing_the_last_layer_never_changes_the_prediction(family):
     plain = sample(model, ids, mask, T=4, seed=5)
     full = sample(model, ids, mask, T=4, seed=5, capture=ALL_LAYERS)
     assert torch.equal(plain.probs, full.probs)
-    a = full.attention[1]  # [T, B, H, L, L]: every row of the last layer is a distribution
+    a = full.maps[1].attention  # [T, B, H, L, L]: every row of the last layer is a distribution
     assert torch.allclose(a.sum(-1), torch.ones(a.shape[:-1]), atol=1e-5)
 
 
@@ -363,7 +365,7 @@ def test_capturing_the_last_layer_never_changes_the_prediction(family):
 def test_hsto_last_layer_capture_keeps_one_centroid_sample(side):
     ids, mask = batch()
     r = sample(tiny_model("hsto", centroid_side=side), ids, mask, T=3, seed=2, capture=ALL_LAYERS)
-    p = r.centroids[1]  # [T, B, H, L, c]: per key (key side) or per query (query side)
+    p = r.maps[1].centroids  # [T, B, H, L, c]: per key (key side) or per query (query side)
     assert p.shape == (3, 2, 2, 8, 3)
     assert torch.allclose(p.sum(-1), torch.ones(p.shape[:-1]), atol=1e-5)
 
@@ -372,6 +374,7 @@ def test_bam_kl_covers_the_attention_rows_the_prediction_uses():
     """All rows of earlier layers, only [CLS] in the last one (its other rows are not latent
     variables of the classifier), whether or not the maps are captured."""
     from uqcore.kernels import bam_attention
+    from uqcore.kernels.bayesian import contextual_prior_logits
 
     ids, mask = batch()
     model = tiny_model("bam")
@@ -383,13 +386,14 @@ def test_bam_kl_covers_the_attention_rows_the_prediction_uses():
     x, _, kl0 = model.layers[0](x, mask, s, None)
     q, k, v = layer._project(model.layers[1].norm1(x), s, None)
     a = layer.cfg.attention
+    weights = {"prior_w1": layer.prior_w1, "prior_b1": layer.prior_b1, "prior_w2": layer.prior_w2}
     ko = bam_attention(
-        q[:, :, :1], k, v, mask, query_mask=mask[:, :1], dist=a.bam_dist,
-        prior_logits=layer._prior_logits(k), shape_k=a.bam_k,
-        sigma=a.bam_sigma, beta=a.bam_beta, prior_sigma=a.bam_prior_sigma, sample=False,
+        q[:, :, :1], k, v, mask, query_mask=mask[:, :1], dist=a.dist,
+        prior_logits=contextual_prior_logits(k, weights), shape_k=a.weibull_k,
+        sigma=a.lognormal_sigma, beta=a.prior_beta, prior_sigma=a.prior_sigma, sample=False,
         noise_scale=0.0, noise=None, need_kl=True, need_extras=True,
     )  # fmt: skip
-    expected = kl0 + ko.extras["kl"].sum(-1)  # [N]
+    expected = kl0 + ko.maps.kl_per_head.sum(-1)  # [N]
     assert torch.allclose(out.kl, expected, rtol=1e-5, atol=1e-5)
     captured = model(ids, mask, s, None, capture=(0, 1))
     assert torch.equal(captured.kl, out.kl)
@@ -406,9 +410,11 @@ def test_probtrans_without_em_attends_from_cls_only_and_captures_every_row():
     plain = sample(model, ids, mask, T=2, seed=0, settings=no_em)
     full = sample(model, ids, mask, T=2, seed=0, settings=no_em, capture=ALL_LAYERS)
     assert torch.equal(plain.probs, full.probs)
-    before, after = full.attention_before_em[1], full.attention[1]  # [T, B, H, L, L]
+    before, after = full.maps[1].attention_before_em, full.maps[1].attention  # [T, B, H, L, L]
     assert before.shape == after.shape == (2, 2, 2, 8, 8)
     assert torch.allclose(before, after, atol=1e-6)
     one_layer = dataclasses.replace(model.cfg, n_layers=1)
-    assert widest_query_rows(one_layer, 512, full_rows=False, em_iterations=0) == 1
-    assert widest_query_rows(one_layer, 512, full_rows=False, em_iterations=3) == 512
+    without = resolve(one_layer, SamplingSettings(em_iterations=0))
+    with_em = resolve(one_layer, SamplingSettings(em_iterations=3))
+    assert widest_query_rows(one_layer, 512, False, without) == 1
+    assert widest_query_rows(one_layer, 512, False, with_em) == 512

@@ -47,12 +47,12 @@ def _data(data_dir, monkeypatch):
 
 def test_config_layers_defaults_file_overrides_and_flags(tmp_path):
     file = tmp_path / "c.json"
-    file.write_text(json.dumps({"lr": 0.01, "model": {"n_layers": 2, "attention": {"tau2": 5}}}))
+    file.write_text(json.dumps({"lr": 0.01, "model": {"n_layers": 2, "inference": {"tau2": 5}}}))
     tc = build_config("cola", "hsto", "out", config_file=str(file),
-                      overrides=["model.attention.tau2=40", "patience=3"], lr=0.02)  # fmt: skip
+                      overrides=["model.inference.tau2=40", "patience=3"], lr=0.02)  # fmt: skip
     assert tc.lr == 0.02 and tc.patience == 3 and tc.batch_size == 32  # flag > file > defaults
     cfg = tc.model_config(vocab_size=100)
-    assert cfg.n_layers == 2 and cfg.attention.tau2 == 40 and cfg.d_model == 128
+    assert cfg.n_layers == 2 and cfg.inference.tau2 == 40 and cfg.d_model == 128
 
 
 @pytest.mark.parametrize(
@@ -166,11 +166,11 @@ def test_micro_batches_give_the_model_of_whole_batches(tmp_path, monkeypatch):
 def test_a_config_file_alone_names_the_run(tmp_path):
     config = tmp_path / "cola-sto-t5.json"
     config.write_text(json.dumps({"task": "cola", "family": "sto", "name": "cola-sto-t5",
-                                  "model": {"attention": {"tau2": 5}}}))  # fmt: skip
+                                  "model": {"inference": {"tau2": 5}}}))  # fmt: skip
     out = tmp_path / "out"
     assert main(["--config", str(config), "--out", str(out), "--epochs", "1", *TINY]) == 0
     ck = load_checkpoint(out)
-    assert ck.config.family == "sto" and ck.config.attention.tau2 == 5
+    assert ck.config.family == "sto" and ck.config.inference.tau2 == 5
     assert main(["--out", str(out)]) == 2  # neither flags nor a config name the task
 
 

@@ -19,20 +19,30 @@ def test_state_round_trips_through_the_url():
         seed=5,
         tau1=0.123456789,
         tau2=40.0,
-        noise=0.5,
-        bam="mean",
-        em=3,
+        noise_scale=0.5,
+        bam_mode="mean",
+        em_iterations=3,
         dropout=0.2,
     )
     back, notes = parse(to_params(state), ["cola-hsto"], None)
     assert back == state and notes == []
+    # one name per knob, from the widget to the kernel: the URL keys are the library's names
+    assert {"noise_scale", "bam_mode", "em_iterations"} <= set(to_params(state))
+    settings = state.overrides()
+    assert (settings.noise_scale, settings.bam_mode, settings.em_iterations) == (0.5, "mean", 3)
+
+
+def test_links_made_before_the_rename_still_open_the_same_view():
+    state, notes = parse({"noise": "0.5", "bam": "mean", "em": "3"}, ["a"], "a")
+    assert (state.noise_scale, state.bam_mode, state.em_iterations) == (0.5, "mean", 3)
+    assert notes == []
 
 
 def test_missing_values_take_defaults_and_bad_ones_are_explained():
-    state, notes = parse({"T": "0", "seed": "-4", "tau2": "nan", "noise": "9", "em": "x"},
-                         ["a"], "a")  # fmt: skip
+    state, notes = parse({"T": "0", "seed": "-4", "tau2": "nan", "noise_scale": "9",
+                          "em_iterations": "x"}, ["a"], "a")  # fmt: skip
     assert state.ckpt == "a" and state.T == 1 and state.seed == 0
-    assert state.tau2 is None and state.noise == 5.0 and state.em is None
+    assert state.tau2 is None and state.noise_scale == 5.0 and state.em_iterations is None
     assert len(notes) == 5
     state, notes = parse({"T": str(10 * MAX_T), "text": "x" * 30_000}, [], None)
     assert state.T == MAX_T and len(state.text) == 20_000 and len(notes) == 2

@@ -11,6 +11,7 @@ from pathlib import Path
 import streamlit as st
 
 from ui import compute
+from ui import keys as K
 from uqcore.checkpoint import Checkpoint
 from uqcore.registry import CheckpointInfo
 from uqcore.registry import list_checkpoints as _list
@@ -50,17 +51,17 @@ def unreadable(folder: str) -> list[tuple[str, str]]:
     return [(i.name, i.error) for i in _scan(folder) if i.error]
 
 
-UPLOAD_KEY = "upload_dir"  # session_state key of this session's uploaded-checkpoint folder
+UPLOAD_KEY = K.UPLOAD_DIR  # this session's uploaded-checkpoint folder
 
 
 def upload_folder() -> str:
     """This session's folder for uploaded checkpoints, made on first use. It lives as long as the
     session: a ``TemporaryDirectory`` kept in the session state, whose finalizer deletes the
     folder once Streamlit drops the session (or the server exits), so uploads never pile up."""
-    tmp = st.session_state.get("_upload_tmp")
+    tmp = st.session_state.get(K.UPLOAD_TMP)
     if tmp is None:
         tmp = tempfile.TemporaryDirectory(prefix="uq-upload-")
-        st.session_state["_upload_tmp"] = tmp
+        st.session_state[K.UPLOAD_TMP] = tmp
         st.session_state[UPLOAD_KEY] = tmp.name
     return tmp.name
 
@@ -89,15 +90,26 @@ def checkpoint(name: str, folder: str) -> Checkpoint:
 
 
 @st.cache_data(max_entries=48, show_spinner=False)
-def explore(name: str, folder: str, text: str, T: int, seed: int, ov: tuple) -> dict:
-    """:func:`ui.compute.explore` cached by value (``ov``: the Overrides fields as a tuple)."""
-    return compute.explore(checkpoint(name, folder), text, T, seed, compute.Overrides(*ov))
+def _explore(name: str, folder: str, text: str, T: int, seed: int, settings: tuple):
+    return compute.explore(
+        checkpoint(name, folder), text, T, seed, compute.SamplingSettings(*settings)
+    )
+
+
+def explore(
+    name: str, folder: str, text: str, T: int, seed: int, settings: tuple, label: int | None
+) -> compute.ExploreResult:
+    """:func:`ui.compute.explore` cached by value (``settings``: the overrides'
+    :func:`ui.compute.settings_key`), with its Table 3 summary for the gold ``label``."""
+    return _explore(name, folder, text, T, seed, settings).for_label(label)
 
 
 @st.cache_data(max_entries=100_000, show_spinner=False)
-def probs(name: str, folder: str, text: str, T: int, seed: int, ov: tuple):
+def probs(name: str, folder: str, text: str, T: int, seed: int, settings: tuple):
     """:func:`ui.compute.explore_probs` cached by value: class probabilities ``[T, C]``."""
-    return compute.explore_probs(checkpoint(name, folder), text, T, seed, compute.Overrides(*ov))
+    return compute.explore_probs(
+        checkpoint(name, folder), text, T, seed, compute.SamplingSettings(*settings)
+    )
 
 
 def sampler(name: str, T: int, seed: int, ov: tuple):

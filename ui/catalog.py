@@ -6,15 +6,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from uqcore.config import FAMILY_TITLES
+from uqcore.families import FAMILY_NAMES
+from uqcore.families import title as family_title
 from uqcore.registry import CheckpointInfo
 from uqlab.data import load_eval_subset
-from uqlab.evaluate import PAPER_TABLE3
+from uqlab.paper import examples, metric_cell
+from uqlab.tasks import DOMAINS, METRICS, TASKS, task_title
 
-TASK_TITLES = {"imdb": "IMDB sentiment", "cola": "CoLA acceptability"}
-FAMILY_ORDER = ("trans", "mcdropout", "ensemble", "sto", "hsto", "bam", "bayesformer",
-                "probtrans")  # fmt: skip
-DEFAULT_LABEL_NAMES = {"imdb": ("negative", "positive"), "cola": ("unacceptable", "acceptable")}
+FAMILY_ORDER = FAMILY_NAMES  # the family table's order
 
 
 def sort_key(info: CheckpointInfo) -> tuple:
@@ -24,15 +23,17 @@ def sort_key(info: CheckpointInfo) -> tuple:
 
 def display_name(info: CheckpointInfo) -> str:
     """``"CoLA acceptability · H-STO-TRANS (cola-hsto)"``."""
-    task = TASK_TITLES.get(info.task, info.task)
-    return f"{task} · {FAMILY_TITLES.get(info.family, info.family)} ({info.name})"
+    task = task_title(info.task)
+    return f"{task} · {family_title(info.family)} ({info.name})"
 
 
 def label_names(info: CheckpointInfo) -> tuple[str, ...]:
+    """The checkpoint's own label names, else its task's (``uqlab.tasks``), else generic."""
     names = info.training.get("label_names")
     if isinstance(names, list | tuple) and names and all(isinstance(n, str) for n in names):
         return tuple(names)
-    return DEFAULT_LABEL_NAMES.get(info.task, ("class 0", "class 1"))
+    spec = TASKS.get(info.task)
+    return spec.label_names if spec else ("class 0", "class 1")
 
 
 def headline(info: CheckpointInfo) -> str:
@@ -40,15 +41,14 @@ def headline(info: CheckpointInfo) -> str:
     m = info.metrics
     if not m:
         return "Not evaluated yet (`python -m uqlab.evaluate --ckpt " + info.name + "`)."
-    key = "mcc" if info.task == "cola" else "accuracy"
-    scale, unit = (1, "") if key == "mcc" else (100, " %")
+    metric = TASKS[info.task].metric_spec if info.task in TASKS else METRICS["accuracy"]
 
     def side(s: dict) -> str:
-        return f"{scale * s[f'{key}_mean']:.2f} ± {scale * s[f'{key}_std']:.2f}{unit}"
+        return metric_cell(s, metric.name, scale=metric.card_scale, unit=metric.card_unit)
 
     auroc = m.get("ood_detection", {}).get("mutual_information", {}).get("auroc")
-    text = f"{key.upper() if key == 'mcc' else 'Accuracy'}: in-domain {side(m['id'])}, "
-    text += f"out-of-domain {side(m['ood'])} (T = {m['samples']})"
+    text = f"{metric.title}: {DOMAINS['id']} {side(m['id'])}, "
+    text += f"{DOMAINS['ood']} {side(m['ood'])} (T = {m['samples']})"
     return text + (f"; OOD AUROC (mutual information) {auroc:.3f}." if auroc else ".")
 
 
@@ -66,7 +66,7 @@ def storage_line(info: CheckpointInfo) -> str | None:
 class Preset:
     text: str
     label: int
-    domain: str  # "in-domain" or "out-of-domain"
+    domain: str  # a display name of uqlab.tasks.DOMAINS
 
     @property
     def title(self) -> str:
@@ -76,23 +76,23 @@ class Preset:
 
 @lru_cache(maxsize=4)
 def presets(task: str) -> tuple[Preset, ...]:
-    """Example sentences of ``task``: the paper's Table 3 sentences for CoLA; for IMDB the
-    shortest reviews of the bundled IMDB test sample and CR test set (offline, from assets/)."""
-    if task == "cola":
-        return tuple(
-            Preset(text, label, "in-domain" if domain == "id" else "out-of-domain")
-            for text, label, domain in PAPER_TABLE3
-        )
-    if task == "imdb":
-        out = []
-        for subset, domain in (("imdb_test_sample", "in-domain"), ("cr_test", "out-of-domain")):
-            split = load_eval_subset(subset)
-            order = sorted(range(len(split.texts)), key=lambda i: (len(split.texts[i]), i))
-            picked = {0: 0, 1: 0}
-            for i in order:
-                label = int(split.labels[i])
-                if picked[label] < 3 and len(split.texts[i]) >= 40:
-                    out.append(Preset(split.texts[i], label, domain))
-                    picked[label] += 1
-        return tuple(out)
-    return ()
+    """Example sentences of ``task``: the paper's Table 3 sentences where the paper has them
+    (CoLA); else the three shortest texts (40 characters or more) of each label in each bundled
+    evaluation subset (IMDB: its test sample and CR), offline, from assets/."""
+    spec = TASKS.get(task)
+    if spec is None:
+        return ()
+    paper = examples(task)
+    if paper:
+        return tuple(Preset(r.text, r.gold, DOMAINS[r.domain]) for r in paper)
+    out = []
+    for domain, subset in spec.eval_subsets.items():
+        split = load_eval_subset(subset)
+        order = sorted(range(len(split.texts)), key=lambda i: (len(split.texts[i]), i))
+        picked = {0: 0, 1: 0}
+        for i in order:
+            label = int(split.labels[i])
+            if picked[label] < 3 and len(split.texts[i]) >= 40:
+                out.append(Preset(split.texts[i], label, DOMAINS[domain]))
+                picked[label] += 1
+    return tuple(out)

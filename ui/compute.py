@@ -17,39 +17,70 @@ import numpy as np
 import torch
 
 from uqcore.checkpoint import Checkpoint
+from uqcore.maps import LayerMaps
 from uqcore.model import PAD_ID as PAD
 from uqcore.sampling import Capture, sample
-from uqcore.settings import SamplingSettings, resolve
+from uqcore.settings import ForwardSettings, SamplingSettings, resolve
 from uqcore.stats import mutual_information, predictive_entropy, table3_stats
 
 MAP_BUDGET = 96 * 2**20  # bytes of captured maps (fp16) kept per explored sentence
 
 
-@dataclass(frozen=True)
-class Overrides:
-    """The sidebar's inference settings; None keeps the checkpoint's value."""
+def settings_key(settings: SamplingSettings) -> tuple:
+    """Plain values for cache keys (the fields in order); ``SamplingSettings(*key)`` rebuilds it."""
+    return dataclasses.astuple(settings)
 
-    tau1: float | None = None
-    tau2: float | None = None
-    noise: float | None = None
-    bam: str | None = None
-    em: int | None = None
-    dropout: float | None = None
+
+@dataclass(frozen=True)
+class Summary:
+    """Table 3 statistics of one sentence for a ``target`` class (the gold label, or the class
+    the mean prediction picks when none is given), plus entropy and mutual information (nats)."""
+
+    target: int
+    predicted: int
+    p_mean: float
+    p_var: float
+    correct: int
+    T: int  # noqa: N815 - the paper's name
+    entropy: float
+    mi: float
 
     @classmethod
-    def from_view(cls, view) -> Overrides:
-        """The overrides of a :class:`ui.state.ViewState` (the sidebar's settings)."""
-        return cls(view.tau1, view.tau2, view.noise, view.bam, view.em, view.dropout)
+    def of_row(cls, row) -> Summary:
+        """The summary of one row of :func:`ui.dataset.frame` (scored against its gold label)."""
+        return cls(int(row["gold"]), int(row["pred"]), float(row["p_gold"]),
+                   float(row["var_gold"]), int(row["correct"]), int(row["T"]),
+                   float(row["entropy"]), float(row["mi"]))  # fmt: skip
 
-    def key(self) -> tuple:
-        """Plain values for cache keys (the fields in order); ``Overrides(*key)`` rebuilds it."""
-        return dataclasses.astuple(self)
 
-    def settings(self) -> SamplingSettings:
-        return SamplingSettings(
-            tau1=self.tau1, tau2=self.tau2, noise_scale=self.noise, bam_inference=self.bam,
-            em_iterations=self.em, dropout=self.dropout,
-        )  # fmt: skip
+@dataclass(frozen=True)
+class ExploreResult:
+    """One sentence sampled T times, as the explorer shows it (plain numpy values).
+
+    ``probs [T, C]``; ``tokens`` with ``unknown`` flags and ``n_dropped`` (tokens cut at the
+    model's length); ``maps``: layer -> :class:`uqcore.maps.LayerMaps` of fp16 arrays
+    ``[Tc, H, ...]`` for the first ``captured`` samples (``kl_per_head`` ``[Tc, H]`` float32);
+    ``members [T]`` (ensembles); ``probs_before_em [C]`` (the first sample without EM, when the
+    family adapts keys); ``settings``: the resolved settings it ran with; ``summary``: the
+    Table 3 numbers for ``label`` (None until :meth:`for_label`); ``seconds`` of computing.
+    """
+
+    probs: np.ndarray
+    tokens: list[str]
+    unknown: list[bool]
+    n_dropped: int
+    captured: int
+    maps: dict[int, LayerMaps]
+    members: np.ndarray | None
+    probs_before_em: np.ndarray | None
+    stochastic: bool
+    settings: ForwardSettings
+    seconds: float
+    summary: Summary | None = None
+
+    def for_label(self, label: int | None) -> ExploreResult:
+        """This result with its Table 3 summary for the gold ``label`` (None = unknown)."""
+        return dataclasses.replace(self, summary=summary(self.probs, label))
 
 
 def encode(ck: Checkpoint, text: str):
@@ -63,83 +94,66 @@ def encode(ck: Checkpoint, text: str):
 def captured_samples(ck: Checkpoint, length: int, T: int) -> int:
     """How many samples keep their maps within ``MAP_BUDGET`` (at least 1)."""
     cfg = ck.config
-    maps = 2 if cfg.family in ("bam", "probtrans") else 1  # posterior mean / before-EM too
-    per_sample = 2 * cfg.n_layers * cfg.n_heads * length * length * maps
+    square = sum(1 for name in cfg.spec.maps if name in ("posterior_mean", "attention_before_em"))
+    per_sample = 2 * cfg.n_layers * cfg.n_heads * length * length * (1 + square)
     return max(1, min(T, MAP_BUDGET // per_sample))
 
 
-def explore(ck: Checkpoint, text: str, T: int, seed: int, ov: Overrides) -> dict:
+def _to_numpy(name: str, value: torch.Tensor) -> np.ndarray:
+    arr = value[:, 0].float().numpy()  # [Tc, H, ...] (batch of one)
+    return arr.astype(np.float16) if arr.ndim >= 3 else arr
+
+
+def explore(ck: Checkpoint, text: str, T: int, seed: int, overrides: SamplingSettings):
     """Sample ``text`` T times; keep every layer's maps for the first ``captured`` samples.
 
     Raises :class:`uqcore.errors.UQError` (an empty text, no known word, a bad setting) with a
-    message for the user. Returns plain numpy/python values:
-    ``probs [T, C]``, ``tokens``, ``maps``: layer -> name -> ``[Tc, H, ...]`` (fp16 maps),
-    ``members [T]`` (ensembles), ``probs_before_em [T, C]`` (Probabilistic Transformer), the
-    resolved ``settings`` and ``seconds`` of computing.
+    message for the user. The settings are resolved once, here, and the sampler runs with them.
+    Returns an :class:`ExploreResult` without its summary (see :meth:`ExploreResult.for_label`).
     """
     started = time.perf_counter()
     cfg = ck.config
     enc, ids, mask = encode(ck, text)
-    settings = ov.settings()
-    fs = resolve(cfg, settings)  # validates the overrides (ConfigError with a message)
+    fs = resolve(cfg, overrides)  # validates the overrides (ConfigError with a message)
     keep = captured_samples(ck, len(enc.ids), T)
     capture = Capture(layers=tuple(range(cfg.n_layers)), max_samples=keep, kl=True)
     with torch.inference_mode():
-        r = sample(ck.model, ids, mask, T=T, seed=seed, settings=settings, capture=capture)
+        r = sample(ck.model, ids, mask, T=T, seed=seed, settings=fs, capture=capture)
         before_em = None
-        if cfg.family == "probtrans" and fs.em_iterations > 0:
-            no_em = SamplingSettings(**{**settings.__dict__, "em_iterations": 0})
+        if cfg.spec.needs_every_query(fs):  # EM adapts the keys: the same sample without it
+            no_em = dataclasses.replace(fs, em_iterations=0)
             before_em = sample(ck.model, ids, mask, T=1, seed=seed, settings=no_em).probs
-    maps: dict[int, dict[str, np.ndarray]] = {}
-    for name in ("attention", "centroids", "prior", "posterior_mean", "attention_before_em",
-                 "kl_per_head"):  # fmt: skip
-        for layer, value in getattr(r, name).items():
-            arr = value[:, 0].float().numpy()  # [Tc, H, ...] (batch of one)
-            maps.setdefault(layer, {})[name] = arr.astype(np.float16) if arr.ndim >= 3 else arr
-    return {
-        "probs": r.probs[:, 0].numpy().astype(np.float64),  # [T, C]
-        "tokens": list(enc.tokens),
-        "unknown": list(enc.is_unknown),
-        "n_dropped": enc.n_dropped,
-        "captured": keep,
-        "maps": maps,
-        "members": None if r.members is None else r.members.numpy(),
-        "probs_before_em": None if before_em is None else before_em[0, 0].numpy(),
-        "stochastic": r.stochastic,
-        "settings": {
-            k: getattr(fs, k)
-            for k in (
-                "tau",
-                "tau1",
-                "tau2",
-                "noise_scale",
-                "bam_sample",
-                "em_iterations",
-                "dropout",
-                "dropout_on",
-                "hard",
-            )
-        },  # fmt: skip
-        "seconds": time.perf_counter() - started,
-    }
+    return ExploreResult(
+        probs=r.probs[:, 0].numpy().astype(np.float64),  # [T, C]
+        tokens=list(enc.tokens),
+        unknown=list(enc.is_unknown),
+        n_dropped=enc.n_dropped,
+        captured=keep,
+        maps={layer: m.map(_to_numpy) for layer, m in r.maps.items()},
+        members=None if r.members is None else r.members.numpy(),
+        probs_before_em=None if before_em is None else before_em[0, 0].numpy(),
+        stochastic=r.stochastic,
+        settings=r.settings,
+        seconds=time.perf_counter() - started,
+    )
 
 
-def summary(probs: np.ndarray, label: int | None) -> dict:
+def summary(probs: np.ndarray, label: int | None) -> Summary:
     """Table 3 statistics of one sentence (``probs [T, C]``) for its gold ``label`` (or, when
     unknown, for the class the mean prediction picks), plus entropy and mutual information."""
     mean = probs.mean(0)  # [C]
     target = int(mean.argmax()) if label is None else int(label)
     stats = table3_stats(probs[:, None, :], np.array([target]))
-    return {
-        "target": target,
-        "predicted": int(mean.argmax()),
-        "p_mean": float(stats.p_gold_mean[0]),
-        "p_var": float(stats.p_gold_var[0]),
-        "correct": int(stats.n_correct[0]),
-        "T": int(stats.n_samples),
-        "entropy": float(predictive_entropy(probs[:, None, :])[0]),
-        "mi": float(mutual_information(probs[:, None, :])[0]),
-    }
+    return Summary(
+        target=target,
+        predicted=int(mean.argmax()),
+        p_mean=float(stats.p_gold_mean[0]),
+        p_var=float(stats.p_gold_var[0]),
+        correct=int(stats.n_correct[0]),
+        T=int(stats.n_samples),
+        entropy=float(predictive_entropy(probs[:, None, :])[0]),
+        mi=float(mutual_information(probs[:, None, :])[0]),
+    )
 
 
 def running_mean(p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -161,14 +175,24 @@ def table3_record(
         s = summary(probs_of(text), label)
     except ValueError as exc:  # UQError: a message for the user
         return {**record, "error": str(exc)}
-    return {**record, "p_mean": s["p_mean"], "p_var": s["p_var"], "correct": s["correct"],
-            "T": s["T"], "predicted": s["predicted"], "entropy": s["entropy"], "mi": s["mi"],
-            "error": ""}  # fmt: skip
+    return {
+        **record,
+        "p_mean": s.p_mean,
+        "p_var": s.p_var,
+        "correct": s.correct,
+        "T": s.T,
+        "predicted": s.predicted,
+        "entropy": s.entropy,
+        "mi": s.mi,
+        "error": "",
+    }
 
 
-def explore_probs(ck: Checkpoint, text: str, T: int, seed: int, ov: Overrides) -> np.ndarray:
+def explore_probs(
+    ck: Checkpoint, text: str, T: int, seed: int, overrides: SamplingSettings
+) -> np.ndarray:
     """Only the class probabilities ``[T, C]`` of :func:`explore` (no maps): the same numbers."""
     _, ids, mask = encode(ck, text)
     with torch.inference_mode():
-        r = sample(ck.model, ids, mask, T=T, seed=seed, settings=ov.settings())
+        r = sample(ck.model, ids, mask, T=T, seed=seed, settings=overrides)
     return r.probs[:, 0].numpy().astype(np.float64)

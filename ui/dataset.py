@@ -16,10 +16,12 @@ from ui.compute import summary
 from uqcore.errors import UQError
 from uqcore.stats import ood_detection, reliability_diagram
 from uqlab.data import load_eval_subset
+from uqlab.tasks import DOMAINS, TASKS
 
-SUBSETS = {
-    "cola": (("cola_test", "in-domain"), ("cola_ood", "out-of-domain")),
-    "imdb": (("imdb_test_sample", "in-domain"), ("cr_test", "out-of-domain")),
+IN, OUT = DOMAINS["id"], DOMAINS["ood"]  # the ``domain`` column's values
+SUBSETS = {  # task -> ((file stem, domain display name), ...), in-domain first
+    name: tuple((stem, DOMAINS[d]) for d, stem in spec.eval_subsets.items())
+    for name, spec in TASKS.items()
 }
 SCORES = {  # OOD score name -> (column, label); higher = more likely out of domain
     "mutual_information": ("mi", "mutual information"),
@@ -71,9 +73,9 @@ def frame(
         s = summary(p, gold)  # Table 3 statistics, entropy, mutual information
         mean = p.mean(0)  # [C]
         records.append({
-            "domain": domain, "index": index, "text": text, "gold": gold, "pred": s["predicted"],
-            "p_gold": s["p_mean"], "var_gold": s["p_var"], "correct": s["correct"], "T": s["T"],
-            "entropy": s["entropy"], "mi": s["mi"], "var": float(p[:, s["predicted"]].var()),
+            "domain": domain, "index": index, "text": text, "gold": gold, "pred": s.predicted,
+            "p_gold": s.p_mean, "var_gold": s.p_var, "correct": s.correct, "T": s.T,
+            "entropy": s.entropy, "mi": s.mi, "var": float(p[:, s.predicted].var()),
             "one_minus_max": float(1.0 - mean.max()), "p1": float(mean[-1]),
         })  # fmt: skip
         if progress is not None and (n + 1) % max(1, len(rows) // 50) == 0:
@@ -84,7 +86,7 @@ def frame(
 def reliability(df: pd.DataFrame, n_bins: int = 15):
     """Reliability data (uqcore.stats) of the in-domain rows: confidence of the predicted
     class against accuracy, ``n_bins`` equal-width bins."""
-    part = df[df["domain"] == "in-domain"]
+    part = df[df["domain"] == IN]
     mean = np.stack([1.0 - part["p1"].to_numpy(), part["p1"].to_numpy()], 1)  # [N, 2]
     return reliability_diagram(mean, part["gold"].to_numpy(), n_bins)
 
@@ -92,8 +94,8 @@ def reliability(df: pd.DataFrame, n_bins: int = 15):
 def roc(df: pd.DataFrame, score: str) -> dict:
     """ROC curve and AUROC / AUPR / FPR@95 of ``score`` with out-of-domain as positive."""
     column = SCORES[score][0]
-    ind = df.loc[df["domain"] == "in-domain", column].to_numpy()
-    ood = df.loc[df["domain"] == "out-of-domain", column].to_numpy()
+    ind = df.loc[df["domain"] == IN, column].to_numpy()
+    ood = df.loc[df["domain"] == OUT, column].to_numpy()
     det = ood_detection(ind, ood)
     return {"fpr": det.roc_fpr, "tpr": det.roc_tpr, "auroc": det.auroc, "aupr": det.aupr,
             "fpr95": det.fpr_at_95_tpr}  # fmt: skip

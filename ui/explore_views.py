@@ -9,80 +9,71 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from ui.compute import running_mean, summary
+from ui import keys as K
+from ui.compute import ExploreResult, Summary, running_mean
+from ui.format import mean_pm_var, sig
 from viz import figures as F
 
 PLOT_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
 
 
-def sig(x: float, digits: int = 2) -> str:
-    """``x`` with ``digits`` significant digits, short: 0.0046, 0.12, 4.1e-06, 0."""
-    return "0" if x == 0 else f"{x:.{digits}g}"
-
-
-def mean_pm_var(mean: float, var: float) -> str:
-    """How every page writes a Table 3 pair: ``"0.198 ± 0.0028"``."""
-    return f"{mean:.3f} ± {sig(var)}"
-
-
 def chart(fig, key: str) -> None:
-    st.plotly_chart(fig, width="stretch", config=PLOT_CONFIG, key=f"fig_{key}")
-    st.session_state.setdefault("_figures", {})[key] = fig
+    st.plotly_chart(fig, width="stretch", config=PLOT_CONFIG, key=f"{K.FIGURE_PREFIX}{key}")
+    st.session_state.setdefault(K.FIGURES, {})[key] = fig
 
 
-def notices(res: dict, family: str, max_len: int) -> None:
-    if res["n_dropped"]:
+def notices(res: ExploreResult, max_len: int) -> None:
+    if res.n_dropped:
         st.warning(f"The text is longer than the model reads: only its first {max_len - 1} "
-                   f"tokens are used ({res['n_dropped']:,} dropped).")  # fmt: skip
-    unknown = sum(res["unknown"])
+                   f"tokens are used ({res.n_dropped:,} dropped).")  # fmt: skip
+    unknown = sum(res.unknown)
     if unknown:
-        st.info(f"{unknown} of {len(res['tokens']) - 1} tokens are not in the model's "
+        st.info(f"{unknown} of {len(res.tokens) - 1} tokens are not in the model's "
                 "vocabulary; they are read as [UNK] (marked ⟨unk⟩ on the axes).")  # fmt: skip
-    if family == "ensemble":
-        m = int(res["members"].max()) + 1 if res["members"] is not None else 0
+    if res.members is not None:  # a deep ensemble
+        m = int(res.members.max()) + 1
         st.info(f"A deep ensemble's samples are its {m} members (sample t is member t mod {m}),"
                 " so the seed does not change them.")  # fmt: skip
-    elif not res["stochastic"]:
+    elif not res.stochastic:
         st.info("With these settings the model is deterministic: all T samples are identical, "
                 "so the variance and the mutual information are 0.")  # fmt: skip
 
 
-def tokens_for_axes(res: dict) -> list[str]:
-    return [f"{t}⟨unk⟩" if u else t for t, u in zip(res["tokens"], res["unknown"], strict=True)]
+def tokens_for_axes(res: ExploreResult) -> list[str]:
+    return [f"{t}⟨unk⟩" if u else t for t, u in zip(res.tokens, res.unknown, strict=True)]
 
 
-def summary_metrics(s: dict, names: tuple[str, ...], gold: bool) -> None:
-    """The four Table 3 numbers of one sentence as metrics, written the same on every page.
-    ``s``: :func:`ui.compute.summary` keys (target, p_mean, p_var, correct, T, entropy, mi)."""
-    target = names[s["target"]]
+def summary_metrics(s: Summary, names: tuple[str, ...], gold: bool) -> None:
+    """The four Table 3 numbers of one sentence as metrics, written the same on every page."""
+    target = names[s.target]
     c1, c2, c3, c4 = st.columns([1.5, 1, 1, 1])
-    c1.metric(f"p({target}) mean ± variance", mean_pm_var(s["p_mean"], s["p_var"]),
+    c1.metric(f"p({target}) mean ± variance", mean_pm_var(s.p_mean, s.p_var),
               help="Mean and variance over the T samples of the probability of the "
               + ("gold label (the paper's Table 3 'Prob. Corr.')." if gold else
                  "predicted class (give a gold label to score against it)."))  # fmt: skip
     c2.metric(
         "Correct / T" if gold else f"Samples predicting {target}",
-        f"{s['correct']} / {s['T']}",
+        f"{s.correct} / {s.T}",
         help="Samples whose most probable class is the "
         + ("gold label (Table 3 'Corr./Total')." if gold else "mean prediction's class."),
     )
-    c3.metric("Predictive entropy", f"{s['entropy']:.3f} nats",
+    c3.metric("Predictive entropy", f"{s.entropy:.3f} nats",
               help="Entropy of the averaged prediction: all the uncertainty "
               f"(at most ln {len(names)} = {np.log(len(names)):.3f}).")  # fmt: skip
-    c4.metric("Mutual information", f"{sig(s['mi'])} nats",
+    c4.metric("Mutual information", f"{sig(s.mi)} nats",
               help="Predictive entropy minus the mean entropy of single samples: the part "
               "that comes from samples disagreeing (model uncertainty).")  # fmt: skip
 
 
-def predictions(res: dict, names: tuple[str, ...], label: int | None) -> dict:
-    s = summary(res["probs"], label)
-    gold = label is not None
-    target = names[s["target"]]
+def predictions(res: ExploreResult, names: tuple[str, ...], gold: bool) -> None:
+    """Table 3 numbers (``res.summary``), the histogram of predictions and the running mean."""
+    s = res.summary
+    target = names[s.target]
     summary_metrics(s, names, gold)
     left, right = st.columns(2)
-    p = res["probs"][:, s["target"]]
+    p = res.probs[:, s.target]
     with left:
-        chart(F.prediction_histogram(res["probs"], names, s["target"], gold), "histogram")
+        chart(F.prediction_histogram(res.probs, names, s.target, gold), "histogram")
         st.caption(
             "Each sample is one forward pass with fresh attention noise. A narrow "
             "spike means the samples agree; a wide spread means the model is unsure."
@@ -92,28 +83,27 @@ def predictions(res: dict, names: tuple[str, ...], label: int | None) -> dict:
         chart(F.running_mean_figure(mean, se, target), "running_mean")
         st.caption("Averaging samples gives the prediction; the band shrinks like 1/√T, "
                    "so a few dozen samples usually settle the mean.")  # fmt: skip
-    return s
 
 
 @st.fragment
-def attention(res: dict, n_layers: int, n_heads: int) -> None:
+def attention(res: ExploreResult, n_layers: int, n_heads: int) -> None:
     """Layer/head pickers and a sample slider, rerun on their own (a fragment)."""
     tokens = tokens_for_axes(res)
-    kept = res["captured"]
+    kept = res.captured
     c1, c2, c3 = st.columns([1, 1, 3])
-    layer = c1.selectbox("Layer", range(n_layers), index=n_layers - 1, key="att_layer")
-    head = c2.selectbox("Head", range(n_heads), key="att_head")
-    t = c3.slider("Sample", 0, kept - 1, 0, key="att_sample", disabled=kept == 1) if kept > 1 \
+    layer = c1.selectbox("Layer", range(n_layers), index=n_layers - 1, key=K.ATT_LAYER)
+    head = c2.selectbox("Head", range(n_heads), key=K.ATT_HEAD)
+    t = c3.slider("Sample", 0, kept - 1, 0, key=K.ATT_SAMPLE, disabled=kept == 1) if kept > 1 \
         else 0  # fmt: skip
     lo, hi = token_window(len(tokens), "att_window")
-    maps = res["maps"][layer]["attention"][:, head, lo:hi, lo:hi].astype(np.float32)  # [Tc,W,W]
+    maps = res.maps[layer].attention[:, head, lo:hi, lo:hi].astype(np.float32)  # [Tc,W,W]
     panels = {f"sample {t}": maps[t], f"mean of {kept}": maps.mean(0),
               f"std of {kept}": maps.std(0)}  # fmt: skip
     title = f"Attention, layer {layer}, head {head}"
     if hi - lo < len(tokens):
         title += f", tokens {lo}-{hi - 1} of {len(tokens)}"
     chart(F.attention_panels(panels, tokens[lo:hi], title), "attention")
-    more = f" Maps are kept for the first {kept} samples." if kept < len(res["probs"]) else ""
+    more = f" Maps are kept for the first {kept} samples." if kept < len(res.probs) else ""
     st.caption("Row = the token that attends (query), column = the token it reads (key); each "
                "row sums to 1. The standard-deviation map shows where the samples disagree." +
                more)  # fmt: skip
@@ -133,14 +123,14 @@ def token_window(n: int, key: str) -> tuple[int, int]:
 
 
 @st.fragment
-def centroids(res: dict, n_layers: int) -> None:
+def centroids(res: ExploreResult, n_layers: int, names: tuple[str, ...]) -> None:
     tokens = tokens_for_axes(res)
     c1, c2, c3 = st.columns([1, 1, 3])
-    layer = c1.selectbox("Layer", range(n_layers), index=n_layers - 1, key="cen_layer")
-    p = res["maps"][layer]["centroids"].astype(np.float32)  # [Tc, H, L, c]
-    head = c2.selectbox("Head", range(p.shape[1]), key="cen_head")
+    layer = c1.selectbox("Layer", range(n_layers), index=n_layers - 1, key=K.CEN_LAYER)
+    p = res.maps[layer].centroids.astype(np.float32)  # [Tc, H, L, c]
+    head = c2.selectbox("Head", range(p.shape[1]), key=K.CEN_HEAD)
     kept = p.shape[0]
-    t = c3.slider("Sample", 0, kept - 1, 0, key="cen_sample") if kept > 1 else 0
+    t = c3.slider("Sample", 0, kept - 1, 0, key=K.CEN_SAMPLE) if kept > 1 else 0
     hits = np.eye(p.shape[-1])[p[:, head].argmax(-1)].mean(0)  # [L, c] share of samples
     lo, hi = token_window(len(tokens), "cen_window")
     chart(F.centroid_panels(p[t, head, lo:hi], hits[lo:hi], tokens[lo:hi], t), "centroids")
@@ -154,20 +144,20 @@ def centroids(res: dict, n_layers: int) -> None:
 
 
 @st.fragment
-def bam(res: dict, n_layers: int) -> None:
+def bam(res: ExploreResult, n_layers: int, names: tuple[str, ...]) -> None:
     tokens = tokens_for_axes(res)
     c1, c2, c3 = st.columns([1, 1, 3])
-    layer = c1.selectbox("Layer", range(n_layers), index=n_layers - 1, key="bam_layer")
-    m = res["maps"][layer]
-    head = c2.selectbox("Head", range(m["attention"].shape[1]), key="bam_head")
+    layer = c1.selectbox("Layer", range(n_layers), index=n_layers - 1, key=K.BAM_LAYER)
+    m = res.maps[layer]
+    head = c2.selectbox("Head", range(m.attention.shape[1]), key=K.BAM_HEAD)
     query = c3.selectbox("Query token", range(len(tokens)), format_func=lambda i: tokens[i],
-                         key="bam_query")  # fmt: skip
-    prior = m["prior"][0, head].astype(np.float32)  # [L] (the prior depends on keys only)
-    mean = m["posterior_mean"][0, head, query].astype(np.float32)  # [L]
-    samples = m["attention"][:5, head, query].astype(np.float32)  # [<=5, L]
+                         key=K.BAM_QUERY)  # fmt: skip
+    prior = m.prior[0, head].astype(np.float32)  # [L] (the prior depends on keys only)
+    mean = m.posterior_mean[0, head, query].astype(np.float32)  # [L]
+    samples = m.attention[:5, head, query].astype(np.float32)  # [<=5, L]
     chart(F.prior_posterior_figure(prior, mean, samples, tokens, tokens[query]), "prior_post")
-    if "kl_per_head" in m:
-        kl = m["kl_per_head"][0]  # [H]
+    if m.kl_per_head is not None:
+        kl = m.kl_per_head[0]  # [H]
         chart(
             F.bar_figure(
                 kl,
@@ -184,26 +174,26 @@ def bam(res: dict, n_layers: int) -> None:
 
 
 @st.fragment
-def probtrans(res: dict, n_layers: int, names: tuple[str, ...]) -> None:
+def probtrans(res: ExploreResult, n_layers: int, names: tuple[str, ...]) -> None:
     tokens = tokens_for_axes(res)
     c1, c2, _ = st.columns([1, 1, 3])
-    layer = c1.selectbox("Layer", range(n_layers), index=n_layers - 1, key="em_layer")
-    m = res["maps"][layer]
-    head = c2.selectbox("Head", range(m["attention"].shape[1]), key="em_head")
-    if "attention_before_em" not in m:
+    layer = c1.selectbox("Layer", range(n_layers), index=n_layers - 1, key=K.EM_LAYER)
+    m = res.maps[layer]
+    head = c2.selectbox("Head", range(m.attention.shape[1]), key=K.EM_HEAD)
+    if m.attention_before_em is None:
         st.info("EM iterations are 0: the keys are not adapted. Raise them in the sidebar.")
         return
     lo, hi = token_window(len(tokens), "em_window")
-    before = m["attention_before_em"][0, head, lo:hi, lo:hi].astype(np.float32)
-    after = m["attention"][0, head, lo:hi, lo:hi].astype(np.float32)
+    before = m.attention_before_em[0, head, lo:hi, lo:hi].astype(np.float32)
+    after = m.attention[0, head, lo:hi, lo:hi].astype(np.float32)
     chart(F.attention_panels({"trained keys (prior)": before, "after EM (posterior)": after,
                               "difference": np.abs(after - before)}, tokens[lo:hi],
                              f"Attention before and after EM, layer {layer}, head {head}"),
           "em")  # fmt: skip
-    if res["probs_before_em"] is not None:
+    if res.probs_before_em is not None:
         cols = st.columns(len(names))
         for c, name in enumerate(names):
-            before_p, after_p = float(res["probs_before_em"][c]), float(res["probs"][0, c])
+            before_p, after_p = float(res.probs_before_em[c]), float(res.probs[0, c])
             cols[c].metric(f"p({name}) after EM", f"{after_p:.3f}",
                            delta=f"{after_p - before_p:+.3f} vs trained keys")  # fmt: skip
     st.caption("A Probabilistic Transformer treats keys as Gaussian means and adapts them to "
@@ -211,14 +201,14 @@ def probtrans(res: dict, n_layers: int, names: tuple[str, ...]) -> None:
                "that claim them, pulled back by their prior precision.")  # fmt: skip
 
 
-def export(res: dict, names: tuple[str, ...], stem: str) -> None:
+def export(res: ExploreResult, names: tuple[str, ...], stem: str) -> None:
     """CSV of per-sample probabilities, NPZ of every array, and the figures as SVG/PNG."""
-    probs = res["probs"]
+    probs = res.probs
     frame = pd.DataFrame(probs, columns=[f"p_{n}" for n in names])
     frame.insert(0, "sample", np.arange(len(frame)))
-    arrays = {"probs": probs, "tokens": np.array(res["tokens"])}
-    for layer, maps in res["maps"].items():
-        for name, value in maps.items():
+    arrays = {"probs": probs, "tokens": np.array(res.tokens)}
+    for layer, maps in res.maps.items():
+        for name, value in maps.items():  # LayerMaps: the fields that are set
             arrays[f"layer{layer}_{name}"] = value
     buf = io.BytesIO()
     np.savez_compressed(buf, **arrays)
@@ -231,13 +221,13 @@ def export(res: dict, names: tuple[str, ...], stem: str) -> None:
 
 
 def figures_export(stem: str) -> None:
-    figs = st.session_state.get("_figures", {})
+    figs = st.session_state.get(K.FIGURES, {})
     if not figs:
         st.write("No figures yet.")
         return
-    key = st.selectbox("Figure", list(figs), key="export_fig")
-    fmt = st.radio("Format", ("svg", "png"), horizontal=True, key="export_fmt")
-    if st.button("Render", key="export_render"):
+    key = st.selectbox("Figure", list(figs), key=K.EXPORT_FIG)
+    fmt = st.radio("Format", ("svg", "png"), horizontal=True, key=K.EXPORT_FMT)
+    if st.button("Render", key=K.EXPORT_RENDER):
         try:
             data = figs[key].to_image(format=fmt, scale=2 if fmt == "png" else 1)
         except Exception as exc:  # noqa: BLE001 - kaleido needs a Chrome/Chromium on the server
@@ -248,3 +238,12 @@ def figures_export(stem: str) -> None:
             return
         st.download_button(f"Download {key}.{fmt}", data, f"{stem}-{key}.{fmt}",
                            f"image/{'svg+xml' if fmt == 'svg' else 'png'}")  # fmt: skip
+
+
+# The family's own maps (FamilySpec.maps), each with its view: the page shows, in this order,
+# those the checkpoint's family produces. A new kind of map = one view + one entry here.
+MAP_VIEWS = {
+    "centroids": ("Centroid assignments", centroids),
+    "prior": ("Prior versus posterior attention", bam),
+    "attention_before_em": ("Before and after EM key adaptation", probtrans),
+}

@@ -7,37 +7,49 @@ from __future__ import annotations
 
 import streamlit as st
 
+from ui import keys as K
 from ui import state as S
 from ui.catalog import display_name, headline, label_names, sort_key, storage_line
-from uqcore.config import FAMILY_TITLES
+from uqcore.config import ModelConfig
+from uqcore.families import KNOBS, FamilySpec, disabled_reason, get_family
+from uqcore.families import title as family_title
 from uqcore.registry import CheckpointInfo
-from uqcore.settings import NOISE_FAMILIES, TAU1_FAMILIES, TAU2_FAMILIES
+from uqcore.settings import resolve
+from uqlab.tasks import DEFAULT_CHECKPOINT
 
 TAU_GRID = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 30.0, 40.0, 60.0, 100.0, 300.0, 1000.0)
-KEYS = ("ckpt", "T", "seed", "tau1", "tau2", "noise", "bam", "em", "dropout")
+WHY_HARD = (
+    "Disabled: this checkpoint samples *hard* (one-hot) attention, where the temperature only "
+    "changes training gradients, never a sample."
+)
 
 
 def _trained(info: CheckpointInfo) -> dict:
-    """The checkpoint's own inference values (what ``None`` overrides mean)."""
-    a = info.config.get("attention", {})
-    return {
-        "tau1": float(a.get("tau1", 1.0)), "tau2": float(a.get("tau2", 1.0)),
-        "noise": float(a.get("noise_scale", 1.0)), "bam": a.get("bam_inference", "sample"),
-        "em": int(a.get("em_iterations", 0)), "dropout": float(info.config.get("dropout", 0.1)),
-        "hard": bool(a.get("hard", False)),
-    }  # fmt: skip
+    """The checkpoint's own inference values (what ``None`` overrides mean), by knob name."""
+    fs = resolve(ModelConfig.from_dict(info.config))
+    return {knob: getattr(fs, knob) for knob in (*K.KNOBS, "hard")}
+
+
+def _enabled(spec: FamilySpec, own: dict, knob: str) -> tuple[bool, str]:
+    """Whether the control of ``knob`` is live for this checkpoint, and its help text (the
+    reason when it is not)."""
+    if not spec.reads(knob):
+        return False, disabled_reason(spec, knob)
+    if knob in (K.TAU1, K.TAU2) and own["hard"]:
+        return False, WHY_HARD
+    return True, KNOBS[knob].help
 
 
 def init_session(infos: list[CheckpointInfo], params) -> list[str]:
     """Once per browser session: widget values from the URL. Returns notes about replaced
     values (to show once)."""
-    if st.session_state.get("_ui_ready"):
+    if st.session_state.get(K.UI_READY):
         return []
     names = [i.name for i in infos]
-    default = "cola-hsto" if "cola-hsto" in names else (names[0] if names else None)
+    default = DEFAULT_CHECKPOINT if DEFAULT_CHECKPOINT in names else (names[0] if names else None)
     state, notes = S.parse(params, names, default)
-    st.session_state["_ui_ready"] = True
-    st.session_state["view"] = state
+    st.session_state[K.UI_READY] = True
+    st.session_state[K.VIEW] = state
     info = next((i for i in infos if i.name == state.ckpt), None)
     _reset_widgets(state, info)
     return notes
@@ -47,40 +59,44 @@ def _reset_widgets(state: S.ViewState, info: CheckpointInfo | None, ckpt: bool =
     """Put ``state`` (overrides filled with the checkpoint's values) into the widget keys
     (``ckpt=False`` once the checkpoint picker exists in this run: it owns its key)."""
     if ckpt:
-        st.session_state["ckpt"] = state.ckpt
-    st.session_state["T"] = state.T
-    st.session_state["seed"] = state.seed
+        st.session_state[K.CKPT] = state.ckpt
+    st.session_state[K.T] = state.T
+    st.session_state[K.SEED] = state.seed
     if info is None:
         return
     own = _trained(info)
-    for key in ("tau1", "tau2", "noise", "bam", "em", "dropout"):
+    for key in K.KNOBS:
         value = getattr(state, key)
         st.session_state[key] = own[key] if value is None else value
 
 
 def _on_checkpoint_change() -> None:
     """A new checkpoint starts from its own trained settings (T and seed stay)."""
-    st.session_state["_new_ckpt"] = True
+    st.session_state[K.NEW_CKPT] = True
 
 
 def _tau_options(*values: float) -> list[float]:
     return sorted({*TAU_GRID, *(float(v) for v in values)})
 
 
-def _tau_slider(
-    sb, key: str, what: str, own: dict, enabled: bool, help_on: str, no_such: str | None
-) -> None:
-    """A temperature select-slider labelled with the trained value; disabled with the reason
-    (``no_such``: the family has no such temperature; else hard samples make it a no-op)."""
-    why_hard = (
-        "Disabled: this checkpoint samples *hard* (one-hot) attention, where the "
-        "temperature only changes training gradients, never a sample."
-    )
-    sb.select_slider(
-        f"{key}: {what} (trained {own[key]:g})", _tau_options(own[key], st.session_state[key]),
-        key=key, disabled=not enabled,
-        help=help_on if enabled else (no_such or why_hard),
-    )  # fmt: skip
+def _control(sb, knob: str, spec: FamilySpec, own: dict) -> bool:
+    """Draw the sidebar control of ``knob`` (labelled with the trained value, disabled with the
+    reason where the family does not read it); return whether it is live."""
+    enabled, why = _enabled(spec, own, knob)
+    label = KNOBS[knob].label
+    if knob in (K.TAU1, K.TAU2):
+        sb.select_slider(f"{label} (trained {own[knob]:g})",
+                         _tau_options(own[knob], st.session_state[knob]), key=knob,
+                         disabled=not enabled, help=why)  # fmt: skip
+    elif knob == K.NOISE_SCALE:
+        sb.slider(label, *S.NOISE_RANGE, key=knob, step=0.05, disabled=not enabled, help=why)
+    elif knob == K.BAM_MODE:
+        sb.radio(label, ("sample", "mean"), key=knob, horizontal=True, help=why)
+    elif knob == K.EM_ITERATIONS:
+        sb.slider(label, 0, S.MAX_EM, key=knob, help=why)
+    elif knob == K.DROPOUT:
+        sb.slider(label, *S.DROPOUT_RANGE, key=knob, step=0.05, help=why)
+    return enabled
 
 
 def unreadable_note(broken: list[tuple[str, str]]) -> None:
@@ -101,39 +117,39 @@ def render(infos: list[CheckpointInfo]) -> tuple[S.ViewState, CheckpointInfo | N
     sb = st.sidebar
     if not infos:
         sb.warning("No checkpoints found: train one with `python -m uqlab.train`.")
-        st.session_state["_info"] = None
-        return st.session_state.get("view", S.ViewState()), None
+        st.session_state[K.INFO] = None
+        return st.session_state.get(K.VIEW, S.ViewState()), None
     infos = sorted(infos, key=sort_key)
     by_name = {i.name: i for i in infos}
-    chosen = st.session_state.pop("_select_ckpt", None)  # e.g. a checkpoint just uploaded
+    chosen = st.session_state.pop(K.SELECT_CKPT, None)  # e.g. a checkpoint just uploaded
     if chosen in by_name:
-        st.session_state["ckpt"] = chosen
-        st.session_state["_new_ckpt"] = True
-    if st.session_state.get("ckpt") not in by_name:
-        st.session_state["ckpt"] = infos[0].name
+        st.session_state[K.CKPT] = chosen
+        st.session_state[K.NEW_CKPT] = True
+    if st.session_state.get(K.CKPT) not in by_name:
+        st.session_state[K.CKPT] = infos[0].name
     sb.selectbox(
-        "Checkpoint", list(by_name), key="ckpt", format_func=lambda n: display_name(by_name[n]),
+        "Checkpoint", list(by_name), key=K.CKPT, format_func=lambda n: display_name(by_name[n]),
         on_change=_on_checkpoint_change,
         help="Trained models, grouped by task and family. Each is a folder of safetensors "
         "weights + JSON under assets/checkpoints/.",
     )  # fmt: skip
-    info = by_name[st.session_state["ckpt"]]
+    info = by_name[st.session_state[K.CKPT]]
     own = _trained(info)
     # Streamlit drops a widget's key when a run ends before drawing it (a rerun cut it short,
     # as on a fresh server's deep link): refill every widget from the view, never the defaults
-    lost = any(k not in st.session_state for k in ("T", "seed", "tau1", "tau2", "noise"))
-    if st.session_state.pop("_new_ckpt", False) or lost:
-        view = st.session_state.get("view", S.ViewState())
+    lost = any(k not in st.session_state for k in (K.T, K.SEED, K.TAU1, K.TAU2, K.NOISE_SCALE))
+    if st.session_state.pop(K.NEW_CKPT, False) or lost:
+        view = st.session_state.get(K.VIEW, S.ViewState())
         _reset_widgets(S.ViewState(ckpt=info.name, T=view.T, seed=view.seed), info, ckpt=False)
     _model_card(sb, info)
 
-    family, title = info.family, FAMILY_TITLES.get(info.family, info.family)
+    spec = get_family(info.family)
     sb.subheader("Sampling")
     sb.number_input(
         "Samples T",
         1,
         S.MAX_T,
-        key="T",
+        key=K.T,
         step=10,
         help="Stochastic forward passes of the input, drawn in one batched call.",
     )
@@ -141,66 +157,36 @@ def render(infos: list[CheckpointInfo]) -> tuple[S.ViewState, CheckpointInfo | N
         "Seed",
         0,
         S.MAX_SEED,
-        key="seed",
+        key=K.SEED,
         step=1,
         help="Same seed, same samples: every number here is reproducible.",
     )
-    hard = own["hard"]
-    tau1_ok, tau2_ok = family in TAU1_FAMILIES and not hard, family in TAU2_FAMILIES and not hard
-    _tau_slider(sb, "tau1", "keys → centroids", own, tau1_ok,
-                "Temperature of the Gumbel-softmax that assigns each key to the learnable "
-                "centroids: low = one centroid per key, high = a blend.",
-                None if family in TAU1_FAMILIES else
-                f"Disabled: {title} has no centroids; only H-STO-TRANS uses tau1.")  # fmt: skip
-    _tau_slider(sb, "tau2", "attention over values", own, tau2_ok,
-                "Temperature of softmax((QKᵀ + λ·g) / tau2): low = each token attends to one "
-                "token, high = attention spreads evenly.",
-                None if family in TAU2_FAMILIES else
-                f"Disabled: {title} has no Gumbel-softmax attention; only STO-TRANS and "
-                "H-STO-TRANS use tau2.")  # fmt: skip
-    noise_ok = family in NOISE_FAMILIES
-    sb.slider("Noise scale λ", *S.NOISE_RANGE, key="noise", step=0.05, disabled=not noise_ok,
-              help="Multiplies the attention noise: 1 = as trained, 0 = the noise-free model."
-              if noise_ok else f"Disabled: {title} has no attention noise.")  # fmt: skip
-    if family == "bam":
-        sb.radio("BAM attention", ("sample", "mean"), key="bam", horizontal=True,
-                 help="'sample' draws Weibull attention weights; 'mean' uses their mean "
-                 "(deterministic).")  # fmt: skip
-    if family == "probtrans":
-        sb.slider("EM iterations", 0, S.MAX_EM, key="em",
-                  help="Key adaptation steps at inference (0 = the trained keys).")  # fmt: skip
-    if family in ("mcdropout", "bayesformer"):
-        sb.slider("Dropout rate (kept on)", *S.DROPOUT_RANGE, key="dropout", step=0.05,
-                  help="The rate of the masks drawn at inference.")  # fmt: skip
+    live = {knob: _control(sb, knob, spec, own) for knob in spec.controls()}
 
-    def override(key: str, enabled: bool):
-        value = st.session_state[key]
-        return None if not enabled or value == own[key] else value
+    def override(key: str):
+        value = st.session_state.get(key)
+        return None if not live.get(key) or value == own[key] else value
 
-    view = st.session_state.get("view", S.ViewState())
-    view = view.replace(
-        ckpt=info.name, T=int(st.session_state["T"]), seed=int(st.session_state["seed"]),
-        tau1=override("tau1", tau1_ok), tau2=override("tau2", tau2_ok),
-        noise=override("noise", noise_ok), bam=override("bam", family == "bam"),
-        em=override("em", family == "probtrans"),
-        dropout=override("dropout", family in ("mcdropout", "bayesformer")),
-    )  # fmt: skip
+    view = st.session_state.get(K.VIEW, S.ViewState())
+    view = view.replace(ckpt=info.name, T=int(st.session_state[K.T]),
+                        seed=int(st.session_state[K.SEED]),
+                        **{knob: override(knob) for knob in K.KNOBS})  # fmt: skip
     if view.label is not None and view.label >= len(label_names(info)):
         view = view.replace(label=None)
-    st.session_state["view"] = view
-    st.session_state["_info"] = info
+    st.session_state[K.VIEW] = view
+    st.session_state[K.INFO] = info
     return view, info
 
 
 def current() -> tuple[S.ViewState, CheckpointInfo | None]:
     """The state and checkpoint the sidebar settled on in this run (for the pages)."""
-    return st.session_state.get("view", S.ViewState()), st.session_state.get("_info")
+    return st.session_state.get(K.VIEW, S.ViewState()), st.session_state.get(K.INFO)
 
 
 def set_view(**changes) -> S.ViewState:
     """Change the shared state from a page (e.g. the submitted text) and update the URL."""
-    view = st.session_state.get("view", S.ViewState()).replace(**changes)
-    st.session_state["view"] = view
+    view = st.session_state.get(K.VIEW, S.ViewState()).replace(**changes)
+    st.session_state[K.VIEW] = view
     sync_url(view)
     return view
 
@@ -209,7 +195,7 @@ def _model_card(sb, info: CheckpointInfo) -> None:
     with sb.expander("Model card", expanded=False):
         cfg = info.config
         st.markdown(
-            f"**{FAMILY_TITLES.get(info.family, info.family)}** on **{info.task}** · "
+            f"**{family_title(info.family)}** on **{info.task}** · "
             f"{cfg.get('n_layers')} layer(s), {cfg.get('n_heads')} heads, width "
             f"{cfg.get('d_model')}, vocabulary {cfg.get('vocab_size'):,}, up to "
             f"{cfg.get('max_len')} tokens."
@@ -238,7 +224,7 @@ def ensure_router() -> None:
     multipage mode) when a fresh server's first request is a deep link such as ``/results``;
     then app.py, with the sidebar and the URL state, has not run. ``st.navigation`` (public API)
     switches that mode off for the server, and the rerun goes through app.py to this page."""
-    if st.session_state.get("_ui_ready"):
+    if st.session_state.get(K.UI_READY):
         return
     from ui.routes import pages
 
@@ -249,13 +235,14 @@ def ensure_router() -> None:
     st.rerun()
 
 
-def page(title: str) -> tuple[S.ViewState, CheckpointInfo]:
-    """Start a page that needs a checkpoint: route check, title, the sidebar's state; without
-    any checkpoint the page stops with a hint."""
+def page(title: str, *, needs_checkpoint: bool = True) -> tuple[S.ViewState, CheckpointInfo]:
+    """Start a page, the same way on every page: route check, title, the sidebar's state.
+    With ``needs_checkpoint`` and no checkpoint at all, the page stops with a hint; without it
+    the page runs on (``info`` may then be None: Learn, uploads, pages with their own picker)."""
     ensure_router()
     st.title(title)
     view, info = current()
-    if info is None:
+    if info is None and needs_checkpoint:
         st.info("No checkpoint available: train one (`python -m uqlab.train`, or "
                 "`bash scripts/retrain.sh all`) and reload.")  # fmt: skip
         st.stop()

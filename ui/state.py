@@ -15,6 +15,7 @@ import dataclasses
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from urllib.parse import urlencode
 
 MAX_T = 1000  # samples per request in the app (the library allows more)
 MAX_SEED = 2**31 - 1
@@ -37,10 +38,20 @@ class ViewState:
     seed: int = 0
     tau1: float | None = None
     tau2: float | None = None
-    noise: float | None = None
-    bam: str | None = None  # "sample" or "mean"
-    em: int | None = None
+    noise_scale: float | None = None
+    bam_mode: str | None = None  # "sample" or "mean"
+    em_iterations: int | None = None
     dropout: float | None = None
+
+    def overrides(self):
+        """The inference overrides this view asks for (None = the checkpoint's own value), as
+        the library's :class:`uqcore.settings.SamplingSettings`: one name per knob, widget to
+        kernel."""
+        from uqcore.settings import SamplingSettings
+
+        return SamplingSettings(tau1=self.tau1, tau2=self.tau2, noise_scale=self.noise_scale,
+                                bam_mode=self.bam_mode, em_iterations=self.em_iterations,
+                                dropout=self.dropout)  # fmt: skip
 
     def replace(self, **changes) -> ViewState:
         return dataclasses.replace(self, **changes)
@@ -79,6 +90,14 @@ def _ranged(params, key, kind, low, high, default, notes, label):
     return value
 
 
+def _alias(params: Mapping, name: str, old: str) -> Mapping:
+    """``params`` with ``name`` taken from ``old`` when only the old key is there (links made
+    before the knobs took the library's names: ``noise``, ``bam``, ``em``)."""
+    if _one(params, name) is None and _one(params, old) is not None:
+        return {name: _one(params, old)}
+    return params
+
+
 def parse(
     params: Mapping, checkpoints: list[str], default_ckpt: str | None
 ) -> tuple[ViewState, list[str]]:
@@ -104,7 +123,7 @@ def parse(
         if label is None or label < 0:
             notes.append(f"Label '{label_raw[:20]}' in the link is not a class number; ignored.")
             label = None
-    bam = _one(params, "bam")
+    bam = _one(params, "bam_mode") or _one(params, "bam")  # "bam": links made before the rename
     if bam is not None and bam not in ("sample", "mean"):
         notes.append(f"BAM mode '{bam[:20]}' in the link is not 'sample' or 'mean'; ignored.")
         bam = None
@@ -116,9 +135,26 @@ def parse(
         seed=_ranged(params, "seed", int, 0, MAX_SEED, 0, notes, "Seed"),
         tau1=_ranged(params, "tau1", float, *TAU_RANGE, None, notes, "tau1"),
         tau2=_ranged(params, "tau2", float, *TAU_RANGE, None, notes, "tau2"),
-        noise=_ranged(params, "noise", float, *NOISE_RANGE, None, notes, "Noise scale"),
-        bam=bam,
-        em=_ranged(params, "em", int, 0, MAX_EM, None, notes, "EM iterations"),
+        noise_scale=_ranged(
+            _alias(params, "noise_scale", "noise"),
+            "noise_scale",
+            float,
+            *NOISE_RANGE,
+            None,
+            notes,
+            "Noise scale",
+        ),
+        bam_mode=bam,
+        em_iterations=_ranged(
+            _alias(params, "em_iterations", "em"),
+            "em_iterations",
+            int,
+            0,
+            MAX_EM,
+            None,
+            notes,
+            "EM iterations",
+        ),  # fmt: skip
         dropout=_ranged(params, "dropout", float, *DROPOUT_RANGE, None, notes, "Dropout"),
     )
     return state, notes
@@ -133,3 +169,9 @@ def to_params(state: ViewState) -> dict[str, str]:
             continue
         out[f.name] = repr(value) if isinstance(value, float) else str(value)  # exact
     return out
+
+
+def explorer_url(state: ViewState) -> str:
+    """The link that opens the explorer (the app's default page) on ``state``: every page that
+    links to a view builds it here."""
+    return "/?" + urlencode(to_params(state))

@@ -20,13 +20,13 @@ from pathlib import Path, PurePosixPath
 
 from uqcore.checkpoint import load_checkpoint
 from uqcore.errors import UQError
+from uqlab.tasks import TASK_NAMES as TASKS
 
 MAX_UPLOAD_BYTES = 100 * 2**20  # one upload (zip or files together)
 MAX_UNZIPPED_BYTES = 300 * 2**20  # zip bombs stop here
 REQUIRED = ("config.json", "model.safetensors", "vocab.json")
 ALLOWED = (*REQUIRED, "metrics.json", "README.md")
 PICKLE = re.compile(r"\.(pkl|pickle|pt|pth|bin|ckpt|npy)$", re.IGNORECASE)
-TASKS = ("imdb", "cola")
 
 
 class UploadError(ValueError):

@@ -1,12 +1,15 @@
 """uqcore: transformers whose attention is stochastic, and the statistics of their samples.
 
-Model code imports torch only (never streamlit, plotly or altair). The names below are the
-library's front door; each lives in a small module of its own.
+The library imports torch, numpy, safetensors and scikit-learn only (never the lab ``uqlab``,
+the app, streamlit, plotly or altair) and knows no folder of the repository: every path is an
+argument. The names below are the library's front door; each lives in a small module of its own.
 """
 
 from uqcore.checkpoint import load_checkpoint, save_checkpoint
-from uqcore.config import FAMILIES, FAMILY_TITLES, AttentionConfig, ModelConfig
+from uqcore.config import ModelConfig
 from uqcore.errors import CheckpointError, ConfigError, InputError, UQError
+from uqcore.families import FAMILIES, FamilySpec, get_family
+from uqcore.maps import LayerMaps
 from uqcore.model import build_model
 from uqcore.sampling import Capture, SampleResult, sample
 from uqcore.settings import SamplingSettings
@@ -16,18 +19,19 @@ __version__ = "0.1.0"
 
 __all__ = [
     "FAMILIES",
-    "FAMILY_TITLES",
-    "AttentionConfig",
     "Capture",
     "CheckpointError",
     "ConfigError",
+    "FamilySpec",
     "InputError",
+    "LayerMaps",
     "ModelConfig",
     "SampleResult",
     "SamplingSettings",
     "UQError",
     "Vocab",
     "build_model",
+    "get_family",
     "load_checkpoint",
     "sample",
     "save_checkpoint",

@@ -2,8 +2,9 @@
 
 Layout of a checkpoint directory::
 
-    config.json        {"format_version": 1, "model": ModelConfig.to_dict(), "training": {...}}
-    model.safetensors  every tensor of build_model(cfg).state_dict(); metadata format_version "1"
+    config.json        {"format_version": 2, "model": ModelConfig.to_dict(), "training": {...}}
+    model.safetensors  every tensor of build_model(cfg).state_dict(); metadata format_version
+                       (the weights' layout has not changed since "1")
     vocab.json         see uqcore.vocab.Vocab.save
     metrics.json       optional: the checkpoint's evaluation (a JSON object)
     README.md          optional: the model card
@@ -11,6 +12,8 @@ Layout of a checkpoint directory::
 Loading is strict: a missing file, malformed JSON, an unknown format version, an invalid config, a
 pickle file in the directory, a missing / unexpected / mis-shaped / non-finite tensor each raise a
 :class:`CheckpointError` that names the problem and what to do. ``torch.load`` is never called.
+A format-1 ``config.json`` (one flat attention record of every family's fields) is read through
+:func:`uqcore.config.upgrade_v1`; ``python -m uqlab.upgrade DIR`` rewrites it as format 2.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ import torch
 from safetensors import safe_open
 from safetensors.torch import save
 
-from uqcore.config import FORMAT_VERSION, ModelConfig
+from uqcore.config import FORMAT_VERSION, ModelConfig, upgrade_v1
 from uqcore.errors import CheckpointError, ConfigError
 from uqcore.vocab import Vocab, write_atomic
 
@@ -35,7 +38,7 @@ VOCAB_FILE = "vocab.json"
 METRICS_FILE = "metrics.json"
 CARD_FILE = "README.md"
 REQUIRED_FILES = (CONFIG_FILE, WEIGHTS_FILE, VOCAB_FILE)
-SUPPORTED_VERSIONS = (FORMAT_VERSION,)
+SUPPORTED_VERSIONS = (1, FORMAT_VERSION)  # 1: read through upgrade_v1
 PICKLE_SUFFIXES = (".pt", ".pth", ".bin", ".pkl", ".pickle", ".ckpt")
 STORAGE_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
 
@@ -229,7 +232,8 @@ def _read_config(root: Path) -> tuple[ModelConfig, dict[str, Any]]:
     if "model" not in doc:
         raise CheckpointError(f"{path} has no 'model' entry (the ModelConfig as a JSON object).")
     try:
-        cfg = ModelConfig.from_dict(doc["model"])
+        model = upgrade_v1(doc["model"]) if version == 1 else doc["model"]
+        cfg = ModelConfig.from_dict(model)
     except ConfigError as exc:
         raise CheckpointError(f"{path}: invalid model config: {exc}") from None
     training = doc.get("training") or {}

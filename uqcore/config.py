@@ -1,75 +1,34 @@
-"""Typed configuration of the encoder classifier and of every attention family.
+"""Typed configuration of the encoder classifier: its shape, its family's attention structure
+and the inference settings it was trained with.
 
 A :class:`ModelConfig` fully describes a model: it is serialised to ``config.json`` beside the
-weights and :func:`uqcore.model.build_model` rebuilds the exact architecture from it.
-Inference-time overrides (temperatures, sample count, ...) live in
-:class:`uqcore.settings.SamplingSettings`, never here, so a request cannot mutate a model.
+weights (format version 2) and :func:`uqcore.model.build_model` rebuilds the exact architecture
+from it. ``attention`` is the family's own structural dataclass (``FamilySpec.params``: H-STO's
+centroids, BAM's distributions; empty for softmax families) and ``inference`` the trained values
+of the knobs the family reads (a :class:`SamplingSettings` with only those set). A request's
+overrides are another :class:`SamplingSettings`, merged by :func:`uqcore.settings.resolve`, so a
+request never mutates a model. Format 1 (one flat attention record of every family's fields) is
+read through :func:`upgrade_v1`.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
+import typing
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from uqcore.errors import ConfigError
-
-FAMILIES: tuple[str, ...] = (
-    "trans",  # deterministic softmax attention
-    "mcdropout",  # same architecture, dropout kept on at inference
-    "ensemble",  # N independently seeded "trans" members; a sample = one member
-    "sto",  # Gumbel-softmax over values (STO-TRANS)
-    "hsto",  # Gumbel-softmax over centroids, then over values (H-STO-TRANS)
-    "bam",  # Bayesian Attention Modules (Weibull / Lognormal)
-    "bayesformer",  # BayesFormer dropout placement, kept on at inference
-    "probtrans",  # Probabilistic Transformer attention with EM key adaptation
+from uqcore.errors import ConfigError, check_positive
+from uqcore.families import FAMILIES, get_family
+from uqcore.settings import (
+    SamplingSettings,
+    check_bam_mode,
+    check_em_iterations,
+    check_noise_scale,
 )
 
-FAMILY_TITLES: dict[str, str] = {
-    "trans": "Deterministic transformer",
-    "mcdropout": "MC dropout",
-    "ensemble": "Deep ensemble",
-    "sto": "STO-TRANS",
-    "hsto": "H-STO-TRANS",
-    "bam": "Bayesian Attention Modules",
-    "bayesformer": "BayesFormer",
-    "probtrans": "Probabilistic Transformer (EM keys)",
-}
-
-FORMAT_VERSION = 1
-
-
-@dataclass(frozen=True)
-class AttentionConfig:
-    """Hyper-parameters of the attention kernels. Fields that a family does not use are ignored.
-
-    Temperatures follow the paper: ``tau`` scales the deterministic softmax (``None`` means
-    ``sqrt(d_head)``), ``tau2`` divides the *raw* ``QK^T`` plus noise of STO / H-STO,
-    ``tau1`` divides the key-to-centroid logits of H-STO.
-    """
-
-    tau: float | None = None
-    tau1: float = 1.0
-    tau2: float = 1.0
-    noise_scale: float = 1.0  # lambda: 1 = the paper, 0 = the noise-free skeleton
-    hard: bool = False  # straight-through one-hot samples (tau then only changes gradients)
-    # H-STO
-    n_centroids: int = 2
-    centroid_side: Literal["key", "query"] = "key"
-    centroids_per_head: bool = False
-    # BAM
-    bam_dist: Literal["weibull", "lognormal"] = "weibull"
-    bam_prior: Literal["contextual", "fixed"] = "contextual"
-    bam_k: float = 10.0  # Weibull shape: larger = less noise
-    bam_sigma: float = 0.5  # Lognormal posterior std of log S
-    bam_beta: float = 1.0  # Gamma prior rate (alpha = beta * pi)
-    bam_prior_sigma: float = 1.0  # Lognormal prior std of log S
-    bam_d_mid: int = 10  # hidden width of the contextual prior network
-    bam_inference: Literal["sample", "mean"] = "sample"
-    # Probabilistic Transformer
-    em_iterations: int = 0
-    em_precision: float = 1.0  # theta, prior precision of the keys
+FORMAT_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -77,7 +36,8 @@ class ModelConfig:
     """Architecture of an encoder classifier: embeddings + ``n_layers`` pre-LN blocks + [CLS] head.
 
     Token ids: 0 = padding, 1 = unknown word, 2 = [CLS]; real words start at 3
-    (see :mod:`uqcore.vocab`). ``max_len`` counts the [CLS] token.
+    (see :mod:`uqcore.vocab`). ``max_len`` counts the [CLS] token. ``attention`` defaults to the
+    family's default structure; ``inference`` to no trained values (the library's fallbacks).
     """
 
     family: str = "trans"
@@ -90,32 +50,33 @@ class ModelConfig:
     d_ff: int = 512
     dropout: float = 0.1
     ensemble_size: int = 1
-    attention: AttentionConfig = field(default_factory=AttentionConfig)
+    attention: Any = None  # the family's FamilySpec.params instance (None = its defaults)
+    inference: SamplingSettings = field(default_factory=SamplingSettings)
+
+    def __post_init__(self) -> None:
+        if self.attention is None and isinstance(self.family, str) and self.family in FAMILIES:
+            object.__setattr__(self, "attention", FAMILIES[self.family].params())
 
     # ------------------------------------------------------------------ derived
+    @property
+    def spec(self):
+        """The family's :class:`uqcore.families.FamilySpec`."""
+        return get_family(self.family)
+
     @property
     def d_head(self) -> int:
         return self.d_model // self.n_heads
 
     @property
     def softmax_tau(self) -> float:
-        """Temperature of the deterministic softmax: ``attention.tau`` or ``sqrt(d_head)``."""
-        tau = self.attention.tau
+        """Temperature of the deterministic softmax: the trained ``tau`` or ``sqrt(d_head)``."""
+        tau = self.inference.tau
         return math.sqrt(self.d_head) if tau is None else tau
-
-    @property
-    def mc_dropout_default(self) -> bool:
-        """Whether dropout stays on at inference unless the caller says otherwise."""
-        return self.family in ("mcdropout", "bayesformer")
 
     # ------------------------------------------------------------------ checks
     def validate(self) -> ModelConfig:
         """Raise :class:`ConfigError` naming the first impossible field; return ``self``."""
-        a = self.attention
-        if self.family not in FAMILIES:
-            raise ConfigError(
-                f"Unknown model family {self.family!r}. Use one of: {', '.join(FAMILIES)}."
-            )
+        spec = get_family(self.family)
         ints = {
             "vocab_size": (self.vocab_size, 4),
             "num_classes": (self.num_classes, 2),
@@ -125,13 +86,9 @@ class ModelConfig:
             "d_model": (self.d_model, 1),
             "d_ff": (self.d_ff, 1),
             "ensemble_size": (self.ensemble_size, 1),
-            "attention.n_centroids": (a.n_centroids, 1),
-            "attention.bam_d_mid": (a.bam_d_mid, 1),
-            "attention.em_iterations": (a.em_iterations, 0),
         }
         for name, (value, low) in ints.items():
-            if not isinstance(value, int) or isinstance(value, bool) or value < low:
-                raise ConfigError(f"{name} must be an integer >= {low}, got {value!r}.")
+            _check_int(name, value, low)
         if self.d_model % self.n_heads:
             raise ConfigError(
                 f"d_model={self.d_model} is not divisible by n_heads={self.n_heads}; "
@@ -139,77 +96,168 @@ class ModelConfig:
             )
         if not 0.0 <= self.dropout < 1.0:
             raise ConfigError(f"dropout must be in [0, 1), got {self.dropout!r}.")
-        if self.family == "ensemble" and self.ensemble_size < 2:
+        if spec.ensemble and self.ensemble_size < 2:
             raise ConfigError("An ensemble needs ensemble_size >= 2 members.")
-        if self.family != "ensemble" and self.ensemble_size != 1:
-            raise ConfigError("ensemble_size is only for family 'ensemble'; set it to 1.")
-        positive = {
-            "attention.tau1": a.tau1,
-            "attention.tau2": a.tau2,
-            "attention.bam_k": a.bam_k,
-            "attention.bam_sigma": a.bam_sigma,
-            "attention.bam_beta": a.bam_beta,
-            "attention.bam_prior_sigma": a.bam_prior_sigma,
-            "attention.em_precision": a.em_precision,
-        }
-        if a.tau is not None:
-            positive["attention.tau"] = a.tau
-        for name, value in positive.items():
-            check_positive(name, value)
-        if not (math.isfinite(a.noise_scale) and a.noise_scale >= 0):
+        if not spec.ensemble and self.ensemble_size != 1:
             raise ConfigError(
-                f"attention.noise_scale must be finite and >= 0, got {a.noise_scale!r}."
+                f"ensemble_size is only for an ensemble family; set it to 1 for {self.family!r}."
             )
-        choices = {
-            "attention.centroid_side": (a.centroid_side, ("key", "query")),
-            "attention.bam_dist": (a.bam_dist, ("weibull", "lognormal")),
-            "attention.bam_prior": (a.bam_prior, ("contextual", "fixed")),
-            "attention.bam_inference": (a.bam_inference, ("sample", "mean")),
-        }
-        for name, (value, allowed) in choices.items():
-            if value not in allowed:
-                raise ConfigError(f"{name} must be one of {allowed}, got {value!r}.")
+        if not isinstance(self.attention, spec.params):
+            raise ConfigError(
+                f"attention of a {self.family!r} model must be a {spec.params.__name__}, got "
+                f"{type(self.attention).__name__}."
+            )
+        _check_params(self.attention)
+        _check_inference(self.inference, spec)
         return self
 
     # ------------------------------------------------------------ (de)serialise
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        """A JSON-ready dict (format 2): ``attention`` holds the family's structure only and
+        ``inference`` the trained values of the knobs it reads."""
+        top = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        top["attention"] = dataclasses.asdict(self.attention)
+        top["inference"] = self.inference.set_fields()
+        return top
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> ModelConfig:
-        """Build and validate a config; unknown keys are an error (a typo must not pass)."""
+        """Build and validate a config from a format-2 dict; unknown keys are an error (a typo
+        must not pass)."""
         if not isinstance(data, dict):
             raise ConfigError(f"A model config must be a JSON object, got {type(data).__name__}.")
         data = dict(data)
+        spec = get_family(data.get("family", "trans"))
         att = data.pop("attention", {}) or {}
-        if not isinstance(att, dict):
-            raise ConfigError("config 'attention' must be a JSON object.")
+        inf = data.pop("inference", {}) or {}
+        for what, part in (("attention", att), ("inference", inf)):
+            if not isinstance(part, dict):
+                raise ConfigError(f"config {what!r} must be a JSON object.")
         _reject_unknown(cls, data, "model config")
-        _reject_unknown(AttentionConfig, att, "attention config")
+        _reject_unknown(spec.params, att, f"{spec.name!r} attention config")
+        _reject_unknown(SamplingSettings, inf, "inference settings")
         try:
-            return cls(**data, attention=AttentionConfig(**att)).validate()
+            return cls(**data, attention=spec.params(**att),
+                       inference=SamplingSettings(**inf)).validate()  # fmt: skip
         except TypeError as exc:  # pragma: no cover - guarded by _reject_unknown
-            raise ConfigError(f"Invalid model config: {exc}") from exc
+            raise ConfigError(f"Invalid model config: {exc}") from None
 
     def replace(self, **changes: Any) -> ModelConfig:
-        """A copy with top-level fields and/or ``attention=dict(...)`` fields changed, validated."""
+        """A copy with top-level fields changed, validated. ``attention=dict(...)`` and
+        ``inference=dict(...)`` change single fields. A new ``family`` takes that family's
+        default structure (unless ``attention`` is given) and keeps the trained values of the
+        knobs it reads."""
+        family = changes.get("family", self.family)
+        spec = get_family(family)
         att = changes.pop("attention", None)
+        base = self.attention if isinstance(self.attention, spec.params) else spec.params()
         if isinstance(att, dict):
-            changes["attention"] = dataclasses.replace(self.attention, **att)
-        elif att is not None:
-            changes["attention"] = att
+            changes["attention"] = dataclasses.replace(base, **att)
+        else:
+            changes["attention"] = base if att is None else att
+        inf = changes.pop("inference", None)
+        if isinstance(inf, dict):
+            inf = dataclasses.replace(self.inference, **inf)
+        inf = self.inference if inf is None else inf
+        if family != self.family:
+            inf = SamplingSettings(**{k: v for k, v in inf.set_fields().items() if spec.reads(k)})
+        changes["inference"] = inf
         return dataclasses.replace(self, **changes).validate()
 
 
-def check_positive(name: str, value: Any) -> float:
-    """Return ``value`` as float if it is a finite number > 0, else raise ConfigError."""
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ConfigError(f"{name} must be a number > 0, got {value!r}.") from None
-    if isinstance(value, bool) or not math.isfinite(v) or v <= 0:
-        raise ConfigError(f"{name} must be a finite number > 0, got {value!r}.")
-    return v
+# Format 1 kept every family's fields in one flat "attention" record; format 2 names BAM's
+# fields without the prefix and moves the trained inference values to "inference".
+_V1_RENAMES = {"bam_dist": "dist", "bam_prior": "prior", "bam_k": "weibull_k",
+               "bam_sigma": "lognormal_sigma", "bam_beta": "prior_beta",
+               "bam_prior_sigma": "prior_sigma", "bam_d_mid": "prior_d_mid",
+               "bam_inference": "bam_mode"}  # fmt: skip
+_V1_FIELDS = frozenset({"tau", "tau1", "tau2", "noise_scale", "hard", "n_centroids",
+                        "centroid_side", "centroids_per_head", "em_iterations", "em_precision",
+                        *_V1_RENAMES})  # fmt: skip
+
+
+def upgrade_v1(model: dict[str, Any], family: str | None = None) -> dict[str, Any]:
+    """A format-1 model dict (or a partial one, as training config files hold, with the
+    ``family`` given apart) as format 2.
+
+    Fields of the flat ``attention`` record that the family's structure has go to
+    ``attention`` (BAM's without their ``bam_`` prefix); trained values of knobs the family reads
+    go to ``inference``; fields the family never read are dropped (they did not change the
+    model). An unknown field raises :class:`ConfigError`.
+    """
+    if not isinstance(model, dict):
+        raise ConfigError(f"A model config must be a JSON object, got {type(model).__name__}.")
+    out = dict(model)
+    flat = out.pop("attention", None) or {}
+    if not isinstance(flat, dict):
+        raise ConfigError("config 'attention' must be a JSON object.")
+    spec = get_family(family or out.get("family", "trans"))
+    structure = {f.name for f in dataclasses.fields(spec.params)}
+    attention: dict[str, Any] = {}
+    inference: dict[str, Any] = dict(out.pop("inference", None) or {})
+    for key, value in flat.items():
+        if key not in _V1_FIELDS:
+            raise ConfigError(
+                f"Unknown field {key!r} in a format-1 attention config; known: "
+                f"{', '.join(sorted(_V1_FIELDS))}."
+            )
+        name = _V1_RENAMES.get(key, key)
+        if name in structure:
+            attention[name] = value
+        elif spec.reads(name) and value is not None:
+            inference[name] = value
+    if attention or "family" in out:
+        out["attention"] = attention
+    if inference:
+        out["inference"] = inference
+    return out
+
+
+def _check_int(name: str, value: Any, low: int) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < low:
+        raise ConfigError(f"{name} must be an integer >= {low}, got {value!r}.")
+
+
+def _check_params(params: Any) -> None:
+    """Check a family's structure dataclass field by field from its type hints: ``int`` >= 1,
+    ``float`` finite > 0, ``bool``, ``Literal`` one of its values."""
+    hints = typing.get_type_hints(type(params))
+    for f in dataclasses.fields(params):
+        name, value, hint = f"attention.{f.name}", getattr(params, f.name), hints[f.name]
+        if typing.get_origin(hint) is Literal:
+            allowed = typing.get_args(hint)
+            if value not in allowed:
+                raise ConfigError(f"{name} must be one of {allowed}, got {value!r}.")
+        elif hint is bool:
+            if not isinstance(value, bool):
+                raise ConfigError(f"{name} must be true or false, got {value!r}.")
+        elif hint is int:
+            _check_int(name, value, 1)
+        elif hint is float:
+            check_positive(name, value)
+
+
+def _check_inference(inf: SamplingSettings, spec) -> None:
+    """Trained inference values: only knobs the family reads, each in range."""
+    if not isinstance(inf, SamplingSettings):
+        raise ConfigError(f"inference must be a SamplingSettings, got {type(inf).__name__}.")
+    stray = [k for k in inf.set_fields() if not spec.reads(k) or k in ("dropout", "mc_dropout")]
+    if stray:
+        raise ConfigError(
+            f"inference setting(s) {', '.join(stray)} are not read by a {spec.name!r} model; "
+            f"it reads: {', '.join(k for k in spec.knobs) or 'none'}."
+        )
+    for name in ("tau", "tau1", "tau2", "em_precision"):
+        if getattr(inf, name) is not None:
+            check_positive(f"inference.{name}", getattr(inf, name))
+    if inf.noise_scale is not None:
+        check_noise_scale(inf.noise_scale)
+    if inf.em_iterations is not None:
+        check_em_iterations(inf.em_iterations)
+    if inf.bam_mode is not None:
+        check_bam_mode(inf.bam_mode)
+    if inf.hard is not None and not isinstance(inf.hard, bool):
+        raise ConfigError(f"inference.hard must be true or false, got {inf.hard!r}.")
 
 
 def _reject_unknown(cls: type, data: dict[str, Any], what: str) -> None:

@@ -22,3 +22,16 @@ class InputError(UQError):
 
 class CheckpointError(UQError):
     """A checkpoint directory is missing, malformed or does not match its config."""
+
+
+def check_positive(name: str, value: object) -> float:
+    """Return ``value`` as float if it is a finite number > 0, else raise :class:`ConfigError`."""
+    import math
+
+    try:
+        v = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise ConfigError(f"{name} must be a number > 0, got {value!r}.") from None
+    if isinstance(value, bool) or not math.isfinite(v) or v <= 0:
+        raise ConfigError(f"{name} must be a finite number > 0, got {value!r}.")
+    return v

@@ -12,19 +12,18 @@ Dropout is applied only when ``ForwardSettings.dropout_on`` and a noise source a
 from __future__ import annotations
 
 import contextlib
-import math
+import dataclasses
 import threading
 
 import torch
 from torch import nn
 
-from uqcore import kernels
 from uqcore.config import ModelConfig
+from uqcore.kernels.common import KernelRequest
+from uqcore.maps import LayerMaps
 from uqcore.noise import SampleNoise, add_dropout, dropout, dropout_attend
 from uqcore.projection import masked_head_projection
 from uqcore.settings import ForwardSettings
-
-Trace = dict[str, torch.Tensor]
 
 
 def linear(x: torch.Tensor, layer: nn.Linear, relu: bool = False) -> torch.Tensor:
@@ -66,46 +65,47 @@ _ONEDNN = (
 )
 
 
-def needs_every_query(family: str, em_iterations: int) -> bool:
-    """Whether the last layer must attend from every token even for a [CLS]-only prediction:
-    only the Probabilistic Transformer's EM does (its M-step pulls keys toward every query).
-    Without EM (training, or ``em_iterations=0``) it is plain attention."""
-    return family == "probtrans" and em_iterations > 0
-
-
-def widest_query_rows(cfg: ModelConfig, length: int, full_rows: bool, em_iterations: int) -> int:
+def widest_query_rows(cfg: ModelConfig, length: int, full_rows: bool, s: ForwardSettings) -> int:
     """Query rows of the largest attention tensor a forward pass of ``cfg`` builds for
     ``length`` tokens: every earlier layer attends from all tokens, the last one from [CLS]
-    only unless ``full_rows`` (captured maps) or EM needs every query (``em_iterations`` as the
-    pass runs it). For sizing chunks and micro-batches."""
-    if cfg.n_layers > 1 or full_rows or needs_every_query(cfg.family, em_iterations):
+    only unless ``full_rows`` (captured maps) or the family needs every query under the
+    settings ``s`` as the pass runs them (EM). For sizing chunks and micro-batches."""
+    if cfg.n_layers > 1 or full_rows or cfg.spec.needs_every_query(s):
         return length
     return 1
 
 
+ROW_MAPS = ("attention", "centroids", "posterior_mean", "attention_before_em")  # per query row
+
+
 class MultiHeadAttention(nn.Module):
-    """Projections and heads around one attention kernel chosen by ``cfg.family``."""
+    """Projections and heads around the family's attention kernel, bound once here.
+
+    The family's learnable tensors (``FamilySpec.weights``: H-STO's ``centroids``, BAM's
+    ``prior_w1``/``prior_b1``/``prior_w2``) are registered on this module under their names.
+    """
 
     def __init__(self, cfg: ModelConfig):
         super().__init__()
         self.cfg = cfg
+        spec = cfg.spec
         d, h, dh = cfg.d_model, cfg.n_heads, cfg.d_head
         self.qkv = nn.Linear(d, 3 * d)
         self.proj = nn.Linear(d, d)
-        a = cfg.attention
-        if cfg.family == "hsto":
-            shape = (h, dh, a.n_centroids) if a.centroids_per_head else (dh, a.n_centroids)
-            self.centroids = nn.Parameter(torch.randn(shape) / math.sqrt(dh))
-        if cfg.family == "bam" and a.bam_prior == "contextual":
-            self.prior_w1 = nn.Parameter(torch.randn(h, dh, a.bam_d_mid) / math.sqrt(dh))
-            self.prior_b1 = nn.Parameter(torch.zeros(h, a.bam_d_mid))
-            self.prior_w2 = nn.Parameter(torch.randn(h, a.bam_d_mid) / math.sqrt(a.bam_d_mid))
+        self.kernel = spec.bind(cfg.attention)
+        self.variational = spec.dropout_site == "variational"
+        self.weight_names = []
+        for name, param in spec.weights(cfg.attention, h, dh).items():
+            self.register_parameter(name, param)
+            self.weight_names.append(name)
+        # key-side H-STO: other query rows reuse the head rows' key assignment
+        self.shares_key_assign = getattr(cfg.attention, "centroid_side", None) == "key"
 
     def _project(self, x: torch.Tensor, s: ForwardSettings, noise: SampleNoise | None):
         """``x [N, L, D]`` -> ``q, k, v`` each ``[N, H, L, d_h]``."""
         n, length, d = x.shape
         h, dh = self.cfg.n_heads, self.cfg.d_head
-        if self.cfg.family == "bayesformer" and s.dropout_on and noise is not None:
+        if self.variational and s.dropout_on and noise is not None:
             # independent masks on the inputs of Q, K and V for every head, shared over positions
             keep = noise.keep_mask(s.dropout, 3 * h, d)  # [N, 3H, D]
             out = masked_head_projection(
@@ -118,64 +118,18 @@ class MultiHeadAttention(nn.Module):
         )  # [3, N, H, L, d_h]
         return qkv[0], qkv[1], qkv[2]
 
-    def _prior_logits(self, k: torch.Tensor) -> torch.Tensor:
-        """Contextual BAM prior ``W2 relu(W1 k + b1)`` per head. ``[N,H,L,d_h]`` -> ``[N,H,L]``."""
-        hidden = torch.relu(
-            torch.einsum("nhld,hdm->nhlm", k, self.prior_w1) + self.prior_b1[:, None]
-        )
-        return torch.einsum("nhlm,hm->nhl", hidden, self.prior_w2)
+    def _kernel(self, q, k, v, mask, s: ForwardSettings, noise, req: KernelRequest):
+        """Run the bound kernel on the query rows in ``q`` (keys ``k``, ``v`` all tokens).
 
-    def _kernel(
-        self,
-        q,
-        k,
-        v,
-        mask,
-        s: ForwardSettings,
-        noise,
-        *,
-        weights: bool,
-        output: bool,
-        need_kl: bool,
-        query_mask=None,
-        key_assign=None,
-    ):
-        """Run the family's kernel on the query rows in ``q`` (keys ``k``, ``v`` all tokens).
-
-        ``weights``: keep the weights and the family's extras; ``output``: attended values are
-        needed (else only weights/extras/KL); dropout on attention probabilities is applied
-        here. Returns ``(out [N, H, Lq, d_h] or None, KernelOut)``."""
-        a, fam = self.cfg.attention, self.cfg.family
-        # standard families drop attention probabilities (BayesFormer drops inputs instead)
-        drop = s.dropout_on and s.dropout > 0 and noise is not None and fam != "bayesformer"
-        if fam == "sto":
-            ko = kernels.sto_attention(q, k, v, mask, s.tau2, s.noise_scale, noise, s.hard)
-        elif fam == "hsto":
-            ko = kernels.centroid_attention(
-                q, k, v, mask, self.centroids, s.tau1, s.tau2, s.noise_scale, noise, s.hard,
-                a.centroid_side, key_assign=key_assign,
-            )  # fmt: skip
-        elif fam == "bam":
-            contextual = a.bam_prior == "contextual"
-            ko = kernels.bam_attention(
-                q, k, v, mask, dist=a.bam_dist,
-                prior_logits=(lambda: self._prior_logits(k)) if contextual else None,
-                shape_k=a.bam_k, sigma=a.bam_sigma, beta=a.bam_beta,
-                prior_sigma=a.bam_prior_sigma, sample=s.bam_sample, noise_scale=s.noise_scale,
-                noise=noise, need_kl=need_kl, need_extras=weights, query_mask=query_mask,
-            )  # fmt: skip
-        elif fam == "probtrans":
-            ko = kernels.probtrans_attention(
-                q, k, v, mask, 1.0 / s.tau, s.em_precision, s.em_iterations, keep_prior=weights
-            )
-        else:  # trans, mcdropout, ensemble members, bayesformer
-            ko = kernels.softmax_attention(
-                q, k, v, mask, s.tau, need_weights=weights, need_output=output and not drop,
-                fused=s.fused_attention,
-            )  # fmt: skip
+        Standard dropout on attention probabilities is applied here (BayesFormer drops inputs
+        instead). Returns ``(out [N, H, Lq, d_h] or None, KernelOut)``."""
+        drop = s.dropout_on and s.dropout > 0 and noise is not None and not self.variational
+        weights = {name: getattr(self, name) for name in self.weight_names}
+        call = dataclasses.replace(req, output=req.output and not drop)
+        ko = self.kernel(q, k, v, mask, s, noise, weights, call)
         out = ko.out
-        if drop and output:
-            out = dropout_attend(ko.attn, v, s.dropout, noise)  # dropout on attention probs
+        if drop and req.output:
+            out = dropout_attend(ko.maps.attention, v, s.dropout, noise)  # on attention probs
         return out, ko
 
     def forward(
@@ -187,8 +141,8 @@ class MultiHeadAttention(nn.Module):
         capture: bool = False,
         rows: int | None = None,
         repeats: int = 1,
-    ) -> tuple[torch.Tensor, Trace, torch.Tensor | None]:
-        """Returns ``(y [N, rows or L, D], trace, kl [N] or None)``; ``trace`` is {} unless
+    ) -> tuple[torch.Tensor, LayerMaps, torch.Tensor | None]:
+        """Returns ``(y [N, rows or L, D], maps, kl [N] or None)``; ``maps`` is empty unless
         ``capture``. ``repeats``: ``x`` holds unique rows whose projections are copied
         ``repeats`` times (sample-major).
 
@@ -203,39 +157,42 @@ class MultiHeadAttention(nn.Module):
         q, k, v = self._project(x, s, noise)  # [N / repeats, H, L, d_h] each
         if repeats > 1:  # sample-major copies of deterministic projections
             q, k, v = (t.repeat(repeats, 1, 1, 1) for t in (q, k, v))
-        split = rows is not None and not needs_every_query(self.cfg.family, s.em_iterations)
+        split = rows is not None and not self.cfg.spec.needs_every_query(s)
         head_q = q[:, :, :rows] if split else q  # [N, H, rows or L, d_h]
-        out, ko = self._kernel(
-            head_q, k, v, mask, s, noise, weights=capture, output=True, need_kl=s.need_kl,
-            query_mask=mask[:, :rows] if split else None,
-        )  # fmt: skip
-        trace: Trace = {"attn": ko.attn, **ko.extras} if capture else {}
-        kl = ko.extras.get("kl")  # [N, H] or None
+        req = KernelRequest(weights=capture, output=True, need_kl=s.need_kl,
+                            query_mask=mask[:, :rows] if split else None)  # fmt: skip
+        out, ko = self._kernel(head_q, k, v, mask, s, noise, req)
+        kl = ko.maps.kl_per_head  # [N, H] or None
+        maps = ko.maps if capture else LayerMaps()
         if split and capture:
-            self._tail(q[:, :, rows:], k, v, mask, rows, s, noise, ko, trace)
+            maps = self._tail(q[:, :, rows:], k, v, mask, rows, s, noise, maps)
         out = out if rows is None else out[:, :, :rows]
         n, _, length, _ = out.shape
         y = linear(out.transpose(1, 2).reshape(n, length, self.cfg.d_model), self.proj)
-        return y, trace, None if kl is None else kl.sum(-1)  # [N, L', D], trace, [N]
+        return y, maps, None if kl is None else kl.sum(-1)  # [N, L', D], maps, [N]
 
-    def _tail(self, q, k, v, mask, rows, s, noise, head, trace) -> None:
-        """Add attention rows ``rows..L-1`` of the last layer (never part of the prediction) to
-        the captured ``trace``. Key-side H-STO reuses the head rows' centroid assignment, so
-        all rows see one sample of the keys."""
+    def _tail(self, q, k, v, mask, rows, s, noise, head: LayerMaps) -> LayerMaps:
+        """``head`` with attention rows ``rows..L-1`` of the last layer (never part of the
+        prediction) added. Key-side H-STO reuses the head rows' centroid assignment, so all rows
+        see one sample of the keys (whose assignment, per key, is then the whole map)."""
         side = noise.side() if noise is not None else None
-        key_assign = None
-        if self.cfg.family == "hsto" and self.cfg.attention.centroid_side == "key":
-            key_assign = head.extras["centroids"]
-        _, ko = self._kernel(
-            q, k, v, mask, s, side, weights=True, output=False, need_kl=False,
-            query_mask=mask[:, rows:], key_assign=key_assign,
-        )  # fmt: skip
-        trace["attn"] = torch.cat([trace["attn"], ko.attn], dim=2)  # [N, H, L, L]
-        for name in ("posterior_mean", "centroids", "attn_before_em"):
-            if name == "centroids" and key_assign is not None:
-                continue  # per key: the head rows' assignment is the whole map
-            if name in ko.extras:
-                trace[name] = torch.cat([trace[name], ko.extras[name]], dim=2)
+        key_assign = head.centroids if self.shares_key_assign else None
+        req = KernelRequest(weights=True, output=False, need_kl=False,
+                            query_mask=mask[:, rows:], key_assign=key_assign)  # fmt: skip
+        _, ko = self._kernel(q, k, v, mask, s, side, req)
+        rest = ko.maps
+
+        def rows(name: str, value: torch.Tensor) -> torch.Tensor:
+            extra = getattr(rest, name)
+            if (
+                name not in ROW_MAPS
+                or extra is None
+                or (name == "centroids" and key_assign is not None)
+            ):
+                return value  # per key (prior, key-side centroids) or per head (KL): complete
+            return torch.cat([value, extra], dim=2)  # [N, H, L, ...]
+
+        return head.map(rows)
 
 
 class EncoderLayer(nn.Module):
@@ -260,7 +217,7 @@ class EncoderLayer(nn.Module):
         cls_only: bool = False,
         repeats: int = 1,
     ):
-        """``x [N, L, D]`` -> ``(x [N, L, D] or [N, 1, D] if cls_only, trace, kl [N] or None)``.
+        """``x [N, L, D]`` -> ``(x [N, L, D] or [N, 1, D] if cls_only, maps, kl [N] or None)``.
 
         ``cls_only`` (the last layer): attention over all tokens as usual, then the residual and
         FFN for the [CLS] row only, which is all the classifier reads. The path does not depend
@@ -268,10 +225,10 @@ class EncoderLayer(nn.Module):
         unique rows and the output ``repeats`` sample-major copies (the attention input is
         deterministic, so its projections are computed once per unique row).
         """
-        bayes = self.cfg.family == "bayesformer"
+        bayes = self.attn.variational
         p = s.dropout if s.dropout_on else 0.0
         rows = 1 if cls_only else None
-        y, trace, kl = self.attn(self.norm1(x), mask, s, noise, capture, rows, repeats)
+        y, maps, kl = self.attn(self.norm1(x), mask, s, noise, capture, rows, repeats)
         x = x.repeat(repeats, 1, 1) if repeats > 1 else x
         x = x if rows is None else x[:, :rows]
         x = x + y if bayes else add_dropout(x, y, p, noise)
@@ -280,4 +237,4 @@ class EncoderLayer(nn.Module):
             h = dropout(h, p, noise, shared_dims=(1,))  # one FFN-input mask per sequence
         h = linear(linear(h, self.ff1, relu=True), self.ff2)  # [N, L, D]
         x = x + h if bayes else add_dropout(x, h, p, noise)
-        return x, trace, kl
+        return x, maps, kl

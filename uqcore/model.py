@@ -4,7 +4,8 @@ Contract of ``forward(ids, mask, settings=None, noise=None, capture=())``:
 * ``ids [N, L]`` long, ``mask [N, L]`` bool (True = real token; column 0 is [CLS]);
 * ``settings``: a resolved :class:`ForwardSettings` (None = the config's inference values);
 * ``noise``: the :class:`SampleNoise` for the N rows (None = no noise and no dropout);
-* ``capture``: layer indices whose intermediates go into ``ForwardOutput.traces``.
+* ``capture``: layer indices whose maps (:class:`uqcore.maps.LayerMaps`) go into
+  ``ForwardOutput.maps``.
 Nothing is stored on the modules between calls, so one model can serve many callers at once.
 """
 
@@ -20,7 +21,8 @@ from torch.func import functional_call, stack_module_state
 
 from uqcore.config import ModelConfig
 from uqcore.errors import InputError
-from uqcore.layers import EncoderLayer, Trace
+from uqcore.layers import EncoderLayer
+from uqcore.maps import LayerMaps
 from uqcore.noise import SampleNoise, dropout
 from uqcore.settings import ForwardSettings, resolve
 
@@ -30,12 +32,12 @@ PAD_ID, UNK_ID, CLS_ID = 0, 1, 2
 @dataclass
 class ForwardOutput:
     """``logits [N, C]``; ``kl [N]`` summed over layers and heads (BAM only, differentiable);
-    ``traces``: layer index -> named intermediates (``attn [N,H,L,L]`` and the family's extras).
+    ``maps``: layer index -> :class:`LayerMaps` of the captured layers.
     A deep ensemble adds a leading member dimension ``M`` to every tensor."""
 
     logits: torch.Tensor
     kl: torch.Tensor | None = None
-    traces: dict[int, Trace] = field(default_factory=dict)
+    maps: dict[int, LayerMaps] = field(default_factory=dict)
 
 
 def check_batch(ids: torch.Tensor, mask: torch.Tensor, cfg: ModelConfig) -> None:
@@ -78,7 +80,7 @@ class EncoderClassifier(nn.Module):
         tok = self.embed(ids)  # [N, L, D]
         pos = self.pos.weight[:length].expand(n, length, -1)  # [N, L, D]
         p = s.dropout if s.dropout_on else 0.0
-        if self.cfg.family == "bayesformer":
+        if self.cfg.spec.dropout_site == "variational":
             # dropout on the one-hot inputs = dropping whole token / position embedding rows
             ones = tok.new_ones(n, length, 1)
             return tok * dropout(ones, p, noise) + pos * dropout(ones, p, noise)
@@ -101,24 +103,24 @@ class EncoderClassifier(nn.Module):
             raise ValueError(f"repeats={repeats} does not divide the {ids.shape[0]} rows.")
         shared = repeats if not (s.dropout_on and s.dropout > 0 and noise is not None) else 1
         x = self._embed(ids[: ids.shape[0] // shared], s, noise)  # [N / shared, L, D]
-        traces: dict[int, Trace] = {}
+        maps: dict[int, LayerMaps] = {}
         kl_total = None
         last = len(self.layers) - 1
         for i, layer in enumerate(self.layers):
-            x, trace, kl = layer(
+            x, layer_maps, kl = layer(
                 x, mask, s, noise, capture=i in capture, cls_only=i == last,
                 repeats=shared if i == 0 else 1,
             )  # fmt: skip
-            if trace:
-                traces[i] = trace
+            if layer_maps:
+                maps[i] = layer_maps
             if kl is not None:
                 kl_total = kl if kl_total is None else kl_total + kl
         logits = self.head(self.norm(x[:, 0]))  # [N, C] from [CLS] (x is [N, 1, D] here)
-        return ForwardOutput(logits=logits, kl=kl_total, traces=traces)
+        return ForwardOutput(logits=logits, kl=kl_total, maps=maps)
 
 
 class DeepEnsemble(nn.Module):
-    """``ensemble_size`` independently initialised members of family "trans".
+    """``ensemble_size`` independently initialised members (of the spec's ``member_family``).
 
     ``forward`` returns every member's output stacked on a leading ``M`` dimension. Without
     gradients the members run together in one ``torch.func.vmap`` call over stacked weights;
@@ -128,7 +130,7 @@ class DeepEnsemble(nn.Module):
     def __init__(self, cfg: ModelConfig):
         super().__init__()
         self.cfg = cfg.validate()
-        member_cfg = cfg.replace(family="trans", ensemble_size=1)
+        member_cfg = cfg.replace(family=cfg.spec.member_family, ensemble_size=1)
         self.members = nn.ModuleList(
             EncoderClassifier(member_cfg) for _ in range(cfg.ensemble_size)
         )
@@ -139,11 +141,12 @@ class DeepEnsemble(nn.Module):
         s = settings or resolve(self.cfg)
         if torch.is_grad_enabled() or (s.dropout_on and noise is not None):
             outs = [m(ids, mask, s, noise, capture) for m in self.members]
-            traces = {
-                i: {k: torch.stack([o.traces[i][k] for o in outs]) for k in outs[0].traces[i]}
-                for i in outs[0].traces
-            }
-            return ForwardOutput(logits=torch.stack([o.logits for o in outs]), traces=traces)
+            maps = {
+                i: outs[0].maps[i].map(lambda name, _, i=i: torch.stack(
+                    [getattr(o.maps[i], name) for o in outs]))
+                for i in outs[0].maps
+            }  # fmt: skip
+            return ForwardOutput(logits=torch.stack([o.logits for o in outs]), maps=maps)
         params, buffers = stack_module_state(list(self.members))
         base = self.members[0]
         capture = tuple(capture)
@@ -151,14 +154,14 @@ class DeepEnsemble(nn.Module):
 
         def one(p, b):
             out = functional_call(base, (p, b), (ids, mask), {"settings": s, "capture": capture})
-            return out.logits, out.traces
+            return out.logits, {i: dict(m.items()) for i, m in out.maps.items()}  # pytree
 
-        logits, traces = torch.vmap(one)(params, buffers)  # [M, N, C], {layer: {name: [M, ...]}}
-        return ForwardOutput(logits=logits, traces=traces)
+        logits, maps = torch.vmap(one)(params, buffers)  # [M, N, C], {layer: {name: [M, ...]}}
+        return ForwardOutput(logits=logits, maps={i: LayerMaps(**m) for i, m in maps.items()})
 
 
 def build_model(cfg: ModelConfig) -> nn.Module:
     """A freshly initialised model of ``cfg`` (validated) in eval mode."""
     cfg.validate()
-    model = DeepEnsemble(cfg) if cfg.family == "ensemble" else EncoderClassifier(cfg)
+    model = DeepEnsemble(cfg) if cfg.spec.ensemble else EncoderClassifier(cfg)
     return model.eval()

@@ -17,6 +17,7 @@ from torch import nn
 
 from uqcore.errors import ConfigError
 from uqcore.layers import widest_query_rows
+from uqcore.maps import MAP_NAMES, LayerMaps
 from uqcore.model import DeepEnsemble, check_batch
 from uqcore.noise import SampleNoise
 from uqcore.settings import ForwardSettings, SamplingSettings, is_stochastic, resolve
@@ -24,23 +25,13 @@ from uqcore.settings import ForwardSettings, SamplingSettings, is_stochastic, re
 MAX_SAMPLES = 10_000
 DEFAULT_MEMORY_BUDGET = 128 * 2**20  # bytes of working activations per chunk
 
-# trace name in a layer -> field of SampleResult
-_TRACE_FIELDS = {
-    "attn": "attention",
-    "centroids": "centroids",
-    "prior": "prior",
-    "posterior_mean": "posterior_mean",
-    "attn_before_em": "attention_before_em",
-    "kl": "kl_per_head",
-}
-
 
 @dataclass(frozen=True)
 class Capture:
     """What to keep besides class probabilities. Maps are kept for ``layers`` only, for ``heads``
     (None = all) and for the first ``max_samples`` samples (None = all); ``maps`` names the
-    :class:`SampleResult` fields to fill (None = every one the family has); ``kl`` keeps BAM's
-    total KL."""
+    :class:`uqcore.maps.LayerMaps` fields to keep (None = every one the family has); ``kl`` keeps
+    BAM's total KL."""
 
     layers: tuple[int, ...] = ()
     heads: tuple[int, ...] | None = None
@@ -51,13 +42,14 @@ class Capture:
 
 @dataclass
 class SampleResult:
-    """Samples of one call. ``probs [T, B, C]``. Captured maps, per layer index:
-    ``attention [Tc, B, Hc, L, L]``, ``centroids [Tc, B, Hc, L, c]`` (H-STO),
-    ``prior [Tc, B, Hc, L]``
-    and ``posterior_mean [Tc, B, Hc, L, L]`` (BAM), ``attention_before_em [Tc, B, Hc, L, L]``
-    (Probabilistic Transformer; ``attention`` is then after EM), ``kl_per_head [Tc, B, Hc]``.
-    ``Tc = min(T, max_samples)``, ``Hc`` = number of captured heads. ``kl [T, B]`` is BAM's total KL
-    when asked. ``members [T]``: the ensemble member behind each sample."""
+    """Samples of one call. ``probs [T, B, C]``. ``maps``: layer index -> the captured
+    :class:`LayerMaps` of that layer, each field with ``[Tc, B, Hc]`` in front of the kernel's
+    per-row shape: ``attention [Tc, B, Hc, L, L]``, ``centroids [Tc, B, Hc, L, c]`` (H-STO),
+    ``prior [Tc, B, Hc, L]`` and ``posterior_mean [Tc, B, Hc, L, L]`` (BAM),
+    ``attention_before_em [Tc, B, Hc, L, L]`` (Probabilistic Transformer; ``attention`` is then
+    after EM), ``kl_per_head [Tc, B, Hc]``. ``Tc = min(T, max_samples)``, ``Hc`` = number of
+    captured heads. ``kl [T, B]`` is BAM's total KL when asked. ``members [T]``: the ensemble
+    member behind each sample."""
 
     probs: torch.Tensor
     seed: int
@@ -65,12 +57,7 @@ class SampleResult:
     settings: ForwardSettings
     stochastic: bool
     heads: tuple[int, ...]
-    attention: dict[int, torch.Tensor] = field(default_factory=dict)
-    centroids: dict[int, torch.Tensor] = field(default_factory=dict)
-    prior: dict[int, torch.Tensor] = field(default_factory=dict)
-    posterior_mean: dict[int, torch.Tensor] = field(default_factory=dict)
-    attention_before_em: dict[int, torch.Tensor] = field(default_factory=dict)
-    kl_per_head: dict[int, torch.Tensor] = field(default_factory=dict)
+    maps: dict[int, LayerMaps] = field(default_factory=dict)
     kl: torch.Tensor | None = None
     members: torch.Tensor | None = None
 
@@ -100,11 +87,9 @@ def _check_args(model: nn.Module, T: int, seed: int, first_sample: int, capture:
             raise ConfigError(
                 f"Cannot capture head(s) {list(capture.heads)}: heads are 0..{cfg.n_heads - 1}."
             )
-    unknown = set(capture.maps or ()) - set(_TRACE_FIELDS.values())
+    unknown = set(capture.maps or ()) - set(MAP_NAMES)
     if unknown:
-        raise ConfigError(
-            f"Unknown map(s) {sorted(unknown)}; choose from {sorted(_TRACE_FIELDS.values())}."
-        )
+        raise ConfigError(f"Unknown map(s) {sorted(unknown)}; choose from {sorted(MAP_NAMES)}.")
     if capture.max_samples is not None and capture.max_samples < 1:
         raise ConfigError(f"capture.max_samples must be >= 1 or None, got {capture.max_samples}.")
 
@@ -122,18 +107,17 @@ def _chunks(total: int, keep: int, keep_step: int, step: int):
 
 
 def rows_per_chunk(
-    model: nn.Module, batch: int, length: int, budget: int, em_iterations: int,
+    model: nn.Module, batch: int, length: int, budget: int, s: ForwardSettings,
     full_rows: bool = False,
 ) -> int:  # fmt: skip
     """How many samples of a ``batch x length`` input fit ``budget`` bytes of activations.
     ``full_rows``: whether the last layer attends from every token (see widest_query_rows)."""
     cfg = model.cfg
-    rows = widest_query_rows(cfg, length, full_rows, em_iterations)
+    rows = widest_query_rows(cfg, length, full_rows, s)
     per_row = 4 * length * (6 * cfg.d_model + 2 * cfg.d_ff)  # projections, residual, FFN
     per_row += 4 * 8 * cfg.n_heads * rows * length  # scores, noise, softmax, KL temporaries
-    per_row += 4 * 4 * cfg.n_heads * length * cfg.attention.n_centroids
-    if cfg.family == "bayesformer":
-        per_row += 4 * 3 * cfg.n_heads * length * cfg.d_model  # per-head masked inputs
+    per_row += 4 * 4 * cfg.n_heads * length * getattr(cfg.attention, "n_centroids", 2)
+    per_row += 4 * cfg.spec.extra_bytes * cfg.n_heads * length * cfg.d_model  # BayesFormer
     return max(1, budget // (per_row * batch))
 
 
@@ -143,13 +127,16 @@ def sample(
     mask: torch.Tensor,  # [B, L] bool
     T: int,  # noqa: N803
     seed: int,
-    settings: SamplingSettings | None = None,
+    settings: SamplingSettings | ForwardSettings | None = None,
     capture: Capture | None = None,
     *,
     first_sample: int = 0,
     memory_budget: int = DEFAULT_MEMORY_BUDGET,
 ) -> SampleResult:
     """Draw samples ``first_sample .. first_sample + T - 1`` for a batch; never mutates ``model``.
+
+    ``settings``: overrides of the checkpoint's values (:class:`SamplingSettings`, resolved
+    here), or settings a caller already resolved with :func:`uqcore.settings.resolve`.
 
     Raises :class:`ConfigError` for out-of-range ``T``, seed, settings or capture, and
     :class:`InputError` for a malformed batch.
@@ -158,7 +145,8 @@ def sample(
     cfg = model.cfg
     _check_args(model, T, seed, first_sample, capture)
     check_batch(ids, mask, cfg)
-    fs = dataclasses.replace(resolve(cfg, settings), need_kl=capture.kl)
+    fs = settings if isinstance(settings, ForwardSettings) else resolve(cfg, settings)
+    fs = dataclasses.replace(fs, need_kl=capture.kl)
     heads = tuple(range(cfg.n_heads)) if capture.heads is None else tuple(capture.heads)
     keep = T if capture.max_samples is None else min(T, capture.max_samples)
     # an ensemble's samples differ (they are its members) but do not depend on the seed
@@ -170,22 +158,21 @@ def sample(
             out = model(ids, mask, fs, None, capture.layers)  # logits [M, B, C]
             members = (torch.arange(T) + first_sample) % out.logits.shape[0]  # [T]
             probs = torch.softmax(out.logits, -1)[members]  # [T, B, C]
-            maps.put_indexed(out.traces, members[:keep])
+            maps.put_indexed(out.maps, members[:keep])
             kl = None
         elif not stochastic:
             out = model(ids, mask, fs, None, capture.layers)
             probs = torch.softmax(out.logits, -1).expand(T, -1, -1)  # [T, B, C]
-            maps.put_repeated(out.traces)
+            maps.put_repeated(out.maps)
             kl = out.kl.expand(T, -1) if capture.kl and out.kl is not None else None
             members = None
         else:
             probs = torch.empty(T, batch, cfg.num_classes)  # [T, B, C]
-            kl = torch.empty(T, batch) if capture.kl and cfg.family == "bam" else None
+            kl = torch.empty(T, batch) if capture.kl and cfg.spec.has_kl else None
             length = ids.shape[1]
             full_rows = cfg.n_layers - 1 in capture.layers
-            em = fs.em_iterations
-            step = rows_per_chunk(model, batch, length, memory_budget, em)  # maps not kept
-            cap_step = rows_per_chunk(model, batch, length, memory_budget, em, full_rows)
+            step = rows_per_chunk(model, batch, length, memory_budget, fs)  # maps not kept
+            cap_step = rows_per_chunk(model, batch, length, memory_budget, fs, full_rows)
             hint_key = (cfg, fs, tuple(ids.shape))
             for start, count in _chunks(T, keep if capture.layers else 0, cap_step, step):
                 noise = SampleNoise(
@@ -200,24 +187,22 @@ def sample(
                 rows_ids, rows_mask = ids.repeat(count, 1), mask.repeat(count, 1)
                 out = model(rows_ids, rows_mask, fs, noise, layers, repeats=count)
                 probs[start : start + count] = torch.softmax(out.logits, -1).view(count, batch, -1)
-                maps.put_chunk(out.traces, start, count)
+                maps.put_chunk(out.maps, start, count)
                 if kl is not None:
                     kl[start : start + count] = out.kl.view(count, batch)
                 _remember_words(hint_key, noise.consumed)
             members = None
-    result = SampleResult(
+    return SampleResult(
         probs=probs.contiguous(),
         seed=seed,
         first_sample=first_sample,
         settings=fs,
         stochastic=stochastic,
         heads=heads,
+        maps=maps.layers,
         kl=kl,
         members=members,
     )
-    for field_name, per_layer in maps.buffers.items():
-        setattr(result, field_name, per_layer)
-    return result
 
 
 _WORDS_HINT: dict[tuple, int] = {}  # (config, settings, input shape) -> words one pass reads
@@ -237,35 +222,33 @@ class _Maps:
 
     def __init__(self, keep, batch, heads: tuple[int, ...], n_heads: int, wanted=None):
         self.keep, self.batch = keep, batch
-        self.wanted = set(_TRACE_FIELDS.values()) if wanted is None else set(wanted)
+        self.wanted = MAP_NAMES if wanted is None else tuple(wanted)
         self.heads = None if len(heads) == n_heads else list(heads)
-        self.buffers: dict[str, dict[int, torch.Tensor]] = {f: {} for f in _TRACE_FIELDS.values()}
-
-    def _items(self, trace):
-        return [(n, v) for n, v in trace.items() if _TRACE_FIELDS[n] in self.wanted]
+        self.layers: dict[int, LayerMaps] = {}
 
     def _select(self, value: torch.Tensor) -> torch.Tensor:
         return value if self.heads is None else value[:, :, self.heads]  # [t, B, Hc, ...]
 
-    def put_chunk(self, traces, start: int, count: int) -> None:
+    def put_chunk(self, maps: dict[int, LayerMaps], start: int, count: int) -> None:
         n = min(count, self.keep - start)
-        for layer, trace in traces.items():
-            for name, value in self._items(trace):
-                value = self._select(value.reshape(count, self.batch, *value.shape[1:])[:n])
-                per_layer = self.buffers[_TRACE_FIELDS[name]]
-                if layer not in per_layer:
-                    per_layer[layer] = torch.empty(self.keep, *value.shape[1:], dtype=value.dtype)
-                per_layer[layer][start : start + n] = value
+        for layer, found in maps.items():
+            rows = found.keep(self.wanted).map(
+                lambda _, v: self._select(v.reshape(count, self.batch, *v.shape[1:])[:n])
+            )  # [n, B, Hc, ...] each
+            if layer not in self.layers:
+                self.layers[layer] = rows.map(lambda _, v: v.new_empty(self.keep, *v.shape[1:]))
+            for (_, buffer), (_, value) in zip(
+                self.layers[layer].items(), rows.items(), strict=True
+            ):
+                buffer[start : start + n] = value
 
-    def put_repeated(self, traces) -> None:
+    def put_repeated(self, maps: dict[int, LayerMaps]) -> None:
         """One deterministic pass stands for every sample (a broadcast view, no copy)."""
-        for layer, trace in traces.items():
-            for name, value in self._items(trace):
-                value = self._select(value[None])  # [1, B, Hc, ...]
-                self.buffers[_TRACE_FIELDS[name]][layer] = value.expand(self.keep, *value.shape[1:])
+        for layer, found in maps.items():
+            one = found.keep(self.wanted).map(lambda _, v: self._select(v[None]))  # [1, B, Hc..]
+            self.layers[layer] = one.map(lambda _, v: v.expand(self.keep, *v.shape[1:]))
 
-    def put_indexed(self, traces, index: torch.Tensor) -> None:
+    def put_indexed(self, maps: dict[int, LayerMaps], index: torch.Tensor) -> None:
         """Ensemble: member outputs ``[M, B, ...]`` picked per sample by ``index [keep]``."""
-        for layer, trace in traces.items():
-            for name, value in self._items(trace):
-                self.buffers[_TRACE_FIELDS[name]][layer] = self._select(value[index])
+        for layer, found in maps.items():
+            self.layers[layer] = found.keep(self.wanted).map(lambda _, v: self._select(v[index]))

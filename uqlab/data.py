@@ -34,26 +34,21 @@ import pyarrow.parquet as pq
 
 from uqcore.errors import InputError
 from uqlab.paths import EVAL_DIR
+from uqlab.tasks import TASK_NAMES, TaskSpec, eval_subset_domains
+from uqlab.tasks import TASKS as TASK_TABLE
 
-TASKS = ("imdb", "cola")
+_SPLIT_OF = {"id": "test", "ood": "ood"}  # domain key -> the split that holds it
+
 DATA_ENV = "UQ_DATA_DIR"
-LABEL_NAMES = {"imdb": ("neg", "pos"), "cola": ("unacceptable", "acceptable")}
-METRICS = {"imdb": "accuracy", "cola": "mcc"}
-TEXT_COLUMN = {"imdb": "text", "cola": "sentence"}
-# The three files a task reads: IMDB (pool, test, ood); CoLA (pool part 1, pool part 2, ood).
-FILES = {
-    "imdb": ("imdb/train.parquet", "imdb/test.parquet", "cr/test.parquet"),
-    "cola": ("cola/train.parquet", "cola/validation.parquet", "cola/ood.parquet"),
-}
+TASKS = TASK_NAMES
 HINT = (
     f"set {DATA_ENV} or pass --data-dir pointing at a folder laid out like ../shared/data: "
-    "imdb/{train,test}.parquet (text, label), cr/{train,validation,test}.parquet (text, label), "
-    "cola/{train,validation,ood}.parquet (sentence, label, idx, source)"
+    + ", ".join(spec.layout for spec in TASK_TABLE.values())
 )
-EVAL_SUBSETS = dict(cola_test="test", cola_ood="ood", cr_test="ood", imdb_test_sample="test")
+# file stem -> the name of its Split: "test" (in-domain) or "ood"
+EVAL_SUBSETS = {stem: _SPLIT_OF[d] for stem, d in eval_subset_domains().items()}
 EVAL_COMMAND = "python -m uqlab.data export-eval --data-dir ../shared/data --out assets/eval"
 EVAL_SCHEMA = pa.schema([("text", pa.string()), ("label", pa.int64()), ("domain", pa.string())])
-HUB_COLA_IN_DOMAIN_DEV = 527  # first rows of nyu-mll/glue cola validation; the other 516 are OOD
 _Dir = str | os.PathLike | None
 _Rows = tuple[tuple[str, ...], tuple[int, ...]]
 
@@ -74,7 +69,7 @@ class Split:
 class TaskData:
     """All splits of a task; ``metric`` on ``dev`` drives early stopping."""
 
-    task: str  # "imdb" or "cola"
+    task: str  # a key of uqlab.tasks.TASKS
     label_names: tuple[str, ...]
     metric: str  # "accuracy" or "mcc"
     train: Split
@@ -90,23 +85,24 @@ def resolve_data_dir(flag: _Dir = None) -> Path | None:
     return None if value is None else Path(value).expanduser()
 
 
-def _split_from(task: str, n: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
+def _split_from(spec: TaskSpec, n: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """train/dev (and test, when ``spec.test_in_pool``) positions in a pool of ``n`` rows."""
     p = rng.permutation(n)
-    n_test = (2 * n + 5) // 10 if task == "cola" else 0  # round(0.2 n), halves up
+    n_test = (2 * n + 5) // 10 if spec.test_in_pool else 0  # round(0.2 n), halves up
     n_train = n - (n + 5) // 10 - n_test  # dev = round(0.1 n), halves up
     out = {"train": p[:n_train], "dev": p[n_train : n - n_test]}
-    return out | ({"test": p[n - n_test :]} if task == "cola" else {})
+    return out | ({"test": p[n - n_test :]} if spec.test_in_pool else {})
 
 
 def split_positions(task: str, n: int, split_seed: int = 0) -> dict[str, np.ndarray]:
     """Positions in the pool (IMDB train file; CoLA train + validation), as load_task draws."""
-    _check_task(task)
-    return _split_from(task, n, np.random.default_rng(split_seed))
+    return _split_from(_check_task(task), n, np.random.default_rng(split_seed))
 
 
-def _check_task(task: str) -> None:
-    if task not in TASKS:
+def _check_task(task: str) -> TaskSpec:
+    if task not in TASK_TABLE:
         raise InputError(f"unknown task {task!r}: choose one of {', '.join(TASKS)}")
+    return TASK_TABLE[task]
 
 
 def _rows(where: str, text_col: str, names: list[str], get) -> _Rows:
@@ -152,27 +148,32 @@ def _read_local(path: Path, text_col: str) -> _Rows:
     return _from_dataset(ds, str(path), text_col)
 
 
-def _read_hub(task: str) -> tuple[_Rows, _Rows, _Rows]:
-    """The same three parts as ``FILES[task]``, from the Hub; offline is checked first."""
+def _read_hub(spec: TaskSpec) -> tuple[_Rows, _Rows, _Rows]:
+    """The same three parts as ``spec.files``, from the Hub; offline is checked first."""
     env = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")
     if any(os.environ.get(k, "").strip().lower() in ("1", "true", "yes", "on") for k in env):
         raise InputError(f"no data folder given and the Hugging Face Hub is offline ({HINT})")
+    hub, task = spec.hub, spec.name
     try:
         load = _datasets(local=False).load_dataset
-        if task == "imdb":
-            ood = load_eval_subset("cr_test")
-            parts = [load("stanfordnlp/imdb", split=s) for s in ("train", "test")]
-            train, test = (_from_dataset(d, f"hub imdb {d.split}", "text") for d in parts)
-            return train, test, (ood.texts, ood.labels)
-        train, val = (load("nyu-mll/glue", "cola", split=s) for s in ("train", "validation"))
+        ood = load_eval_subset(hub.ood_subset) if hub.ood_subset else None
+        config = (hub.config,) if hub.config else ()
+        first, second = (load(hub.path, *config, split=s) for s in hub.splits)
     except InputError:
         raise
     except Exception as exc:
         raise InputError(f"could not load {task} from the Hub ({exc}); {HINT}") from exc
-    if len(val) != HUB_COLA_IN_DOMAIN_DEV + 516:
-        raise InputError(f"hub CoLA validation has {len(val)} rows, not 527 + 516; {HINT}")
-    texts, labels = _from_dataset(val, "hub cola validation", "sentence")
-    k, train_rows = HUB_COLA_IN_DOMAIN_DEV, _from_dataset(train, "hub cola train", "sentence")
+    if ood is not None:
+        col = spec.text_column
+        rows = (_from_dataset(d, f"hub {task} {d.split}", col) for d in (first, second))
+        return *rows, (ood.texts, ood.labels)
+    k, n_ood = hub.ood_tail
+    if len(second) != k + n_ood:
+        raise InputError(
+            f"hub {spec.short} {hub.splits[1]} has {len(second)} rows, not {k} + {n_ood}; {HINT}"
+        )
+    texts, labels = _from_dataset(second, f"hub {task} {hub.splits[1]}", spec.text_column)
+    train_rows = _from_dataset(first, f"hub {task} {hub.splits[0]}", spec.text_column)
     return train_rows, (texts[:k], labels[:k]), (texts[k:], labels[k:])
 
 
@@ -190,31 +191,31 @@ def load_task(
     Hub. ``limit`` caps every split at its first ``limit`` rows after shuffling. Every problem
     with the data raises :class:`InputError`, before anything is trained.
     """
-    _check_task(task)
+    spec = _check_task(task)
     if limit is not None and (
         isinstance(limit, bool) or not isinstance(limit, int | np.integer) or limit < 1
     ):
         raise InputError(f"limit must be a positive integer or None, got {limit!r}")
     folder = resolve_data_dir(data_dir)
     if folder is None:
-        first, second, ood = _read_hub(task)
+        first, second, ood = _read_hub(spec)
     elif not folder.is_dir():
         given = "--data-dir" if data_dir not in (None, "") else DATA_ENV
         raise InputError(f"data folder {folder} (from {given}) does not exist; {HINT}")
     else:
-        first, second, ood = (_read_local(folder / f, TEXT_COLUMN[task]) for f in FILES[task])
+        first, second, ood = (_read_local(folder / f, spec.text_column) for f in spec.files)
     rng = np.random.default_rng(split_seed)
-    if task == "imdb":
-        pool, test = first, second
-        pos = _split_from(task, len(pool[0]), rng) | {"test": rng.permutation(len(test[0]))}
-    else:
+    if spec.test_in_pool:
         pool = test = (first[0] + second[0], first[1] + second[1])
-        pos = _split_from(task, len(pool[0]), rng)
+        pos = _split_from(spec, len(pool[0]), rng)
+    else:
+        pool, test = first, second
+        pos = _split_from(spec, len(pool[0]), rng) | {"test": rng.permutation(len(test[0]))}
     splits = {s: _take(s, pool, pos[s], limit) for s in ("train", "dev")}
     splits |= {"test": _take("test", test, pos["test"], limit)}
     splits |= {"ood": _take("ood", ood, rng.permutation(len(ood[0])), limit)}
     source = "hub" if folder is None else str(folder)
-    return TaskData(task, LABEL_NAMES[task], METRICS[task], **splits, source=source)
+    return TaskData(task, spec.label_names, spec.metric, **splits, source=source)
 
 
 def load_eval_subset(name: str, eval_dir: _Dir = None) -> Split:
@@ -239,30 +240,31 @@ def load_eval_subset(name: str, eval_dir: _Dir = None) -> Split:
 
 
 def export_eval_subsets(
-    data_dir: _Dir, out_dir: str | os.PathLike, *, split_seed: int = 0, imdb_sample: int = 500
+    data_dir: _Dir, out_dir: str | os.PathLike, *, split_seed: int = 0, id_sample: int = 500
 ) -> dict[str, int]:
-    """Write the app's evaluation subsets (Parquet, zstd, columns text/label/domain).
+    """Write the app's evaluation subsets (Parquet, zstd, columns text/label/domain), for every
+    task of :mod:`uqlab.tasks` (``TaskSpec.eval_subsets``: domain -> file stem).
 
-    cola_test: the CoLA in-domain test split, in split order; cola_ood and cr_test: the whole
-    out-of-domain files in stored order; imdb_test_sample: the first ``imdb_sample / 2`` reviews
-    of each label in the shuffled IMDB test split (so chosen by ``split_seed``), in that order.
-    Returns the row count of each file (keyed by file stem).
+    In-domain: the task's test split in split order (CoLA), or with ``eval_id_sample`` the first
+    ``id_sample / 2`` rows of each label of the shuffled test split (so chosen by
+    ``split_seed``), in that order (IMDB). Out-of-domain: the whole OOD file in stored order
+    (cola_ood, cr_test). Returns the row count of each file (keyed by file stem).
     """
-    if imdb_sample < 2 or imdb_sample % 2:
-        raise InputError(f"imdb_sample must be a positive even number, got {imdb_sample}")
+    if id_sample < 2 or id_sample % 2:
+        raise InputError(f"id_sample must be a positive even number, got {id_sample}")
     folder = resolve_data_dir(data_dir)
     if folder is None:
         raise InputError(f"export-eval needs a local data folder; {HINT}")
-    cola = load_task("cola", folder, split_seed=split_seed)
-    test = load_task("imdb", folder, split_seed=split_seed).test
-    by_label = [np.flatnonzero(np.asarray(test.labels) == y)[: imdb_sample // 2] for y in (0, 1)]
-    keep = np.sort(np.concatenate(by_label))
-    subsets = {
-        "cola_test": (cola.test, "id"),
-        "cola_ood": (Split("ood", *_read_local(folder / FILES["cola"][2], "sentence")), "ood"),
-        "cr_test": (Split("ood", *_read_local(folder / FILES["imdb"][2], "text")), "ood"),
-        "imdb_test_sample": (_take("test", (test.texts, test.labels), keep), "id"),
-    }
+    subsets: dict[str, tuple[Split, str]] = {}
+    for spec in TASK_TABLE.values():
+        test = load_task(spec.name, folder, split_seed=split_seed).test
+        if spec.eval_id_sample:
+            labels = np.asarray(test.labels)
+            by_label = [np.flatnonzero(labels == y)[: id_sample // 2] for y in (0, 1)]
+            test = _take("test", (test.texts, test.labels), np.sort(np.concatenate(by_label)))
+        ood = Split("ood", *_read_local(folder / spec.files[2], spec.text_column))
+        subsets[spec.eval_subsets["id"]] = (test, "id")
+        subsets[spec.eval_subsets["ood"]] = (ood, "ood")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     for stem, (split, domain) in subsets.items():
@@ -279,11 +281,11 @@ def main(argv: list[str] | None = None) -> int:
     exp.add_argument("--data-dir", default=None, help=f"data folder (default: ${DATA_ENV})")
     exp.add_argument("--out", default=str(EVAL_DIR), help="output folder (default: assets/eval)")
     exp.add_argument("--split-seed", type=int, default=0)
-    exp.add_argument("--imdb-sample", type=int, default=500)
+    exp.add_argument("--id-sample", type=int, default=500)
     args = parser.parse_args(argv)
     try:
         counts = export_eval_subsets(
-            args.data_dir, args.out, split_seed=args.split_seed, imdb_sample=args.imdb_sample
+            args.data_dir, args.out, split_seed=args.split_seed, id_sample=args.id_sample
         )
     except InputError as exc:
         parser.exit(2, f"error: {exc}\n")

@@ -26,21 +26,9 @@ from uqcore.runtime import tune_cpu
 from uqcore.stats import OOD_SCORES, ood_detection, ood_scores, summarize, table3_stats
 from uqcore.vocab import write_atomic
 from uqlab.data import Split, load_task, resolve_data_dir
+from uqlab.paper import examples
 from uqlab.paths import checkpoint_dir
-
-# The examples of the paper's Table 3 (CoLA, H-STO-TRANS), as printed there: (text, gold, domain)
-PAPER_TABLE3 = (
-    ("no man has ever beaten the centaur.", 1, "id"),
-    ("nora sent the book to london", 1, "id"),
-    ("sally suspected joe, but he did n't holly.", 1, "id"),
-    ("kim is eager to recommend.", 0, "id"),
-    ("he analysis her was flawed", 0, "id"),
-    ("sandy had read how many papers ? !", 1, "ood"),
-    ("which book did each author recommend ?", 1, "ood"),
-    ("she talked to harry , but i do n't know who else .", 1, "ood"),
-    ("john is tall on several occasions .", 0, "ood"),
-    ("they noticed the painting , but i do n't know for how long .", 0, "ood"),
-)
+from uqlab.tasks import TASK_NAMES
 
 
 def _normalise(text: str) -> str:
@@ -48,14 +36,14 @@ def _normalise(text: str) -> str:
 
 
 def table3_rows(ck: Checkpoint, task_data, T: int, seed: int, per_domain: int) -> list[dict]:
-    """Per-example Table 3 statistics: the paper's sentences (CoLA) plus ``per_domain`` seeded
-    picks from each of the test and out-of-domain splits."""
+    """Per-example Table 3 statistics: the paper's sentences of the task (:mod:`uqlab.paper`;
+    CoLA) plus ``per_domain`` seeded picks from each of the test and out-of-domain splits."""
     picks: list[tuple[str, int, str, str]] = []
-    if task_data.task == "cola":
-        seen = {_normalise(t) for t in task_data.train.texts}
-        for text, label, domain in PAPER_TABLE3:
-            where = "paper; in our train split" if _normalise(text) in seen else "paper"
-            picks.append((text, label, domain, where))
+    ours = examples(task_data.task)
+    seen = {_normalise(t) for t in task_data.train.texts} if ours else set()
+    for row in ours:
+        where = "paper; in our train split" if _normalise(row.text) in seen else "paper"
+        picks.append((row.text, row.gold, row.domain, where))
     rng = np.random.default_rng(seed)
     for split, domain in ((task_data.test, "id"), (task_data.ood, "ood")):
         for i in rng.choice(len(split), size=min(per_domain, len(split)), replace=False):
@@ -76,7 +64,7 @@ def evaluate_checkpoint(
 ) -> dict:  # fmt: skip
     """Metrics of one checkpoint (see the module docstring)."""
     info = ck.training or {}
-    if info.get("task") not in ("imdb", "cola"):
+    if info.get("task") not in TASK_NAMES:
         raise UQError(f"{ck.path}: config.json has no training.task; evaluate needs the task.")
     data = load_task(info["task"], resolve_data_dir(data_dir), split_seed=int(info.get("seed", 0)),
                      limit=limit)  # fmt: skip

@@ -2,72 +2,79 @@
 
 Reads every checkpoint's ``metrics.json`` (written by ``python -m uqlab.evaluate``) and sets our
 numbers beside the paper's Tables 1-3 (Pei, Wang, Szarvas, AAAI 2022). Our figures come only
-from those files; the paper's are quoted below with the row they come from. Checkpoints without
-metrics are listed as not evaluated, never filled in.
+from those files; the paper's from :mod:`uqlab.paper`, which quotes its tables row by row, and
+every "mean ± std" cell is written by :func:`uqlab.paper.pm`. Checkpoints without metrics are
+listed as not evaluated, never filled in.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 
 from uqcore.registry import list_checkpoints
+from uqlab.paper import (
+    BASELINE_FAMILY,
+    correct_cell,
+    example_cells,
+    metric_cell,
+    metric_table,
+    p_gold_cell,
+)
 from uqlab.paths import checkpoint_dir
+from uqlab.tasks import TASKS, get_task
 from uqlab.training.storage import LOGIT_TOLERANCE
 
-# Paper, Table 1 (IMDB ID / CR OOD accuracy %, mean ± std over 10 runs) and Table 2 (CoLA MCC %).
-PAPER_TABLE1 = {
-    "imdb-trans": ("TRANS (eta=0.5)", "87.51", "63.40"),
-    "imdb-mcdropout": ("MC-DROPOUT (eta=0.1)", "87.01 ± 0.075", "63.38 ± 0.761"),
-    "imdb-ensemble": ("ENSEMBLE", "86.89 ± 0.230", "64.20 ± 1.585"),
-    "imdb-sto-t1": ("STO-TRANS (tau=1)", "82.62 ± 0.092", "67.92 ± 0.634"),
-    "imdb-sto-t40": ("STO-TRANS (tau=40)", "87.42 ± 0.022", "63.78 ± 0.289"),
-    "imdb-hsto": ("H-STO-TRANS (tau1=1, tau2=20)", "87.63 ± 0.017", "67.14 ± 0.400"),
-}
-PAPER_TABLE2 = {
-    "cola-trans": ("TRANS (eta=0.1)", "20.09", "16.46"),
-    "cola-mcdropout": ("MC-DROPOUT (eta=0.1)", "19.91 ± 0.40", "16.70 ± 2.21"),
-    "cola-ensemble": ("ENSEMBLE", "21.20 ± 2.59", "16.73 ± 4.92"),
-    "cola-sto": ("STO-TRANS", "23.27 ± 0.75", "15.25 ± 4.65"),
-    "cola-hsto": ("H-STO-TRANS", "20.52 ± 0.76", "16.49 ± 4.08"),
-}
-# Paper, Table 3 (H-STO-TRANS on CoLA): p(gold) mean ± variance and correct/10, by sentence.
-PAPER_TABLE3 = {
-    "no man has ever beaten the centaur.": ("0.75 ± 0.001", "10/10"),
-    "nora sent the book to london": ("0.65 ± 0.007", "10/10"),
-    "sally suspected joe, but he did n't holly.": ("0.60 ± 0.008", "8/10"),
-    "kim is eager to recommend.": ("0.41 ± 0.011", "3/10"),
-    "he analysis her was flawed": ("0.24 ± 0.003", "0/10"),
-    "sandy had read how many papers ? !": ("0.67 ± 0.010", "10/10"),
-    "which book did each author recommend ?": ("0.58 ± 0.010", "7/10"),
-    "she talked to harry , but i do n't know who else .": ("0.52 ± 0.013", "4/10"),
-    "john is tall on several occasions .": ("0.42 ± 0.005", "1/10"),
-    "they noticed the painting , but i do n't know for how long .": ("0.28 ± 0.003", "0/10"),
-}
 COMMAND = "python -m uqlab.evaluate --all && python -m uqlab.results"
 
 
-def _pct(side: dict, key: str) -> str:
-    return f"{100 * side[f'{key}_mean']:.2f} ± {100 * side[f'{key}_std']:.2f}"
+def baseline(entries: Iterable[tuple[str, dict | None]]) -> dict | None:
+    """The metrics of the first evaluated checkpoint of the paper's baseline family (the
+    deterministic transformer) among ``entries`` ((name, metrics.json or None) of one task)."""
+    return next((m for _, m in entries if m and m.get("family") == BASELINE_FAMILY), None)
 
 
-def _main_table(rows: list, task: str, key: str, paper: dict, title: str) -> list[str]:
-    lines = [f"## {title}", "",
+def metric_rows(task: str, entries: Iterable[tuple[str, dict | None]]) -> list[dict]:
+    """Our Table 1-2 rows beside the paper's: one per ``(name, metrics.json or None)`` of
+    ``task``, with ours in and out of domain (% mean ± std over the T runs), the difference of
+    in-domain means to :func:`baseline`, the paper's row, ECE, MI and the OOD AUROC of MI.
+    The app's Results page shows these dicts as they are; results.md writes a part of them."""
+    entries = list(entries)
+    key, paper, base = get_task(task).metric, metric_table(task), baseline(entries)
+    rows = []
+    for name, m in entries:
+        row = paper.row_of(name) if paper else None
+        p = paper.cells(row) if row else ("—", "—", "—")
+        det = (m or {}).get("ood_detection", {}).get("mutual_information", {})
+        rows.append({
+            "checkpoint": name,
+            "ours ID": metric_cell(m["id"], key) if m else "not evaluated",
+            "ours OOD": metric_cell(m["ood"], key) if m else "not evaluated",
+            "Δ ID vs TRANS": f"{100 * (m['id'][f'{key}_mean'] - base['id'][f'{key}_mean']):+.2f}"
+            if m and base else "—",
+            "paper row": p[0], "paper ID": p[1], "paper OOD": p[2],
+            "ECE (ID)": round(m["id"]["ece"], 4) if m else None,
+            "MI ID → OOD": f"{m['id']['mean_mutual_information']:.4f} → "
+            f"{m['ood']['mean_mutual_information']:.4f}" if m else "—",
+            "AUROC (MI)": round(det["auroc"], 3) if det else None,
+        })  # fmt: skip
+    return rows
+
+
+def _main_table(rows: list, task: str) -> list[str]:
+    lines = [f"## {metric_table(task).title}", "",
              "| checkpoint | ours ID | ours OOD | Δ ID vs our trans | paper row | paper ID | "
              "paper OOD |", "|---|---:|---:|---:|---|---:|---:|"]  # fmt: skip
-    base = next((m for n, m in rows if n == f"{task}-trans"), None)
-    for name, m in rows:
-        if not name.startswith(f"{task}-"):
-            continue
-        paper_row = paper.get(name, ("—", "—", "—"))
+    mine = [(n, m) for n, m in rows if n.startswith(f"{task}-")]
+    for (name, m), r in zip(mine, metric_rows(task, mine), strict=True):
+        paper = f"{r['paper row']} | {r['paper ID']} | {r['paper OOD']}"
         if m is None:
-            lines.append(f"| {name} | not evaluated | | | {' | '.join(paper_row)} |")
+            lines.append(f"| {name} | not evaluated | | | {paper} |")
             continue
-        delta = (f"{100 * (m['id'][f'{key}_mean'] - base['id'][f'{key}_mean']):+.2f}"
-                 if base else "—")  # fmt: skip
-        lines.append(f"| {name} | {_pct(m['id'], key)} | {_pct(m['ood'], key)} | {delta} | "
-                     f"{' | '.join(paper_row)} |")  # fmt: skip
+        lines.append(f"| {name} | {r['ours ID']} | {r['ours OOD']} | {r['Δ ID vs TRANS']} | "
+                     f"{paper} |")  # fmt: skip
     return [*lines, ""]
 
 
@@ -82,17 +89,18 @@ def render(
         "the paper's numbers are quoted from its Tables 1-3. ID = in-domain test split, OOD = CR",
         "test (IMDB) or CoLA out-of-domain dev. Mean ± std over the T sampled runs.", "",
     ]  # fmt: skip
-    lines += _main_table(rows, "imdb", "accuracy", PAPER_TABLE1,
-                         "Table 1: IMDB (ID) and CR (OOD) accuracy, %")  # fmt: skip
-    lines += _main_table(rows, "cola", "mcc", PAPER_TABLE2, "Table 2: CoLA MCC, % (x100)")
+    for task in TASKS:
+        if metric_table(task):
+            lines += _main_table(rows, task)
     lines += ["## Table 3: per-example statistics", "",
               "| checkpoint | domain | example (gold) | p(gold) mean ± var | correct/T | paper |",
               "|---|---|---|---:|---:|---|"]  # fmt: skip
     for name, m in rows:
         for r in (m or {}).get("table3", []):
-            paper = PAPER_TABLE3.get(r["text"])
+            paper = example_cells(r["text"])
             text = r["text"].replace("|", "\\|")[:120]
-            stats = f"{r['p_gold_mean']:.2f} ± {r['p_gold_var']:.3f} | {r['correct']}/{r['T']}"
+            stats = f"{p_gold_cell(r['p_gold_mean'], r['p_gold_var'])} | "
+            stats += correct_cell(r["correct"], r["T"])
             quoted = " ".join(paper) if paper else ""
             lines.append(f"| {name} | {r['domain']} | {text} ({r['label']}) | {stats} | {quoted} |")
     lines += ["", "## Uncertainty metrics", "",

@@ -11,6 +11,7 @@ import argparse
 from pathlib import Path
 
 from uqcore.checkpoint import METRICS_FILE, CheckpointError, read_checkpoint_info
+from uqlab.paper import pm
 from uqlab.results import ood_cells, ood_figures
 
 
@@ -48,7 +49,7 @@ def sweep_table(key: str, runs: list[Path]) -> str:
     for value, r in rows:
         lines.append(
             f"| {value} | {r['dev']:.4f} ({r['epochs']}) "
-            f"| {r['test_mean']:.4f} ± {r['test_std']:.4f} | {r['ood_mean']:.4f} "
+            f"| {pm(r['test_mean'], r['test_std'], 4)} | {r['ood_mean']:.4f} "
             f"| {' | '.join(ood_cells(r))} |"
         )
     return "\n".join(lines)

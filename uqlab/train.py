@@ -20,13 +20,14 @@ import torch.distributed as dist
 from tqdm import tqdm
 
 from uqcore.checkpoint import save_checkpoint
-from uqcore.config import FAMILY_TITLES
 from uqcore.errors import ConfigError, UQError
+from uqcore.families import title as family_title
 from uqcore.model import DeepEnsemble, build_model
 from uqcore.noise import sample_seed
 from uqcore.vocab import N_SPECIALS, Vocab
 from uqlab.data import load_task, resolve_data_dir
 from uqlab.paths import checkpoint_dir
+from uqlab.tasks import TASK_NAMES
 from uqlab.training.batches import encode_split
 from uqlab.training.config import TrainConfig, build_config
 from uqlab.training.loop import Dist, train_model
@@ -36,7 +37,7 @@ from uqlab.training.storage import storage_check
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m uqlab.train", description=__doc__.splitlines()[0])
-    p.add_argument("--task", choices=("imdb", "cola"), help="or 'task' in the --config file")
+    p.add_argument("--task", choices=TASK_NAMES, help="or 'task' in the --config file")
     p.add_argument("--family", help="model family, or 'family' in the --config file")
     p.add_argument(
         "--out", help="checkpoint directory (default assets/checkpoints/<task>-<family>)"
@@ -168,7 +169,7 @@ def _card(tc: TrainConfig, history: list[dict]) -> str:
 
 def _card_text(task: str, family: str, seed: int, scores: str, command: str) -> str:
     return (
-        f"# {task}-{family}\n\n{FAMILY_TITLES[family]} trained on {task} with seed {seed}."
+        f"# {task}-{family}\n\n{family_title(family)} trained on {task} with seed {seed}."
         f"\n\nBest dev: {scores}.\n\nRetrain (same seed, same weights): `{command}`; every "
         "setting is in `config.json` -> `training.config`.\n"
     )

@@ -9,6 +9,8 @@ import plotly.express as px
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from uqlab.tasks import DOMAINS
+
 _BLUE = "#1f5fbf"  # the theme's primaryColor (.streamlit/config.toml)
 _RED = "#d1495b"
 _CLASS_COLORS = ("#d1495b", "#1f5fbf", "#2e8b57", "#e09f3e")
@@ -218,7 +220,7 @@ def sweep_figure(table, tau_name: str) -> go.Figure:
     """The paper's Figure 3: accuracy (left) and mean mutual information (right) in and out of
     domain against the swept temperature. ``table``: DataFrame with tau, domain, accuracy, mi."""
     fig = make_subplots(rows=1, cols=2, subplot_titles=("accuracy", "mean mutual information"))
-    for i, domain in enumerate(("in-domain", "out-of-domain")):
+    for i, domain in enumerate(DOMAINS.values()):  # the display names of ui.dataset frames
         part = table[table["domain"] == domain].sort_values("tau")
         color = (_BLUE, "#e09f3e")[i]
         fig.add_trace(

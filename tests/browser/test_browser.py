@@ -7,7 +7,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from ui.compute import Overrides
+from uqcore.settings import SamplingSettings
 
 MUST_SHOW = ("/?ckpt=cola-hsto&text=John%20is%20tall%20on%20several%20occasions."
              "&label=0&T=50&seed=1")  # fmt: skip
@@ -134,10 +134,10 @@ def test_concurrent_sessions_get_their_own_numbers(chrome, server, served_folder
         contexts[s].close()
     ck = load("cola-hsto", served_folder)
     for s, values in shown.items():
-        res = explore(ck, "John is tall on several occasions.", 37, s, Overrides())
-        stats = summary(res["probs"], 0)
-        assert values[0].startswith(f"{stats['p_mean']:.3f} ± ")
-        assert values[1] == f"{stats['correct']} / 37"
+        res = explore(ck, "John is tall on several occasions.", 37, s, SamplingSettings())
+        stats = summary(res.probs, 0)
+        assert values[0].startswith(f"{stats.p_mean:.3f} ± ")
+        assert values[1] == f"{stats.correct} / 37"
     assert shown[3] != shown[4]
 
 

@@ -15,10 +15,14 @@ element is summed over real (query, key) pairs and stays in the autograd graph.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from typing import Literal
 
 import torch
+from torch import nn
 
-from uqcore.kernels.common import KernelOut, attend, scores_plus
+from uqcore.kernels.common import AttentionKernel, KernelOut, KernelRequest, attend, scores_plus
+from uqcore.maps import LayerMaps
 from uqcore.noise import SampleNoise
 
 EULER_GAMMA = 0.5772156649015329
@@ -72,9 +76,10 @@ def bam_attention(
 ) -> KernelOut:
     """BAM attention. ``sample=False`` (or no noise) uses the posterior mean ``a``.
 
-    ``noise_scale`` multiplies the noise term (0 gives exactly ``a``). Extras:
-    ``prior`` ``[N, H, L]`` (pi, 0 on padding), ``posterior_mean`` ``[N, H, L, L]`` (a),
-    ``kl`` ``[N, H]`` (KL summed over real query/key pairs, differentiable; only if ``need_kl``).
+    ``noise_scale`` multiplies the noise term (0 gives exactly ``a``). Maps besides
+    ``attention``: ``prior`` ``[N, H, L]`` (pi, 0 on padding), ``posterior_mean``
+    ``[N, H, L, L]`` (a), ``kl_per_head`` ``[N, H]`` (KL summed over real query/key pairs,
+    differentiable; only if ``need_kl``).
     Without ``need_extras`` (and ``need_kl``) neither the prior nor ``a`` is computed: a sample
     only needs ``log a``. ``prior_logits`` may then be a callable that is never called.
     ``query_mask [N, Lq]``: which query rows are real, when ``q`` holds a subset of the rows
@@ -89,7 +94,7 @@ def bam_attention(
     if not (need_kl or need_extras):
         if not sampled:
             attn = torch.softmax(scores_plus(q, k, mask, tau), dim=-1)  # a
-        return KernelOut(out=attend(attn, v), attn=attn)
+        return KernelOut(attend(attn, v), LayerMaps(attention=attn))
     scores = scores_plus(q, k, mask, tau)  # [N, H, L, L]
     a = torch.softmax(scores, dim=-1)  # posterior mean
     log_a = torch.log_softmax(scores, dim=-1)
@@ -103,11 +108,11 @@ def bam_attention(
         log_pi = log_pi.masked_fill(~mask[:, None, :], float("-inf"))  # [N, H, L]
     else:
         log_pi = torch.log_softmax(prior_logits.masked_fill(~mask[:, None, :], float("-inf")), -1)
-    extras = {"prior": log_pi.exp(), "posterior_mean": a}
+    maps = LayerMaps(attention=attn, prior=log_pi.exp(), posterior_mean=a)
     if need_kl:
         qmask = mask if query_mask is None else query_mask
-        extras["kl"] = _kl(log_a, log_pi, qmask, mask, dist, shape_k, sigma, beta, prior_sigma)
-    return KernelOut(out=attend(attn, v), attn=attn, extras=extras)
+        maps.kl_per_head = _kl(log_a, log_pi, qmask, mask, dist, shape_k, sigma, beta, prior_sigma)
+    return KernelOut(attend(attn, v), maps)
 
 
 def _noisy_scores(q, k, mask, tau, dist, shape_k, sigma, noise_scale, noise) -> torch.Tensor:
@@ -144,3 +149,57 @@ def _kl(log_a, log_pi, qmask, mask, dist, shape_k, sigma, beta, prior_sigma) -> 
     else:
         raise ValueError(f"BAM distribution must be 'weibull' or 'lognormal', got {dist!r}.")
     return kl.masked_fill(~valid, 0.0).sum(dim=(-1, -2))  # [N, H]
+
+
+@dataclass(frozen=True)
+class BamParams:
+    """BAM structure: the posterior distribution of the unnormalised weights and its shape
+    (``weibull_k`` for Weibull, ``lognormal_sigma`` for Lognormal), and the prior over keys:
+    ``contextual`` (a per-head network of hidden width ``prior_d_mid`` on the keys) or ``fixed``
+    (uniform), Gamma(``prior_beta`` * pi, ``prior_beta``) or Lognormal(..., ``prior_sigma``)."""
+
+    dist: Literal["weibull", "lognormal"] = "weibull"
+    prior: Literal["contextual", "fixed"] = "contextual"
+    weibull_k: float = 10.0  # larger = less noise
+    lognormal_sigma: float = 0.5
+    prior_beta: float = 1.0
+    prior_sigma: float = 1.0
+    prior_d_mid: int = 10
+
+
+def bam_weights(params: BamParams, n_heads: int, d_head: int) -> dict[str, nn.Parameter]:
+    """The contextual prior network ``W2 relu(W1 k + b1)`` per head (none for a fixed prior)."""
+    if params.prior != "contextual":
+        return {}
+    m = params.prior_d_mid
+    return {
+        "prior_w1": nn.Parameter(torch.randn(n_heads, d_head, m) / math.sqrt(d_head)),
+        "prior_b1": nn.Parameter(torch.zeros(n_heads, m)),
+        "prior_w2": nn.Parameter(torch.randn(n_heads, m) / math.sqrt(m)),
+    }
+
+
+def contextual_prior_logits(k: torch.Tensor, weights: dict[str, torch.Tensor]) -> torch.Tensor:
+    """Contextual prior ``W2 relu(W1 k + b1)`` per head. ``[N, H, L, d_h]`` -> ``[N, H, L]``."""
+    hidden = torch.relu(
+        torch.einsum("nhld,hdm->nhlm", k, weights["prior_w1"]) + weights["prior_b1"][:, None]
+    )
+    return torch.einsum("nhlm,hm->nhl", hidden, weights["prior_w2"])
+
+
+def bind_bam(params: BamParams) -> AttentionKernel:
+    """Bayesian Attention Modules with the structure of ``params``; ``s.bam_mode`` picks samples
+    or the posterior mean, ``s.noise_scale`` scales the noise."""
+    contextual = params.prior == "contextual"
+
+    def kernel(q, k, v, mask, s, noise, weights, req: KernelRequest) -> KernelOut:
+        return bam_attention(
+            q, k, v, mask, dist=params.dist,
+            prior_logits=(lambda: contextual_prior_logits(k, weights)) if contextual else None,
+            shape_k=params.weibull_k, sigma=params.lognormal_sigma, beta=params.prior_beta,
+            prior_sigma=params.prior_sigma, sample=s.bam_mode == "sample",
+            noise_scale=s.noise_scale, noise=noise, need_kl=req.need_kl,
+            need_extras=req.weights, query_mask=req.query_mask,
+        )  # fmt: skip
+
+    return kernel

@@ -1,26 +1,74 @@
-"""Pieces shared by every attention kernel: the output record and key masking."""
+"""Pieces shared by every attention kernel: the call signature, the output record, key masking."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
 
 import torch
+
+from uqcore.maps import LayerMaps
+
+if TYPE_CHECKING:  # types only: settings and noise do not import kernels
+    from uqcore.noise import SampleNoise
+    from uqcore.settings import ForwardSettings
 
 
 @dataclass
 class KernelOut:
     """What a kernel returns.
 
-    ``out``: ``[N, H, L, d_h]`` attended values (None if the caller asked for weights only).
-    ``attn``: ``[N, H, L, L]`` the attention weights actually used (rows sum to 1 over real
-    keys, 0 on padded keys). ``extras``: named intermediates for the app (centroid
-    assignments, prior, posterior mean, attention before EM, KL per head), each documented by
-    the kernel that fills it.
+    ``out``: ``[N, H, Lq, d_h]`` attended values (None if the caller asked for weights only).
+    ``maps``: the typed record of what the kernel shows (:class:`uqcore.maps.LayerMaps`):
+    ``maps.attention [N, H, Lq, L]`` is always the weights actually used (rows sum to 1 over real
+    keys, 0 on padded keys); the family's other fields (centroid assignments, prior, posterior
+    mean, attention before EM, KL per head) are filled by the kernel that has them.
     """
 
     out: torch.Tensor | None
-    attn: torch.Tensor | None
-    extras: dict[str, torch.Tensor] = field(default_factory=dict)
+    maps: LayerMaps = field(default_factory=LayerMaps)
+
+
+@dataclass(frozen=True)
+class KernelRequest:
+    """What the layer asks of one kernel call (the same for every family).
+
+    ``weights``: keep the weights and the family's maps (else only what the output needs);
+    ``output``: compute attended values; ``need_kl``: BAM's KL (training always, the sampler on
+    request); ``query_mask [N, Lq]``: which query rows are real when ``q`` holds a subset of the
+    rows (None = ``mask``); ``key_assign``: H-STO key-side assignments already drawn for these
+    keys (other query rows of the same sample reuse them).
+    """
+
+    weights: bool = True
+    output: bool = True
+    need_kl: bool = False
+    query_mask: torch.Tensor | None = None
+    key_assign: torch.Tensor | None = None
+
+
+class AttentionKernel(Protocol):
+    """One family's attention, bound once (at layer construction) to its structural
+    hyper-parameters. Every family's kernel has this one call signature:
+
+    ``kernel(q, k, v, mask, s, noise, weights, req) -> KernelOut`` with ``q [N, H, Lq, d_h]``,
+    ``k, v [N, H, L, d_h]``, ``mask [N, L]`` bool, ``s`` the resolved
+    :class:`uqcore.settings.ForwardSettings`, ``noise`` the rows' :class:`uqcore.noise.SampleNoise`
+    (None = no noise), ``weights`` the layer's learnable tensors of this family (centroids, prior
+    network; ``{}`` for most) and ``req`` a :class:`KernelRequest`.
+    """
+
+    def __call__(
+        self,
+        q: torch.Tensor,
+        k: torch.Tensor,
+        v: torch.Tensor,
+        mask: torch.Tensor,
+        s: ForwardSettings,
+        noise: SampleNoise | None,
+        weights: dict[str, torch.Tensor],
+        req: KernelRequest,
+    ) -> KernelOut: ...
 
 
 def key_mask(mask: torch.Tensor) -> torch.Tensor:

@@ -10,9 +10,12 @@ precision (large = keys stay put). With ``n = 0`` this is plain attention.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
 
-from uqcore.kernels.common import KernelOut, attend, scores_plus
+from uqcore.kernels.common import AttentionKernel, KernelOut, KernelRequest, attend, scores_plus
+from uqcore.maps import LayerMaps
 
 
 def _weights(q: torch.Tensor, xi: torch.Tensor, mask: torch.Tensor, alpha: float) -> torch.Tensor:
@@ -51,11 +54,26 @@ def probtrans_attention(
     *,
     keep_prior: bool = False,
 ) -> KernelOut:
-    """Attention with EM-adapted keys. With ``keep_prior`` also returns
-    ``extras["attn_before_em"]`` ``[N, H, L, L]``: the attention with the trained keys."""
-    extras: dict[str, torch.Tensor] = {}
-    if keep_prior:
-        extras["attn_before_em"] = _weights(q, k, mask, alpha)
+    """Attention with EM-adapted keys. With ``keep_prior`` also fills
+    ``maps.attention_before_em`` ``[N, H, L, L]``: the attention with the trained keys."""
+    before = _weights(q, k, mask, alpha) if keep_prior else None
     xi = em_adapt_keys(q, k, mask, alpha, theta, iterations)
     attn = _weights(q, xi, mask, alpha)  # [N, H, L, L]
-    return KernelOut(out=attend(attn, v), attn=attn, extras=extras)
+    return KernelOut(attend(attn, v), LayerMaps(attention=attn, attention_before_em=before))
+
+
+@dataclass(frozen=True)
+class ProbtransParams:
+    """The Probabilistic Transformer has no structural hyper-parameters: EM iterations and the
+    prior precision theta are inference settings (:class:`uqcore.settings.SamplingSettings`)."""
+
+
+def bind_probtrans(params: ProbtransParams) -> AttentionKernel:
+    """``w_ij ∝ exp(xi_j^T q_i / tau)`` with keys adapted by ``s.em_iterations`` EM steps."""
+
+    def kernel(q, k, v, mask, s, noise, weights, req: KernelRequest) -> KernelOut:
+        return probtrans_attention(
+            q, k, v, mask, 1.0 / s.tau, s.em_precision, s.em_iterations, keep_prior=req.weights
+        )
+
+    return kernel

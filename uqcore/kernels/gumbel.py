@@ -9,9 +9,15 @@ changes only gradients, not samples.
 
 from __future__ import annotations
 
-import torch
+import math
+from dataclasses import dataclass
+from typing import Literal
 
-from uqcore.kernels.common import KernelOut, attend, scores_plus
+import torch
+from torch import nn
+
+from uqcore.kernels.common import AttentionKernel, KernelOut, KernelRequest, attend, scores_plus
+from uqcore.maps import LayerMaps
 from uqcore.noise import SampleNoise
 
 
@@ -51,7 +57,7 @@ def sto_attention(
     w = noise.neg_gumbel(q.shape[1], q.shape[2], k.shape[2]) if noisy else None  # -g
     scores = scores_plus(q, k, mask, tau2, w, -noise_scale)  # (QK^T + lambda g) / tau2
     attn = soft_or_hard(torch.softmax(scores, dim=-1), hard)  # [N, H, L, L]
-    return KernelOut(out=attend(attn, v), attn=attn)
+    return KernelOut(attend(attn, v), LayerMaps(attention=attn))
 
 
 def centroid_assign(
@@ -86,7 +92,7 @@ def centroid_attention(
     side: str = "key",
     key_assign: torch.Tensor | None = None,
 ) -> KernelOut:
-    """H-STO-TRANS attention. ``extras["centroids"]``: assignments ``P`` ``[N, H, L, c]``
+    """H-STO-TRANS attention. ``maps.centroids``: assignments ``P`` ``[N, H, L, c]``
     (``L`` = keys on the key side, queries on the query side).
 
     ``side="key"`` replaces keys by ``P C^T``; ``side="query"`` replaces queries instead.
@@ -107,5 +113,50 @@ def centroid_attention(
     else:
         raise ValueError(f"centroid side must be 'key' or 'query', got {side!r}.")
     out = sto_attention(q, k, v, mask, tau2, noise_scale, noise, hard)
-    out.extras["centroids"] = p
+    out.maps.centroids = p
     return out
+
+
+@dataclass(frozen=True)
+class StoParams:
+    """STO-TRANS has no structural hyper-parameters: its knobs (tau2, noise scale, hard) are
+    inference settings (:class:`uqcore.settings.SamplingSettings`)."""
+
+
+def bind_sto(params: StoParams) -> AttentionKernel:
+    """STO-TRANS: ``softmax((Q K^T + lambda * g) / tau2)``."""
+
+    def kernel(q, k, v, mask, s, noise, weights, req: KernelRequest) -> KernelOut:
+        return sto_attention(q, k, v, mask, s.tau2, s.noise_scale, noise, s.hard)
+
+    return kernel
+
+
+@dataclass(frozen=True)
+class HstoParams:
+    """H-STO-TRANS structure: ``n_centroids`` learnable centroids per layer, shared by the heads
+    (or one set per head), replacing the keys (``side="key"``) or the queries."""
+
+    n_centroids: int = 2
+    centroid_side: Literal["key", "query"] = "key"
+    centroids_per_head: bool = False
+
+
+def hsto_weights(params: HstoParams, n_heads: int, d_head: int) -> dict[str, nn.Parameter]:
+    """The layer's centroids ``C``: ``[d_h, c]`` shared, or ``[H, d_h, c]`` per head."""
+    c = params.n_centroids
+    shape = (n_heads, d_head, c) if params.centroids_per_head else (d_head, c)
+    return {"centroids": nn.Parameter(torch.randn(shape) / math.sqrt(d_head))}
+
+
+def bind_hsto(params: HstoParams) -> AttentionKernel:
+    """H-STO-TRANS: keys (or queries) pulled to centroids, then STO attention over values."""
+    side = params.centroid_side
+
+    def kernel(q, k, v, mask, s, noise, weights, req: KernelRequest) -> KernelOut:
+        return centroid_attention(
+            q, k, v, mask, weights["centroids"], s.tau1, s.tau2, s.noise_scale, noise, s.hard,
+            side, key_assign=req.key_assign,
+        )  # fmt: skip
+
+    return kernel

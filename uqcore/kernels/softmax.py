@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import torch
 import torch.nn.functional as F
 
-from uqcore.kernels.common import KernelOut, attend, key_mask, scores_plus
+from uqcore.kernels.common import (
+    AttentionKernel,
+    KernelOut,
+    KernelRequest,
+    attend,
+    key_mask,
+    scores_plus,
+)
+from uqcore.maps import LayerMaps
 
 FUSED_MIN_LEN = 128  # below this, CPU SDPA is slower than the manual path
 
@@ -32,13 +42,13 @@ def softmax_attention(
     some of them before attending.
     """
     if not need_output:
-        return KernelOut(out=None, attn=manual_softmax_weights(q, k, mask, tau))
+        return KernelOut(None, LayerMaps(attention=manual_softmax_weights(q, k, mask, tau)))
     if not fused or q.shape[-2] < FUSED_MIN_LEN:
         attn = manual_softmax_weights(q, k, mask, tau)
-        return KernelOut(out=attend(attn, v), attn=attn)
+        return KernelOut(attend(attn, v), LayerMaps(attention=attn))
     out = F.scaled_dot_product_attention(q, k, v, attn_mask=key_mask(mask), scale=1.0 / tau)
     attn = manual_softmax_weights(q, k, mask, tau) if need_weights else None
-    return KernelOut(out=out, attn=attn)
+    return KernelOut(out, LayerMaps(attention=attn))
 
 
 def manual_softmax_weights(
@@ -46,3 +56,20 @@ def manual_softmax_weights(
 ) -> torch.Tensor:
     """``softmax(Q K^T / tau)`` over real keys. ``[N,H,L,d_h]`` x2 -> ``[N, H, L, L]``."""
     return torch.softmax(scores_plus(q, k, mask, tau), dim=-1)
+
+
+@dataclass(frozen=True)
+class NoParams:
+    """Attention without structural hyper-parameters of its own (softmax families)."""
+
+
+def bind_softmax(params: NoParams) -> AttentionKernel:
+    """TRANS, MC dropout, ensemble members and BayesFormer: ``softmax(Q K^T / tau)``."""
+
+    def kernel(q, k, v, mask, s, noise, weights, req: KernelRequest) -> KernelOut:
+        return softmax_attention(
+            q, k, v, mask, s.tau, need_weights=req.weights, need_output=req.output,
+            fused=s.fused_attention,
+        )  # fmt: skip
+
+    return kernel

@@ -1,6 +1,7 @@
 """Typed training configuration: task defaults, JSON config files and ``--set key=value`` overrides.
 
-Precedence: task defaults < ``--config`` JSON file < ``--set`` overrides < explicit CLI flags.
+Precedence: task defaults (``TaskSpec.train_defaults``, :mod:`uqlab.tasks`) < ``--config`` JSON
+file < ``--set`` overrides < explicit CLI flags.
 ``model`` holds :class:`uqcore.config.ModelConfig` fields (with ``attention`` as a nested dict);
 ``vocab_size`` there is filled from the vocabulary built on the training split.
 """
@@ -14,21 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from uqcore.config import FAMILIES, ModelConfig
+from uqcore.config import ModelConfig
 from uqcore.errors import ConfigError
-
-TASK_DEFAULTS: dict[str, dict[str, Any]] = {
-    # the paper's IMDB model: 1 layer, 8 heads, embedding and hidden size 128, Adam 1e-3, batch 128
-    "imdb": {
-        "max_len": 256, "batch_size": 128, "lr": 1e-3, "vocab_size": 20_000,
-        "model": {"n_layers": 1, "n_heads": 8, "d_model": 128, "d_ff": 128, "dropout": 0.1},
-    },
-    # word-level CoLA from scratch (the paper used ELMo inputs, which we do not have)
-    "cola": {
-        "max_len": 48, "batch_size": 32, "lr": 5e-4, "vocab_size": 8_000, "min_freq": 1,
-        "model": {"n_layers": 4, "n_heads": 8, "d_model": 128, "d_ff": 512, "dropout": 0.1},
-    },
-}  # fmt: skip
+from uqcore.families import FAMILIES, get_family
+from uqlab.tasks import get_task
 
 
 @dataclass(frozen=True)
@@ -61,10 +51,7 @@ class TrainConfig:
     model: dict[str, Any] = field(default_factory=dict)
 
     def validate(self) -> TrainConfig:
-        from uqlab.data import TASKS
-
-        if self.task not in TASKS:
-            raise ConfigError(f"Unknown task {self.task!r}; use one of {', '.join(TASKS)}.")
+        get_task(self.task)  # ConfigError naming the known tasks
         if self.family not in FAMILIES:
             raise ConfigError(f"Unknown family {self.family!r}; use one of {', '.join(FAMILIES)}.")
         for name in ("epochs", "patience", "batch_size", "vocab_size", "min_freq", "dev_samples",
@@ -94,7 +81,7 @@ class TrainConfig:
         """The architecture to train, with ``vocab_size`` from the built vocabulary."""
         data = dict(self.model)
         data.update(family=self.family, vocab_size=vocab_size, max_len=self.max_len)
-        data["ensemble_size"] = self.ensemble_size if self.family == "ensemble" else 1
+        data["ensemble_size"] = self.ensemble_size if get_family(self.family).ensemble else 1
         return ModelConfig.from_dict(data)
 
     def to_dict(self) -> dict[str, Any]:
@@ -111,9 +98,8 @@ def build_config(
     **flags: Any,
 ) -> TrainConfig:
     """Merge task defaults, a JSON config file, ``key=value`` overrides and flags (not None)."""
-    if task not in TASK_DEFAULTS:
-        raise ConfigError(f"Unknown task {task!r}; use one of {', '.join(TASK_DEFAULTS)}.")
-    data: dict[str, Any] = json.loads(json.dumps(TASK_DEFAULTS[task]))  # deep copy
+    defaults = get_task(task).train_defaults  # ConfigError naming the known tasks
+    data: dict[str, Any] = json.loads(json.dumps(defaults))  # deep copy
     if config_file:
         path = Path(config_file)
         try:
@@ -126,7 +112,7 @@ def build_config(
         key, sep, raw = item.partition("=")
         if not sep or not key:
             raise ConfigError(
-                f"--set takes key=value (e.g. model.attention.tau2=40), got {item!r}."
+                f"--set takes key=value (e.g. model.inference.tau2=40), got {item!r}."
             )
         _merge(data, _nested(key.split("."), _parse_value(raw)))
     data.update({k: v for k, v in flags.items() if v is not None})

@@ -138,7 +138,7 @@ def micro_batch_size(cfg, length: int) -> int:
     bandwidth-poor CPU this makes a 256-token IMDB step 2.2x faster than one 128-row pass.
     A 1-layer model attends from [CLS] only (training never runs EM), so its largest per-example
     tensors are the ``[L, 3D]`` projections instead."""
-    rows = widest_query_rows(cfg, length, full_rows=False, em_iterations=0)  # no EM in training
+    rows = widest_query_rows(cfg, length, False, resolve(cfg, training=True))  # no EM in training
     per_example = 4 * max(cfg.n_heads * rows * length, 3 * cfg.d_model * length)
     return max(1, MICRO_BATCH_BYTES // per_example)
 

@@ -1,0 +1,89 @@
+"""The task table (uqlab.tasks): complete, consistent, and the one place that names a task."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from pathlib import Path
+
+import pytest
+
+from uqcore.errors import ConfigError
+from uqlab import paper
+from uqlab.data import EVAL_SUBSETS, load_eval_subset
+from uqlab.paths import EVAL_DIR
+from uqlab.tasks import DOMAINS, METRICS, TASKS, get_task, task_title
+from uqlab.training.config import build_config
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.mark.parametrize("name", TASKS)
+def test_every_task_is_complete_and_consistent(name: str) -> None:
+    spec = TASKS[name]
+    assert spec.name == name and spec.title and spec.short and spec.ood_name
+    metric = METRICS[spec.metric]
+    assert spec.metric_spec is metric
+    n = metric.n_classes
+    assert len(spec.label_names) == n if n else len(spec.label_names) >= 2
+    assert len(set(spec.label_names)) == len(spec.label_names)
+    assert len(spec.files) == 3 and all(f.endswith(".parquet") for f in spec.files)
+    assert all(f.split("/")[0] in spec.layout for f in spec.files)  # the error hint names them
+    assert set(spec.eval_subsets) == set(DOMAINS)  # one bundled subset per domain
+    for domain, stem in spec.eval_subsets.items():
+        assert (EVAL_DIR / f"{stem}.parquet").is_file(), stem
+        assert load_eval_subset(stem).name == ("test" if domain == "id" else "ood")
+    hub = spec.hub
+    assert len(hub.splits) == 2 and (hub.ood_subset is None) != (hub.ood_tail is None)
+    assert hub.ood_subset is None or hub.ood_subset in spec.eval_subsets.values()
+    assert spec.paper_tables and all(n in paper.TABLES for n in spec.paper_tables)
+
+
+def test_eval_subsets_come_from_the_table_and_none_is_shared() -> None:
+    stems = [s for spec in TASKS.values() for s in spec.eval_subsets.values()]
+    assert len(stems) == len(set(stems)) and set(stems) == set(EVAL_SUBSETS)
+    assert {p.stem for p in EVAL_DIR.glob("*.parquet")} == set(stems)
+
+
+@pytest.mark.parametrize("name", TASKS)
+def test_training_defaults_are_what_build_config_starts_from(name: str) -> None:
+    defaults = TASKS[name].train_defaults
+    tc = build_config(name, "trans", "out")
+    for key, value in defaults.items():
+        if key != "model":
+            assert getattr(tc, key) == value, key
+    assert tc.model == defaults["model"]
+    assert tc.model is not defaults["model"]  # a copy: configs never share the table's dicts
+    tuned = build_config(name, "trans", "out", overrides=["model.d_model=64"])
+    assert tuned.model["d_model"] == 64 and defaults["model"]["d_model"] != 64
+
+
+def test_get_task_errors_clearly() -> None:
+    assert get_task("cola") is TASKS["cola"]
+    for bad in ("sst2", "", None, 3):
+        with pytest.raises(ConfigError, match=r"Unknown task .*use one of imdb, cola"):
+            get_task(bad)
+    with pytest.raises(ConfigError, match="Unknown task 'sst2'"):
+        build_config("sst2", "trans", "out")
+    assert task_title("cola") == "CoLA acceptability" and task_title("mystery") == "mystery"
+
+
+def test_specs_are_frozen() -> None:
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        TASKS["imdb"].metric = "mcc"  # type: ignore[misc]
+
+
+def test_only_the_task_table_names_a_task() -> None:
+    """No module of the lab or the app spells a task name as a string, except the two tables."""
+    quoted = re.compile(r"""["'](imdb|cola)["']""")
+    allowed = {ROOT / "uqlab/tasks.py", ROOT / "uqlab/paper.py"}
+    files = [ROOT / "app.py", *(p for d in ("uqlab", "ui", "pages", "viz")
+                                for p in (ROOT / d).rglob("*.py"))]  # fmt: skip
+    offenders = [
+        f"{p.relative_to(ROOT)}:{n}"
+        for p in files
+        if p not in allowed
+        for n, line in enumerate(p.read_text().splitlines(), 1)
+        if quoted.search(line)
+    ]
+    assert not offenders, offenders

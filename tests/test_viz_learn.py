@@ -1,0 +1,79 @@
+"""The Learn page's figures (viz.learn), built as a notebook would: no Streamlit."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import plotly.graph_objects as go
+
+from viz import learn as V
+
+
+def _z(fig: go.Figure) -> np.ndarray:
+    return np.asarray(fig.data[0].z, float)
+
+
+def test_viz_learn_does_not_import_streamlit() -> None:
+    code = "import sys, viz.learn; assert 'streamlit' not in sys.modules, 'streamlit imported'"
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_gumbel_rows_are_distributions_and_follow_the_seed() -> None:
+    fig = V.gumbel_figure(np.random.default_rng(0), 1.0, 6)
+    z = _z(fig)  # [1 + 6, 6]: the noise-free row, then the samples
+    assert z.shape == (7, len(V.TOKENS)) and np.allclose(z.sum(1), 1)
+    assert np.allclose(z[0], V.softmax(V.LOGITS))
+    assert list(fig.data[0].y) == ["softmax (no noise)"] + [f"sample {i}" for i in range(6)]
+    assert np.array_equal(z, _z(V.gumbel_figure(np.random.default_rng(0), 1.0, 6)))
+    assert not np.array_equal(z, _z(V.gumbel_figure(np.random.default_rng(1), 1.0, 6)))
+    cold = _z(V.gumbel_figure(np.random.default_rng(0), 0.1, 6))[1:]
+    hot = _z(V.gumbel_figure(np.random.default_rng(0), 20.0, 6))[1:]
+    assert cold.max(1).mean() > 0.8 > hot.max(1).mean()  # low tau: near one-hot
+
+
+def test_hard_samples_are_one_hot_and_their_share_sums_to_one() -> None:
+    z = _z(V.hard_figure(np.random.default_rng(3), 5))  # [5 + 2, 6]
+    hard = z[:5]
+    assert set(np.unique(hard)) <= {0.0, 1.0} and np.array_equal(hard.sum(1), np.ones(5))
+    assert np.allclose(z[5], hard.mean(0)) and np.allclose(z[6], V.softmax(V.LOGITS))
+
+
+def test_centroid_figure_moves_keys_into_the_centroids_hull() -> None:
+    fig = V.centroid_figure(np.random.default_rng(0), 0.3)
+    names = [t.name for t in fig.data]
+    assert names[0] == "centroids" and names[-1] == "keys" and len(fig.data) == 1 + 5 + 1
+    moved = np.concatenate([np.c_[t.x, t.y] for t in fig.data[1:-1]])  # [5 * 6, 2]
+    lo, hi = V.CENTROIDS.min(0), V.CENTROIDS.max(0)
+    assert np.all(moved >= lo - 1e-9) and np.all(moved <= hi + 1e-9)  # convex mixes
+
+
+def test_bam_samples_scatter_around_the_posterior_and_k_tightens_them() -> None:
+    def spread(k: float) -> float:
+        z = _z(V.bam_figure(np.random.default_rng(0), k))  # prior, posterior mean, 4 samples
+        assert np.allclose(z.sum(1), 1) and np.allclose(z[1], V.softmax(V.LOGITS))
+        return float(np.abs(z[2:] - z[1]).mean())
+
+    assert spread(30.0) < spread(2.0)
+
+
+def test_disagreement_numbers_and_histogram() -> None:
+    agree = V.disagreement(np.random.default_rng(0), 0.0)
+    assert np.isclose(agree["mi"], 0) and np.isclose(agree["mean"], 1 / (1 + np.exp(-1)))
+    d = V.disagreement(np.random.default_rng(0), 2.5)
+    assert d["p1"].shape == (200,) and d["mi"] > 0.05 and d["entropy"] >= d["mi"]
+    fig = V.samples_histogram(d["p1"])
+    assert np.array_equal(np.asarray(fig.data[0].x), d["p1"])
+
+
+def test_one_generator_through_the_steps_is_reproducible() -> None:
+    """The page passes one generator through steps 1-5: same seed, same pictures."""
+
+    def page(seed: int) -> list:
+        rng = np.random.default_rng(seed)
+        figs = [V.gumbel_figure(rng, 1.0, 6), V.hard_figure(rng, 6),
+                V.centroid_figure(rng, 0.3), V.bam_figure(rng, 10.0)]  # fmt: skip
+        return [f.to_json() for f in figs] + [V.disagreement(rng, 1.0)["mi"]]
+
+    assert page(4) == page(4) and page(4) != page(5)

@@ -1,0 +1,99 @@
+"""Every ``st.session_state`` key the app uses, named once, with what it holds.
+
+Two kinds: state the code reads and writes itself (``st.session_state[KEY]``), and widget keys
+(``key=KEY``), which Streamlit stores in the session state too. A key starting with ``_`` is
+internal (never a widget). ``tests/test_keys.py`` fails when ``ui/``, ``pages/`` or ``app.py``
+use a literal key missing here. No Streamlit here.
+"""
+
+from __future__ import annotations
+
+# ----------------------------------------------------------------- shared: app.py, ui.sidebar
+UI_READY = "_ui_ready"  # True once this browser session has read its URL into the state
+VIEW = "view"  # the current ui.state.ViewState: everything a shareable link carries
+INFO = "_info"  # the CheckpointInfo the sidebar settled on in this run (None: no checkpoint)
+NEW_CKPT = "_new_ckpt"  # set when the checkpoint changed: refill the settings from its own
+SELECT_CKPT = "_select_ckpt"  # a checkpoint name the sidebar selects on the next run (upload)
+URL_NOTES = "url_notes"  # notes about link values that had to be replaced, shown once
+# the sidebar's widgets; their names are also the query parameters of ui.state.to_params
+CKPT = "ckpt"  # checkpoint picker
+T = "T"  # samples per input
+SEED = "seed"  # the seed of every draw
+TAU1 = "tau1"  # keys -> centroids temperature (H-STO-TRANS)
+TAU2 = "tau2"  # attention temperature (STO-TRANS, H-STO-TRANS)
+NOISE_SCALE = "noise_scale"  # noise scale lambda
+BAM_MODE = "bam_mode"  # BAM attention: "sample" or "mean"
+EM_ITERATIONS = "em_iterations"  # EM iterations (Probabilistic Transformer)
+DROPOUT = "dropout"  # dropout rate kept on at inference (MC dropout, BayesFormer)
+KNOBS = (TAU1, TAU2, NOISE_SCALE, BAM_MODE, EM_ITERATIONS, DROPOUT)  # = uqcore knob names
+SIDEBAR = (CKPT, T, SEED, *KNOBS)
+
+# ----------------------------------------------------------------- ui.cached (uploads)
+UPLOAD_TMP = "_upload_tmp"  # the TemporaryDirectory of this session's uploaded checkpoints
+UPLOAD_DIR = "upload_dir"  # its path (a string)
+
+# ----------------------------------------------------------------- explorer: pages/explore.py
+PRESET = "preset"  # the chosen example sentence (index into ui.catalog.presets)
+TEXT_BOX = "text_box"  # the text being typed
+LABEL_BOX = "label_box"  # the gold label chosen for it ("unknown" or a label name)
+# ui/explore_views.py
+FIGURES = "_figures"  # figure name -> the plotly figure last drawn (for the export panel)
+FIGURE_PREFIX = "fig_"  # + a figure name: the key of its st.plotly_chart
+ATT_LAYER, ATT_HEAD, ATT_SAMPLE, ATT_WINDOW = "att_layer", "att_head", "att_sample", "att_window"
+CEN_LAYER, CEN_HEAD, CEN_SAMPLE, CEN_WINDOW = "cen_layer", "cen_head", "cen_sample", "cen_window"
+BAM_LAYER, BAM_HEAD, BAM_QUERY = "bam_layer", "bam_head", "bam_query"  # prior vs posterior
+EM_LAYER, EM_HEAD, EM_WINDOW = "em_layer", "em_head", "em_window"  # before vs after EM
+EXPORT_FIG, EXPORT_FMT, EXPORT_RENDER = "export_fig", "export_fmt", "export_render"
+
+# ----------------------------------------------------------------- pages/table3.py
+T3_SOURCE = "t3_source"  # where the sentences come from (examples, pasted, CSV, random)
+T3_PASTED = "t3_pasted"  # pasted lines
+T3_UPLOAD = "t3_upload"  # uploaded CSV
+T3_N = "t3_n"  # random sentences per domain
+T3_REQUEST = "t3_request"  # the request last computed (kept across reruns)
+
+# ----------------------------------------------------------------- pages/results.py
+RES_CKPTS = "res_ckpts"  # checkpoints recomputed on the bundled subsets
+RES_T = "res_T"  # samples per example
+RES_N = "res_n"  # examples per domain
+RES_SCORE = "res_score"  # OOD score of the ROC and histograms
+RES_GO = "res_go"  # the Compute button
+RES_REQUEST = "res_request"  # the request last computed
+RES_TABLE_CSV, RES_ROWS_CSV = "res_table_csv", "res_rows_csv"  # download buttons
+
+# ----------------------------------------------------------------- pages/errors.py
+ERR_T = "err_T"  # samples per example
+ERR_N = "err_n"  # examples per domain (0 = all)
+ERR_GO = "err_go"  # the Compute button
+ERR_REQUEST = "err_request"  # the request last computed
+ERR_DOMAIN, ERR_VIEW, ERR_SORT = "err_domain", "err_view", "err_sort"  # filters and order
+ERR_OPEN = "err_open"  # the row shown below the table
+
+# ----------------------------------------------------------------- pages/compare.py
+CMP_TEXT, CMP_LABEL, CMP_CKPTS = "cmp_text", "cmp_label", "cmp_ckpts"  # the compared input
+CMP_LAYER, CMP_HEAD = "cmp_layer", "cmp_head"  # the attention maps shown
+CMP_TABLE_CSV, CMP_SAMPLES_CSV = "cmp_table_csv", "cmp_samples_csv"  # download buttons
+
+# ----------------------------------------------------------------- pages/sweep.py
+SW_CKPT, SW_WHICH, SW_GRID = "sw_ckpt", "sw_which", "sw_grid"  # what is swept, over which values
+SW_N, SW_T = "sw_n", "sw_T"  # examples per domain, samples per example
+SW_GO = "sw_go"  # the Run button
+SW_REQUEST = "sw_request"  # the request last computed
+
+# ----------------------------------------------------------------- pages/learn.py
+LEARN_SEED = "learn_seed"  # the page's own seed
+L_TAU, L_N, L_TAU1 = "l_tau", "l_n", "l_tau1"  # step 1-3 sliders
+L_K, L_SPREAD = "l_k", "l_spread"  # step 4-5 sliders
+
+# ----------------------------------------------------------------- pages/upload.py
+UPLOADED = "_uploaded"  # the name of the checkpoint just added (for the success note)
+UP_ZIP, UP_ZIP_GO = "up_zip", "up_zip_go"  # a zip upload and its button
+UP_FILES, UP_NAME, UP_FILES_GO = "up_files", "up_name", "up_files_go"  # loose files
+UP_PATH, UP_PATH_GO = "up_path", "up_path_go"  # a server folder
+
+ALL: frozenset[str] = frozenset(
+    v
+    for k, v in dict(globals()).items()
+    if k.isupper() and isinstance(v, str) and k != "FIGURE_PREFIX"
+)
+PREFIXES = (FIGURE_PREFIX,)  # keys made at run time: prefix + a name

@@ -1,0 +1,186 @@
+"""The family table: what each model family is, in one entry each.
+
+A :class:`FamilySpec` names the family's attention kernel (bound once, at layer construction,
+with the family's structural hyper-parameters, :attr:`FamilySpec.params`), the learnable tensors
+that kernel needs, the inference knobs it reads (and so which settings a checkpoint of it
+stores and which sidebar controls the app enables), the maps it produces, where its dropout
+goes, and when its samples differ. Every other module asks this table; nothing else compares a
+family's name. Adding a family = one kernel file in :mod:`uqcore.kernels` + one entry below.
+
+:data:`KNOBS` describes every inference knob once (its label and help for the app); a knob a
+family does not read is shown disabled with :func:`disabled_reason`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
+
+from torch import nn
+
+from uqcore.errors import ConfigError
+from uqcore.kernels.bayesian import BamParams, bam_weights, bind_bam
+from uqcore.kernels.common import AttentionKernel
+from uqcore.kernels.em import ProbtransParams, bind_probtrans
+from uqcore.kernels.gumbel import HstoParams, StoParams, bind_hsto, bind_sto, hsto_weights
+from uqcore.kernels.softmax import NoParams, bind_softmax
+
+if TYPE_CHECKING:  # types only: settings imports this module
+    from uqcore.settings import ForwardSettings
+
+Knob = Literal["tau", "tau1", "tau2", "noise_scale", "hard", "bam_mode", "em_iterations",
+               "em_precision", "dropout"]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class KnobInfo:
+    """One inference knob as the app shows it. ``control``: the sidebar shows a control for it
+    (``always``: even for families that do not read it, disabled with the reason)."""
+
+    label: str
+    help: str
+    control: bool = True
+    always: bool = False
+    lacks: str = "does not use this setting"  # "<family> lacks ..." when it does not read it
+
+
+KNOBS: dict[str, KnobInfo] = {
+    "tau": KnobInfo("tau: softmax temperature", "softmax(QKᵀ / tau); trained with sqrt(d_head).",
+                    control=False),
+    "tau1": KnobInfo("tau1: keys → centroids",
+                     "Temperature of the Gumbel-softmax that assigns each key to the learnable "
+                     "centroids: low = one centroid per key, high = a blend.", always=True,
+                     lacks="has no centroids"),
+    "tau2": KnobInfo("tau2: attention over values",
+                     "Temperature of softmax((QKᵀ + λ·g) / tau2): low = each token attends to "
+                     "one token, high = attention spreads evenly.", always=True,
+                     lacks="has no Gumbel-softmax attention"),
+    "noise_scale": KnobInfo("Noise scale λ",
+                            "Multiplies the attention noise: 1 = as trained, 0 = the noise-free "
+                            "model.", always=True, lacks="has no attention noise"),
+    "hard": KnobInfo("hard samples", "Straight-through one-hot samples.", control=False),
+    "bam_mode": KnobInfo("BAM attention",
+                         "'sample' draws Weibull attention weights; 'mean' uses their mean "
+                         "(deterministic)."),
+    "em_iterations": KnobInfo("EM iterations",
+                              "Key adaptation steps at inference (0 = the trained keys)."),
+    "em_precision": KnobInfo("EM prior precision θ", "Large = keys stay put.", control=False),
+    "dropout": KnobInfo("Dropout rate (kept on)", "The rate of the masks drawn at inference."),
+}  # fmt: skip
+
+
+def _never(s: ForwardSettings) -> bool:
+    return False
+
+
+@dataclass(frozen=True)
+class FamilySpec:
+    """One model family.
+
+    ``params``: the frozen dataclass of its attention's structural hyper-parameters (stored in
+    ``ModelConfig.attention``); ``bind(params)`` returns its :class:`AttentionKernel`;
+    ``weights(params, n_heads, d_head)`` the learnable tensors the kernel reads, registered on
+    the attention layer under these names (checkpoint keys); ``knobs``: the inference settings
+    it reads (a checkpoint stores their trained values in ``ModelConfig.inference``);
+    ``maps``: the :class:`uqcore.maps.LayerMaps` fields it fills besides ``attention``;
+    ``dropout_site``: ``"standard"`` (embeddings, attention probabilities, sub-layer outputs) or
+    ``"variational"`` (BayesFormer: inputs of Q, K, V per head and of the FFN, token inputs);
+    ``mc_dropout``: dropout stays on at inference unless the caller says otherwise;
+    ``member_family``: a deep ensemble of members of that family (a sample = a member);
+    ``noisy(s)``: whether its attention draws noise under resolved settings ``s``;
+    ``needs_every_query(s)``: its last layer must attend from every token (EM);
+    ``extra_bytes``: activations per row and token beyond the standard ones, in units of
+    ``n_heads * d_model`` floats (BayesFormer's per-head masked inputs), for chunk sizing;
+    ``has_kl``: its kernel returns a KL term (added to the training loss).
+    """
+
+    name: str
+    title: str
+    params: type
+    bind: Callable[[object], AttentionKernel]
+    weights: Callable[[object, int, int], dict[str, nn.Parameter]] = lambda p, h, d: {}
+    knobs: tuple[str, ...] = ("tau",)
+    maps: tuple[str, ...] = ()
+    dropout_site: Literal["standard", "variational"] = "standard"
+    mc_dropout: bool = False
+    member_family: str | None = None
+    noisy: Callable[[ForwardSettings], bool] = field(default=_never)
+    needs_every_query: Callable[[ForwardSettings], bool] = field(default=_never)
+    extra_bytes: int = 0
+    has_kl: bool = False
+
+    @property
+    def ensemble(self) -> bool:
+        return self.member_family is not None
+
+    def reads(self, knob: str) -> bool:
+        """Whether this family's attention (or dropout) uses ``knob`` at inference."""
+        if knob == "dropout":
+            return self.mc_dropout
+        return knob in self.knobs
+
+    def controls(self) -> tuple[str, ...]:
+        """The sidebar controls for this family, in :data:`KNOBS` order: every knob it reads
+        that has a control, plus the always-shown ones (disabled when not read)."""
+        return tuple(k for k, i in KNOBS.items() if i.control and (i.always or self.reads(k)))
+
+
+SOFTMAX_KNOBS = ("tau",)
+
+FAMILIES: dict[str, FamilySpec] = {
+    spec.name: spec
+    for spec in (
+        FamilySpec("trans", "Deterministic transformer", NoParams, bind_softmax),
+        FamilySpec("mcdropout", "MC dropout", NoParams, bind_softmax, mc_dropout=True),
+        FamilySpec("ensemble", "Deep ensemble", NoParams, bind_softmax, member_family="trans"),
+        FamilySpec(
+            "sto", "STO-TRANS", StoParams, bind_sto,
+            knobs=("tau2", "noise_scale", "hard"),
+            noisy=lambda s: s.noise_scale > 0,
+        ),
+        FamilySpec(
+            "hsto", "H-STO-TRANS", HstoParams, bind_hsto, weights=hsto_weights,
+            knobs=("tau1", "tau2", "noise_scale", "hard"), maps=("centroids",),
+            noisy=lambda s: s.noise_scale > 0,
+        ),
+        FamilySpec(
+            "bam", "Bayesian Attention Modules", BamParams, bind_bam, weights=bam_weights,
+            knobs=("noise_scale", "bam_mode"), maps=("prior", "posterior_mean", "kl_per_head"),
+            noisy=lambda s: s.bam_mode == "sample" and s.noise_scale > 0, has_kl=True,
+        ),
+        FamilySpec(
+            "bayesformer", "BayesFormer", NoParams, bind_softmax, dropout_site="variational",
+            mc_dropout=True, extra_bytes=3,
+        ),
+        FamilySpec(
+            "probtrans", "Probabilistic Transformer (EM keys)", ProbtransParams, bind_probtrans,
+            knobs=("tau", "em_iterations", "em_precision"), maps=("attention_before_em",),
+            needs_every_query=lambda s: s.em_iterations > 0,
+        ),
+    )
+}  # fmt: skip
+
+FAMILY_NAMES: tuple[str, ...] = tuple(FAMILIES)
+
+
+def get_family(name: str) -> FamilySpec:
+    """The spec of family ``name``; :class:`ConfigError` listing the known ones otherwise."""
+    spec = FAMILIES.get(name) if isinstance(name, str) else None
+    if spec is None:
+        raise ConfigError(f"Unknown model family {name!r}. Use one of: {', '.join(FAMILIES)}.")
+    return spec
+
+
+def title(name: str) -> str:
+    """A family's display name (the name itself for an unknown family, e.g. a broken folder)."""
+    spec = FAMILIES.get(name)
+    return spec.title if spec else str(name)
+
+
+def disabled_reason(spec: FamilySpec, knob: str) -> str:
+    """Why the control of ``knob`` is disabled for ``spec``, naming the families that read it."""
+    users = [f.title for f in FAMILIES.values() if f.reads(knob)]
+    named = users[0] if len(users) == 1 else f"{', '.join(users[:-1])} and {users[-1]}"
+    verb = "uses" if len(users) == 1 else "use"
+    return f"Disabled: {spec.title} {KNOBS[knob].lacks}; only {named} {verb} {knob}."

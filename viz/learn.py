@@ -1,0 +1,107 @@
+"""The Learn page's toy figures: stochastic attention on one query over six tokens, in numpy.
+
+Each step's builder takes the page's ``numpy.random.Generator`` and draws from it in page order
+(steps 1 to 5), so a seed gives the same pictures; usable from a notebook (no Streamlit here).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.express as px
+import plotly.graph_objects as go
+
+TOKENS = ["[CLS]", "the", "film", "was", "not", "good"]
+LOGITS = np.array([0.5, 0.2, 1.4, 0.3, 1.1, 1.6])  # attention scores of one query
+KEYS = np.array([[1.0, 0.2], [0.9, 1.0], [-0.8, 0.9], [-1.0, -0.6], [0.1, -1.0], [0.05, 0.1]])
+CENTROIDS = np.array([[1.2, 0.6], [-1.0, 0.2], [0.0, -1.1]])
+PRIOR_SCORES = np.array([0.2, -0.5, 0.8, -0.3, 0.6, 0.9])  # BAM: what the keys alone say
+
+
+def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def gumbel(rng: np.random.Generator, shape) -> np.ndarray:
+    """Gumbel(0, 1) noise, ``-log(-log(u))`` with u kept away from 0 and 1."""
+    return -np.log(-np.log(rng.uniform(1e-6, 1 - 1e-6, shape)))
+
+
+def heat(z: np.ndarray, y: list[str], title: str, zmax: float = 1.0) -> go.Figure:
+    """Rows of attention over :data:`TOKENS`, one labelled row each, values printed."""
+    fig = px.imshow(z, x=TOKENS, y=y, zmin=0, zmax=zmax, color_continuous_scale="Blues",
+                    aspect="auto", text_auto=".2f")  # fmt: skip
+    fig.update_layout(title=title, height=120 + 28 * len(y), margin={"l": 10, "r": 10, "t": 50,
+                      "b": 10}, coloraxis_showscale=False)  # fmt: skip
+    return fig
+
+
+def gumbel_figure(rng: np.random.Generator, tau: float, n: int) -> go.Figure:
+    """Step 1: the noise-free softmax row above ``n`` rows of softmax((s + g) / tau)."""
+    draws = softmax((LOGITS + gumbel(rng, (n, LOGITS.size))) / tau)  # [n, 6]
+    rows = ["softmax (no noise)"] + [f"sample {i}" for i in range(n)]
+    return heat(np.vstack([softmax(LOGITS), draws]), rows, "Attention rows")
+
+
+def hard_figure(rng: np.random.Generator, n: int) -> go.Figure:
+    """Step 2: ``n`` one-hot arg-max samples, the share of samples per token, the softmax."""
+    hard = np.eye(LOGITS.size)[(LOGITS + gumbel(rng, (n, LOGITS.size))).argmax(1)]  # [n, 6]
+    freq = hard.mean(0, keepdims=True)  # [1, 6]
+    rows = [f"hard sample {i}" for i in range(n)] + ["share of samples", "softmax"]
+    return heat(np.vstack([hard, freq, softmax(LOGITS)[None]]), rows,
+                "Hard samples: one token each")  # fmt: skip
+
+
+def centroid_figure(rng: np.random.Generator, tau1: float, samples: int = 5) -> go.Figure:
+    """Step 3: 2-D keys, three centroids and the keys replaced by their Gumbel-softmax mix of
+    centroids at temperature ``tau1``, ``samples`` times."""
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(
+        x=CENTROIDS[:, 0], y=CENTROIDS[:, 1], mode="markers+text", name="centroids",
+        text=[f"C{j}" for j in range(len(CENTROIDS))], textposition="top center",
+        marker={"size": 18, "symbol": "diamond", "color": "#e09f3e"},
+    ))  # fmt: skip
+    for s in range(samples):
+        p = softmax((KEYS @ CENTROIDS.T + gumbel(rng, (len(KEYS), 3))) / tau1)  # [6, 3]
+        moved = p @ CENTROIDS  # [6, 2]
+        fig.add_trace(go.Scatter(x=moved[:, 0], y=moved[:, 1], mode="markers", showlegend=s == 0,
+                                 name=f"new keys ({samples} samples)", marker={"color": "#d1495b",
+                                 "opacity": 0.5, "size": 8}))  # fmt: skip
+    fig.add_trace(go.Scatter(x=KEYS[:, 0], y=KEYS[:, 1], mode="markers+text", name="keys",
+                             text=TOKENS, textposition="bottom center",
+                             marker={"size": 10, "color": "#1f5fbf"}))  # fmt: skip
+    fig.update_layout(height=420, margin={"l": 10, "r": 10, "t": 30, "b": 10},
+                      xaxis={"range": [-1.6, 1.6]},
+                      yaxis={"range": [-1.6, 1.6], "scaleanchor": "x"})  # fmt: skip
+    return fig
+
+
+def bam_figure(rng: np.random.Generator, k: float, samples: int = 4) -> go.Figure:
+    """Step 4: a BAM prior row, the posterior mean and ``samples`` Weibull(k) samples around it."""
+    prior = softmax(PRIOR_SCORES)
+    post = softmax(LOGITS)
+    u = rng.uniform(1e-6, 1 - 1e-6, (samples, LOGITS.size))
+    draws = softmax(np.log(post) + np.log(-np.log(u)) / k)  # [samples, 6]
+    rows = ["prior", "posterior mean"] + [f"sample {i}" for i in range(samples)]
+    return heat(np.vstack([prior, post, draws]), rows, "BAM attention")
+
+
+def binary_entropy(p):
+    return -(p * np.log(p) + (1 - p) * np.log(1 - p))
+
+
+def disagreement(rng: np.random.Generator, spread: float, samples: int = 200) -> dict:
+    """Step 5: ``samples`` values of p(positive) whose logits spread by ``spread``; their mean,
+    the predictive entropy of the mean and the mutual information (nats)."""
+    z = 1.0 + spread * rng.standard_normal(samples)
+    p1 = 1 / (1 + np.exp(-z))  # [samples]
+    mean = p1.mean()
+    entropy = binary_entropy(mean)
+    return {"p1": p1, "mean": mean, "entropy": entropy,
+            "mi": entropy - binary_entropy(p1).mean()}  # fmt: skip
+
+
+def samples_histogram(p1: np.ndarray) -> go.Figure:
+    """Step 5: the histogram of p(positive) over the samples."""
+    return px.histogram(x=p1, nbins=40, range_x=[0, 1], height=300,
+                        labels={"x": "p(positive) of one sample"})  # fmt: skip
