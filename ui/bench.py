@@ -20,6 +20,8 @@ import sys
 import time
 from pathlib import Path
 
+from uqlab.tasks import DEFAULT_CHECKPOINT
+
 ROOT = Path(__file__).resolve().parent.parent
 TEXT = "John is tall on several occasions."
 
@@ -93,7 +95,7 @@ def _peak_rss_mb() -> float:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m ui.bench", description=__doc__.splitlines()[0])
-    p.add_argument("--ckpt", default="cola-hsto")
+    p.add_argument("--ckpt", default=DEFAULT_CHECKPOINT)
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--child-T", type=int, help=argparse.SUPPRESS)  # internal: one cold run
     p.add_argument("--pages", action="store_true", help="also time every page (cold caches)")

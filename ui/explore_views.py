@@ -95,7 +95,7 @@ def attention(res: ExploreResult, n_layers: int, n_heads: int) -> None:
     head = c2.selectbox("Head", range(n_heads), key=K.ATT_HEAD)
     t = c3.slider("Sample", 0, kept - 1, 0, key=K.ATT_SAMPLE, disabled=kept == 1) if kept > 1 \
         else 0  # fmt: skip
-    lo, hi = token_window(len(tokens), "att_window")
+    lo, hi = token_window(len(tokens), K.ATT_WINDOW)
     maps = res.maps[layer].attention[:, head, lo:hi, lo:hi].astype(np.float32)  # [Tc,W,W]
     panels = {f"sample {t}": maps[t], f"mean of {kept}": maps.mean(0),
               f"std of {kept}": maps.std(0)}  # fmt: skip
@@ -132,7 +132,7 @@ def centroids(res: ExploreResult, n_layers: int, names: tuple[str, ...]) -> None
     kept = p.shape[0]
     t = c3.slider("Sample", 0, kept - 1, 0, key=K.CEN_SAMPLE) if kept > 1 else 0
     hits = np.eye(p.shape[-1])[p[:, head].argmax(-1)].mean(0)  # [L, c] share of samples
-    lo, hi = token_window(len(tokens), "cen_window")
+    lo, hi = token_window(len(tokens), K.CEN_WINDOW)
     chart(F.centroid_panels(p[t, head, lo:hi], hits[lo:hi], tokens[lo:hi], t), "centroids")
     usage = p[:, head].mean((0, 1))  # [c]
     chart(F.bar_figure(usage, [f"centroid {j}" for j in range(usage.size)],
@@ -183,7 +183,7 @@ def probtrans(res: ExploreResult, n_layers: int, names: tuple[str, ...]) -> None
     if m.attention_before_em is None:
         st.info("EM iterations are 0: the keys are not adapted. Raise them in the sidebar.")
         return
-    lo, hi = token_window(len(tokens), "em_window")
+    lo, hi = token_window(len(tokens), K.EM_WINDOW)
     before = m.attention_before_em[0, head, lo:hi, lo:hi].astype(np.float32)
     after = m.attention[0, head, lo:hi, lo:hi].astype(np.float32)
     chart(F.attention_panels({"trained keys (prior)": before, "after EM (posterior)": after,

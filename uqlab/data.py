@@ -275,7 +275,9 @@ def export_eval_subsets(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m uqlab.data", description="uqcore datasets")
+    parser = argparse.ArgumentParser(
+        prog="python -m uqlab.data", description="the tasks' datasets (uqlab.tasks)"
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     exp = sub.add_parser("export-eval", help="write the evaluation subsets of assets/eval")
     exp.add_argument("--data-dir", default=None, help=f"data folder (default: ${DATA_ENV})")

@@ -2,8 +2,9 @@
 
 Precedence: task defaults (``TaskSpec.train_defaults``, :mod:`uqlab.tasks`) < ``--config`` JSON
 file < ``--set`` overrides < explicit CLI flags.
-``model`` holds :class:`uqcore.config.ModelConfig` fields (with ``attention`` as a nested dict);
-``vocab_size`` there is filled from the vocabulary built on the training split.
+``model`` holds :class:`uqcore.config.ModelConfig` fields in format 2: ``attention`` (the family's
+structure, e.g. ``n_centroids``) and ``inference`` (trained knob values, e.g. ``tau2``) as nested
+dicts; ``vocab_size`` there is filled from the vocabulary built on the training split.
 """
 
 from __future__ import annotations
