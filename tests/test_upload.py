@@ -118,3 +118,9 @@ def test_the_upload_page_adds_a_checkpoint_for_every_page(source, monkeypatch, t
     del at  # the session ends: its upload folder goes with it
     gc.collect()
     assert not folder.exists()
+
+
+def test_upload_errors_join_the_library_hierarchy():
+    from uqcore.errors import UQError
+
+    assert issubclass(UploadError, UQError) and issubclass(UploadError, ValueError)

@@ -29,8 +29,10 @@ ALLOWED = (*REQUIRED, "metrics.json", "README.md")
 PICKLE = re.compile(r"\.(pkl|pickle|pt|pth|bin|ckpt|npy)$", re.IGNORECASE)
 
 
-class UploadError(ValueError):
-    """A refused upload; the message says why and what to do."""
+class UploadError(UQError):
+    """A refused upload; the message says why and what to do. Part of the library's
+    :class:`uqcore.errors.UQError` hierarchy (a ``ValueError``), so one ``except UQError`` catches
+    every message meant for the user."""
 
 
 def _safe_name(name: str) -> str:
