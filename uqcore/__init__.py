@@ -1,8 +1,9 @@
 """uqcore: transformers whose attention is stochastic, and the statistics of their samples.
 
-The library imports torch, numpy, safetensors and scikit-learn only (never the lab ``uqlab``,
-the app, streamlit, plotly or altair) and knows no folder of the repository: every path is an
-argument. The names below are the library's front door; each lives in a small module of its own.
+The library imports torch, numpy, safetensors, scikit-learn, scipy and tokenizers only (never
+the lab ``uqlab``, the app, streamlit, plotly or altair) and knows no folder of the repository:
+every path is an argument. The names below are the library's front door; each lives in a small
+module of its own.
 """
 
 from uqcore.checkpoint import load_checkpoint, save_checkpoint

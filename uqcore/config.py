@@ -19,6 +19,7 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from uqcore.backbones import BACKBONES, get_backbone
 from uqcore.errors import ConfigError, check_positive
 from uqcore.families import FAMILIES, get_family
 from uqcore.settings import (
@@ -52,10 +53,14 @@ class ModelConfig:
     ensemble_size: int = 1
     attention: Any = None  # the family's FamilySpec.params instance (None = its defaults)
     inference: SamplingSettings = field(default_factory=SamplingSettings)
+    backbone: str = "word"  # uqcore.backbones: "word" (from scratch) or "bert" (pretrained)
+    backbone_params: Any = None  # the backbone's BackboneSpec.params instance (None = defaults)
 
     def __post_init__(self) -> None:
         if self.attention is None and isinstance(self.family, str) and self.family in FAMILIES:
             object.__setattr__(self, "attention", FAMILIES[self.family].params())
+        if self.backbone_params is None and self.backbone in BACKBONES:
+            object.__setattr__(self, "backbone_params", BACKBONES[self.backbone].params())
 
     # ------------------------------------------------------------------ derived
     @property
@@ -109,6 +114,13 @@ class ModelConfig:
             )
         _check_params(self.attention)
         _check_inference(self.inference, spec)
+        backbone = get_backbone(self.backbone)
+        if not isinstance(self.backbone_params, backbone.params):
+            raise ConfigError(
+                f"backbone_params of a {self.backbone!r} model must be a "
+                f"{backbone.params.__name__}, got {type(self.backbone_params).__name__}."
+            )
+        _check_params(self.backbone_params, "backbone_params")
         return self
 
     # ------------------------------------------------------------ (de)serialise
@@ -118,6 +130,7 @@ class ModelConfig:
         top = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         top["attention"] = dataclasses.asdict(self.attention)
         top["inference"] = self.inference.set_fields()
+        top["backbone_params"] = dataclasses.asdict(self.backbone_params)
         return top
 
     @classmethod
@@ -130,15 +143,18 @@ class ModelConfig:
         spec = get_family(data.get("family", "trans"))
         att = data.pop("attention", {}) or {}
         inf = data.pop("inference", {}) or {}
-        for what, part in (("attention", att), ("inference", inf)):
+        bb = data.pop("backbone_params", {}) or {}
+        backbone = get_backbone(data.get("backbone", "word"))
+        for what, part in (("attention", att), ("inference", inf), ("backbone_params", bb)):
             if not isinstance(part, dict):
                 raise ConfigError(f"config {what!r} must be a JSON object.")
         _reject_unknown(cls, data, "model config")
         _reject_unknown(spec.params, att, f"{spec.name!r} attention config")
         _reject_unknown(SamplingSettings, inf, "inference settings")
+        _reject_unknown(backbone.params, bb, f"{backbone.name!r} backbone config")
         try:
-            return cls(**data, attention=spec.params(**att),
-                       inference=SamplingSettings(**inf)).validate()  # fmt: skip
+            return cls(**data, attention=spec.params(**att), inference=SamplingSettings(**inf),
+                       backbone_params=backbone.params(**bb)).validate()  # fmt: skip
         except TypeError as exc:  # pragma: no cover - guarded by _reject_unknown
             raise ConfigError(f"Invalid model config: {exc}") from None
 
@@ -218,12 +234,12 @@ def _check_int(name: str, value: Any, low: int) -> None:
         raise ConfigError(f"{name} must be an integer >= {low}, got {value!r}.")
 
 
-def _check_params(params: Any) -> None:
-    """Check a family's structure dataclass field by field from its type hints: ``int`` >= 1,
-    ``float`` finite > 0, ``bool``, ``Literal`` one of its values."""
+def _check_params(params: Any, where: str = "attention") -> None:
+    """Check a structure dataclass (a family's or a backbone's) field by field from its type
+    hints: ``int`` >= 1, ``float`` finite > 0, ``bool``, ``Literal`` one of its values."""
     hints = typing.get_type_hints(type(params))
     for f in dataclasses.fields(params):
-        name, value, hint = f"attention.{f.name}", getattr(params, f.name), hints[f.name]
+        name, value, hint = f"{where}.{f.name}", getattr(params, f.name), hints[f.name]
         if typing.get_origin(hint) is Literal:
             allowed = typing.get_args(hint)
             if value not in allowed:

@@ -19,6 +19,7 @@ import torch
 from torch import nn
 from torch.func import functional_call, stack_module_state
 
+from uqcore.backbones import get_backbone
 from uqcore.config import ModelConfig
 from uqcore.errors import InputError
 from uqcore.layers import EncoderLayer
@@ -131,9 +132,8 @@ class DeepEnsemble(nn.Module):
         super().__init__()
         self.cfg = cfg.validate()
         member_cfg = cfg.replace(family=cfg.spec.member_family, ensemble_size=1)
-        self.members = nn.ModuleList(
-            EncoderClassifier(member_cfg) for _ in range(cfg.ensemble_size)
-        )
+        build = get_backbone(cfg.backbone).build
+        self.members = nn.ModuleList(build(member_cfg) for _ in range(cfg.ensemble_size))
 
     def forward(
         self, ids, mask, settings=None, noise=None, capture: Collection[int] = ()
@@ -163,5 +163,5 @@ class DeepEnsemble(nn.Module):
 def build_model(cfg: ModelConfig) -> nn.Module:
     """A freshly initialised model of ``cfg`` (validated) in eval mode."""
     cfg.validate()
-    model = DeepEnsemble(cfg) if cfg.spec.ensemble else EncoderClassifier(cfg)
+    model = DeepEnsemble(cfg) if cfg.spec.ensemble else get_backbone(cfg.backbone).build(cfg)
     return model.eval()

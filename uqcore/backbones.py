@@ -1,0 +1,71 @@
+"""The backbone table: the encoder a family's attention runs in, one entry each.
+
+A family (:mod:`uqcore.families`) says what attention does; a backbone says what surrounds it:
+the word-level encoder trained from scratch (pre-LN, learned positions, the library's own
+vocabulary) or a BERT-family encoder whose base weights come from a local Hugging Face folder
+(post-LN, GELU, token-type embeddings, WordPiece). Any family runs in any backbone. Adding a
+backbone = one module with its classifier + one entry below.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from torch import nn
+
+from uqcore.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class WordParams:
+    """The word-level encoder has no fields beyond :class:`uqcore.config.ModelConfig`'s."""
+
+
+@dataclass(frozen=True)
+class BertParams:
+    """What a BERT-family encoder has beyond the shape fields of ``ModelConfig``."""
+
+    type_vocab_size: int = 2
+    layer_norm_eps: float = 1e-12
+
+
+def _build_word(cfg) -> nn.Module:
+    from uqcore.model import EncoderClassifier  # late: model imports config, config this table
+
+    return EncoderClassifier(cfg)
+
+
+def _build_bert(cfg) -> nn.Module:
+    from uqcore.bert import BertClassifier
+
+    return BertClassifier(cfg)
+
+
+@dataclass(frozen=True)
+class BackboneSpec:
+    """One backbone: ``params`` (its structure dataclass, ``ModelConfig.backbone_params``) and
+    ``build(cfg)`` (a fresh classifier of one member; :func:`uqcore.model.build_model` wraps
+    ensembles around it)."""
+
+    name: str
+    title: str
+    params: type
+    build: Callable[[object], nn.Module]
+
+
+BACKBONES: dict[str, BackboneSpec] = {
+    spec.name: spec
+    for spec in (
+        BackboneSpec("word", "Word-level, trained from scratch", WordParams, _build_word),
+        BackboneSpec("bert", "BERT-family pretrained encoder", BertParams, _build_bert),
+    )
+}
+
+
+def get_backbone(name: str) -> BackboneSpec:
+    """The spec of backbone ``name``; :class:`ConfigError` listing the known ones otherwise."""
+    spec = BACKBONES.get(name) if isinstance(name, str) else None
+    if spec is None:
+        raise ConfigError(f"Unknown backbone {name!r}. Use one of: {', '.join(BACKBONES)}.")
+    return spec
