@@ -116,3 +116,40 @@ def test_every_family_runs_on_the_bert_backbone(family):
     assert torch.allclose(alone.probs[0], r.probs[2], atol=1e-5)  # batched = one by one
     again = sample(model, ids, mask, T=4, seed=1)
     assert torch.equal(again.probs, r.probs)  # capturing maps never changes a number
+
+
+@pytest.mark.parametrize("backbone", ["word", "bert"])
+@pytest.mark.parametrize("family", ["hsto", "bam", "sto"])
+def test_layers_below_the_first_stochastic_one_are_computed_once(backbone, family):
+    """stochastic_layers=(1,): layer 0 is plain softmax, run once per input for all T samples;
+    the numbers equal running every layer on all T copies with the same noise."""
+    from uqcore.noise import SampleNoise
+    from uqcore.settings import resolve
+
+    cfg = ModelConfig(family=family, backbone=backbone, vocab_size=60, max_len=16, n_layers=3,
+                      n_heads=2, d_model=16, d_ff=32, stochastic_layers=(1, 2))  # fmt: skip
+    torch.manual_seed(0)
+    model = build_model(cfg)
+    assert "layers.0.attn.centroids" not in model.state_dict()
+    assert ("layers.1.attn.centroids" in model.state_dict()) == (family == "hsto")
+    ids = torch.tensor([[2, 5, 6, 7, 3, 0], [2, 9, 10, 11, 12, 3]])
+    mask, T = ids != 0, 4
+    s = resolve(cfg)
+    rows_ids, rows_mask = ids.repeat(T, 1), mask.repeat(T, 1)
+    once = model(rows_ids, rows_mask, s, SampleNoise(3, 0, T, 2), (0, 1, 2), repeats=T)
+    every = model(rows_ids, rows_mask, s, SampleNoise(3, 0, T, 2), (0, 1, 2), repeats=1)
+    assert torch.allclose(once.logits, every.logits, atol=1e-5)
+    assert not torch.allclose(once.logits[:2], once.logits[2:4])  # the samples do differ
+    for layer in (0, 1, 2):
+        assert torch.allclose(once.maps[layer].attention, every.maps[layer].attention, atol=1e-5)
+    r = sample(model, ids, mask, T=T, seed=3, capture=Capture(layers=(0,)))
+    assert r.maps[0].attention.var(0).max() == 0  # layer 0 is the same for every sample
+
+
+def test_stochastic_layers_are_checked():
+    with pytest.raises(ConfigError, match="stochastic_layers"):
+        ModelConfig(family="hsto", n_layers=2, stochastic_layers=(2,)).validate()
+    with pytest.raises(ConfigError, match="stochastic_layers"):
+        ModelConfig(family="hsto", n_layers=2, stochastic_layers=()).validate()
+    cfg = ModelConfig(family="hsto", n_layers=3, stochastic_layers=(2,))
+    assert ModelConfig.from_dict(cfg.to_dict()) == cfg and cfg.first_stochastic_layer == 2

@@ -31,7 +31,7 @@ from uqcore.config import ModelConfig
 from uqcore.errors import CheckpointError
 from uqcore.layers import MultiHeadAttention, linear
 from uqcore.maps import LayerMaps
-from uqcore.model import ForwardOutput
+from uqcore.model import ForwardOutput, run_layers
 from uqcore.noise import SampleNoise, add_dropout, dropout
 from uqcore.settings import ForwardSettings, resolve
 
@@ -39,9 +39,9 @@ from uqcore.settings import ForwardSettings, resolve
 class BertLayer(nn.Module):
     """Post-LN block: ``LN(x + Attn(x))`` then ``LN(x + FFN(x))``."""
 
-    def __init__(self, cfg: ModelConfig, eps: float):
+    def __init__(self, cfg: ModelConfig, eps: float, index: int = 0):
         super().__init__()
-        self.attn = MultiHeadAttention(cfg)
+        self.attn = MultiHeadAttention(cfg, index)
         self.norm1 = nn.LayerNorm(cfg.d_model, eps=eps)
         self.ff1 = nn.Linear(cfg.d_model, cfg.d_ff)
         self.ff2 = nn.Linear(cfg.d_ff, cfg.d_model)
@@ -84,7 +84,9 @@ class BertClassifier(nn.Module):
         self.pos = nn.Embedding(cfg.max_len, d)
         self.types = nn.Embedding(bp.type_vocab_size, d)
         self.embed_norm = nn.LayerNorm(d, eps=bp.layer_norm_eps)
-        self.layers = nn.ModuleList(BertLayer(cfg, bp.layer_norm_eps) for _ in range(cfg.n_layers))
+        self.layers = nn.ModuleList(
+            BertLayer(cfg, bp.layer_norm_eps, i) for i in range(cfg.n_layers)
+        )
         self.pooler = nn.Linear(d, d)
         self.head = nn.Linear(d, cfg.num_classes)
 
@@ -125,18 +127,7 @@ class BertClassifier(nn.Module):
             raise ValueError(f"repeats={repeats} does not divide the {ids.shape[0]} rows.")
         shared = repeats if not (s.dropout_on and s.dropout > 0 and noise is not None) else 1
         x = self._embed(ids[: ids.shape[0] // shared], s, noise)  # [N / shared, L, D]
-        maps: dict[int, LayerMaps] = {}
-        kl_total = None
-        last = len(self.layers) - 1
-        for i, layer in enumerate(self.layers):
-            x, layer_maps, kl = layer(
-                x, mask, s, noise, capture=i in capture, cls_only=i == last,
-                repeats=shared if i == 0 else 1,
-            )  # fmt: skip
-            if layer_maps:
-                maps[i] = layer_maps
-            if kl is not None:
-                kl_total = kl if kl_total is None else kl_total + kl
+        x, maps, kl_total = run_layers(self.layers, x, mask, s, noise, capture, shared, self.cfg)
         pooled = torch.tanh(self.pooler(x[:, 0]))  # [N, D]
         p = s.dropout if s.dropout_on else 0.0
         logits = self.head(dropout(pooled, p, noise))  # [N, C]

@@ -55,18 +55,32 @@ class ModelConfig:
     inference: SamplingSettings = field(default_factory=SamplingSettings)
     backbone: str = "word"  # uqcore.backbones: "word" (from scratch) or "bert" (pretrained)
     backbone_params: Any = None  # the backbone's BackboneSpec.params instance (None = defaults)
+    # Layers whose attention is the family's; the others attend with plain softmax and, when no
+    # dropout is drawn, are computed once per input for all T samples. None = every layer.
+    stochastic_layers: tuple[int, ...] | None = None
 
     def __post_init__(self) -> None:
         if self.attention is None and isinstance(self.family, str) and self.family in FAMILIES:
             object.__setattr__(self, "attention", FAMILIES[self.family].params())
         if self.backbone_params is None and self.backbone in BACKBONES:
             object.__setattr__(self, "backbone_params", BACKBONES[self.backbone].params())
+        if isinstance(self.stochastic_layers, list):  # from JSON
+            object.__setattr__(self, "stochastic_layers", tuple(self.stochastic_layers))
 
     # ------------------------------------------------------------------ derived
     @property
     def spec(self):
         """The family's :class:`uqcore.families.FamilySpec`."""
         return get_family(self.family)
+
+    def is_stochastic_layer(self, index: int) -> bool:
+        """Whether layer ``index`` runs the family's attention (else plain softmax)."""
+        return self.stochastic_layers is None or index in self.stochastic_layers
+
+    @property
+    def first_stochastic_layer(self) -> int:
+        """The lowest layer with the family's attention (0 when every layer has it)."""
+        return 0 if self.stochastic_layers is None else min(self.stochastic_layers)
 
     @property
     def d_head(self) -> int:
@@ -121,6 +135,16 @@ class ModelConfig:
                 f"{backbone.params.__name__}, got {type(self.backbone_params).__name__}."
             )
         _check_params(self.backbone_params, "backbone_params")
+        layers = self.stochastic_layers
+        if layers is not None and (
+            not isinstance(layers, tuple) or not layers or len(set(layers)) != len(layers)
+            or any(isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < self.n_layers
+                   for i in layers)
+        ):  # fmt: skip
+            raise ConfigError(
+                f"stochastic_layers must be null (every layer) or distinct layer indices in "
+                f"[0, {self.n_layers - 1}], got {layers!r}."
+            )
         return self
 
     # ------------------------------------------------------------ (de)serialise
@@ -131,6 +155,9 @@ class ModelConfig:
         top["attention"] = dataclasses.asdict(self.attention)
         top["inference"] = self.inference.set_fields()
         top["backbone_params"] = dataclasses.asdict(self.backbone_params)
+        top["stochastic_layers"] = (
+            None if self.stochastic_layers is None else list(self.stochastic_layers)
+        )
         return top
 
     @classmethod

@@ -163,6 +163,10 @@ FAMILIES: dict[str, FamilySpec] = {
 
 FAMILY_NAMES: tuple[str, ...] = tuple(FAMILIES)
 
+# The attention of a layer that ModelConfig.stochastic_layers leaves out: plain softmax, no
+# structure and no weights of its own (the family's dropout placement still applies).
+PLAIN: FamilySpec = FAMILIES["trans"]
+
 
 def get_family(name: str) -> FamilySpec:
     """The spec of family ``name``; :class:`ConfigError` listing the known ones otherwise."""

@@ -19,6 +19,7 @@ import torch
 from torch import nn
 
 from uqcore.config import ModelConfig
+from uqcore.families import PLAIN
 from uqcore.kernels.common import KernelRequest
 from uqcore.maps import LayerMaps
 from uqcore.noise import SampleNoise, add_dropout, dropout, dropout_attend
@@ -85,21 +86,23 @@ class MultiHeadAttention(nn.Module):
     ``prior_w1``/``prior_b1``/``prior_w2``) are registered on this module under their names.
     """
 
-    def __init__(self, cfg: ModelConfig):
+    def __init__(self, cfg: ModelConfig, index: int = 0):
         super().__init__()
         self.cfg = cfg
-        spec = cfg.spec
+        stochastic = cfg.is_stochastic_layer(index)
+        self.spec = spec = cfg.spec if stochastic else PLAIN
+        params = cfg.attention if stochastic else PLAIN.params()
         d, h, dh = cfg.d_model, cfg.n_heads, cfg.d_head
         self.qkv = nn.Linear(d, 3 * d)
         self.proj = nn.Linear(d, d)
-        self.kernel = spec.bind(cfg.attention)
-        self.variational = spec.dropout_site == "variational"
+        self.kernel = spec.bind(params)
+        self.variational = cfg.spec.dropout_site == "variational"  # the family's, every layer
         self.weight_names = []
-        for name, param in spec.weights(cfg.attention, h, dh).items():
+        for name, param in spec.weights(params, h, dh).items():
             self.register_parameter(name, param)
             self.weight_names.append(name)
         # key-side H-STO: other query rows reuse the head rows' key assignment
-        self.shares_key_assign = getattr(cfg.attention, "centroid_side", None) == "key"
+        self.shares_key_assign = getattr(params, "centroid_side", None) == "key"
 
     def _project(self, x: torch.Tensor, s: ForwardSettings, noise: SampleNoise | None):
         """``x [N, L, D]`` -> ``q, k, v`` each ``[N, H, L, d_h]``."""
@@ -157,7 +160,7 @@ class MultiHeadAttention(nn.Module):
         q, k, v = self._project(x, s, noise)  # [N / repeats, H, L, d_h] each
         if repeats > 1:  # sample-major copies of deterministic projections
             q, k, v = (t.repeat(repeats, 1, 1, 1) for t in (q, k, v))
-        split = rows is not None and not self.cfg.spec.needs_every_query(s)
+        split = rows is not None and not self.spec.needs_every_query(s)
         head_q = q[:, :, :rows] if split else q  # [N, H, rows or L, d_h]
         req = KernelRequest(weights=capture, output=True, need_kl=s.need_kl,
                             query_mask=mask[:, :rows] if split else None)  # fmt: skip
@@ -198,11 +201,11 @@ class MultiHeadAttention(nn.Module):
 class EncoderLayer(nn.Module):
     """Pre-LN block: ``x + Attn(LN(x))`` then ``x + FFN(LN(x))``."""
 
-    def __init__(self, cfg: ModelConfig):
+    def __init__(self, cfg: ModelConfig, index: int = 0):
         super().__init__()
         self.cfg = cfg
         self.norm1 = nn.LayerNorm(cfg.d_model)
-        self.attn = MultiHeadAttention(cfg)
+        self.attn = MultiHeadAttention(cfg, index)
         self.norm2 = nn.LayerNorm(cfg.d_model)
         self.ff1 = nn.Linear(cfg.d_model, cfg.d_ff)
         self.ff2 = nn.Linear(cfg.d_ff, cfg.d_model)

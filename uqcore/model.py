@@ -70,7 +70,7 @@ class EncoderClassifier(nn.Module):
         self.cfg = cfg.validate()
         self.embed = nn.Embedding(cfg.vocab_size, cfg.d_model, padding_idx=PAD_ID)
         self.pos = nn.Embedding(cfg.max_len, cfg.d_model)
-        self.layers = nn.ModuleList(EncoderLayer(cfg) for _ in range(cfg.n_layers))
+        self.layers = nn.ModuleList(EncoderLayer(cfg, i) for i in range(cfg.n_layers))
         self.norm = nn.LayerNorm(cfg.d_model)
         self.head = nn.Linear(cfg.d_model, cfg.num_classes)
 
@@ -104,20 +104,49 @@ class EncoderClassifier(nn.Module):
             raise ValueError(f"repeats={repeats} does not divide the {ids.shape[0]} rows.")
         shared = repeats if not (s.dropout_on and s.dropout > 0 and noise is not None) else 1
         x = self._embed(ids[: ids.shape[0] // shared], s, noise)  # [N / shared, L, D]
-        maps: dict[int, LayerMaps] = {}
-        kl_total = None
-        last = len(self.layers) - 1
-        for i, layer in enumerate(self.layers):
-            x, layer_maps, kl = layer(
-                x, mask, s, noise, capture=i in capture, cls_only=i == last,
-                repeats=shared if i == 0 else 1,
-            )  # fmt: skip
-            if layer_maps:
-                maps[i] = layer_maps
-            if kl is not None:
-                kl_total = kl if kl_total is None else kl_total + kl
+        x, maps, kl = run_layers(self.layers, x, mask, s, noise, capture, shared, self.cfg)
         logits = self.head(self.norm(x[:, 0]))  # [N, C] from [CLS] (x is [N, 1, D] here)
-        return ForwardOutput(logits=logits, kl=kl_total, maps=maps)
+        return ForwardOutput(logits=logits, kl=kl, maps=maps)
+
+
+def run_layers(
+    layers: nn.ModuleList,
+    x: torch.Tensor,  # [N / shared, L, D] the unique rows
+    mask: torch.Tensor,  # [N, L]
+    s: ForwardSettings,
+    noise: SampleNoise | None,
+    capture: Collection[int],
+    shared: int,
+    cfg: ModelConfig,
+) -> tuple[torch.Tensor, dict[int, LayerMaps], torch.Tensor | None]:
+    """Run the blocks of an encoder; the last attends from [CLS] only. -> ``(x [N, 1, D], maps,
+    kl [N] or None)``.
+
+    ``shared > 1``: the ``N`` rows are ``shared`` sample-major copies of the ``N / shared`` rows
+    of ``x`` and nothing before the attention draws noise (no dropout). The layers below the
+    first stochastic one (``cfg.first_stochastic_layer``) are then deterministic and run once on
+    the unique rows; the first stochastic layer computes its projections once and expands them
+    to every sample. Their captured maps are repeated for every sample, so the result is the
+    same as running every layer on all ``N`` rows.
+    """
+    maps: dict[int, LayerMaps] = {}
+    kl_total = None
+    last = len(layers) - 1
+    expand_at = cfg.first_stochastic_layer if shared > 1 else 0
+    unique = mask[: mask.shape[0] // shared]  # [N / shared, L]
+    for i, layer in enumerate(layers):
+        below = i < expand_at  # deterministic, on the unique rows
+        x, layer_maps, kl = layer(
+            x, unique if below else mask, s, noise, capture=i in capture, cls_only=i == last,
+            repeats=shared if i == expand_at else 1,
+        )  # fmt: skip
+        if layer_maps and below:
+            layer_maps = layer_maps.map(lambda _, v: v.repeat(shared, *([1] * (v.dim() - 1))))
+        if layer_maps:
+            maps[i] = layer_maps
+        if kl is not None:
+            kl_total = kl if kl_total is None else kl_total + kl
+    return x, maps, kl_total
 
 
 class DeepEnsemble(nn.Module):
