@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from uqlab import bench
 from uqlab.bench_report import render_markdown
 
@@ -23,3 +25,16 @@ def test_benchmark_report_comes_from_a_real_run():
     assert f"| sto | {row['loop_s']:.3f} |" in text
     assert "| 200 |" in text
     assert json.loads(text.split("```json\n")[1].split("\n```")[0]) == summary
+
+
+def test_shared_prefix_benchmark_runs_and_agrees():
+    """uqlab.bench_prefix on a tiny T: the three ways give the same probabilities."""
+    from uqcore.errors import ConfigError
+    from uqlab import bench_prefix
+
+    try:
+        r = bench_prefix.run(T=3, length=8, repeats=1)
+    except ConfigError as exc:  # the MiniLM package is missing
+        pytest.skip(str(exc))
+    assert r["tokens"] == 8 and r["max_abs_diff"] < 1e-5
+    assert r["batched_s"] > 0 and r["all_rows_s"] > 0 and r["loop_s"] > 0

