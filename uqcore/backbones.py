@@ -42,23 +42,54 @@ def _build_bert(cfg) -> nn.Module:
     return BertClassifier(cfg)
 
 
+def _no_base(cfg) -> frozenset[str]:
+    return frozenset()
+
+
+def _bert_frozen(cfg) -> frozenset[str]:
+    from uqcore.bert import frozen_base_names
+
+    return frozen_base_names(cfg.n_layers)
+
+
+def _attach_bert(model: nn.Module, folder) -> None:
+    from uqcore.bert import load_hf_bert
+
+    for member in getattr(model, "members", [model]):  # a deep ensemble: every member
+        load_hf_bert(member, folder)
+
+
 @dataclass(frozen=True)
 class BackboneSpec:
     """One backbone: ``params`` (its structure dataclass, ``ModelConfig.backbone_params``) and
     ``build(cfg)`` (a fresh classifier of one member; :func:`uqcore.model.build_model` wraps
-    ensembles around it)."""
+    ensembles and adapters around it). A pretrained backbone (``pretrained``) also names the
+    tensors its base provides (``frozen(cfg)``: a checkpoint does not store them) and copies
+    them into a model (``attach(model, folder)``); its input is the base folder's WordPiece
+    tokenizer instead of a ``vocab.json``."""
 
     name: str
     title: str
     params: type
     build: Callable[[object], nn.Module]
+    pretrained: bool = False
+    frozen: Callable[[object], frozenset[str]] = _no_base
+    attach: Callable[[nn.Module, object], None] | None = None
 
 
 BACKBONES: dict[str, BackboneSpec] = {
     spec.name: spec
     for spec in (
         BackboneSpec("word", "Word-level, trained from scratch", WordParams, _build_word),
-        BackboneSpec("bert", "BERT-family pretrained encoder", BertParams, _build_bert),
+        BackboneSpec(
+            "bert",
+            "BERT-family pretrained encoder",
+            BertParams,
+            _build_bert,
+            pretrained=True,
+            frozen=_bert_frozen,
+            attach=_attach_bert,
+        ),  # fmt: skip
     )
 }
 

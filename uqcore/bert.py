@@ -213,6 +213,17 @@ def hf_tensors(folder: str | Path, n_layers: int) -> dict[str, torch.Tensor]:
     return out
 
 
+TRAINED_IN_BASE = ("norm",)  # LayerNorms train with the adapters: a checkpoint stores them
+
+
+def frozen_base_names(n_layers: int) -> frozenset[str]:
+    """The tensor names whose values come from the base and never change in training: every
+    base tensor but the LayerNorms. A checkpoint on this backbone stores all the others."""
+    return frozenset(
+        k for k in hf_names(n_layers) if not any(part in k for part in TRAINED_IN_BASE)
+    )
+
+
 def load_hf_bert(model: BertClassifier, folder: str | Path) -> BertClassifier:
     """Copy the base weights of ``folder`` into ``model`` (its family's own tensors, the head,
     stay as they are); shapes must match exactly."""

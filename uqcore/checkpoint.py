@@ -28,16 +28,20 @@ import torch
 from safetensors import safe_open
 from safetensors.torch import save
 
+from uqcore.backbones import get_backbone
+from uqcore.base_model import BaseRecord, locate
 from uqcore.config import FORMAT_VERSION, ModelConfig, upgrade_v1
 from uqcore.errors import CheckpointError, ConfigError
+from uqcore.lora import merge_adapters
 from uqcore.vocab import Vocab, write_atomic
+from uqcore.wordpiece import WordPiece
 
 CONFIG_FILE = "config.json"
 WEIGHTS_FILE = "model.safetensors"
 VOCAB_FILE = "vocab.json"
 METRICS_FILE = "metrics.json"
 CARD_FILE = "README.md"
-REQUIRED_FILES = (CONFIG_FILE, WEIGHTS_FILE, VOCAB_FILE)
+REQUIRED_FILES = (CONFIG_FILE, WEIGHTS_FILE)  # + VOCAB_FILE on a word-level backbone
 SUPPORTED_VERSIONS = (1, FORMAT_VERSION)  # 1: read through upgrade_v1
 PICKLE_SUFFIXES = (".pt", ".pth", ".bin", ".pkl", ".pickle", ".ckpt")
 STORAGE_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
@@ -56,6 +60,7 @@ class Checkpoint:
     training: dict[str, Any]
     metrics: dict[str, Any] | None
     card: str | None
+    base: BaseRecord | None = None  # the pretrained base it builds on (pretrained backbones)
 
 
 # ---------------------------------------------------------------------------------------- saving
@@ -63,12 +68,13 @@ def save_checkpoint(
     path: str | os.PathLike,
     model: torch.nn.Module,
     cfg: ModelConfig,
-    vocab: Vocab,
+    vocab: Vocab | WordPiece | None,
     *,
     training: dict | None = None,
     metrics: dict | None = None,
     card: str | None = None,
     dtype: torch.dtype | None = None,
+    base: BaseRecord | None = None,
 ) -> Path:
     """Write ``model`` (built from ``cfg``) and ``vocab`` as a checkpoint directory at ``path``.
 
@@ -80,10 +86,24 @@ def save_checkpoint(
     Raises :class:`CheckpointError` if the model does not match ``cfg`` or ``vocab``, if
     ``training`` / ``metrics`` are not JSON objects, or if a value overflows ``dtype``.
     """
-    if not isinstance(cfg, ModelConfig) or not isinstance(vocab, Vocab):
-        raise CheckpointError("cfg must be a ModelConfig and vocab a uqcore.vocab.Vocab.")
+    if not isinstance(cfg, ModelConfig):
+        raise CheckpointError("cfg must be a ModelConfig.")
     cfg.validate()
-    _check_vocab_fits(vocab, cfg, "the vocabulary")
+    backbone = get_backbone(cfg.backbone)
+    if backbone.pretrained:  # the base's weights and tokenizer stay in its package
+        if not isinstance(base, BaseRecord):
+            raise CheckpointError(
+                f"A {cfg.backbone!r} checkpoint records its base: pass base=BaseRecord(...) "
+                "(uqcore.base_model.record_for)."
+            )
+        if vocab is not None and len(vocab) != cfg.vocab_size:
+            raise CheckpointError(f"The tokenizer has {len(vocab)} ids but the model embeds "
+                                  f"{cfg.vocab_size}; use the base's own tokenizer.")  # fmt: skip
+    elif not isinstance(vocab, Vocab):
+        raise CheckpointError("vocab must be a uqcore.vocab.Vocab for a word-level model.")
+    else:
+        _check_vocab_fits(vocab, cfg, "the vocabulary")
+    frozen = backbone.frozen(cfg)
     if dtype is not None and dtype not in STORAGE_DTYPES:
         raise CheckpointError(f"dtype must be None or one of {STORAGE_DTYPES}, got {dtype}.")
     if not (isinstance(training, dict | None) and isinstance(metrics, dict | None)):
@@ -91,6 +111,8 @@ def save_checkpoint(
     if not isinstance(card, str | None):
         raise CheckpointError(f"card must be a Markdown str or None, got {type(card).__name__}.")
     doc = {"format_version": FORMAT_VERSION, "model": cfg.to_dict(), "training": training or {}}
+    if backbone.pretrained:
+        doc["base"] = base.to_dict()
     try:
         config_blob = json.dumps(doc, indent=2, ensure_ascii=False).encode()
         metrics_blob = None if metrics is None else json.dumps(metrics, indent=2).encode()
@@ -98,6 +120,8 @@ def save_checkpoint(
         raise CheckpointError(f"training / metrics must be JSON-serialisable: {exc}.") from None
     tensors: dict[str, torch.Tensor] = {}
     for key, value in model.state_dict().items():
+        if _unprefixed(key) in frozen:
+            continue  # the base's: never copied
         t = value.detach().to("cpu").contiguous().clone()  # own storage: shared views are fine
         if dtype is not None and t.is_floating_point():
             cast = t.to(dtype)
@@ -108,14 +132,16 @@ def save_checkpoint(
                 )
             t = cast
         tensors[key] = t
-    _check_tensors(tensors, _build(cfg).state_dict(), f"the model being saved for {cfg.family!r}")
+    expected = _trained(_build(cfg).state_dict(), frozen)
+    _check_tensors(tensors, expected, f"the model being saved for {cfg.family!r}")
 
     out = Path(path)
     out.mkdir(parents=True, exist_ok=True)
     (out / CONFIG_FILE).unlink(missing_ok=True)  # rewritten last: a dir with it is complete
     meta = {"format_version": str(FORMAT_VERSION)}
     write_atomic(out / WEIGHTS_FILE, save(tensors, metadata=meta))
-    vocab.save(out / VOCAB_FILE)
+    if isinstance(vocab, Vocab):
+        vocab.save(out / VOCAB_FILE)
     card_blob = None if card is None else card.encode()
     for name, content in ((METRICS_FILE, metrics_blob), (CARD_FILE, card_blob)):
         if content is None:
@@ -137,16 +163,40 @@ def read_checkpoint_info(path: str | os.PathLike) -> dict[str, Any]:
     return info | {"metrics": _read_metrics(root), "card": _read_card(root)}
 
 
-def load_checkpoint(path: str | os.PathLike) -> Checkpoint:
+def load_checkpoint(
+    path: str | os.PathLike, *, base_dir: str | os.PathLike | None = None
+) -> Checkpoint:
     """Load and verify a checkpoint directory; see the module docstring for what is checked.
 
     The tensors are compared with ``build_model(cfg).state_dict()`` (names, shapes, kinds) before
-    ``load_state_dict(strict=True)``; floating tensors stored in half precision become float32.
+    loading; floating tensors stored in half precision become float32. On a pretrained backbone
+    the base comes from its package (or ``base_dir``) after its sha256 is checked, the stored
+    tensors are exactly those training made, and the adapters are merged into their weights.
     """
     root = _check_dir(Path(path))
     cfg, doc = _read_config(root)
-    vocab = Vocab.load(root / VOCAB_FILE)
-    _check_vocab_fits(vocab, cfg, f"{root / VOCAB_FILE}")
+    backbone = get_backbone(cfg.backbone)
+    base = folder = None
+    if backbone.pretrained:
+        if "base" not in doc:
+            raise CheckpointError(f"{root / CONFIG_FILE} has no 'base' record; re-save it.")
+        base = BaseRecord.from_dict(doc["base"])
+        folder = locate(base, base_dir)
+        vocab = WordPiece.from_folder(folder)
+        if len(vocab) != cfg.vocab_size:
+            raise CheckpointError(
+                f"The base's tokenizer has {len(vocab)} ids but the model embeds "
+                f"{cfg.vocab_size}: the base in {folder} does not fit this checkpoint."
+            )
+    else:
+        if not (root / VOCAB_FILE).is_file():
+            raise CheckpointError(
+                f"Checkpoint {root} is missing {VOCAB_FILE}; a word-level checkpoint needs "
+                f"{', '.join((*REQUIRED_FILES, VOCAB_FILE))}. Re-save it with "
+                "uqcore.checkpoint.save_checkpoint."
+            )
+        vocab = Vocab.load(root / VOCAB_FILE)
+        _check_vocab_fits(vocab, cfg, f"{root / VOCAB_FILE}")
     weights = root / WEIGHTS_FILE
     try:
         with safe_open(str(weights), framework="pt") as f:
@@ -161,7 +211,9 @@ def load_checkpoint(path: str | os.PathLike) -> Checkpoint:
     if version not in map(str, SUPPORTED_VERSIONS):
         raise CheckpointError(f"{weights} has format_version {version!r}; re-save the checkpoint.")
     model = _build(cfg)
-    expected = model.state_dict()
+    if folder is not None:
+        backbone.attach(model, folder)
+    expected = _trained(model.state_dict(), backbone.frozen(cfg))
     _check_tensors(tensors, expected, str(weights))
     bad = [k for k, t in tensors.items() if t.is_floating_point() and not t.isfinite().all()]
     if bad:
@@ -170,10 +222,13 @@ def load_checkpoint(path: str | os.PathLike) -> Checkpoint:
             "that wrote them probably diverged. Retrain or use an earlier checkpoint."
         )
     state = {k: t.to(expected[k].dtype) for k, t in tensors.items()}
-    model.load_state_dict(state, strict=True)  # cannot fail after _check_tensors
+    missing, _ = model.load_state_dict(state, strict=False)  # the rest came from the base
+    assert set(missing) == set(model.state_dict()) - set(expected)  # after _check_tensors
+    if folder is not None:
+        merge_adapters(model)
     model.float().eval()
     extra = (doc["training"], _read_metrics(root), _read_card(root))
-    return Checkpoint(root, root.resolve().name, model, cfg, vocab, *extra)
+    return Checkpoint(root, root.resolve().name, model, cfg, vocab, *extra, base=base)
 
 
 # ---------------------------------------------------------------------------------------- checks
@@ -223,11 +278,11 @@ def _read_config(root: Path) -> tuple[ModelConfig, dict[str, Any]]:
             f"{path} has {found}; this uqcore reads format_version {supported} only. "
             "Upgrade uqcore or re-save the checkpoint with uqcore.checkpoint.save_checkpoint."
         )
-    unknown = sorted(set(doc) - {"format_version", "model", "training"})
+    unknown = sorted(set(doc) - {"format_version", "model", "training", "base"})
     if unknown:
         raise CheckpointError(
             f"{path} has unknown top-level key(s) {', '.join(unknown)}; allowed: format_version, "
-            "model, training."
+            "model, training, base."
         )
     if "model" not in doc:
         raise CheckpointError(f"{path} has no 'model' entry (the ModelConfig as a JSON object).")
@@ -239,7 +294,8 @@ def _read_config(root: Path) -> tuple[ModelConfig, dict[str, Any]]:
     training = doc.get("training") or {}
     if not isinstance(training, dict):
         raise CheckpointError(f"{path}: 'training' must be a JSON object, got {training!r}.")
-    return cfg, {"format_version": version, "training": training}
+    out = {"format_version": version, "training": training}
+    return cfg, out | ({"base": doc["base"]} if "base" in doc else {})
 
 
 def _read_metrics(root: Path) -> dict[str, Any] | None:
@@ -269,6 +325,17 @@ def _build(cfg: ModelConfig) -> torch.nn.Module:
     from uqcore.model import build_model  # late import: keeps this module light and acyclic
 
     return build_model(cfg)
+
+
+def _unprefixed(key: str) -> str:
+    """A tensor name without an ensemble member's ``members.<i>.`` prefix."""
+    parts = key.split(".", 2)
+    return parts[2] if len(parts) == 3 and parts[0] == "members" and parts[1].isdigit() else key
+
+
+def _trained(state: dict[str, torch.Tensor], frozen: frozenset[str]) -> dict[str, torch.Tensor]:
+    """The tensors a checkpoint stores: all but those its pretrained base provides."""
+    return {k: v for k, v in state.items() if _unprefixed(k) not in frozen}
 
 
 def _names(keys: list[str], limit: int = 20) -> str:

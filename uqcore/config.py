@@ -22,6 +22,7 @@ from typing import Any, Literal
 from uqcore.backbones import BACKBONES, get_backbone
 from uqcore.errors import ConfigError, check_positive
 from uqcore.families import FAMILIES, get_family
+from uqcore.lora import AdapterConfig
 from uqcore.settings import (
     SamplingSettings,
     check_bam_mode,
@@ -58,6 +59,7 @@ class ModelConfig:
     # Layers whose attention is the family's; the others attend with plain softmax and, when no
     # dropout is drawn, are computed once per input for all T samples. None = every layer.
     stochastic_layers: tuple[int, ...] | None = None
+    adapters: AdapterConfig | None = None  # low-rank adapters on the linear layers (uqcore.lora)
 
     def __post_init__(self) -> None:
         if self.attention is None and isinstance(self.family, str) and self.family in FAMILIES:
@@ -66,6 +68,11 @@ class ModelConfig:
             object.__setattr__(self, "backbone_params", BACKBONES[self.backbone].params())
         if isinstance(self.stochastic_layers, list):  # from JSON
             object.__setattr__(self, "stochastic_layers", tuple(self.stochastic_layers))
+        if isinstance(self.adapters, dict):  # from JSON
+            targets = tuple(self.adapters.get("targets", AdapterConfig.targets))
+            object.__setattr__(
+                self, "adapters", AdapterConfig(**{**self.adapters, "targets": targets})
+            )
 
     # ------------------------------------------------------------------ derived
     @property
@@ -145,6 +152,18 @@ class ModelConfig:
                 f"stochastic_layers must be null (every layer) or distinct layer indices in "
                 f"[0, {self.n_layers - 1}], got {layers!r}."
             )
+        if self.adapters is not None:
+            a = self.adapters
+            if not isinstance(a, AdapterConfig):
+                raise ConfigError(f"adapters must be null or an object, got {a!r}.")
+            _check_int("adapters.rank", a.rank, 1)
+            check_positive("adapters.alpha", a.alpha)
+            known = AdapterConfig.targets
+            if not a.targets or not set(a.targets) <= set(known):
+                raise ConfigError(
+                    f"adapters.targets must be a non-empty subset of {list(known)}, "
+                    f"got {list(a.targets)}."
+                )
         return self
 
     # ------------------------------------------------------------ (de)serialise
@@ -157,6 +176,11 @@ class ModelConfig:
         top["backbone_params"] = dataclasses.asdict(self.backbone_params)
         top["stochastic_layers"] = (
             None if self.stochastic_layers is None else list(self.stochastic_layers)
+        )
+        top["adapters"] = (
+            None
+            if self.adapters is None
+            else {**dataclasses.asdict(self.adapters), "targets": list(self.adapters.targets)}
         )
         return top
 

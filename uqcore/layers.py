@@ -21,6 +21,7 @@ from torch import nn
 from uqcore.config import ModelConfig
 from uqcore.families import PLAIN
 from uqcore.kernels.common import KernelRequest
+from uqcore.lora import LoRALinear
 from uqcore.maps import LayerMaps
 from uqcore.noise import SampleNoise, add_dropout, dropout, dropout_attend
 from uqcore.projection import masked_head_projection
@@ -35,6 +36,9 @@ def linear(x: torch.Tensor, layer: nn.Linear, relu: bool = False) -> torch.Tenso
     otherwise a matmul plus in-place bias (and ReLU). Both compute the same function; they may
     differ in the last bits, which is why the choice depends on the size only.
     """
+    if isinstance(layer, LoRALinear):  # base path, then the low-rank update, then ReLU
+        out = torch.matmul(x, layer.weight.t()).add_(layer.bias) + layer.delta(x)
+        return torch.relu_(out) if relu else out
     rows = x.numel() // x.shape[-1]
     fast = _ONEDNN is not None and not getattr(_ONEDNN_STATE, "off", False)
     if fast and rows >= ONEDNN_MIN_ROWS and not torch.is_grad_enabled():
@@ -111,9 +115,10 @@ class MultiHeadAttention(nn.Module):
         if self.variational and s.dropout_on and noise is not None:
             # independent masks on the inputs of Q, K and V for every head, shared over positions
             keep = noise.keep_mask(s.dropout, 3 * h, d)  # [N, 3H, D]
-            out = masked_head_projection(
-                x, self.qkv.weight, self.qkv.bias, keep, 1 / (1 - s.dropout)
+            weight = (
+                self.qkv.merged_weight() if isinstance(self.qkv, LoRALinear) else self.qkv.weight
             )
+            out = masked_head_projection(x, weight, self.qkv.bias, keep, 1 / (1 - s.dropout))
             qkv = out.view(n, length, 3, h, dh).permute(2, 0, 3, 1, 4)  # [3, N, H, L, d_h]
             return qkv[0], qkv[1], qkv[2]
         qkv = (

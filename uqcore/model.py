@@ -23,6 +23,7 @@ from uqcore.backbones import get_backbone
 from uqcore.config import ModelConfig
 from uqcore.errors import InputError
 from uqcore.layers import EncoderLayer
+from uqcore.lora import add_adapters
 from uqcore.maps import LayerMaps
 from uqcore.noise import SampleNoise, dropout
 from uqcore.settings import ForwardSettings, resolve
@@ -161,8 +162,7 @@ class DeepEnsemble(nn.Module):
         super().__init__()
         self.cfg = cfg.validate()
         member_cfg = cfg.replace(family=cfg.spec.member_family, ensemble_size=1)
-        build = get_backbone(cfg.backbone).build
-        self.members = nn.ModuleList(build(member_cfg) for _ in range(cfg.ensemble_size))
+        self.members = nn.ModuleList(build_one(member_cfg) for _ in range(cfg.ensemble_size))
 
     def forward(
         self, ids, mask, settings=None, noise=None, capture: Collection[int] = ()
@@ -189,8 +189,14 @@ class DeepEnsemble(nn.Module):
         return ForwardOutput(logits=logits, maps={i: LayerMaps(**m) for i, m in maps.items()})
 
 
+def build_one(cfg: ModelConfig) -> nn.Module:
+    """One classifier of ``cfg``'s backbone, with its low-rank adapters if it has some."""
+    model = get_backbone(cfg.backbone).build(cfg)
+    return add_adapters(model, cfg.adapters) if cfg.adapters is not None else model
+
+
 def build_model(cfg: ModelConfig) -> nn.Module:
     """A freshly initialised model of ``cfg`` (validated) in eval mode."""
     cfg.validate()
-    model = DeepEnsemble(cfg) if cfg.spec.ensemble else get_backbone(cfg.backbone).build(cfg)
+    model = DeepEnsemble(cfg) if cfg.spec.ensemble else build_one(cfg)
     return model.eval()

