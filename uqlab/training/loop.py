@@ -65,7 +65,8 @@ def train_model(
     Resumes from ``state_dir`` when it holds a state of the same configuration."""
     device = next(model.parameters()).device
     cfg = model.cfg
-    optimizer = torch.optim.Adam(model.parameters(), lr=tc.lr, weight_decay=tc.weight_decay)
+    trainable = [p for p in model.parameters() if p.requires_grad]  # a base's stay frozen
+    optimizer = torch.optim.Adam(trainable, lr=tc.lr, weight_decay=tc.weight_decay)
     fingerprint = {**tc.to_dict(), "member_seed": seed, "world": dist_ctx.world}
     for key in ("epochs", "data_dir", "device", "save_every", "save_dtype", "out"):
         fingerprint.pop(key)  # settings that do not change the result may differ on resume

