@@ -6,25 +6,53 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
+from uqcore.backbones import BACKBONES
 from uqcore.families import FAMILY_NAMES
 from uqcore.families import title as family_title
 from uqcore.registry import CheckpointInfo
 from uqlab.data import load_eval_subset
 from uqlab.paper import examples, metric_cell
 from uqlab.tasks import DOMAINS, METRICS, TASKS, task_title
+from uqlab.training.pretrained import BASE_TITLES
 
 FAMILY_ORDER = FAMILY_NAMES  # the family table's order
 
 
+def backbone_of(info: CheckpointInfo) -> str:
+    """The checkpoint's backbone name ("word" for those saved before backbones existed)."""
+    backbone = info.config.get("backbone", "word")
+    return backbone if isinstance(backbone, str) else "word"
+
+
 def sort_key(info: CheckpointInfo) -> tuple:
+    """Grouped by task, then backbone (the table's order), then family (the table's order)."""
     family = FAMILY_ORDER.index(info.family) if info.family in FAMILY_ORDER else 99
-    return (info.task, family, info.name)
+    order = list(BACKBONES)
+    backbone = order.index(backbone_of(info)) if backbone_of(info) in order else 99
+    return (info.task, backbone, family, info.name)
 
 
 def display_name(info: CheckpointInfo) -> str:
-    """``"CoLA acceptability · H-STO-TRANS (cola-hsto)"``."""
+    """``"CoLA acceptability · H-STO-TRANS (cola-hsto)"``; a pretrained backbone is named:
+    ``"CoLA acceptability · MiniLM · H-STO-TRANS (cola-minilm-hsto)"``."""
     task = task_title(info.task)
-    return f"{task} · {family_title(info.family)} ({info.name})"
+    base = info.training.get("config", {}).get("base") if backbone_of(info) != "word" else None
+    on = f" · {BASE_TITLES.get(base, backbone_of(info))}" if backbone_of(info) != "word" else ""
+    return f"{task}{on} · {family_title(info.family)} ({info.name})"
+
+
+def base_line(info: CheckpointInfo) -> str | None:
+    """For the model card: the pretrained base, its package and which layers are stochastic."""
+    if backbone_of(info) == "word":
+        return None
+    base = info.training.get("config", {}).get("base")
+    record = info.base or {}
+    layers = info.config.get("stochastic_layers")
+    where = "every layer" if layers is None else "layer(s) " + ", ".join(map(str, layers))
+    adapters = info.config.get("adapters") or {}
+    rank = f", adapters of rank {adapters['rank']}" if "rank" in adapters else ""
+    package = f" ({record['distribution']} {record['version']})" if record else ""
+    return f"Base: {BASE_TITLES.get(base, base)}{package}{rank}; stochastic attention in {where}."
 
 
 def label_names(info: CheckpointInfo) -> tuple[str, ...]:

@@ -9,7 +9,7 @@ import streamlit as st
 
 from ui import keys as K
 from ui import state as S
-from ui.catalog import display_name, headline, label_names, sort_key, storage_line
+from ui.catalog import base_line, display_name, headline, label_names, sort_key, storage_line
 from uqcore.config import ModelConfig
 from uqcore.families import KNOBS, FamilySpec, disabled_reason, get_family
 from uqcore.families import title as family_title
@@ -204,6 +204,9 @@ def _model_card(sb, info: CheckpointInfo) -> None:
         if splits:
             st.caption("Data: " + ", ".join(f"{k} {v:,}" for k, v in splits.items()))
         st.caption(headline(info))
+        based = base_line(info)
+        if based:
+            st.caption(based)
         stored = storage_line(info)
         if stored:
             st.caption(stored)

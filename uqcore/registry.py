@@ -31,6 +31,7 @@ class CheckpointInfo:
     training: dict[str, Any]
     card: str | None = None
     error: str | None = None
+    base: dict[str, Any] | None = None  # the pretrained base record (pretrained backbones)
 
 
 def _root(root: str | os.PathLike) -> Path:
@@ -82,6 +83,7 @@ def list_checkpoints(root: str | os.PathLike) -> list[CheckpointInfo]:
                 metrics=info["metrics"],
                 training=info["training"],
                 card=info["card"],
+                base=info.get("base"),
             )
         )
     return infos

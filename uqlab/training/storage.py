@@ -14,11 +14,13 @@ LOGIT_TOLERANCE = 0.02  # the stated bound on max |Δ log p| over dev examples a
 
 
 def rounded_copy(model: torch.nn.Module, dtype: torch.dtype = torch.float16) -> torch.nn.Module:
-    """A copy of ``model`` whose floating parameters and buffers went through ``dtype`` and back
-    to float32, exactly as a checkpoint saved as ``dtype`` loads."""
+    """A copy of ``model`` whose stored floating tensors went through ``dtype`` and back to
+    float32, exactly as a checkpoint saved as ``dtype`` loads. Frozen parameters (a pretrained
+    base's, which the checkpoint does not store) keep their float32 values."""
     out = copy.deepcopy(model)
     with torch.no_grad():
-        for t in [*out.parameters(), *out.buffers()]:
+        stored = [p for p in out.parameters() if p.requires_grad] + list(out.buffers())
+        for t in stored:
             if t.is_floating_point():
                 t.copy_(t.to(dtype).to(t.dtype))
     return out
