@@ -47,6 +47,10 @@ class BertLayer(nn.Module):
         self.ff2 = nn.Linear(cfg.d_ff, cfg.d_model)
         self.norm2 = nn.LayerNorm(cfg.d_model, eps=eps)
 
+    def attention_input(self, x: torch.Tensor) -> torch.Tensor:
+        """What the attention sub-layer reads from the block's input: ``x`` itself (post-LN)."""
+        return x
+
     def forward(
         self,
         x: torch.Tensor,  # [N, L, D]
@@ -213,7 +217,7 @@ def hf_tensors(folder: str | Path, n_layers: int) -> dict[str, torch.Tensor]:
     return out
 
 
-TRAINED_IN_BASE = ("norm",)  # LayerNorms train with the adapters: a checkpoint stores them
+TRAINED_IN_BASE = ("norm", "pooler")  # LayerNorms and the pooler train with the adapters
 
 
 def frozen_base_names(n_layers: int) -> frozenset[str]:

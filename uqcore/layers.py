@@ -215,6 +215,10 @@ class EncoderLayer(nn.Module):
         self.ff1 = nn.Linear(cfg.d_model, cfg.d_ff)
         self.ff2 = nn.Linear(cfg.d_ff, cfg.d_model)
 
+    def attention_input(self, x: torch.Tensor) -> torch.Tensor:
+        """What the attention sub-layer reads from the block's input: ``LN(x)`` (pre-LN)."""
+        return self.norm1(x)
+
     def forward(
         self,
         x: torch.Tensor,  # [N, L, D]

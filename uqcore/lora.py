@@ -39,7 +39,8 @@ class LoRALinear(nn.Module):
         super().__init__()
         self.weight = nn.Parameter(base.weight.detach(), requires_grad=False)  # [out, in]
         self.bias = nn.Parameter(base.bias.detach(), requires_grad=False)  # [out]
-        self.lora_a = nn.Parameter(torch.randn(rank, base.in_features) / math.sqrt(rank))
+        self.lora_a = nn.Parameter(torch.empty(rank, base.in_features))  # [r, in]
+        nn.init.kaiming_uniform_(self.lora_a, a=math.sqrt(5))  # as nn.Linear (and LoRA) do
         self.lora_b = nn.Parameter(torch.zeros(base.out_features, rank))
         self.scale = alpha / rank
 

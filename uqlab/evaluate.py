@@ -84,6 +84,8 @@ def evaluate_checkpoint(
         r = ood_detection(ood_scores(probs["id"], score), ood_scores(probs["ood"], score))
         detection[score] = {"auroc": r.auroc, "aupr": r.aupr, "fpr_at_95_tpr": r.fpr_at_95_tpr}
     metrics["ood_detection"] = detection
+    if ck.config.backbone != "word":  # said only when not the original word-level encoder
+        metrics["backbone"] = ck.config.backbone
     metrics["table3"] = table3_rows(ck, data, T, seed, per_domain)
     return metrics
 

@@ -30,10 +30,17 @@ from uqlab.training.storage import LOGIT_TOLERANCE
 COMMAND = "python -m uqlab.evaluate --all && python -m uqlab.results"
 
 
-def baseline(entries: Iterable[tuple[str, dict | None]]) -> dict | None:
+def backbone_of(metrics: dict | None) -> str:
+    """The backbone a metrics.json was measured on (``"word"`` when it does not say)."""
+    return (metrics or {}).get("backbone", "word")
+
+
+def baseline(entries: Iterable[tuple[str, dict | None]], backbone: str = "word") -> dict | None:
     """The metrics of the first evaluated checkpoint of the paper's baseline family (the
-    deterministic transformer) among ``entries`` ((name, metrics.json or None) of one task)."""
-    return next((m for _, m in entries if m and m.get("family") == BASELINE_FAMILY), None)
+    deterministic transformer) on ``backbone`` among ``entries`` ((name, metrics.json or None)
+    of one task): each checkpoint is compared with the baseline of its own backbone."""
+    return next((m for _, m in entries if m and m.get("family") == BASELINE_FAMILY
+                 and backbone_of(m) == backbone), None)  # fmt: skip
 
 
 def metric_rows(task: str, entries: Iterable[tuple[str, dict | None]]) -> list[dict]:
@@ -42,9 +49,10 @@ def metric_rows(task: str, entries: Iterable[tuple[str, dict | None]]) -> list[d
     in-domain means to :func:`baseline`, the paper's row, ECE, MI and the OOD AUROC of MI.
     The app's Results page shows these dicts as they are; results.md writes a part of them."""
     entries = list(entries)
-    key, paper, base = get_task(task).metric, metric_table(task), baseline(entries)
+    key, paper = get_task(task).metric, metric_table(task)
     rows = []
     for name, m in entries:
+        base = baseline(entries, backbone_of(m))
         row = paper.row_of(name) if paper else None
         p = paper.cells(row) if row else ("—", "—", "—")
         det = (m or {}).get("ood_detection", {}).get("mutual_information", {})

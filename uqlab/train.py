@@ -32,6 +32,7 @@ from uqlab.data import load_task, resolve_data_dir
 from uqlab.paths import checkpoint_dir
 from uqlab.tasks import TASK_NAMES
 from uqlab.training.batches import encode_split
+from uqlab.training.centroids import init_centroids_from_keys
 from uqlab.training.config import TrainConfig, build_config
 from uqlab.training.loop import Dist, train_model
 from uqlab.training.pretrained import DISTRIBUTION, PACKAGE, minilm_dir, word_vectors
@@ -128,6 +129,9 @@ def run(tc: TrainConfig, quiet: bool = False) -> Path:
             frozen = frozen_base_names(cfg.n_layers)
             for pname, param in member.named_parameters():
                 param.requires_grad_(pname not in frozen and param.requires_grad)
+            placed = init_centroids_from_keys(member, list(train.ids), seed)
+            if placed:
+                log(f"H-STO centroids of layer(s) {placed} start from k-means of the base's keys")
         state_dir = out / ".train" / (f"member-{m}" if len(members) > 1 else "model")
         best, progress = train_model(member, train, dev, tc, data.metric, seed, state_dir,
                                      dist_ctx, bar)  # fmt: skip

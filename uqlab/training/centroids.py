@@ -1,0 +1,53 @@
+"""H-STO centroids that start from a pretrained encoder's keys instead of at random.
+
+A random centroid set replaces every key by a mix of vectors the pretrained layer never saw, and
+measured on CoLA that bottleneck costs most of the base's skill. Here each stochastic layer's
+centroids ``C [d_h, c]`` start as the k-means centres (scikit-learn, seeded) of that layer's key
+vectors (every head's, every real token of up to ``texts`` training sentences), so at the start
+``K~ = P C^T`` stays close to the keys the base computes.
+"""
+
+from __future__ import annotations
+
+import torch
+from sklearn.cluster import KMeans
+from torch import nn
+
+from uqcore.predict import pad
+from uqcore.settings import resolve
+
+
+@torch.no_grad()
+def keys_of_layers(model: nn.Module, rows: list[tuple[int, ...]]) -> dict[int, torch.Tensor]:
+    """Layer index -> the key vectors ``[n_real_tokens * H, d_h]`` each attention layer computes
+    for the token-id ``rows`` (deterministic: no noise, no dropout)."""
+    ids, mask = pad(rows, max(len(r) for r in rows))
+    s = resolve(model.cfg)
+    keys: dict[int, torch.Tensor] = {}
+    x = model._embed(ids, s, None)
+    for i, layer in enumerate(model.layers):
+        _, k, _ = layer.attn._project(layer.attention_input(x), s, None)  # [N, H, L, d_h]
+        keys[i] = k.permute(0, 2, 1, 3)[mask].reshape(-1, k.shape[-1])  # [n * H, d_h]
+        x, _, _ = layer(x, mask, s, None)
+    return keys
+
+
+def init_centroids_from_keys(
+    model: nn.Module, rows: list[tuple[int, ...]], seed: int, texts: int = 256
+) -> list[int]:
+    """Set every H-STO layer's shared centroids to k-means centres of its keys; return the
+    layers set. Per-head centroids get the same centres for every head."""
+    done = []
+    targets = [i for i, layer in enumerate(model.layers) if hasattr(layer.attn, "centroids")]
+    if not targets:
+        return done
+    keys = keys_of_layers(model, rows[:texts])
+    for i in targets:
+        c = model.layers[i].attn.centroids  # [d_h, c] or [H, d_h, c]
+        n = c.shape[-1]
+        km = KMeans(n_clusters=n, n_init=4, random_state=seed).fit(keys[i].numpy())
+        centres = torch.tensor(km.cluster_centers_, dtype=c.dtype).t()  # [d_h, c]
+        with torch.no_grad():
+            c.copy_(centres.expand_as(c))
+        done.append(i)
+    return done
