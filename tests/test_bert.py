@@ -18,7 +18,6 @@ from uqcore.model import build_model
 from uqcore.predict import pad
 from uqcore.sampling import Capture, sample
 from uqcore.wordpiece import WordPiece
-from uqlab.training.pretrained import minilm_dir
 
 SENTENCES = [
     "John is tall on several occasions.",
@@ -27,29 +26,21 @@ SENTENCES = [
 ]
 
 
-@pytest.fixture(scope="module")
-def base():
-    try:
-        return minilm_dir()
-    except ConfigError as exc:
-        pytest.skip(str(exc))
-
-
 def _batch(tok: WordPiece, texts, max_len=64):
     rows = [tok.encode(t, max_len).ids for t in texts]
     ids, mask = pad(rows, max(len(r) for r in rows))
     return ids, mask
 
 
-def test_hidden_states_equal_transformers_bert(base):
+def test_hidden_states_equal_transformers_bert(minilm_base):
     """minGPT's golden test: our encoder with the base weights gives BertModel's hidden states."""
     transformers = pytest.importorskip("transformers")
-    tok = WordPiece.from_folder(base)
+    tok = WordPiece.from_folder(minilm_base)
     ids, mask = _batch(tok, SENTENCES)
     assert not mask.all()  # padding is part of the test
-    cfg = ModelConfig.from_dict({**read_hf_config(base), "family": "trans"})
-    ours = load_hf_bert(build_model(cfg), base)
-    ref = transformers.BertModel.from_pretrained(str(base)).eval()
+    cfg = ModelConfig.from_dict({**read_hf_config(minilm_base), "family": "trans"})
+    ours = load_hf_bert(build_model(cfg), minilm_base)
+    ref = transformers.BertModel.from_pretrained(str(minilm_base)).eval()
     with torch.no_grad():
         mine = ours.hidden_states(ids, mask)  # [B, L, D]
         theirs = ref(input_ids=ids, attention_mask=mask.long()).last_hidden_state
@@ -57,8 +48,8 @@ def test_hidden_states_equal_transformers_bert(base):
     assert (mine - theirs)[mask].abs().max() < 1e-4
 
 
-def test_wordpiece_encodes_cuts_and_keeps_unknown_pieces(base):
-    tok = WordPiece.from_folder(base)
+def test_wordpiece_encodes_cuts_and_keeps_unknown_pieces(minilm_base):
+    tok = WordPiece.from_folder(minilm_base)
     assert len(tok) == 30522 and (tok.cls_id, tok.sep_id, tok.pad_id) == (101, 102, 0)
     enc = tok.encode("John is tall on several occasions.", 64)
     assert enc.tokens[0] == "[CLS]" and enc.tokens[-1] == "[SEP]" and not enc.truncated
@@ -73,18 +64,18 @@ def test_wordpiece_encodes_cuts_and_keeps_unknown_pieces(base):
         tok.encode("a", 2)
 
 
-def test_a_missing_or_foreign_base_is_refused_clearly(tmp_path, base):
+def test_a_missing_or_foreign_base_is_refused_clearly(tmp_path, minilm_base):
     with pytest.raises(CheckpointError, match="tokenizer.json"):
         WordPiece.from_folder(tmp_path)
     with pytest.raises(CheckpointError, match="config"):
         read_hf_config(tmp_path)
-    hf = json.loads((base / "config.json").read_text())
+    hf = json.loads((minilm_base / "config.json").read_text())
     (tmp_path / "config.json").write_text(json.dumps({**hf, "model_type": "gpt2"}))
     with pytest.raises(CheckpointError, match="bert backbone reads BERT"):
         read_hf_config(tmp_path)
-    cfg = ModelConfig.from_dict({**read_hf_config(base), "family": "trans", "n_layers": 7})
+    cfg = ModelConfig.from_dict({**read_hf_config(minilm_base), "family": "trans", "n_layers": 7})
     with pytest.raises(CheckpointError, match="lacks BERT tensor"):
-        load_hf_bert(build_model(cfg.replace(n_layers=7)), base)
+        load_hf_bert(build_model(cfg.replace(n_layers=7)), minilm_base)
 
 
 def tiny_bert(family: str) -> torch.nn.Module:

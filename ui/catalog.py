@@ -35,10 +35,11 @@ def sort_key(info: CheckpointInfo) -> tuple:
 def display_name(info: CheckpointInfo) -> str:
     """``"CoLA acceptability · H-STO-TRANS (cola-hsto)"``; a pretrained backbone is named:
     ``"CoLA acceptability · MiniLM · H-STO-TRANS (cola-minilm-hsto)"``."""
-    task = task_title(info.task)
-    base = info.training.get("config", {}).get("base") if backbone_of(info) != "word" else None
-    on = f" · {BASE_TITLES.get(base, backbone_of(info))}" if backbone_of(info) != "word" else ""
-    return f"{task}{on} · {family_title(info.family)} ({info.name})"
+    on = ""
+    if backbone_of(info) != "word":
+        base = info.training.get("config", {}).get("base")
+        on = f" · {BASE_TITLES.get(base, backbone_of(info))}"
+    return f"{task_title(info.task)}{on} · {family_title(info.family)} ({info.name})"
 
 
 def base_line(info: CheckpointInfo) -> str | None:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Collection
 from pathlib import Path
 
 import torch
@@ -31,7 +30,7 @@ from uqcore.config import ModelConfig
 from uqcore.errors import CheckpointError
 from uqcore.layers import MultiHeadAttention, linear
 from uqcore.maps import LayerMaps
-from uqcore.model import ForwardOutput, run_layers
+from uqcore.model import StackedEncoder
 from uqcore.noise import SampleNoise, add_dropout, dropout
 from uqcore.settings import ForwardSettings, resolve
 
@@ -76,7 +75,7 @@ class BertLayer(nn.Module):
         return x, maps, kl
 
 
-class BertClassifier(nn.Module):
+class BertClassifier(StackedEncoder):
     """Embeddings + ``n_layers`` post-LN blocks + pooler + linear head on [CLS]."""
 
     def __init__(self, cfg: ModelConfig):
@@ -115,27 +114,10 @@ class BertClassifier(nn.Module):
             x, _, _ = layer(x, mask, s, None)
         return x
 
-    def forward(
-        self,
-        ids: torch.Tensor,
-        mask: torch.Tensor,
-        settings: ForwardSettings | None = None,
-        noise: SampleNoise | None = None,
-        capture: Collection[int] = (),
-        repeats: int = 1,
-    ) -> ForwardOutput:
-        """As :meth:`uqcore.model.EncoderClassifier.forward`: ``ids, mask [N, L]`` with [CLS] in
-        column 0; ``repeats`` sample-major copies of the first ``N / repeats`` rows."""
-        s = settings or resolve(self.cfg)
-        if repeats < 1 or ids.shape[0] % repeats:
-            raise ValueError(f"repeats={repeats} does not divide the {ids.shape[0]} rows.")
-        shared = repeats if not (s.dropout_on and s.dropout > 0 and noise is not None) else 1
-        x = self._embed(ids[: ids.shape[0] // shared], s, noise)  # [N / shared, L, D]
-        x, maps, kl_total = run_layers(self.layers, x, mask, s, noise, capture, shared, self.cfg)
-        pooled = torch.tanh(self.pooler(x[:, 0]))  # [N, D]
+    def _logits(self, cls: torch.Tensor, s: ForwardSettings, noise) -> torch.Tensor:
+        """BERT's pooler ``tanh(W h_CLS)``, dropout, the classifier: ``[N, D]`` -> ``[N, C]``."""
         p = s.dropout if s.dropout_on else 0.0
-        logits = self.head(dropout(pooled, p, noise))  # [N, C]
-        return ForwardOutput(logits=logits, kl=kl_total, maps=maps)
+        return self.head(dropout(torch.tanh(self.pooler(cls)), p, noise))
 
 
 # ------------------------------------------------------------------------- Hugging Face weights

@@ -232,6 +232,18 @@ class ModelConfig:
         return dataclasses.replace(self, **changes).validate()
 
 
+def family_fields(family: str, values: dict[str, Any]) -> tuple[Any, SamplingSettings]:
+    """Sort flat ``values`` (structure fields such as ``n_centroids``, knob values such as
+    ``tau2``) into ``family``'s structure dataclass and its trained inference settings. Keys the
+    family does not have are left out, so one dict can describe several families."""
+    spec = get_family(family)
+    structure = {f.name for f in dataclasses.fields(spec.params)}
+    params = spec.params(**{k: v for k, v in values.items() if k in structure})
+    knobs = SamplingSettings(**{k: v for k, v in values.items()
+                                if k not in structure and spec.reads(k)})  # fmt: skip
+    return params, knobs
+
+
 # Format 1 kept every family's fields in one flat "attention" record; format 2 names BAM's
 # fields without the prefix and moves the trained inference values to "inference".
 _V1_RENAMES = {"bam_dist": "dist", "bam_prior": "prior", "bam_k": "weibull_k",

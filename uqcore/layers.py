@@ -133,7 +133,7 @@ class MultiHeadAttention(nn.Module):
         instead). Returns ``(out [N, H, Lq, d_h] or None, KernelOut)``."""
         drop = s.dropout_on and s.dropout > 0 and noise is not None and not self.variational
         weights = {name: getattr(self, name) for name in self.weight_names}
-        call = dataclasses.replace(req, output=req.output and not drop)
+        call = dataclasses.replace(req, output=False) if drop and req.output else req
         ko = self.kernel(q, k, v, mask, s, noise, weights, call)
         out = ko.out
         if drop and req.output:

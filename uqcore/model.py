@@ -63,7 +63,34 @@ def check_batch(ids: torch.Tensor, mask: torch.Tensor, cfg: ModelConfig) -> None
         raise InputError("mask must be bool with the [CLS] position (column 0) True in every row.")
 
 
-class EncoderClassifier(nn.Module):
+class StackedEncoder(nn.Module):
+    """What every backbone's classifier shares: the forward pass. A subclass defines
+    ``cfg``, ``layers`` (blocks with :class:`uqcore.layers.EncoderLayer`'s contract),
+    ``_embed(ids, s, noise) -> [N, L, D]`` and ``_logits(cls [N, D], s, noise) -> [N, C]``."""
+
+    def forward(
+        self,
+        ids: torch.Tensor,
+        mask: torch.Tensor,
+        settings: ForwardSettings | None = None,
+        noise: SampleNoise | None = None,
+        capture: Collection[int] = (),
+        repeats: int = 1,
+    ) -> ForwardOutput:
+        """``repeats``: the rows are ``repeats`` sample-major copies of the first
+        ``N / repeats`` rows (as the sampler lays them out). Without dropout, the embeddings and
+        the layers up to the first stochastic one are then computed once (:func:`run_layers`)."""
+        s = settings or resolve(self.cfg)
+        if repeats < 1 or ids.shape[0] % repeats:
+            raise ValueError(f"repeats={repeats} does not divide the {ids.shape[0]} rows.")
+        shared = repeats if not (s.dropout_on and s.dropout > 0 and noise is not None) else 1
+        x = self._embed(ids[: ids.shape[0] // shared], s, noise)  # [N / shared, L, D]
+        x, maps, kl = run_layers(self.layers, x, mask, s, noise, capture, shared, self.cfg)
+        logits = self._logits(x[:, 0], s, noise)  # [N, C] from [CLS] (x is [N, 1, D] here)
+        return ForwardOutput(logits=logits, kl=kl, maps=maps)
+
+
+class EncoderClassifier(StackedEncoder):
     """Word + learned positions, ``n_layers`` pre-LN blocks, [CLS] pooling, a linear head."""
 
     def __init__(self, cfg: ModelConfig):
@@ -88,26 +115,9 @@ class EncoderClassifier(nn.Module):
             return tok * dropout(ones, p, noise) + pos * dropout(ones, p, noise)
         return dropout(tok + pos, p, noise)
 
-    def forward(
-        self,
-        ids: torch.Tensor,
-        mask: torch.Tensor,
-        settings: ForwardSettings | None = None,
-        noise: SampleNoise | None = None,
-        capture: Collection[int] = (),
-        repeats: int = 1,
-    ) -> ForwardOutput:
-        """``repeats``: the rows are ``repeats`` sample-major copies of the first
-        ``N / repeats`` rows (as the sampler lays them out). Without dropout, the embeddings and
-        layer 0's projections are then the same for every copy and are computed once."""
-        s = settings or resolve(self.cfg)
-        if repeats < 1 or ids.shape[0] % repeats:
-            raise ValueError(f"repeats={repeats} does not divide the {ids.shape[0]} rows.")
-        shared = repeats if not (s.dropout_on and s.dropout > 0 and noise is not None) else 1
-        x = self._embed(ids[: ids.shape[0] // shared], s, noise)  # [N / shared, L, D]
-        x, maps, kl = run_layers(self.layers, x, mask, s, noise, capture, shared, self.cfg)
-        logits = self.head(self.norm(x[:, 0]))  # [N, C] from [CLS] (x is [N, 1, D] here)
-        return ForwardOutput(logits=logits, kl=kl, maps=maps)
+    def _logits(self, cls: torch.Tensor, s: ForwardSettings, noise) -> torch.Tensor:
+        """``[N, D]`` final [CLS] states -> ``[N, C]`` logits."""
+        return self.head(self.norm(cls))
 
 
 def run_layers(

@@ -10,7 +10,6 @@ with one JSON line. All figures are ratios or measurements from this run; nothin
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import resource
 import subprocess
@@ -20,13 +19,12 @@ from pathlib import Path
 
 import torch
 
-from uqcore.config import ModelConfig
+from uqcore.config import ModelConfig, family_fields
 from uqcore.families import FAMILIES, get_family
 from uqcore.layers import _ONEDNN, matmul_linear_only
 from uqcore.model import build_model
 from uqcore.runtime import tune_cpu
 from uqcore.sampling import Capture, sample
-from uqcore.settings import SamplingSettings
 from uqlab.bench_report import render_markdown
 
 BENCH_T = 100
@@ -35,9 +33,9 @@ BENCH_T = 100
 def bench_config(family: str, max_len: int = 512) -> ModelConfig:
     """The benchmark model: 8 layers, d=128, 8 heads, FFN 512, 10k words; 4 centroids, tau2 = 8
     and 2 EM iterations for the families that have them."""
-    spec = get_family(family)
-    structure = {f.name for f in dataclasses.fields(spec.params)}
-    knobs = {"tau2": 8.0, "em_iterations": 2}
+    attention, inference = family_fields(
+        family, {"n_centroids": 4, "tau2": 8.0, "em_iterations": 2}
+    )
     return ModelConfig(
         family=family,
         vocab_size=10_000,
@@ -47,9 +45,9 @@ def bench_config(family: str, max_len: int = 512) -> ModelConfig:
         d_model=128,
         d_ff=512,
         dropout=0.1,
-        ensemble_size=5 if spec.ensemble else 1,
-        attention=spec.params(**({"n_centroids": 4} if "n_centroids" in structure else {})),
-        inference=SamplingSettings(**{k: v for k, v in knobs.items() if spec.reads(k)}),
+        ensemble_size=5 if get_family(family).ensemble else 1,
+        attention=attention,
+        inference=inference,
     )
 
 

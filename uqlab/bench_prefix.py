@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
 
 import torch
 
@@ -30,21 +29,13 @@ from uqcore.runtime import tune_cpu
 from uqcore.sampling import sample
 from uqcore.settings import resolve
 from uqcore.wordpiece import WordPiece
+from uqlab.bench import _best
 from uqlab.training.pretrained import minilm_dir
 
 TEXT = (
     "John is tall on several occasions, or so the long story told by all of his old friends "
     "at the harbour goes."
 )  # longer than any --length: cut to exactly that many tokens
-
-
-def _best(fn, repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def run(T: int = 100, length: int = 20, repeats: int = 3) -> dict[str, float]:  # noqa: N803
