@@ -56,10 +56,11 @@ cmp = compare(results, {i.name: i.family for i in mine}, names, label)
 target = names[cmp.target]
 st.dataframe(cmp.table, hide_index=True, width="stretch")
 c1, c2 = st.columns(2)
-c1.download_button("Download this table (CSV)", cmp.table.to_csv(index=False),
+c1.download_button("Download this table (CSV)", lambda: cmp.table.to_csv(index=False),
                    f"compare-{info.task}-T{view.T}-seed{view.seed}.csv", "text/csv",
                    key=K.CMP_TABLE_CSV)  # fmt: skip
-c2.download_button(f"Download every sample's p({target}) (CSV)", cmp.samples.to_csv(index=False),
+c2.download_button(f"Download every sample's p({target}) (CSV)",
+                   lambda: cmp.samples.to_csv(index=False),
                    f"compare-samples-{info.task}-T{view.T}-seed{view.seed}.csv", "text/csv",
                    key=K.CMP_SAMPLES_CSV)  # fmt: skip
 st.plotly_chart(F.compare_histograms(cmp.per_sample(), target), width="stretch")
@@ -73,9 +74,12 @@ heads = min(int(i.config["n_heads"]) for i in mine if i.name in results)
 c1, c2 = st.columns(2)
 layer = c1.selectbox("Layer", range(layers), index=layers - 1, key=K.CMP_LAYER)
 head = c2.selectbox("Head", range(heads), key=K.CMP_HEAD)
-tokens = next(iter(results.values())).tokens[:WINDOW]
-panels = mean_attention(results, layer, head, len(tokens))
-for start in range(0, len(panels), 4):  # four maps per figure keeps each readable
-    part = dict(list(panels.items())[start : start + 4])
-    st.plotly_chart(F.attention_panels(part, tokens, f"Layer {layer}, head {head}: mean over "
-                                       "the kept samples"), width="stretch")  # fmt: skip
+groups = mean_attention(results, layer, head, WINDOW)
+for tokens, panels in groups:
+    if len(groups) > 1:
+        st.caption(f"Checkpoints that read the text as {len(tokens)} tokens: "
+                   + ", ".join(panels))  # fmt: skip
+    for start in range(0, len(panels), 4):  # four maps per figure keeps each readable
+        part = dict(list(panels.items())[start : start + 4])
+        st.plotly_chart(F.attention_panels(part, tokens, f"Layer {layer}, head {head}: mean "
+                                           "over the kept samples"), width="stretch")  # fmt: skip

@@ -27,13 +27,18 @@ if st.button("Compute", type="primary", key=K.ERR_GO):
 if st.session_state.get(K.ERR_REQUEST) != request:
     st.info("Press Compute to sample every example (about 5-30 s the first time).")
     st.stop()
-bar = st.progress(0.0)
-df, skipped = dataset.frame(
-    dataset.pick(info.task, int(per) or None, view.seed),
-    cached.sampler(info.name, T, view.seed, ov),
-    lambda f: bar.progress(f, f"Sampling: {f:.0%}"),
-)
-bar.empty()
+computed = st.session_state.get(K.ERR_FRAME)
+if computed is None or computed[0] != request:  # filters and sorts below reuse this frame
+    bar = st.progress(0.0)
+    df, skipped = dataset.frame(
+        dataset.pick(info.task, int(per) or None, view.seed),
+        cached.sampler(info.name, T, view.seed, ov),
+        lambda f: bar.progress(f, f"Sampling: {f:.0%}"),
+    )
+    bar.empty()
+    st.session_state[K.ERR_FRAME] = (request, df, skipped)
+else:
+    _, df, skipped = computed
 if skipped:
     st.caption(f"{skipped} example(s) without a known word were skipped.")
 VIEWS = {
@@ -90,5 +95,5 @@ chosen = part.iloc[row]
 summary_metrics(Summary.of_row(chosen), names, gold=True)
 st.link_button("Open in the explorer ↗", top["open"].iloc[row], type="primary",
                help="The explorer shows the same numbers for this sentence.")  # fmt: skip
-st.download_button("Download these rows (CSV)", part.to_csv(index=False),
+st.download_button("Download these rows (CSV)", lambda: part.to_csv(index=False),
                    f"errors-{info.name}-T{int(T)}-seed{view.seed}.csv", "text/csv")  # fmt: skip

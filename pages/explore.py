@@ -64,7 +64,7 @@ except UQError as exc:
 
 cfg, spec = info.config, get_family(info.family)
 st.subheader(f"{spec.title} · T = {view.T} · seed {view.seed}")
-V.notices(res, cfg["max_len"])
+V.notices(res)
 V.predictions(res, names, gold=view.label is not None)
 st.header("Attention, sample by sample")
 V.attention(res, cfg["n_layers"], cfg["n_heads"])

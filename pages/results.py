@@ -31,7 +31,7 @@ unit = get_task(task).metric_spec.table_unit
 st.subheader(f"{f'Table {paper.number}: ' if paper else ''}{unit}, mean ± std over T runs")
 table = pd.DataFrame(rows)
 st.dataframe(table, hide_index=True, width="stretch")
-st.download_button("Download this table (CSV)", table.to_csv(index=False),
+st.download_button("Download this table (CSV)", lambda: table.to_csv(index=False),
                    f"results-{task}.csv", "text/csv", key=K.RES_TABLE_CSV)  # fmt: skip
 st.caption("Ours: each checkpoint's metrics.json, written by `python -m uqlab.evaluate` on the "
            "full test and out-of-domain sets (T = 10, the paper's protocol). Paper: quoted from "
@@ -87,7 +87,7 @@ with right:
                                  dataset.SCORES[score][1]), width="stretch")  # fmt: skip
     st.caption("Higher curves separate out-of-domain inputs better by their uncertainty.")
 every = pd.concat([f.assign(checkpoint=n) for n, f in frames.items()], ignore_index=True)
-st.download_button("Download the per-example values (CSV)", every.to_csv(index=False),
+st.download_button("Download the per-example values (CSV)", lambda: every.to_csv(index=False),
                    f"results-{task}-T{int(T)}-seed{view.seed}.csv", "text/csv",
                    key=K.RES_ROWS_CSV)  # fmt: skip
 column, label = dataset.SCORES[score]

@@ -56,5 +56,5 @@ st.caption(
     "tau2 keeps in-domain accuracy while out-of-domain inputs stay uncertain."
 )
 st.dataframe(table, hide_index=True)
-st.download_button("Download (CSV)", table.to_csv(index=False), f"sweep-{name}-{swept}.csv",
+st.download_button("Download (CSV)", lambda: table.to_csv(index=False), f"sweep-{name}-{swept}.csv",
                    "text/csv")  # fmt: skip

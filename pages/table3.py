@@ -56,15 +56,13 @@ if st.button("Compute the table", type="primary"):
 if st.session_state.get(K.T3_REQUEST) != request:  # computed on demand, kept across reruns
     st.stop()
 bar = st.progress(0.0, "Sampling…")
-records, total = [], len(rows) * len(chosen)
+records = []
 for c, name in enumerate(chosen):
     own = ov if name == info.name else (None,) * len(ov)  # overrides belong to the sidebar's
-    probs_of = cached.sampler(name, view.T, view.seed, own)
-    for i, (text, label, domain) in enumerate(rows):
-        records.append(table3_record(
-            probs_of, name, text, label, domain))  # fmt: skip
-        done = c * len(rows) + i + 1
-        bar.progress(done / total, f"{name}: {done} of {total}")
+    every = cached.sampler(name, view.T, view.seed, own)(tuple(r[0] for r in rows))
+    for (text, label, domain), probs in zip(rows, every, strict=True):
+        records.append(table3_record(probs, name, text, label, domain))
+    bar.progress((c + 1) / len(chosen), f"{name}: done")
 bar.empty()
 frame = pd.DataFrame(records)
 frame["gold"] = frame["gold"].map(lambda g: "" if g is None or pd.isna(g) else names[int(g)])
@@ -85,5 +83,5 @@ for domain, part in cells.groupby("domain", sort=False):
     wide.columns = [f"{ck}: {'p(gold) mean ± var' if what == 'stat' else 'correct/T'}"
                     for what, ck in wide.columns]  # fmt: skip
     st.dataframe(wide.reset_index(), hide_index=True, width="stretch")
-st.download_button("Download the table (CSV)", frame.to_csv(index=False),
+st.download_button("Download the table (CSV)", lambda: frame.to_csv(index=False),
                    f"table3-{info.task}-T{view.T}-seed{view.seed}.csv", "text/csv")  # fmt: skip

@@ -111,3 +111,21 @@ def test_a_missing_or_different_base_is_refused_before_anything_runs(tmp_path, m
     (folder / "config.json").write_text(json.dumps(doc))
     with pytest.raises(CheckpointError, match="no 'base' record"):
         load_checkpoint(folder)
+
+
+def test_adapters_that_do_not_fit_and_unknown_backbones_are_refused(tmp_path, minilm_base):
+    cfg = _minilm_cfg(minilm_base)
+    torch.manual_seed(0)
+    model = load_hf_bert(build_model(cfg), minilm_base)
+    record = record_for(PACKAGE, DISTRIBUTION, "model")
+    folder = save_checkpoint(tmp_path / "ck", model, cfg, None, base=record)
+    doc = json.loads((folder / "config.json").read_text())
+    doc["model"]["adapters"]["rank"] = 8  # the stored adapters have rank 4
+    (folder / "config.json").write_text(json.dumps(doc))
+    with pytest.raises(CheckpointError, match="shape"):
+        load_checkpoint(folder)
+    doc["model"]["adapters"]["rank"] = 4
+    doc["model"]["backbone"] = "gpt"
+    (folder / "config.json").write_text(json.dumps(doc))
+    with pytest.raises((CheckpointError, ConfigError), match="backbone"):
+        load_checkpoint(folder)

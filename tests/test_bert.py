@@ -58,6 +58,9 @@ def test_wordpiece_encodes_cuts_and_keeps_unknown_pieces(minilm_base):
     assert short.ids[-1] == tok.sep_id and len(short.ids) == 5 and short.n_dropped == 4
     odd = tok.encode("🙂", 16)  # only an unknown piece: it still runs
     assert odd.is_unknown == [False, True, False]
+    assert odd.tokens == ["[CLS]", "🙂", "[SEP]"]  # the characters, not "[UNK]"
+    pieces = tok.encode("The playwright's unplayable script", 64).tokens
+    assert any(t.startswith("##") for t in pieces)  # continuation pieces keep their mark
     with pytest.raises(InputError, match="empty"):
         tok.encode("   ", 16)
     with pytest.raises(InputError, match="max_len"):

@@ -13,6 +13,7 @@ from uqcore.kernels.softmax import FUSED_MIN_LEN, manual_softmax_weights
 from uqcore.layers import linear
 from uqcore.noise import SampleNoise
 from uqcore.projection import masked_head_projection
+from uqcore.stream_noise import StreamNoise
 
 N, H, L, D = 4, 2, 6, 8
 
@@ -186,9 +187,9 @@ def test_noise_draws_are_per_sample():
 
 
 def test_noise_streams_do_not_depend_on_how_they_are_drawn():
-    """The reserve hint only changes block sizes: the numbers must stay the same."""
-    plain = SampleNoise(3, 0, 4, 2)
-    hinted = SampleNoise(3, 0, 4, 2, reserve=100_000)
+    """Training's streams: the reserve hint only changes block sizes, never the numbers."""
+    plain = StreamNoise(3, 0, 4, 2)
+    hinted = StreamNoise(3, 0, 4, 2, reserve=100_000)
     for noise_source in (plain, hinted):
         noise_source.draws = [
             noise_source.gumbel(3, 5),
@@ -236,6 +237,6 @@ def test_linear_kernels_agree():
 
 
 def test_noise_for_indices_matches_the_same_samples_of_a_run():
-    run = SampleNoise(5, 0, 6, 1).gumbel(3)
-    picked = SampleNoise.for_indices(5, [4, 1], batch=1).gumbel(3)
+    run = StreamNoise(5, 0, 6, 1).gumbel(3)
+    picked = StreamNoise.for_indices(5, [4, 1], batch=1).gumbel(3)
     assert torch.equal(picked, run[[4, 1]])

@@ -6,6 +6,7 @@ import dataclasses
 import math
 import subprocess
 import sys
+import warnings
 
 import pytest
 import torch
@@ -132,6 +133,23 @@ def test_batched_call_matches_single_calls_with_same_noise(family):
         assert torch.allclose(together.maps[1].attention[t], alone.maps[1].attention[0], atol=1e-5)
 
 
+@pytest.mark.parametrize("family", ALL_FAMILIES)
+def test_each_example_of_a_batch_gets_what_it_gets_alone(family):
+    """Per-example noise: an example's samples do not depend on the batch around it, its row,
+    or the padding (the dataset pages and the explorer show the same numbers)."""
+    ids, mask = batch()  # examples of different lengths, padded
+    model = tiny_model(family)
+    settings = SamplingSettings(mc_dropout=True) if family == "mcdropout" else None
+    together = sample(model, ids, mask, T=6, seed=4, settings=settings)
+    flipped = sample(model, ids.flip(0), mask.flip(0), T=6, seed=4, settings=settings)
+    for b in range(ids.shape[0]):
+        n = int(mask[b].sum())
+        alone = sample(model, ids[b : b + 1, :n], mask[b : b + 1, :n], T=6, seed=4,
+                       settings=settings)  # fmt: skip
+        assert torch.allclose(together.probs[:, b], alone.probs[:, 0], atol=1e-6, rtol=0)
+        assert torch.allclose(flipped.probs[:, -1 - b], alone.probs[:, 0], atol=1e-6, rtol=0)
+
+
 @pytest.mark.parametrize("family", ["hsto", "bam", "bayesformer"])
 def test_chunking_does_not_change_samples(family):
     ids, mask = batch()
@@ -205,6 +223,21 @@ def test_ensemble_samples_cycle_through_members_and_vmap_equals_loop():
     assert torch.allclose(vm, looped, atol=1e-5)
     assert torch.allclose(r.probs[3], torch.softmax(looped[0], -1), atol=1e-5)
     assert not torch.allclose(r.probs[0], r.probs[1])
+
+
+def test_an_ensemble_runs_its_members_together_without_a_fallback_warning():
+    """Over 128 rows the CPU linear would take oneDNN's op, which vmap cannot batch."""
+    ids, mask = batch()
+    model = tiny_model("ensemble")
+    many, many_mask = ids.repeat(100, 1), mask.repeat(100, 1)  # 200 rows x 8 tokens
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        r = sample(model, many, many_mask, T=3, seed=0)
+    assert r.probs.shape == (3, 200, 2)
+    with torch.no_grad():  # a changed weight (as an optimizer step): the stacked copy follows
+        model.members[0].head.bias[0] += 2.0
+    moved = sample(model, many, many_mask, T=3, seed=0)
+    assert not torch.allclose(moved.probs[0], r.probs[0])
 
 
 @pytest.mark.parametrize("family", ALL_FAMILIES)

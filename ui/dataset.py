@@ -1,7 +1,8 @@
 """Dataset-scale numbers on the bundled evaluation subsets (``assets/eval``), per example.
 
-Each example is sampled alone with :func:`ui.compute.explore_probs`, so a row's numbers are the
-explorer's numbers for that sentence (same checkpoint, T, seed, settings). No Streamlit here.
+Examples are sampled in length-sorted batches (:func:`ui.compute.many_probs`); the library keys
+every draw by the example's own tokens, so a row's numbers are the explorer's numbers for that
+sentence (same checkpoint, T, seed, settings). No Streamlit here.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ import numpy as np
 import pandas as pd
 
 from ui.compute import summary
-from uqcore.errors import UQError
 from uqcore.stats import ood_detection, reliability_diagram
 from uqlab.data import load_eval_subset
 from uqlab.tasks import DOMAINS, TASKS
@@ -56,30 +56,38 @@ def pick(task: str, per_domain: int | None, seed: int = 0) -> list[tuple[str, in
     return out
 
 
+CHUNK = 512  # texts per call of the sampler: the progress bar moves between chunks
+
+Sampler = Callable[[tuple[str, ...]], list]  # texts -> per text probs [T, C] or an error message
+
+
 def frame(
     rows: list[tuple[str, int, str, int]],
-    probs_of: Callable[[str], np.ndarray],
+    probs_many: Sampler,
     progress: Callable[[float], None] | None = None,
 ) -> tuple[pd.DataFrame, int]:
     """One row per readable example with prediction and uncertainty; also how many were
-    skipped (a text with no known word cannot be sampled)."""
+    skipped (a text with no known word cannot be sampled). ``probs_many`` samples a tuple of
+    texts (:func:`ui.compute.many_probs`), called on chunks of :data:`CHUNK`."""
     records, skipped = [], 0
-    for n, (text, gold, domain, index) in enumerate(rows):
-        try:
-            p = probs_of(text)  # [T, C]
-        except UQError:
-            skipped += 1
-            continue
-        s = summary(p, gold)  # Table 3 statistics, entropy, mutual information
-        mean = p.mean(0)  # [C]
-        records.append({
-            "domain": domain, "index": index, "text": text, "gold": gold, "pred": s.predicted,
-            "p_gold": s.p_mean, "var_gold": s.p_var, "correct": s.correct, "T": s.T,
-            "entropy": s.entropy, "mi": s.mi, "var": float(p[:, s.predicted].var()),
-            "one_minus_max": float(1.0 - mean.max()), "p1": float(mean[-1]),
-        })  # fmt: skip
-        if progress is not None and (n + 1) % max(1, len(rows) // 50) == 0:
-            progress((n + 1) / len(rows))  # about 50 updates: each one is a browser message
+    for lo in range(0, len(rows), CHUNK):
+        part = rows[lo : lo + CHUNK]
+        for (text, gold, domain, index), p in zip(part, probs_many(tuple(r[0] for r in part)),
+                                                  strict=True):  # fmt: skip
+            if isinstance(p, str):  # the reason it cannot be read
+                skipped += 1
+                continue
+            s = summary(p, gold)  # Table 3 statistics, entropy, mutual information
+            mean = p.mean(0)  # [C]
+            records.append({
+                "domain": domain, "index": index, "text": text, "gold": gold,
+                "pred": s.predicted, "p_gold": s.p_mean, "var_gold": s.p_var,
+                "correct": s.correct, "T": s.T, "entropy": s.entropy, "mi": s.mi,
+                "var": float(p[:, s.predicted].var()), "one_minus_max": float(1.0 - mean.max()),
+                "p1": float(mean[-1]),
+            })  # fmt: skip
+        if progress is not None:
+            progress(min(1.0, (lo + CHUNK) / max(1, len(rows))))
     return pd.DataFrame.from_records(records), skipped
 
 

@@ -22,10 +22,13 @@ def chart(fig, key: str) -> None:
     st.session_state.setdefault(K.FIGURES, {})[key] = fig
 
 
-def notices(res: ExploreResult, max_len: int) -> None:
+def notices(res: ExploreResult) -> None:
     if res.n_dropped:
-        st.warning(f"The text is longer than the model reads: only its first {max_len - 1} "
+        st.warning(f"The text is longer than the model reads: only its first {res.n_used:,} "
                    f"tokens are used ({res.n_dropped:,} dropped).")  # fmt: skip
+    if any(t.startswith("##") for t in res.tokens):
+        st.caption("Tokens are WordPiece pieces: ## marks a piece that continues the word "
+                   "before it (un ##play ##able).")  # fmt: skip
     unknown = sum(res.unknown)
     if unknown:
         st.info(f"{unknown} of {len(res.tokens) - 1} tokens are not in the model's "
@@ -202,22 +205,33 @@ def probtrans(res: ExploreResult, n_layers: int, names: tuple[str, ...]) -> None
 
 
 def export(res: ExploreResult, names: tuple[str, ...], stem: str) -> None:
-    """CSV of per-sample probabilities, NPZ of every array, and the figures as SVG/PNG."""
-    probs = res.probs
-    frame = pd.DataFrame(probs, columns=[f"p_{n}" for n in names])
+    """CSV of per-sample probabilities, NPZ of every array, and the figures as SVG/PNG. The
+    files are built when a button is pressed (deferred download data), not on every render."""
+    c1, c2, c3 = st.columns(3)
+    c1.download_button("Samples (CSV)", lambda: samples_csv(res, names), f"{stem}.csv",
+                       "text/csv")  # fmt: skip
+    c2.download_button("All arrays (NPZ)", lambda: arrays_npz(res), f"{stem}.npz",
+                       "application/octet-stream")  # fmt: skip
+    with c3.popover("Figures (SVG / PNG)"):
+        figures_export(stem)
+
+
+def samples_csv(res: ExploreResult, names: tuple[str, ...]) -> str:
+    """One row per sample: its class probabilities."""
+    frame = pd.DataFrame(res.probs, columns=[f"p_{n}" for n in names])
     frame.insert(0, "sample", np.arange(len(frame)))
-    arrays = {"probs": probs, "tokens": np.array(res.tokens)}
+    return frame.to_csv(index=False)
+
+
+def arrays_npz(res: ExploreResult) -> bytes:
+    """Every array of the result (probabilities, tokens, each layer's maps), compressed."""
+    arrays = {"probs": res.probs, "tokens": np.array(res.tokens)}
     for layer, maps in res.maps.items():
         for name, value in maps.items():  # LayerMaps: the fields that are set
             arrays[f"layer{layer}_{name}"] = value
     buf = io.BytesIO()
     np.savez_compressed(buf, **arrays)
-    c1, c2, c3 = st.columns(3)
-    c1.download_button("Samples (CSV)", frame.to_csv(index=False), f"{stem}.csv", "text/csv")
-    c2.download_button("All arrays (NPZ)", buf.getvalue(), f"{stem}.npz",
-                       "application/octet-stream")  # fmt: skip
-    with c3.popover("Figures (SVG / PNG)"):
-        figures_export(stem)
+    return buf.getvalue()
 
 
 def figures_export(stem: str) -> None:

@@ -66,6 +66,7 @@ ERR_T = "err_T"  # samples per example
 ERR_N = "err_n"  # examples per domain (0 = all)
 ERR_GO = "err_go"  # the Compute button
 ERR_REQUEST = "err_request"  # the request last computed
+ERR_FRAME = "err_frame"  # (request, per-example frame, skipped): filters and sorts reuse it
 ERR_DOMAIN, ERR_VIEW, ERR_SORT = "err_domain", "err_view", "err_sort"  # filters and order
 ERR_OPEN = "err_open"  # the row shown below the table
 

@@ -37,7 +37,7 @@ def records(
     progress: Callable[[float, float], None] | None = None,
 ) -> pd.DataFrame:  # fmt: skip
     """Accuracy, mean MI and mean entropy per domain at every value of ``grid``.
-    ``probs_for(value)`` gives the ``text -> probs [T, C]`` sampler with the swept knob at
+    ``probs_for(value)`` gives the ``texts -> [probs [T, C]]`` sampler with the swept knob at
     ``value``; ``progress(fraction, value)`` is told how far the sweep is."""
     out = []
     for n, value in enumerate(sorted(grid)):

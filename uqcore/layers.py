@@ -34,14 +34,15 @@ def linear(x: torch.Tensor, layer: nn.Linear, relu: bool = False) -> torch.Tenso
     Without gradients and from ``ONEDNN_MIN_ROWS`` rows, oneDNN's fused linear (+ ReLU) kernel
     (the one PyTorch's compiler uses on CPU) is 10-20% faster and saves a pass over the output;
     otherwise a matmul plus in-place bias (and ReLU). Both compute the same function; they may
-    differ in the last bits, which is why the choice depends on the size only.
+    differ in the last bits, which is why the choice depends on the size only. The oneDNN op
+    exists for CPU tensors only: any other device (CUDA) always takes the matmul path.
     """
     if isinstance(layer, LoRALinear):  # base path, then the low-rank update, then ReLU
         out = torch.matmul(x, layer.weight.t()).add_(layer.bias) + layer.delta(x)
         return torch.relu_(out) if relu else out
     rows = x.numel() // x.shape[-1]
     fast = _ONEDNN is not None and not getattr(_ONEDNN_STATE, "off", False)
-    if fast and rows >= ONEDNN_MIN_ROWS and not torch.is_grad_enabled():
+    if fast and rows >= ONEDNN_MIN_ROWS and x.device.type == "cpu" and not torch.is_grad_enabled():
         return _ONEDNN(x, layer.weight, layer.bias, "relu" if relu else "none", [], "")
     out = torch.matmul(x, layer.weight.t()).add_(layer.bias)
     return torch.relu_(out) if relu else out

@@ -22,7 +22,7 @@ from torch.func import functional_call, stack_module_state
 from uqcore.backbones import get_backbone
 from uqcore.config import ModelConfig
 from uqcore.errors import InputError
-from uqcore.layers import EncoderLayer
+from uqcore.layers import EncoderLayer, matmul_linear_only
 from uqcore.lora import add_adapters
 from uqcore.maps import LayerMaps
 from uqcore.noise import SampleNoise, dropout
@@ -173,6 +173,16 @@ class DeepEnsemble(nn.Module):
         self.cfg = cfg.validate()
         member_cfg = cfg.replace(family=cfg.spec.member_family, ensemble_size=1)
         self.members = nn.ModuleList(build_one(member_cfg) for _ in range(cfg.ensemble_size))
+        self._stack: tuple[tuple, tuple[dict, dict]] | None = None
+
+    def _stacked(self) -> tuple[dict, dict]:
+        """The members' weights stacked on a leading ``M`` dimension, rebuilt only when a
+        weight changed (training steps bump a tensor's version) or moved."""
+        tensors = [*self.parameters(), *self.buffers()]
+        key = tuple((id(t), t._version, t.device) for t in tensors)  # noqa: SLF001
+        if self._stack is None or self._stack[0] != key:
+            self._stack = (key, stack_module_state(list(self.members)))
+        return self._stack[1]
 
     def forward(
         self, ids, mask, settings=None, noise=None, capture: Collection[int] = ()
@@ -186,7 +196,7 @@ class DeepEnsemble(nn.Module):
                 for i in outs[0].maps
             }  # fmt: skip
             return ForwardOutput(logits=torch.stack([o.logits for o in outs]), maps=maps)
-        params, buffers = stack_module_state(list(self.members))
+        params, buffers = self._stacked()
         base = self.members[0]
         capture = tuple(capture)
         s = dataclasses.replace(s, fused_attention=False)
@@ -195,7 +205,8 @@ class DeepEnsemble(nn.Module):
             out = functional_call(base, (p, b), (ids, mask), {"settings": s, "capture": capture})
             return out.logits, {i: dict(m.items()) for i, m in out.maps.items()}  # pytree
 
-        logits, maps = torch.vmap(one)(params, buffers)  # [M, N, C], {layer: {name: [M, ...]}}
+        with matmul_linear_only():  # oneDNN's fused linear has no vmap batching rule
+            logits, maps = torch.vmap(one)(params, buffers)  # [M, N, C], {layer: {name: [M..]}}
         return ForwardOutput(logits=logits, maps={i: LayerMaps(**m) for i, m in maps.items()})
 
 

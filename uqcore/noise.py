@@ -1,27 +1,39 @@
-"""Random draws for T samples of a batch, from explicit seeds only.
+"""Random draws for T samples of a batch: counter-based, from explicit seeds only.
 
 Rows of a sampled batch are laid out sample-major: row ``r = t * B + b`` is example ``b`` of
-sample ``t``. Each sample ``t`` owns a ``torch.Generator`` seeded from ``(seed, t)`` and reads
-its own stream of random 64-bit words; every draw takes the next words of every sample's stream
-at once (one tensor slice, not one call per sample). Sample ``t`` therefore gets bitwise the same
-noise whether it is drawn alone, inside a batch of T, or in any chunk of a larger T. The global
-RNG is never touched.
+sample ``t``. Every random number is a hash of where it is used, never a position in a stream:
+
+    value = h(run seed, sample t, example key, draw number, coordinates in the draw's shape)
+
+* the **example key** is a hash of the example's own token ids (:func:`example_keys`), so an
+  example gets the same noise alone, in any batch, at any row, padded to any length;
+* the **draw number** counts the draws of one forward pass (the model makes the same draws in
+  the same order for every input);
+* the **coordinates** are the element's index along each dimension of the draw (head, query,
+  key, ...), hashed one dimension after another, so padding a dimension adds values without
+  changing the others.
+
+The hash is ``lowbias32`` (C. Wellons' 32-bit integer finaliser) on int32 tensors with
+wrapping multiplication, logical shifts and xor: integer operations give the same bits on every
+device, so a seed gives the same uniforms on a CPU and a GPU; the float functions of them
+(``log``, ``cos``) may differ in the last bit between devices (about 1e-7 relative). Uniforms
+have 24 bits, dropout masks 16. The global RNG is never touched.
+
+Training draws from :class:`uqcore.stream_noise.StreamNoise` instead (per-sample generator
+streams), which the shipped checkpoints were trained with.
 """
 
 from __future__ import annotations
 
 import math
-import threading
-from concurrent.futures import ThreadPoolExecutor
 
 import torch
 
-_EPS = 1e-6  # uniforms are clamped to [EPS, 1 - EPS] so log(-log(u)) stays finite
+EPS = 1e-6  # uniforms are clamped to [EPS, 1 - EPS] so log(-log(u)) stays finite
 _MIX = 0x9E3779B97F4A7C15  # golden-ratio constant used to decorrelate per-sample seeds
 _MASK64 = (1 << 64) - 1
-_SIDE_TAG = 0x5D1E_5EED_0000_0001  # run-seed offset of the side streams (see ``side``)
-_BLOCK_WORDS = 1 << 12  # words a stream refills at least (per sample)
-_PARALLEL_MIN = 1 << 15  # refills smaller than this (words in all) stay on one thread
+_SIDE_TAG = 0x5D1E_5EED  # draw-number offset of the side draws (see ``side``)
+_STEP = 0x9E3779B9  # golden ratio, 32 bits: spreads consecutive coordinates apart
 
 
 def sample_seed(seed: int, t: int) -> int:
@@ -32,14 +44,61 @@ def sample_seed(seed: int, t: int) -> int:
     return (z ^ (z >> 31)) & ((1 << 63) - 1)
 
 
+def _i32(value: int) -> int:
+    """``value mod 2^32`` as a signed 32-bit integer (torch's int32 bit pattern)."""
+    value &= 0xFFFFFFFF
+    return value - (1 << 32) if value >= 1 << 31 else value
+
+
+_M1, _M2, _STEP32 = _i32(0x7FEB352D), _i32(0x846CA68B), _i32(_STEP)
+
+
+def mix32(x: torch.Tensor) -> torch.Tensor:
+    """``lowbias32`` of an int32 tensor, in place (returns ``x``): a bijection of 32-bit words
+    whose outputs look independent for neighbouring inputs. Shifts are logical (masked)."""
+    x ^= (x >> 16) & 0xFFFF
+    x *= _M1
+    x ^= (x >> 15) & 0x1FFFF
+    x *= _M2
+    x ^= (x >> 16) & 0xFFFF
+    return x
+
+
+def _mix32_int(value: int) -> int:
+    """:func:`mix32` of one Python integer (host-side keys)."""
+    x = value & 0xFFFFFFFF
+    x ^= x >> 16
+    x = (x * 0x7FEB352D) & 0xFFFFFFFF
+    x ^= x >> 15
+    x = (x * 0x846CA68B) & 0xFFFFFFFF
+    return x ^ (x >> 16)
+
+
+def example_keys(ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """One int32 key per example of ``ids [B, L]`` from its real tokens only (``mask [B, L]``,
+    True = real): padding and the batch around it never change it. -> ``[B]`` int32"""
+    pos = torch.arange(ids.shape[1], device=ids.device, dtype=torch.int32)  # [L]
+    x = ids.to(torch.int32) * _STEP32 + pos  # [B, L] (wraps)
+    x = mix32(x ^ _i32(0x51ED270B))
+    x = torch.where(mask, x, torch.zeros_like(x))
+    total = x.sum(1, dtype=torch.int64)  # [B] order-free but position-aware (wraps below)
+    length = mask.sum(1, dtype=torch.int64)  # [B]
+    return mix32(_to_i32(total + length * _STEP))
+
+
+def _to_i32(x: torch.Tensor) -> torch.Tensor:
+    """An int64 tensor's low 32 bits as int32 (the same bits on every device)."""
+    low = x & 0xFFFFFFFF
+    return (low - ((low >= 1 << 31).long() << 32)).to(torch.int32)
+
+
 class SampleNoise:
     """Noise for samples ``first, ..., first + count - 1`` of a batch of ``batch`` examples.
 
     Every method returns a tensor of shape ``[count * batch, *shape]`` in row order
-    ``t * batch + b``; ``shape`` excludes the row dimension. Not thread-safe: one forward pass
-    at a time uses one instance. ``reserve``: words per sample to draw at the first refill (a
-    hint, e.g. what the same pass consumed before); it changes speed, never the numbers, since
-    a generator's word stream does not depend on how it is split into draws.
+    ``t * batch + b``; ``shape`` excludes the row dimension. ``keys [batch]`` int32: the
+    examples' keys (:func:`example_keys`; None = key 0 for every example, for benchmarks and
+    tests on one input). Not thread-safe: one forward pass at a time uses one instance.
     """
 
     def __init__(
@@ -49,94 +108,62 @@ class SampleNoise:
         count: int,
         batch: int,
         device: torch.device | str = "cpu",
-        reserve: int = 0,
+        keys: torch.Tensor | None = None,
+        *,
+        _draw_offset: int = 0,
     ):
-        self._init(seed, range(first, first + count), batch, device, reserve)
-
-    @classmethod
-    def for_indices(
-        cls, seed: int, indices: list[int], batch: int = 1, device: torch.device | str = "cpu"
-    ) -> SampleNoise:
-        """Noise whose ``i``-th sample is sample ``indices[i]`` of run ``seed``. Training uses it
-        with ``batch=1`` and each example's position in the epoch, so an example's dropout and
-        attention noise do not depend on which batch row, or which process, it lands in."""
-        noise = cls.__new__(cls)
-        noise._init(seed, indices, batch, device, 0)
-        return noise
-
-    def _init(self, seed: int, samples, batch: int, device, reserve: int) -> None:
-        samples = [int(t) for t in samples]
-        if not samples or batch < 1:
-            raise ValueError(
-                f"SampleNoise needs >= 1 sample and batch >= 1, got {samples}, {batch}."
-            )
-        self.batch, self.count = batch, len(samples)
+        if count < 1 or batch < 1:
+            raise ValueError(f"SampleNoise needs count >= 1 and batch >= 1, got {count}, {batch}.")
+        self.batch, self.count = batch, count
         self.device = torch.device(device)
-        self._seed, self._samples, self._side = int(seed), samples, None
-        self._gens = []
-        for t in samples:
-            g = torch.Generator(device=self.device)
-            g.manual_seed(sample_seed(int(seed), t))
-            self._gens.append(g)
-        self._pool = torch.empty((self.count, 0), dtype=torch.int64, device=self.device)
-        self._cursor = 0
-        self._reserve = max(0, int(reserve))
-        self.consumed = 0  # words read per sample so far
+        self._seed, self._first = int(seed), int(first)
+        self._offset = _draw_offset
+        if keys is None:
+            keys = torch.zeros(batch, dtype=torch.int32, device=self.device)
+        elif keys.shape != (batch,) or keys.dtype != torch.int32:
+            raise ValueError(f"keys must be int32 [batch={batch}], got {keys.dtype} "
+                             f"{list(keys.shape)}.")  # fmt: skip
+        self._keys = keys.to(self.device)
+        seeds = [sample_seed(self._seed, t) for t in range(first, first + count)]
+        lo = torch.tensor([_i32(s) for s in seeds], dtype=torch.int32, device=self.device)
+        hi = torch.tensor([_i32(s >> 32) for s in seeds], dtype=torch.int32, device=self.device)
+        rows = mix32(self._keys[None, :] ^ lo[:, None])  # [count, batch]
+        self._rows = mix32(rows ^ hi[:, None]).reshape(-1)  # [rows] one key per row
+        self._draws = 0
+        self._side: SampleNoise | None = None
 
     @property
     def rows(self) -> int:
         return self.count * self.batch
 
     def side(self) -> SampleNoise:
-        """A second, independent stream for the same samples and rows (created once).
-
-        It feeds draws that never reach the prediction (the attention rows of the last layer
-        other than [CLS], computed only when the app captures them), so whether they are drawn
-        changes nothing in this stream, and so nothing in the prediction."""
+        """Independent draws for the same rows (created once). They feed values that never
+        reach the prediction (the attention rows of the last layer other than [CLS], computed
+        only when the app captures them), so drawing them changes nothing in this object's
+        draws."""
         if self._side is None:
-            side = SampleNoise.__new__(SampleNoise)
-            side._init(self._seed ^ _SIDE_TAG, self._samples, self.batch, self.device, 0)
-            self._side = side
+            self._side = SampleNoise(self._seed, self._first, self.count, self.batch,
+                                     self.device, self._keys,
+                                     _draw_offset=self._offset + _SIDE_TAG)  # fmt: skip
         return self._side
 
-    # ----------------------------------------------------------------- streams
-    def _refill(self, need: int) -> None:
-        """Make at least ``need`` unread words available in every sample's stream."""
-        left = self._pool.shape[1] - self._cursor
-        grow = max(need - left, _BLOCK_WORDS, self._reserve - self.consumed - left)
-        fresh = torch.empty((self.count, grow), dtype=torch.int64, device=self.device)
-        inference = torch.is_inference_mode_enabled()  # thread-local: pass it to the workers
-
-        def work(lo: int, hi: int) -> None:
-            with torch.inference_mode(inference):
-                for t in range(lo, hi):
-                    fresh[t].random_(-(2**63), 2**63 - 1, generator=self._gens[t])
-
-        groups = min(_pool_size(), self.count) if fresh.numel() >= _PARALLEL_MIN else 1
-        if groups <= 1:
-            work(0, self.count)
-        else:
-            edges = [self.count * i // groups for i in range(groups + 1)]
-            list(_executor().map(work, edges[:-1], edges[1:]))
-        self._pool = torch.cat([self._pool[:, self._cursor :], fresh], dim=1) if left else fresh
-        self._cursor = 0
-
-    def _words(self, n: int) -> torch.Tensor:
-        """The next ``n`` words of every stream. -> [count, n] int64"""
-        if self._pool.shape[1] - self._cursor < n:
-            self._refill(n)
-        out = self._pool[:, self._cursor : self._cursor + n]
-        self._cursor += n
-        self.consumed += n
-        return out
+    def _hash(self, shape: tuple[int, ...]) -> torch.Tensor:
+        """The next draw's 32-bit words. -> ``[rows, *shape]`` int32"""
+        draw = _i32(_mix32_int(self._offset + self._draws + 1) * 0x2545F491)
+        self._draws += 1
+        h = mix32(self._rows ^ draw).view(-1, *([1] * len(shape)))  # [rows, 1, ...]
+        for dim, size in enumerate(shape):
+            view = [1] * (len(shape) + 1)
+            view[dim + 1] = size
+            idx = torch.arange(1, size + 1, dtype=torch.int32, device=self.device) * _STEP32
+            h = mix32(h + idx.view(view))  # grows one dimension at a time
+        return h
 
     # ---------------------------------------------------------- distributions
     def uniform(self, *shape: int) -> torch.Tensor:
         """U(0,1) with 24-bit resolution, clamped to [1e-6, 1 - 1e-6]. -> [rows, *shape]"""
-        n = self.batch * math.prod(shape)
-        halves = self._words(-(-n // 2)).view(torch.int32)[:, :n]  # [T, n] two per word
-        u = (halves & 0xFFFFFF).to(torch.float32).mul_(2.0**-24)
-        return u.clamp_(_EPS, 1.0 - _EPS).view(self.rows, *shape)
+        words = (self._hash(shape) >> 8) & 0xFFFFFF
+        return words.to(torch.float32).mul_(2.0**-24).clamp_(EPS, 1.0 - EPS)
 
     def neg_gumbel(self, *shape: int) -> torch.Tensor:
         """``log(-log(u))``, i.e. minus a standard Gumbel draw (saves a pass where the caller
@@ -149,37 +176,16 @@ class SampleNoise:
 
     def normal(self, *shape: int) -> torch.Tensor:
         """Standard normal by Box-Muller. -> [rows, *shape]"""
-        n = math.prod(shape)
-        u = self.uniform(2, *shape).view(self.rows, 2, n)  # [rows, 2, n]
+        u = self.uniform(2, *shape)  # [rows, 2, *shape]
         radius = u[:, 0].log().mul_(-2.0).sqrt_()
-        return radius.mul_(torch.cos(u[:, 1] * (2 * math.pi))).view(self.rows, *shape)
+        return radius.mul_(torch.cos(u[:, 1] * (2 * math.pi)))
 
     def keep_mask(self, p: float, *shape: int) -> torch.Tensor:
         """Bool mask, False with probability ``p`` (quantised to a multiple of 1/65536).
-
-        Each 64-bit word gives four 16-bit uniforms. -> [rows, *shape] bool
-        """
+        -> [rows, *shape] bool"""
         if not 0.0 <= p < 1.0 or math.isnan(p):
             raise ValueError(f"dropout probability must be in [0, 1), got {p}.")
-        n = self.batch * math.prod(shape)
-        u16 = self._words(-(-n // 4)).view(torch.int16)[:, :n]  # [T, n] in [-2^15, 2^15)
-        return (u16 >= math.ceil(p * 65536) - 32768).view(self.rows, *shape)
-
-
-_EXECUTOR: ThreadPoolExecutor | None = None
-_EXECUTOR_LOCK = threading.Lock()
-
-
-def _pool_size() -> int:
-    return max(1, torch.get_num_threads())
-
-
-def _executor() -> ThreadPoolExecutor:
-    global _EXECUTOR
-    with _EXECUTOR_LOCK:
-        if _EXECUTOR is None or _EXECUTOR._max_workers != _pool_size():  # noqa: SLF001
-            _EXECUTOR = ThreadPoolExecutor(max_workers=_pool_size(), thread_name_prefix="uq-rng")
-        return _EXECUTOR
+        return (self._hash(shape) & 0xFFFF) >= math.ceil(p * 65536)
 
 
 def dropout(

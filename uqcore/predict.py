@@ -12,6 +12,7 @@ from collections.abc import Sequence
 import torch
 
 from uqcore.model import PAD_ID
+from uqcore.runtime import model_device
 from uqcore.sampling import sample
 from uqcore.vocab import Vocab
 
@@ -27,25 +28,33 @@ def pad(rows: Sequence[Sequence[int]], length: int) -> tuple[torch.Tensor, torch
 
 
 def predict_ids(
-    model, encoded, T: int, seed: int, rows: int = 64, bar=None, device="cpu"
-) -> torch.Tensor:
+    model, encoded, T: int, seed: int, rows: int | None = None, bar=None, device=None,
+    noise: str = "counter",
+) -> torch.Tensor:  # fmt: skip
     """Class probabilities ``[T, N, C]`` of token-id rows (each starting with [CLS]), sampled
     ``rows`` at a time in order of length (little padding); the output keeps the input order.
+    ``device``: where to run (default: the model's); ``rows`` defaults to 64 on the CPU and 512
+    on a GPU. With the default counter noise a row's samples do not depend on its batch.
     ``bar``: anything with ``update(n)`` (a tqdm bar), told how many rows each batch finished."""
+    device = model_device(model) if device is None else torch.device(device)
+    rows = rows or (64 if device.type == "cpu" else 512)
     order = sorted(range(len(encoded)), key=lambda i: len(encoded[i]))
     out = torch.empty(T, len(encoded), model.cfg.num_classes)
     for start in range(0, len(order), rows):
         chunk = order[start : start + rows]
         ids, mask = pad([tuple(encoded[i]) for i in chunk], max(len(encoded[i]) for i in chunk))
-        out[:, chunk] = sample(model, ids.to(device), mask.to(device), T, seed).probs.cpu()
+        out[:, chunk] = sample(model, ids.to(device), mask.to(device), T, seed,
+                               noise=noise).probs.cpu()  # fmt: skip
         if bar is not None:
             bar.update(len(chunk))
     return out
 
 
 def predict(
-    model, vocab: Vocab, texts, max_len: int, T: int, seed: int, rows: int = 64, bar=None
-) -> torch.Tensor:
-    """Class probabilities ``[T, N, C]`` of ``texts`` (see :func:`predict_ids`)."""
+    model, vocab: Vocab, texts, max_len: int, T: int, seed: int, rows: int | None = None,
+    bar=None,
+) -> torch.Tensor:  # fmt: skip
+    """Class probabilities ``[T, N, C]`` of ``texts`` on the model's device (see
+    :func:`predict_ids`)."""
     encoded = [vocab.encode(t, max_len, allow_all_unknown=True).ids for t in texts]
     return predict_ids(model, encoded, T, seed, rows, bar)

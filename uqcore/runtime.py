@@ -39,3 +39,36 @@ def tune_cpu(threads: int | None = None) -> dict[str, object]:
     if threads is not None:
         torch.set_num_threads(threads)
     return {"threads": torch.get_num_threads(), "allocator_tuned": tune_allocator()}
+
+
+def pick_device(name: str = "auto") -> torch.device:
+    """``"cpu"``, ``"cuda"`` (or ``"cuda:N"``) or ``"auto"`` (CUDA when available) as a device;
+    :class:`uqcore.errors.ConfigError` if CUDA is asked for and absent."""
+    from uqcore.errors import ConfigError
+
+    name = (name or "auto").strip().lower()
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if name == "cpu":
+        return torch.device("cpu")
+    if name.startswith("cuda"):
+        if not torch.cuda.is_available():
+            raise ConfigError(f"Device {name!r} was asked for but this machine has no CUDA GPU "
+                              "that PyTorch can use; use cpu.")  # fmt: skip
+        return torch.device(name)
+    raise ConfigError(f"Unknown device {name!r}: use cpu, cuda or auto.")
+
+
+def memory_budget(device: torch.device | str) -> int:
+    """Bytes of working activations one sampling chunk may use on ``device``: 128 MiB on the
+    CPU (chunks that stay in cache-friendly sizes), an eighth of the free memory on a GPU."""
+    device = torch.device(device)
+    if device.type == "cuda":
+        free, _ = torch.cuda.mem_get_info(device)
+        return max(128 * 2**20, free // 8)
+    return 128 * 2**20
+
+
+def model_device(model: torch.nn.Module) -> torch.device:
+    """The device of a model's weights (the CPU for a model without any)."""
+    return next((p.device for p in model.parameters()), torch.device("cpu"))

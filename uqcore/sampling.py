@@ -1,10 +1,14 @@
 """Draw T samples of a model's predictions (and, on request, its attention) in batched passes.
 
 The batch is expanded T times (rows ``t * B + b``) and run in chunks that fit a memory budget.
-Sample ``t`` uses noise seeded from ``(seed, t)`` only (see :mod:`uqcore.noise`), so results do
-not depend on the chunk size, and ``sample(..., T=1, first_sample=t)`` reproduces row ``t`` of a
-larger call. Deterministic settings run the model once and repeat the result; a deep ensemble
-runs its members together once and sample ``t`` is member ``t mod M``.
+Sample ``t`` of an example uses noise keyed by ``(seed, t, the example's tokens)`` only (see
+:mod:`uqcore.noise`), so results depend neither on the chunk size, nor on the batch around the
+example, nor on the device: ``sample(..., T=1, first_sample=t)`` on the example alone reproduces
+its row ``t`` of any larger call (within float rounding of the batched matmuls).
+``noise="stream"`` draws from training's per-sample streams instead
+(:mod:`uqcore.stream_noise`), which depend on the batch; the training loop's dev metric uses it.
+Deterministic settings run the model once and repeat the result; a deep ensemble runs its
+members together once and sample ``t`` is member ``t mod M``.
 """
 
 from __future__ import annotations
@@ -19,11 +23,13 @@ from uqcore.errors import ConfigError
 from uqcore.layers import widest_query_rows
 from uqcore.maps import MAP_NAMES, LayerMaps
 from uqcore.model import DeepEnsemble, check_batch
-from uqcore.noise import SampleNoise
+from uqcore.noise import SampleNoise, example_keys
+from uqcore.runtime import memory_budget as runtime_budget
 from uqcore.settings import ForwardSettings, SamplingSettings, is_stochastic, resolve
+from uqcore.stream_noise import StreamNoise
 
 MAX_SAMPLES = 10_000
-DEFAULT_MEMORY_BUDGET = 128 * 2**20  # bytes of working activations per chunk
+NOISE_KINDS = ("counter", "stream")
 
 
 @dataclass(frozen=True)
@@ -131,12 +137,16 @@ def sample(
     capture: Capture | None = None,
     *,
     first_sample: int = 0,
-    memory_budget: int = DEFAULT_MEMORY_BUDGET,
+    memory_budget: int | None = None,
+    noise: str = "counter",
 ) -> SampleResult:
     """Draw samples ``first_sample .. first_sample + T - 1`` for a batch; never mutates ``model``.
 
     ``settings``: overrides of the checkpoint's values (:class:`SamplingSettings`, resolved
     here), or settings a caller already resolved with :func:`uqcore.settings.resolve`.
+    ``noise``: ``"counter"`` (per-example, batch- and device-independent) or ``"stream"``
+    (training's generator; see the module doc). ``memory_budget``: bytes of activations per
+    chunk of samples (None: :func:`uqcore.runtime.memory_budget` of the input's device).
 
     Raises :class:`ConfigError` for out-of-range ``T``, seed, settings or capture, and
     :class:`InputError` for a malformed batch.
@@ -144,7 +154,11 @@ def sample(
     capture = capture or Capture()
     cfg = model.cfg
     _check_args(model, T, seed, first_sample, capture)
+    if noise not in NOISE_KINDS:
+        raise ConfigError(f"noise must be one of {NOISE_KINDS}, got {noise!r}.")
     check_batch(ids, mask, cfg)
+    if memory_budget is None:
+        memory_budget = runtime_budget(ids.device)
     fs = settings if isinstance(settings, ForwardSettings) else resolve(cfg, settings)
     fs = dataclasses.replace(fs, need_kl=capture.kl)
     heads = tuple(range(cfg.n_heads)) if capture.heads is None else tuple(capture.heads)
@@ -156,7 +170,7 @@ def sample(
     with torch.inference_mode():
         if isinstance(model, DeepEnsemble):
             out = model(ids, mask, fs, None, capture.layers)  # logits [M, B, C]
-            members = (torch.arange(T) + first_sample) % out.logits.shape[0]  # [T]
+            members = (torch.arange(T, device=ids.device) + first_sample) % out.logits.shape[0]
             probs = torch.softmax(out.logits, -1)[members]  # [T, B, C]
             maps.put_indexed(out.maps, members[:keep])
             kl = None
@@ -167,30 +181,26 @@ def sample(
             kl = out.kl.expand(T, -1) if capture.kl and out.kl is not None else None
             members = None
         else:
-            probs = torch.empty(T, batch, cfg.num_classes)  # [T, B, C]
-            kl = torch.empty(T, batch) if capture.kl and cfg.spec.has_kl else None
+            probs = torch.empty(T, batch, cfg.num_classes, device=ids.device)  # [T, B, C]
+            has_kl = capture.kl and cfg.spec.has_kl
+            kl = torch.empty(T, batch, device=ids.device) if has_kl else None
             length = ids.shape[1]
             full_rows = cfg.n_layers - 1 in capture.layers
             step = rows_per_chunk(model, batch, length, memory_budget, fs)  # maps not kept
             cap_step = rows_per_chunk(model, batch, length, memory_budget, fs, full_rows)
-            hint_key = (cfg, fs, tuple(ids.shape))
+            keys = example_keys(ids, mask) if noise == "counter" else None  # [B]
             for start, count in _chunks(T, keep if capture.layers else 0, cap_step, step):
-                noise = SampleNoise(
-                    seed,
-                    first_sample + start,
-                    count,
-                    batch,
-                    device=ids.device,
-                    reserve=_WORDS_HINT.get(hint_key, 0),
-                )
+                if keys is None:
+                    draws = StreamNoise(seed, first_sample + start, count, batch, ids.device)
+                else:
+                    draws = SampleNoise(seed, first_sample + start, count, batch, ids.device, keys)
                 layers = capture.layers if start < keep else ()
                 rows_ids, rows_mask = ids.repeat(count, 1), mask.repeat(count, 1)
-                out = model(rows_ids, rows_mask, fs, noise, layers, repeats=count)
+                out = model(rows_ids, rows_mask, fs, draws, layers, repeats=count)
                 probs[start : start + count] = torch.softmax(out.logits, -1).view(count, batch, -1)
                 maps.put_chunk(out.maps, start, count)
                 if kl is not None:
                     kl[start : start + count] = out.kl.view(count, batch)
-                _remember_words(hint_key, noise.consumed)
             members = None
     return SampleResult(
         probs=probs.contiguous(),
@@ -203,17 +213,6 @@ def sample(
         kl=kl,
         members=members,
     )
-
-
-_WORDS_HINT: dict[tuple, int] = {}  # (config, settings, input shape) -> words one pass reads
-_WORDS_HINT_MAX = 256
-
-
-def _remember_words(key: tuple, words: int) -> None:
-    """Remember a pass's noise consumption so the next one draws its streams in one go."""
-    if len(_WORDS_HINT) >= _WORDS_HINT_MAX:
-        _WORDS_HINT.clear()
-    _WORDS_HINT[key] = words
 
 
 class _Maps:

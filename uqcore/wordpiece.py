@@ -5,7 +5,9 @@
 gives, so the sampler, the app and the evaluation treat both alike. A text longer than
 ``max_len`` keeps its first ``max_len - 2`` pieces (``n_dropped`` says how many were cut); a text
 of unknown pieces only still runs (as ``[UNK]``), since the pieces cover every character BERT
-normalises to. Continuation pieces keep BERT's ``##`` prefix on display.
+normalises to. Display labels: continuation pieces keep BERT's ``##`` prefix (``play ##ing``), the
+same on every axis; an unknown piece shows the characters it stands for (``😀``), not ``[UNK]``,
+and ``is_unknown`` flags it.
 """
 
 from __future__ import annotations
@@ -70,6 +72,9 @@ class WordPiece:
             raise InputError("The text is empty: type a sentence (for example 'a great movie').")
         enc = self._tok.encode(text)
         ids, tokens = list(enc.ids), list(enc.tokens)  # [CLS] ... [SEP]
+        for i, (start, end) in enumerate(enc.offsets):  # [UNK] -> the characters it replaced
+            if ids[i] == self.unk_id and 0 <= start < end:
+                tokens[i] = text[start:end][:24]
         pieces = len(ids) - 2
         if pieces < 1:
             raise InputError("The text has no characters the tokenizer reads: type a sentence.")

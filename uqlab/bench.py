@@ -23,7 +23,7 @@ from uqcore.config import ModelConfig, family_fields
 from uqcore.families import FAMILIES, get_family
 from uqcore.layers import _ONEDNN, matmul_linear_only
 from uqcore.model import build_model
-from uqcore.runtime import tune_cpu
+from uqcore.runtime import pick_device, tune_cpu
 from uqcore.sampling import Capture, sample
 from uqlab.bench_report import render_markdown
 
@@ -59,32 +59,37 @@ def make_input(length: int, vocab: int, seed: int = 0) -> tuple[torch.Tensor, to
     return ids, torch.ones_like(ids, dtype=torch.bool)
 
 
+DEVICE = torch.device("cpu")  # set by --device; every model and input of the bench goes there
+
+
+def _sync() -> None:
+    if DEVICE.type == "cuda":  # GPU work is asynchronous: wait for it before reading the clock
+        torch.cuda.synchronize(DEVICE)
+
+
 def _timed(fn) -> float:
+    _sync()
     start = time.perf_counter()
     fn()
+    _sync()
     return time.perf_counter() - start
 
 
 def _best(fn, repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
+    return min(_timed(fn) for _ in range(repeats))
 
 
 def matmul_flops(n: int = 2048, repeats: int = 5) -> float:
-    """Achieved FLOP/s of an ``n x n`` fp32 matmul on this machine, best of ``repeats``."""
-    a, b = torch.randn(n, n), torch.randn(n, n)
+    """Achieved FLOP/s of an ``n x n`` fp32 matmul on the bench's device, best of ``repeats``."""
+    a, b = torch.randn(n, n, device=DEVICE), torch.randn(n, n, device=DEVICE)
     a @ b
     return 2 * n**3 / _best(lambda: a @ b, repeats)
 
 
 def loop_vs_batched(family: str, repeats: int) -> dict[str, float]:
     torch.manual_seed(0)
-    model = build_model(bench_config(family))
-    ids, mask = make_input(20, 10_000)
+    model = build_model(bench_config(family)).to(DEVICE)
+    ids, mask = (t.to(DEVICE) for t in make_input(20, 10_000))
     batched = sample(model, ids, mask, BENCH_T, seed=0)
     singles = [sample(model, ids, mask, 1, seed=0, first_sample=t) for t in range(BENCH_T)]
     max_diff = max(
@@ -176,10 +181,13 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     p.add_argument("--quick", action="store_true", help="fewer repeats and families (smoke run)")
     p.add_argument("--threads", type=int, default=2, help="torch threads (default 2)")
     p.add_argument("--markdown", metavar="PATH", help="also write the report as Markdown")
+    p.add_argument("--device", default="cpu", help="cpu (default) or cuda: where the models run")
     p.add_argument("--rss-child", help=argparse.SUPPRESS)
     p.add_argument("--length", type=int, default=500, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     tuned = tune_cpu(args.threads)
+    global DEVICE
+    DEVICE = pick_device(args.device)
     if args.rss_child:
         rss_child(args.rss_child, args.length)
         return {}
@@ -201,6 +209,16 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
             f"{r['max_abs_diff']:>10.1e}"
         )
     stochastic = [f for f in families if rows[f]["stochastic"] and not get_family(f).ensemble]
+    if DEVICE.type != "cpu":  # resident memory and the oneDNN crossover are CPU measures
+        summary = {
+            "device": str(DEVICE),
+            "gpu": torch.cuda.get_device_name(DEVICE),
+            "batched_vs_loop_min_ratio": round(min(r["ratio"] for r in rows.values()), 2),
+            "batched_T100_s": {f: round(r["batched_s"], 5) for f, r in rows.items()},
+            "matmul_tflops": round(peak / 1e12, 1),
+        }
+        print(json.dumps(summary))
+        return summary
     rss = {fam: peak_rss(fam, args.length) for fam in families}
     print(f"\npeak RSS, {args.length} tokens, T={BENCH_T}, layer 0 attention captured:")
     for fam, r in rss.items():

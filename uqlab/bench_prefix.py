@@ -24,7 +24,7 @@ import torch
 from uqcore.bert import load_hf_bert, read_hf_config
 from uqcore.config import ModelConfig
 from uqcore.model import build_model
-from uqcore.noise import SampleNoise
+from uqcore.noise import SampleNoise, example_keys
 from uqcore.runtime import tune_cpu
 from uqcore.sampling import sample
 from uqcore.settings import resolve
@@ -52,7 +52,8 @@ def run(T: int = 100, length: int = 20, repeats: int = 3) -> dict[str, float]:  
 
     def forward(repeats_: int) -> torch.Tensor:
         with torch.inference_mode():
-            out = model(rows_ids, rows_mask, fs, SampleNoise(0, 0, T, 1), (), repeats=repeats_)
+            noise = SampleNoise(0, 0, T, 1, keys=example_keys(ids, mask))  # what sample() draws
+            out = model(rows_ids, rows_mask, fs, noise, (), repeats=repeats_)
         return torch.softmax(out.logits, -1)  # [T, C]
 
     batched = sample(model, ids, mask, T, seed=0).probs[:, 0]  # [T, C]

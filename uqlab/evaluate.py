@@ -22,7 +22,7 @@ from uqcore.checkpoint import Checkpoint, load_checkpoint
 from uqcore.errors import UQError
 from uqcore.predict import predict
 from uqcore.registry import list_checkpoints
-from uqcore.runtime import tune_cpu
+from uqcore.runtime import pick_device, tune_cpu
 from uqcore.stats import OOD_SCORES, ood_detection, ood_scores, summarize, table3_stats
 from uqcore.vocab import write_atomic
 from uqlab.data import Split, load_task, resolve_data_dir
@@ -107,6 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--data-dir", help="folder laid out like ../shared/data (default $UQ_DATA_DIR)")
     p.add_argument("--limit", type=int, help="cap each split (smoke runs)")
     p.add_argument("--table3", type=int, default=5, help="seeded examples per domain")
+    p.add_argument("--device", default="cpu", help="cpu (default), cuda or auto")
     p.add_argument("--quiet", action="store_true")
     args = p.parse_args(argv)
     tune_cpu(2)
@@ -115,6 +116,7 @@ def main(argv: list[str] | None = None) -> int:
                  else [_locate(c, args.root) for c in args.ckpt])  # fmt: skip
         for path in paths:
             ck = load_checkpoint(path)
+            ck.model.to(pick_device(args.device))
             metrics = evaluate_checkpoint(ck, args.data_dir, T=args.samples, seed=args.seed,
                                           limit=args.limit, per_domain=args.table3,
                                           progress=not args.quiet)  # fmt: skip

@@ -247,3 +247,37 @@ def test_a_deep_link_is_the_first_request_of_a_fresh_server(tab, served_folder, 
         assert tab.locator('[data-testid="stSidebarNav"]').get_by_text("Error analysis").count()
     finally:
         stop()
+
+
+MINILM = "/?ckpt={}&text=The%20playwright%27s%20script%20was%20unplayable.&label=0&T=20&seed=1"
+
+
+@pytest.mark.parametrize(
+    ("name", "heading", "title"),
+    [
+        ("cola-minilm-hsto", "Centroid assignments", "Centroid assignments of the keys"),
+        ("cola-minilm-bam", "Prior versus posterior attention", "Prior vs posterior attention"),
+    ],
+)
+def test_minilm_checkpoints_show_their_views_on_wordpiece_tokens(tab, server, shots, name,
+                                                                 heading, title):  # fmt: skip
+    open_view(tab, server, MINILM.format(name))
+    tab.get_by_role("heading", name=heading).wait_for(timeout=60_000)
+    titles = chart_titles(tab)
+    assert any(t.startswith("p(unacceptable) per sample") for t in titles), titles
+    assert any(t.startswith("Attention, layer") for t in titles), titles
+    assert any(t.startswith(title) for t in titles), titles
+    ticks = tab.locator(".js-plotly-plot .ytick text").all_text_contents()
+    assert any(t.endswith(":##play") for t in ticks), ticks[:20]
+    assert metric_values(tab)[1].endswith("/ 20")
+    tab.screenshot(path=str(shots / f"explore-{name}.png"), full_page=True)
+
+
+def test_table3_on_a_minilm_checkpoint(tab, server, shots):
+    open_view(tab, server, MINILM.format("cola-minilm-hsto"))
+    tab.get_by_role("link", name="Table 3").click()
+    tab.get_by_role("button", name="Compute the table").click()
+    tab.get_by_role("heading", name="out-of-domain").wait_for()
+    settle(tab)
+    assert tab.locator('[data-testid="stDataFrame"]').count() == 2
+    tab.screenshot(path=str(shots / "table3-minilm.png"), full_page=True)

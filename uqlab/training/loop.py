@@ -20,9 +20,10 @@ import torch.nn.functional as F
 from sklearn.metrics import matthews_corrcoef
 
 from uqcore.layers import widest_query_rows
-from uqcore.noise import SampleNoise, sample_seed
+from uqcore.noise import sample_seed
 from uqcore.predict import predict_ids
 from uqcore.settings import resolve
+from uqcore.stream_noise import StreamNoise
 from uqlab.training.batches import Encoded, epoch_batches, epoch_order
 from uqlab.training.config import TrainConfig
 from uqlab.training.state import Progress, load_state, save_state
@@ -43,7 +44,8 @@ class Dist:
 def evaluate(model, data: Encoded, metric: str, samples: int, seed: int, device) -> float:
     """Dev metric of the mean prediction over ``samples`` draws (accuracy or MCC)."""
     model.eval()
-    probs = predict_ids(model, data.ids, samples, seed, rows=256, device=device)  # [T, N, C]
+    probs = predict_ids(model, data.ids, samples, seed, rows=256, device=device,
+                        noise="stream")  # [T, N, C]
     predicted, labels = probs.mean(0).argmax(-1), data.labels
     if metric == "mcc":
         return float(matthews_corrcoef(labels.numpy(), predicted.numpy()))
@@ -149,7 +151,7 @@ def _loss(
 ):
     """Summed loss of rows ``lo : lo + step`` of a batch (CE, plus BAM's weighted mean KL)."""
     ids, mask = batch.ids[lo : lo + step].to(device), batch.mask[lo : lo + step].to(device)
-    noise = SampleNoise.for_indices(epoch_seed, batch.positions[lo : lo + step], device=device)
+    noise = StreamNoise.for_indices(epoch_seed, batch.positions[lo : lo + step], device=device)
     out = runner(ids, mask, settings, noise)
     loss = F.cross_entropy(out.logits, batch.labels[lo : lo + step].to(device), reduction="sum")
     if out.kl is not None:

@@ -1,7 +1,9 @@
 """Resumable training state: safetensors for tensors, JSON for counters; never pickle.
 
 A state directory holds ``state.safetensors`` (``model.*``, ``best.*`` and ``opt.<i>.<name>``
-tensors) and ``state.json`` (epoch, step, best metric, history, optimizer hyper-parameters).
+tensors; parameters that do not train, such as a pretrained base's frozen weights, are left out:
+they are what the model was built with) and ``state.json`` (epoch, step, best metric, history,
+optimizer hyper-parameters).
 Both are written to temporary files first and renamed, so an interrupted save leaves the
 previous state intact; an interrupted run loses at most the work since its last save.
 """
@@ -45,9 +47,12 @@ def save_state(
     config: dict[str, Any],
 ) -> None:
     directory.mkdir(parents=True, exist_ok=True)
-    tensors = {f"model.{k}": v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
+    fixed = _fixed(model)
+    tensors = {f"model.{k}": v.detach().cpu().contiguous()
+               for k, v in model.state_dict().items() if k not in fixed}  # fmt: skip
     if best is not None:
-        tensors.update({f"best.{k}": v.detach().cpu().contiguous() for k, v in best.items()})
+        tensors.update({f"best.{k}": v.detach().cpu().contiguous()
+                        for k, v in best.items() if k not in fixed})  # fmt: skip
     opt = optimizer.state_dict()
     for index, slots in opt["state"].items():
         for name, value in slots.items():
@@ -76,8 +81,19 @@ def load_state(
             f"The training state in {directory} was written with another configuration; "
             "use the same settings to resume, or delete that folder (or pick another --out)."
         )
-    model.load_state_dict({k[6:]: v for k, v in tensors.items() if k.startswith("model.")})
+    fixed = _fixed(model)
+    own = {k[6:]: v for k, v in tensors.items() if k.startswith("model.")}
+    missing = set(model.state_dict()) - set(own) - fixed
+    if missing or set(own) - set(model.state_dict()):
+        raise CheckpointError(
+            f"The training state in {directory} does not fit this model; delete that folder to "
+            "start over."
+        )
+    model.load_state_dict(own, strict=False)
     best = {k[5:]: v for k, v in tensors.items() if k.startswith("best.")} or None
+    if best is not None:  # the fixed tensors are the model's own (they never change)
+        state = model.state_dict()
+        best |= {k: state[k].detach().cpu().clone() for k in fixed}
     slots: dict[int, dict[str, torch.Tensor]] = {}
     for key, value in tensors.items():
         if key.startswith("opt."):
@@ -85,6 +101,11 @@ def load_state(
             slots.setdefault(int(index), {})[name] = value
     optimizer.load_state_dict({"state": slots, "param_groups": meta["param_groups"]})
     return Progress(**meta["progress"]), best
+
+
+def _fixed(model: torch.nn.Module) -> set[str]:
+    """Names of the parameters that do not train (a frozen base's weights)."""
+    return {name for name, p in model.named_parameters() if not p.requires_grad}
 
 
 def _atomic(path: Path, write) -> None:

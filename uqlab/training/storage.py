@@ -44,8 +44,8 @@ def storage_check(
     was_training = model.training
     model.eval()
     try:
-        full = predict_ids(model, rows, T, seed)  # [T, N, C]
-        half = predict_ids(rounded_copy(model, dtype), rows, T, seed)  # [T, N, C]
+        full = predict_ids(model, rows, T, seed, noise="stream")  # [T, N, C]
+        half = predict_ids(rounded_copy(model, dtype), rows, T, seed, noise="stream")  # [T, N, C]
     finally:
         model.train(was_training)
     tiny = torch.finfo(torch.float32).tiny
