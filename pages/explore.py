@@ -63,6 +63,7 @@ except UQError as exc:
     st.stop()
 
 cfg, spec = info.config, get_family(info.family)
+st.session_state[K.FIGURES] = {}  # the export panel offers this run's figures only
 st.subheader(f"{spec.title} · T = {view.T} · seed {view.seed}")
 V.notices(res)
 V.predictions(res, names, gold=view.label is not None)
@@ -74,5 +75,5 @@ for name in spec.maps:  # the family's own maps, each with its view
         st.header(heading)
         show(res, cfg["n_layers"], names)
 st.header("Export")
-V.export(res, names, f"{info.name}-T{view.T}-seed{view.seed}")
+V.export(res, names, info.name, info.family)
 st.caption(f"Computed in {res.seconds:.2f} s on the server (cached for repeat views).")

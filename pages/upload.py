@@ -7,7 +7,15 @@ import streamlit as st
 
 from ui import cached, sidebar
 from ui import keys as K
-from ui.upload import MAX_UPLOAD_BYTES, UploadError, files_from_zip, from_path, install
+from ui.upload import (
+    MAX_UPLOAD_BYTES,
+    SERVER_PATHS_ENV,
+    UploadError,
+    files_from_zip,
+    from_path,
+    install,
+    server_paths_allowed,
+)
 
 sidebar.page("Your own checkpoint", needs_checkpoint=False)
 st.write("A checkpoint is a folder with `config.json`, `model.safetensors` and `vocab.json` "
@@ -51,14 +59,19 @@ with files_tab:
         except UploadError as exc:
             st.error(str(exc), icon="✋")
 with path_tab:
-    path = st.text_input("Folder path on the server", key=K.UP_PATH,
-                         placeholder="/path/to/assets/checkpoints/cola-hsto")  # fmt: skip
-    if path and st.button("Validate and add", key=K.UP_PATH_GO, type="primary"):
-        try:
-            files, name = from_path(path)
-            _done(install(files, name, folder))
-        except UploadError as exc:
-            st.error(str(exc), icon="✋")
+    if not server_paths_allowed():
+        st.info(f"Loading a folder of the server is off on this deployment (anyone with the "
+                f"link could otherwise read the server's files). The operator can allow it "
+                f"with the environment variable {SERVER_PATHS_ENV}=1.")  # fmt: skip
+    else:
+        path = st.text_input("Folder path on the server", key=K.UP_PATH,
+                             placeholder="/path/to/assets/checkpoints/cola-hsto")  # fmt: skip
+        if path and st.button("Validate and add", key=K.UP_PATH_GO, type="primary"):
+            try:
+                files, name = from_path(path)
+                _done(install(files, name, folder))
+            except UploadError as exc:
+                st.error(str(exc), icon="✋")
 
 if st.session_state.get(K.UPLOADED):
     st.success(f"Added **{st.session_state[K.UPLOADED]}** and selected it in the sidebar: "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import io
 import json
 from pathlib import Path
 
@@ -150,10 +151,43 @@ def test_bam_and_probtrans_show_their_views():
     at = open_link(**{**LINK, "ckpt": "cola-bam"})
     titles = chart_titles(at)
     assert any(t.startswith("Prior vs posterior attention") for t in titles)
-    assert any(t.startswith("KL(posterior ‖ prior)") for t in titles)
+    assert any(t.startswith("Mean KL(posterior ‖ prior) per token pair") for t in titles)
     at = open_link(**{**LINK, "ckpt": "cola-probtrans"})
     assert any(t.startswith("Attention before and after EM") for t in chart_titles(at))
     assert any(m.label.endswith("after EM") for m in at.metric)
+
+
+def test_bam_view_has_one_legend_entry_for_its_sample_dots():
+    """Defect: a legend entry per sample dot ("sample 0" on several dots)."""
+    at = open_link(**{**LINK, "ckpt": "cola-bam"})
+    chart = next(c for c in at.get("plotly_chart")
+                 if json.loads(c.proto.spec)["layout"]["title"]["text"].startswith("Prior vs"))
+    traces = json.loads(chart.proto.spec)["data"]
+    legend = [t["name"] for t in traces if t.get("showlegend", True)]
+    assert legend == ["prior π (keys only)", "posterior mean", "posterior samples 0-4"]
+
+
+def test_exports_record_their_settings_in_the_name_and_inside(ckdir):
+    """Defect: two CSVs made at different temperatures got the same name and held only
+    ``sample, p_*``."""
+    from ui.compute import explore
+    from ui.explore_views import arrays_npz, export_stem, samples_csv, settings_record
+    from uqcore.registry import load
+    from uqcore.settings import SamplingSettings
+
+    ck = load("cola-hsto", str(ckdir))
+    stems = []
+    for tau2 in (1.0, 40.0):
+        res = explore(ck, LINK["text"], 5, 1, SamplingSettings(tau2=tau2))
+        record = settings_record(res, "cola-hsto", "hsto")
+        stems.append(export_stem(record))
+    assert stems[1] == "cola-hsto-T5-seed1-tau1_1-tau2_40-noise_scale_1-hard_False"
+    assert stems[0] != stems[1]
+    rows = samples_csv(res, ("unacceptable", "acceptable"), record).splitlines()
+    assert rows[0].startswith("sample,p_unacceptable,p_acceptable,checkpoint,T,seed,tau1,tau2")
+    assert ",40.0," in rows[1] and LINK["text"] in rows[1]
+    npz = np.load(io.BytesIO(arrays_npz(res, record)))
+    assert json.loads(str(npz["settings"]))["tau2"] == 40.0
 
 
 def test_every_family_explores_without_error():

@@ -66,7 +66,16 @@ def test_bam_shows_prior_versus_posterior_and_kl():
     at = open_link(ckpt=BAM)
     shown = titles(at)
     assert any(t.startswith("Prior vs posterior attention") for t in shown)
-    assert any(t.startswith("KL(posterior ‖ prior)") for t in shown)
+    assert any(t.startswith("Mean KL(posterior ‖ prior) per token pair") for t in shown)
+
+
+def test_bam_over_64_tokens_shows_a_labelled_window_of_the_keys():
+    at = open_link(ckpt=BAM, text=" ".join(["nora sent the book to london"] * 14))  # 86 tokens
+    chart = next(c for c in at.get("plotly_chart")
+                 if json.loads(c.proto.spec)["layout"]["title"]["text"].startswith("Prior vs"))
+    spec = json.loads(chart.proto.spec)
+    assert len(spec["data"][0]["x"]) == 64 and spec["layout"]["xaxis"]["showticklabels"]
+    assert any(s.label.startswith("First token shown") for s in at.slider)
 
 
 def test_a_text_longer_than_512_pieces_is_cut_and_said_so():

@@ -14,7 +14,9 @@ from streamlit.testing.v1 import AppTest
 
 from tests.app_fixtures import make_checkpoints
 from ui import upload
+from ui.compute import settings_key
 from ui.upload import UploadError, files_from_zip, from_path, install
+from uqcore.settings import SamplingSettings
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
@@ -89,7 +91,31 @@ def test_invalid_checkpoints_are_refused_with_the_reason(source, tmp_path, edit,
     assert not any(tmp_path.iterdir())
 
 
-def test_a_server_folder_is_read_not_modified(source, tmp_path):
+def test_server_folders_are_off_unless_the_operator_allows_them(source, monkeypatch):
+    monkeypatch.delenv(upload.SERVER_PATHS_ENV, raising=False)
+    for path in (str(source), "/etc", "/root", "/no/such/folder"):  # one answer for all
+        with pytest.raises(UploadError, match="off here") as info:
+            from_path(path)
+        assert path not in str(info.value)
+
+
+def test_links_in_a_server_folder_are_not_followed(source, tmp_path, monkeypatch):
+    monkeypatch.setenv(upload.SERVER_PATHS_ENV, "1")
+    folder = tmp_path / "linked"
+    folder.mkdir()
+    for f in source.iterdir():
+        (folder / f.name).write_bytes(f.read_bytes())
+    (folder / "README.md").unlink()
+    (folder / "README.md").symlink_to("/etc/hostname")
+    with pytest.raises(UploadError, match="link"):
+        from_path(str(folder))
+    (tmp_path / "alias").symlink_to(source)
+    with pytest.raises(UploadError, match="links are not followed"):
+        from_path(str(tmp_path / "alias"))
+
+
+def test_a_server_folder_is_read_not_modified(source, tmp_path, monkeypatch):
+    monkeypatch.setenv(upload.SERVER_PATHS_ENV, "1")
     before = {p.name: p.read_bytes() for p in source.iterdir() if p.is_file()}
     files, name = from_path(str(source))
     assert install(files, name, tmp_path) == "upload-cola-hsto"
@@ -101,6 +127,7 @@ def test_a_server_folder_is_read_not_modified(source, tmp_path):
 def test_the_upload_page_adds_a_checkpoint_for_every_page(source, monkeypatch, tmp_path):
     shipped = make_checkpoints(tmp_path / "shipped")
     monkeypatch.setenv("UQ_CHECKPOINT_DIR", str(shipped))
+    monkeypatch.setenv(upload.SERVER_PATHS_ENV, "1")
     at = AppTest.from_file(APP, default_timeout=120)
     at.query_params["ckpt"] = "cola-trans"
     at.run()
@@ -118,6 +145,24 @@ def test_the_upload_page_adds_a_checkpoint_for_every_page(source, monkeypatch, t
     del at  # the session ends: its upload folder goes with it
     gc.collect()
     assert not folder.exists()
+
+
+def test_uploading_again_under_the_same_name_serves_the_new_model(tmp_path):
+    """Defect: the second upload's card came with the first upload's cached model (the caches
+    were keyed by name and folder), and the BAM view then failed with KeyError 'prior'."""
+    from ui import cached
+
+    shipped = make_checkpoints(tmp_path / "shipped")
+    folder = tmp_path / "session"
+    folder.mkdir()
+    for family in ("hsto", "bam"):
+        files = {f.name: f.read_bytes() for f in (shipped / f"cola-{family}").iterdir()}
+        assert install(files, "mine", folder) == "upload-mine"
+        ck = cached.checkpoint("upload-mine", str(folder))
+        assert ck.config.family == family
+        own = settings_key(SamplingSettings())  # the checkpoint's trained settings
+        res = cached.explore("upload-mine", str(folder), "john is tall", 5, 0, own, None)
+        assert (res.maps[0].prior is not None) == (family == "bam")
 
 
 def test_upload_errors_join_the_library_hierarchy():

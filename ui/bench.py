@@ -1,7 +1,7 @@
-"""App benchmark: ``python -m ui.bench [--ckpt cola-hsto] [--imdb imdb-hsto] [--pages]``.
+"""App benchmark: ``python -m ui.bench [--ckpt NAME] [--imdb NAME] [--pages]``.
 
-Prints, for the explore page on a CoLA checkpoint (a short sentence) and an IMDB checkpoint (a
-300-word review from the bundled IMDB sample):
+Prints, for the explore page on the default checkpoint (a short sentence) and a long-text one
+(a 300-word review from the bundled sample of ``uqlab.tasks.LONG_TEXT_TASK``):
 * the server-side time of one script run from a submitted link to every figure built, at
   T = 100 (caches cleared before each run, so the sampling is included; best and median of
   ``--repeats``), split into the sampling call and the rest (figures, widgets);
@@ -23,7 +23,7 @@ import sys
 import time
 from pathlib import Path
 
-from uqlab.tasks import DEFAULT_CHECKPOINT
+from uqlab.tasks import DEFAULT_CHECKPOINT, LONG_TEXT_CHECKPOINT, LONG_TEXT_TASK, TASKS
 
 ROOT = Path(__file__).resolve().parent.parent
 TEXT = "John is tall on several occasions."
@@ -34,7 +34,7 @@ def review(words: int = REVIEW_WORDS) -> str:
     """The first bundled IMDB review with at least ``words`` words, cut to ``words`` words."""
     from uqlab.data import load_eval_subset
 
-    split = load_eval_subset("imdb_test_sample")
+    split = load_eval_subset(TASKS[LONG_TEXT_TASK].eval_subsets["id"])
     text = next(t for t in split.texts if len(t.split()) >= words)
     return " ".join(text.split()[:words])
 
@@ -133,7 +133,8 @@ def _explore(ckpt: str, text: str, words: str, repeats: int) -> dict:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m ui.bench", description=__doc__.splitlines()[0])
     p.add_argument("--ckpt", default=DEFAULT_CHECKPOINT, help="the CoLA checkpoint")
-    p.add_argument("--imdb", default="imdb-hsto", help="the IMDB checkpoint ('' to skip)")
+    p.add_argument("--imdb", default=LONG_TEXT_CHECKPOINT,
+                   help="the checkpoint timed on a 300-word review ('' to skip)")  # fmt: skip
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--child-T", type=int, help=argparse.SUPPRESS)  # internal: one cold run
     p.add_argument("--child-words", type=int, default=0, help=argparse.SUPPRESS)

@@ -93,17 +93,36 @@ def device():
     return pick_device(os.environ.get(DEVICE_ENV, "cpu"))
 
 
-@st.cache_resource(max_entries=12, show_spinner="Loading the checkpoint…")
+def stamp(name: str, folder: str) -> str:
+    """What identifies the files of checkpoint ``name`` in ``folder`` now (size, time and inode
+    of its config and weights): part of every cache key below, so a checkpoint uploaded again
+    under the same name is loaded again instead of served from the cache of the old one."""
+    parts = []
+    for fname in ("config.json", "model.safetensors"):
+        try:
+            st_ = (Path(folder) / name / fname).stat()
+            parts.append(f"{st_.st_size}-{st_.st_mtime_ns}-{st_.st_ino}")
+        except OSError:
+            parts.append("-")
+    return "/".join(parts)
+
+
 def checkpoint(name: str, folder: str) -> Checkpoint:
+    """Checkpoint ``name`` of ``folder``, loaded once per version of its files."""
+    return _checkpoint(name, folder, stamp(name, folder))
+
+
+@st.cache_resource(max_entries=12, show_spinner="Loading the checkpoint…")
+def _checkpoint(name: str, folder: str, version: str) -> Checkpoint:
     ck = _load(name, folder)
     ck.model.to(device())
     return ck
 
 
 @st.cache_data(max_entries=48, show_spinner=False)
-def _explore(name: str, folder: str, text: str, T: int, seed: int, settings: tuple):
+def _explore(name: str, folder: str, version: str, text: str, T: int, seed: int, settings: tuple):
     return compute.explore(
-        checkpoint(name, folder), text, T, seed, compute.SamplingSettings(*settings)
+        _checkpoint(name, folder, version), text, T, seed, compute.SamplingSettings(*settings)
     )
 
 
@@ -112,15 +131,21 @@ def explore(
 ) -> compute.ExploreResult:
     """:func:`ui.compute.explore` cached by value (``settings``: the overrides'
     :func:`ui.compute.settings_key`), with its Table 3 summary for the gold ``label``."""
-    return _explore(name, folder, text, T, seed, settings).for_label(label)
+    version = stamp(name, folder)
+    return _explore(name, folder, version, text, T, seed, settings).for_label(label)
 
 
 @st.cache_data(max_entries=2_000, show_spinner=False)
+def _many(name: str, folder: str, version: str, texts: tuple[str, ...], T: int, seed: int,
+          settings: tuple):  # fmt: skip
+    return compute.many_probs(
+        _checkpoint(name, folder, version), texts, T, seed, compute.SamplingSettings(*settings)
+    )
+
+
 def many(name: str, folder: str, texts: tuple[str, ...], T: int, seed: int, settings: tuple):
     """:func:`ui.compute.many_probs` cached by value: per text ``probs [T, C]`` or a message."""
-    return compute.many_probs(
-        checkpoint(name, folder), texts, T, seed, compute.SamplingSettings(*settings)
-    )
+    return _many(name, folder, stamp(name, folder), texts, T, seed, settings)
 
 
 def sampler(name: str, T: int, seed: int, ov: tuple):

@@ -66,7 +66,8 @@ class ExploreResult:
     :class:`uqcore.maps.LayerMaps` of fp16 arrays ``[Tc, H, ...]`` for the first ``captured``
     samples (``kl_per_head`` ``[Tc, H]`` float32);
     ``members [T]`` (ensembles); ``probs_before_em [C]`` (the first sample without EM, when the
-    family adapts keys); ``settings``: the resolved settings it ran with; ``summary``: the
+    family adapts keys); ``settings``: the resolved settings it ran with; ``text`` and ``seed``:
+    what was sampled; ``summary``: the
     Table 3 numbers for ``label`` (None until :meth:`for_label`); ``seconds`` of computing.
     """
 
@@ -82,6 +83,8 @@ class ExploreResult:
     stochastic: bool
     settings: ForwardSettings
     seconds: float
+    text: str = ""
+    seed: int = 0
     summary: Summary | None = None
 
     def for_label(self, label: int | None) -> ExploreResult:
@@ -142,6 +145,8 @@ def explore(ck: Checkpoint, text: str, T: int, seed: int, overrides: SamplingSet
         stochastic=r.stochastic,
         settings=r.settings,
         seconds=time.perf_counter() - started,
+        text=text,
+        seed=seed,
     )
 
 

@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import io
+import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -12,6 +14,7 @@ import streamlit as st
 from ui import keys as K
 from ui.compute import ExploreResult, Summary, running_mean
 from ui.format import mean_pm_var, sig
+from uqcore.families import get_family
 from viz import figures as F
 
 PLOT_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
@@ -155,25 +158,32 @@ def bam(res: ExploreResult, n_layers: int, names: tuple[str, ...]) -> None:
     head = c2.selectbox("Head", range(m.attention.shape[1]), key=K.BAM_HEAD)
     query = c3.selectbox("Query token", range(len(tokens)), format_func=lambda i: tokens[i],
                          key=K.BAM_QUERY)  # fmt: skip
-    prior = m.prior[0, head].astype(np.float32)  # [L] (the prior depends on keys only)
-    mean = m.posterior_mean[0, head, query].astype(np.float32)  # [L]
-    samples = m.attention[:5, head, query].astype(np.float32)  # [<=5, L]
-    chart(F.prior_posterior_figure(prior, mean, samples, tokens, tokens[query]), "prior_post")
+    lo, hi = token_window(len(tokens), K.BAM_WINDOW)  # the keys shown
+    prior = m.prior[0, head, lo:hi].astype(np.float32)  # [W] (the prior depends on keys only)
+    mean = m.posterior_mean[0, head, query, lo:hi].astype(np.float32)  # [W]
+    samples = m.attention[:5, head, query, lo:hi].astype(np.float32)  # [<=5, W]
+    chart(F.prior_posterior_figure(prior, mean, samples, tokens[lo:hi], tokens[query]),
+          "prior_post")  # fmt: skip
     if m.kl_per_head is not None:
-        kl = m.kl_per_head[0]  # [H]
+        n = len(tokens)
+        rows = 1 if layer == n_layers - 1 else n  # the last layer's KL covers the [CLS] row
+        kl = m.kl_per_head[0] / (rows * n)  # [H] mean over the attended (query, key) pairs
         chart(
             F.bar_figure(
                 kl,
                 [f"head {h}" for h in range(kl.size)],
-                f"KL(posterior ‖ prior) per head, layer {layer}",
-                "nats",
+                f"Mean KL(posterior ‖ prior) per token pair, layer {layer}",
+                "nats per (query, key) pair",
             ),
             "kl",
         )
     st.caption("Bayesian attention: the prior (from the keys alone) says which tokens matter "
                "before looking at the query; the posterior updates it for this query, and "
-               "samples scatter around the posterior mean. The KL measures how far the "
-               "posterior moved from the prior.")  # fmt: skip
+               "samples scatter around the posterior mean. The KL bar is the KL divergence of "
+               "each head's posterior attention weights from the prior, averaged over the token "
+               "pairs it covers (every query row in earlier layers; the [CLS] row in the last "
+               "layer, the one the prediction reads): how far, per weight, the query moved the "
+               "attention away from what the keys alone suggest.")  # fmt: skip
 
 
 @st.fragment
@@ -204,28 +214,56 @@ def probtrans(res: ExploreResult, n_layers: int, names: tuple[str, ...]) -> None
                "that claim them, pulled back by their prior precision.")  # fmt: skip
 
 
-def export(res: ExploreResult, names: tuple[str, ...], stem: str) -> None:
-    """CSV of per-sample probabilities, NPZ of every array, and the figures as SVG/PNG. The
-    files are built when a button is pressed (deferred download data), not on every render."""
+def settings_record(res: ExploreResult, name: str, family: str) -> dict[str, object]:
+    """What an export was made with: checkpoint, T, seed, and the values of the knobs the
+    family reads (after the sidebar's overrides), plus the text."""
+    spec = get_family(family)
+    knobs = {k: getattr(res.settings, k) for k in spec.knobs if hasattr(res.settings, k)}
+    if res.settings.dropout_on:
+        knobs["dropout"] = res.settings.dropout
+    return {"checkpoint": name, "T": len(res.probs), "seed": res.seed, **knobs, "text": res.text}
+
+
+def export_stem(record: dict[str, object]) -> str:
+    """A file name stem that tells exports of other settings apart, e.g.
+    ``cola-hsto-T50-seed1-tau1_1-tau2_40``."""
+    parts = [str(record["checkpoint"]), f"T{record['T']}", f"seed{record['seed']}"]
+    for key, value in record.items():
+        if key not in ("checkpoint", "T", "seed", "text"):
+            shown = f"{value:g}" if isinstance(value, float) else str(value)
+            parts.append(f"{key}_{shown}")
+    return re.sub(r"[^A-Za-z0-9_.+-]", "_", "-".join(parts))
+
+
+def export(res: ExploreResult, names: tuple[str, ...], name: str, family: str) -> None:
+    """CSV of per-sample probabilities, NPZ of every array, and the figures as SVG/PNG, each
+    recording its settings (in the file name and inside). The files are built when a button
+    is pressed (deferred download data), not on every render."""
+    record = settings_record(res, name, family)
+    stem = export_stem(record)
     c1, c2, c3 = st.columns(3)
-    c1.download_button("Samples (CSV)", lambda: samples_csv(res, names), f"{stem}.csv",
+    c1.download_button("Samples (CSV)", lambda: samples_csv(res, names, record), f"{stem}.csv",
                        "text/csv")  # fmt: skip
-    c2.download_button("All arrays (NPZ)", lambda: arrays_npz(res), f"{stem}.npz",
+    c2.download_button("All arrays (NPZ)", lambda: arrays_npz(res, record), f"{stem}.npz",
                        "application/octet-stream")  # fmt: skip
     with c3.popover("Figures (SVG / PNG)"):
         figures_export(stem)
 
 
-def samples_csv(res: ExploreResult, names: tuple[str, ...]) -> str:
-    """One row per sample: its class probabilities."""
+def samples_csv(res: ExploreResult, names: tuple[str, ...], record: dict) -> str:
+    """One row per sample: its class probabilities, then the settings (the same on each row)."""
     frame = pd.DataFrame(res.probs, columns=[f"p_{n}" for n in names])
     frame.insert(0, "sample", np.arange(len(frame)))
+    for key, value in record.items():
+        frame[key] = value
     return frame.to_csv(index=False)
 
 
-def arrays_npz(res: ExploreResult) -> bytes:
-    """Every array of the result (probabilities, tokens, each layer's maps), compressed."""
-    arrays = {"probs": res.probs, "tokens": np.array(res.tokens)}
+def arrays_npz(res: ExploreResult, record: dict) -> bytes:
+    """Every array of the result (probabilities, tokens, each layer's maps) and the settings
+    (``settings``: a JSON string), compressed."""
+    arrays = {"probs": res.probs, "tokens": np.array(res.tokens),
+              "settings": np.array(json.dumps(record))}  # fmt: skip
     for layer, maps in res.maps.items():
         for name, value in maps.items():  # LayerMaps: the fields that are set
             arrays[f"layer{layer}_{name}"] = value

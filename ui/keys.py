@@ -42,6 +42,7 @@ FIGURE_PREFIX = "fig_"  # + a figure name: the key of its st.plotly_chart
 ATT_LAYER, ATT_HEAD, ATT_SAMPLE, ATT_WINDOW = "att_layer", "att_head", "att_sample", "att_window"
 CEN_LAYER, CEN_HEAD, CEN_SAMPLE, CEN_WINDOW = "cen_layer", "cen_head", "cen_sample", "cen_window"
 BAM_LAYER, BAM_HEAD, BAM_QUERY = "bam_layer", "bam_head", "bam_query"  # prior vs posterior
+BAM_WINDOW = "bam_window"  # the keys shown when a text has more than WINDOW tokens
 EM_LAYER, EM_HEAD, EM_WINDOW = "em_layer", "em_head", "em_window"  # before vs after EM
 EXPORT_FIG, EXPORT_FMT, EXPORT_RENDER = "export_fig", "export_fmt", "export_render"
 

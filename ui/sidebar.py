@@ -171,7 +171,9 @@ def render(infos: list[CheckpointInfo]) -> tuple[S.ViewState, CheckpointInfo | N
     view = view.replace(ckpt=info.name, T=int(st.session_state[K.T]),
                         seed=int(st.session_state[K.SEED]),
                         **{knob: override(knob) for knob in K.KNOBS})  # fmt: skip
-    if view.label is not None and view.label >= len(label_names(info)):
+    before = st.session_state.get(K.INFO)
+    moved = before is not None and before.task != info.task  # a gold label belongs to its task
+    if view.label is not None and (moved or view.label >= len(label_names(info))):
         view = view.replace(label=None)
     st.session_state[K.VIEW] = view
     st.session_state[K.INFO] = info

@@ -12,6 +12,7 @@ No Streamlit here.
 from __future__ import annotations
 
 import io
+import os
 import re
 import shutil
 import stat
@@ -136,16 +137,31 @@ def install(files: dict[str, bytes], name: str, folder: str | Path) -> str:
     return target_name
 
 
+SERVER_PATHS_ENV = "UQ_ALLOW_SERVER_PATHS"  # "1": visitors may load folders of the server
+
+
+def server_paths_allowed() -> bool:
+    """Whether the operator let visitors load a checkpoint from a folder of the server (off by
+    default: on a shared link, a stranger could otherwise probe and read the file system)."""
+    return os.environ.get(SERVER_PATHS_ENV, "").strip() == "1"
+
+
 def from_path(path: str) -> tuple[dict[str, bytes], str]:
-    """The checkpoint files of a local folder (read, never modified) and its name."""
+    """The checkpoint files of a local folder (read, never modified) and its name. Refused
+    unless :func:`server_paths_allowed`; links are never followed."""
+    if not server_paths_allowed():
+        raise UploadError(f"Loading a folder of the server is off here; the operator can allow "
+                          f"it with {SERVER_PATHS_ENV}=1. Upload a zip instead.")  # fmt: skip
     folder = Path(path).expanduser()
-    if not folder.is_dir():
-        raise UploadError(f"{path!r} is not a folder on this server.")
+    if folder.is_symlink() or not folder.is_dir():
+        raise UploadError("That is not a folder on this server (links are not followed).")
     files = {}
     for fname in ALLOWED:
         f = folder / fname
+        if f.is_symlink():
+            raise UploadError(f"{fname} is a link; links are not followed: copy the file in.")
         if f.is_file():
             if f.stat().st_size > MAX_UPLOAD_BYTES:
-                raise UploadError(f"{f} is larger than {MAX_UPLOAD_BYTES // 2**20} MB.")
+                raise UploadError(f"{fname} is larger than {MAX_UPLOAD_BYTES // 2**20} MB.")
             files[fname] = f.read_bytes()
     return files, folder.name

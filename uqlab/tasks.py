@@ -20,6 +20,8 @@ from uqcore.errors import ConfigError
 
 DOMAINS = {"id": "in-domain", "ood": "out-of-domain"}  # key -> display name
 DEFAULT_CHECKPOINT = "cola-hsto"  # what the app opens first (the paper's Table 3 model)
+LONG_TEXT_TASK = "imdb"  # the task whose reviews the app benchmark times on a long text
+LONG_TEXT_CHECKPOINT = "imdb-hsto"  # ... and its checkpoint there
 
 
 @dataclass(frozen=True)

@@ -132,8 +132,10 @@ def prior_posterior_figure(
     fig = go.Figure()
     fig.add_trace(go.Bar(x=labels, y=prior, name="prior π (keys only)", marker_color="#e09f3e"))
     fig.add_trace(go.Bar(x=labels, y=mean, name="posterior mean", marker_color=_BLUE))
-    for i, row in enumerate(samples):
-        fig.add_trace(go.Scatter(x=labels, y=row, mode="markers", name=f"sample {i}",
+    for i, row in enumerate(samples):  # one legend entry for all of them
+        fig.add_trace(go.Scatter(x=labels, y=row, mode="markers", legendgroup="samples",
+                                 name=f"posterior samples 0-{len(samples) - 1}",
+                                 hovertemplate=f"sample {i}: %{{y:.3f}}<extra></extra>",
                                  marker={"color": _RED, "size": 6, "opacity": 0.6},
                                  showlegend=i == 0))  # fmt: skip
     fig.update_layout(barmode="group", title=f"Prior vs posterior attention of query {query}",

@@ -97,6 +97,12 @@ def test_switching_checkpoints_shows_the_family_views(tab, server, shots, name, 
     tab.get_by_role("heading", name=heading).wait_for(timeout=30_000)
     assert parse_qs(urlparse(tab.url).query)["ckpt"] == [name]
     tab.screenshot(path=str(shots / f"explore-{name}.png"), full_page=True)
+    # the export panel offers this checkpoint's figures only (not the H-STO ones left behind)
+    tab.get_by_role("button", name="Figures (SVG / PNG)").click()
+    tab.locator('[data-testid="stSelectbox"]', has_text="Figure").last.click()
+    offered = tab.get_by_role("option").all_inner_texts()
+    tab.keyboard.press("Escape")
+    assert ("centroids" in offered) == (name == "tiny-hsto"), offered
 
 
 def test_table3_on_the_examples_downloads_a_csv(tab, server, shots):
