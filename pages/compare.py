@@ -24,8 +24,8 @@ with st.form("compare"):
                         height=80, key=K.CMP_TEXT)  # fmt: skip
     choice = st.radio("Gold label", ("unknown", *names), horizontal=True, key=K.CMP_LABEL,
                       index=0 if view.label is None else view.label + 1)  # fmt: skip
-    chosen = st.multiselect("Checkpoints", [i.name for i in mine], default=[i.name for i in mine],
-                            key=K.CMP_CKPTS)  # fmt: skip
+    chosen = sidebar.multiselect(st, "Checkpoints", [i.name for i in mine],
+                                 [i.name for i in mine], K.CMP_CKPTS)  # fmt: skip
     st.form_submit_button("Compare", type="primary")
 label = None if choice == "unknown" else names.index(choice)
 if not chosen:

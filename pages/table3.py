@@ -44,6 +44,10 @@ else:
                                                                           view.seed)]  # fmt: skip
 for problem in problems[:10]:
     st.warning(problem)
+unique = list(dict.fromkeys(rows))  # a repeated (sentence, label, domain) would be one row
+if len(unique) < len(rows):
+    st.caption(f"{len(rows) - len(unique)} repeated line(s) counted once.")
+rows = unique
 if not rows or not chosen:
     st.info("Add sentences and pick at least one checkpoint to fill the table.")
     st.stop()
@@ -72,15 +76,23 @@ if len(ok) < len(frame):
                + frame.loc[frame["error"] != "", "error"].iloc[0])  # fmt: skip
 if ok.empty:
     st.stop()
+unlabelled = ok["gold"] == ""
 cells = ok.assign(
-    stat=[p_gold_cell(m, v, small=True) for m, v in zip(ok["p_mean"], ok["p_var"], strict=True)],
+    stat=[p_gold_cell(m, v, small=True) + ("" if g else f" ({names[int(p)]})")
+          for m, v, g, p in zip(ok["p_mean"], ok["p_var"], ok["gold"], ok["predicted"],
+                                strict=True)],
     corr=[correct_cell(c, t) for c, t in zip(ok["correct"], ok["T"], strict=True)],
-)
+)  # fmt: skip
+stat_name, corr_name = "p(gold) mean ± var", "correct/T"
+if unlabelled.any():
+    stat_name, corr_name = "p(gold, else predicted) mean ± var", "correct (else agreeing)/T"
+    st.caption("Sentences without a gold label are scored against the class each checkpoint "
+               "predicts (named in brackets): p(predicted) and the samples that agree with it.")
 for domain, part in cells.groupby("domain", sort=False):
     st.subheader(domain)
     wide = part.pivot_table(index=["sentence", "gold"], columns="checkpoint",
                             values=["stat", "corr"], aggfunc="first", sort=False)  # fmt: skip
-    wide.columns = [f"{ck}: {'p(gold) mean ± var' if what == 'stat' else 'correct/T'}"
+    wide.columns = [f"{ck}: {stat_name if what == 'stat' else corr_name}"
                     for what, ck in wide.columns]  # fmt: skip
     st.dataframe(wide.reset_index(), hide_index=True, width="stretch")
 st.download_button("Download the table (CSV)", lambda: frame.to_csv(index=False),

@@ -15,16 +15,18 @@ from uqcore.model import build_model
 from uqcore.vocab import Vocab
 
 
-def make_checkpoints(root: Path, prefix: str = "cola") -> Path:
-    """``<prefix>-<family>`` for every family (task CoLA, untrained): 2 layers, width 16,
+def make_checkpoints(root: Path, prefix: str = "cola", task: str = "cola",
+                     families=FAMILIES) -> Path:  # fmt: skip
+    """``<prefix>-<family>`` for every family (untrained, of ``task``): 2 layers, width 16,
     a vocabulary of the CoLA presets."""
     texts = [p.text for p in presets("cola")] + ["a great movie", "the film was dull"]
     vocab = Vocab.build(texts, max_size=500)
-    for family in FAMILIES:
+    labels = {"cola": ["unacceptable", "acceptable"]}.get(task, ["neg", "pos"])
+    for family in families:
         cfg = tiny_config(family).replace(vocab_size=len(vocab), max_len=64, dropout=0.1)
         torch.manual_seed(0)
         model = build_model(cfg)
-        training = {"task": "cola", "family": family, "label_names": ["unacceptable", "acceptable"],
+        training = {"task": task, "family": family, "label_names": labels,
                     "splits": {"train": 10, "dev": 2, "test": 2, "ood": 2}}  # fmt: skip
         save_checkpoint(root / f"{prefix}-{family}", model, cfg, vocab, training=training,
                         card=f"# {prefix}-{family}\n\nA tiny untrained test model.\n")  # fmt: skip

@@ -167,15 +167,16 @@ def test_bam_view_has_one_legend_entry_for_its_sample_dots():
     assert legend == ["prior π (keys only)", "posterior mean", "posterior samples 0-4"]
 
 
-def test_exports_record_their_settings_in_the_name_and_inside(ckdir):
+def test_exports_record_their_settings_in_the_name_and_inside():
     """Defect: two CSVs made at different temperatures got the same name and held only
     ``sample, p_*``."""
     from ui.compute import explore
     from ui.explore_views import arrays_npz, export_stem, samples_csv, settings_record
     from uqcore.registry import load
     from uqcore.settings import SamplingSettings
+    from uqlab.paths import checkpoint_dir
 
-    ck = load("cola-hsto", str(ckdir))
+    ck = load("cola-hsto", str(checkpoint_dir()))  # the tiny ones (pytestmark)
     stems = []
     for tau2 in (1.0, 40.0):
         res = explore(ck, LINK["text"], 5, 1, SamplingSettings(tau2=tau2))
@@ -220,6 +221,24 @@ def test_table3_reports_bad_pasted_labels_and_uploads():
     at.text_area(key="t3_pasted").set_value("nora sent the book\tmaybe\njohn is tall\t1").run()
     assert any("not one of" in w.value for w in at.warning)
     assert "2 sentence(s)" in " ".join(c.value for c in at.caption)
+
+
+def test_table3_says_what_unlabelled_lines_are_scored_against_and_counts_repeats_once():
+    """Defects: unlabelled lines showed p(predicted) under "p(gold)"; a repeated line was merged
+    silently while the caption counted it."""
+    at = goto_table3(open_link(**{**LINK, "T": "5"}))
+    at.radio(key="t3_source").set_value("Paste lines").run()
+    at.text_area(key="t3_pasted").set_value("nora sent the book\njohn is tall\t1\n"
+                                            "nora sent the book").run()  # fmt: skip
+    captions = " ".join(c.value for c in at.caption)
+    assert "1 repeated line(s) counted once" in captions and "2 sentence(s)" in captions
+    at.button[0].click().run()
+    assert not at.exception
+    columns = " ".join(" ".join(f.value.columns) for f in at.dataframe)
+    assert "p(gold, else predicted)" in columns
+    table = next(f.value for f in at.dataframe if "nora sent the book" in set(f.value["sentence"]))
+    cell = table.loc[table["sentence"] == "nora sent the book"].iloc[0, 2]
+    assert cell.endswith("(acceptable)") or cell.endswith("(unacceptable)")
 
 
 def test_an_unreadable_checkpoint_folder_is_named_in_the_sidebar(tmp_path, monkeypatch):

@@ -72,6 +72,26 @@ def test_error_analysis_sorts_filters_and_links_to_the_same_numbers():
     assert at.dataframe or any("No example matches" in i.value for i in at.info)
 
 
+def test_results_keeps_a_checkpoint_choice_when_the_task_changes(tmp_path, monkeypatch):
+    """Defect: the checkpoint list emptied when the task changed ("Pick checkpoints")."""
+    from tests.app_fixtures import make_checkpoints
+    from uqlab.tasks import TASKS
+
+    other = next(t for t in TASKS if t != "cola")
+    root = make_checkpoints(tmp_path, families=("trans", "hsto"))
+    make_checkpoints(root, prefix=other, task=other, families=("trans", "hsto"))
+    monkeypatch.setenv("UQ_CHECKPOINT_DIR", str(root))
+    at = on_page("pages/results.py")
+    assert at.multiselect(key="res_ckpts").value
+    at.radio[0].set_value(other).run()
+    assert not at.exception
+    chosen = at.multiselect(key="res_ckpts").value
+    assert chosen and all(n.startswith(f"{other}-") for n in chosen)
+    at.radio[0].set_value("cola").run()
+    chosen = at.multiselect(key="res_ckpts").value
+    assert chosen and all(n.startswith("cola-") for n in chosen)
+
+
 def test_compare_page_shows_every_family_of_the_task():
     at = on_page("pages/compare.py", T="20")
     rows = at.dataframe[0].value

@@ -252,3 +252,15 @@ def page(title: str, *, needs_checkpoint: bool = True) -> tuple[S.ViewState, Che
                 "`bash scripts/retrain.sh all`) and reload.")  # fmt: skip
         st.stop()
     return view, info
+
+
+def multiselect(where, label: str, options: list[str], default: list[str], key: str, **kwargs):
+    """``where.multiselect`` whose choice survives a change of its options (another task): the
+    names still offered stay chosen, and when none is left the default is chosen again instead of
+    an empty list (a user may still clear it by hand)."""
+    before = st.session_state.get(f"_{key}_options")
+    st.session_state[f"_{key}_options"] = tuple(options)
+    if key not in st.session_state or before != tuple(options):  # first run, or new options
+        kept = [n for n in st.session_state.get(key, []) if n in options]
+        st.session_state[key] = kept or [n for n in default if n in options]
+    return where.multiselect(label, options, key=key, **kwargs)
