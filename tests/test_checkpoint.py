@@ -298,3 +298,20 @@ def test_registry_errors(folder, tmp_path) -> None:
     assert not hasattr(registry, "DEFAULT_CHECKPOINT_DIR")  # the library knows no repo folder
     with pytest.raises(CheckpointError, match="no default folder"):
         registry.list_checkpoints(None)
+
+
+def test_a_huge_config_or_tensor_index_is_refused_before_anything_is_read(saved) -> None:
+    """A config describing a huge model is refused from its numbers: nothing is built."""
+    doc = json.loads((saved / "config.json").read_text())
+    doc["model"].update(n_layers=4000, d_model=4096, d_ff=16384)
+    (saved / "config.json").write_text(json.dumps(doc))
+    with pytest.raises(CheckpointError, match=r"describes [\d,]+M parameters"):
+        load_checkpoint(saved)
+
+
+def test_a_weights_file_with_a_huge_index_is_refused(saved) -> None:
+    """A tensor index claiming a terabyte is refused from the file's first 8 bytes."""
+    blob = (saved / "model.safetensors").read_bytes()
+    (saved / "model.safetensors").write_bytes((2**40).to_bytes(8, "little") + blob[8:])
+    with pytest.raises(CheckpointError, match="tensor index is missing or over"):
+        load_checkpoint(saved)

@@ -73,9 +73,42 @@ def test_not_a_zip_missing_files_and_bombs(source, tmp_path, monkeypatch):
         files_from_zip(zipped(source))
 
 
+def test_forged_zips_get_a_message_not_a_traceback(source):
+    """Defects: a member lying about its size, an encrypted member, an unknown compression
+    method and a bad CRC each raised from zipfile instead of a message."""
+    good = zipped(source)
+    with zipfile.ZipFile(io.BytesIO(good)) as z:
+        info = z.getinfo("cola-hsto/config.json")
+    raw = bytearray(good)
+    # central directory entry of config.json: flags at +8, method at +10, CRC at +16, size at +24
+    entries = []
+    pos = good.find(b"PK\x01\x02")
+    while pos != -1:
+        entries.append(pos)
+        pos = good.find(b"PK\x01\x02", pos + 4)
+    entry = next(e for e in entries if good[e + 46 : e + 46 + len(info.filename)]
+                 == info.filename.encode())  # fmt: skip
+
+    def forged(offset: int, value: bytes) -> bytes:
+        data = bytearray(raw)
+        data[entry + offset : entry + offset + len(value)] = value
+        return bytes(data)
+
+    cases = {
+        "damaged|does not have the size": forged(24, (info.file_size - 5).to_bytes(4, "little")),
+        "encrypted": forged(8, (info.flag_bits | 1).to_bytes(2, "little")),
+        "compression method": forged(10, (99).to_bytes(2, "little")),
+        "damaged": forged(16, (info.CRC ^ 1).to_bytes(4, "little")),
+    }
+    for message, data in cases.items():
+        with pytest.raises(UploadError, match=message):
+            files_from_zip(data)
+
+
 @pytest.mark.parametrize(
     ("edit", "message"),
     [
+        (lambda c: c["model"].update(n_layers=5000, d_model=4096, d_ff=16384), "parameters"),
         (lambda c: c["model"].update(family="gpt"), "family"),
         (lambda c: c["model"].update(d_model=32), "shape"),
         (lambda c: c["training"].update(task="mnist"), "task"),

@@ -12,11 +12,13 @@ No Streamlit here.
 from __future__ import annotations
 
 import io
+import json
 import os
 import re
 import shutil
 import stat
 import zipfile
+import zlib
 from pathlib import Path, PurePosixPath
 
 from uqcore.checkpoint import load_checkpoint
@@ -25,8 +27,8 @@ from uqlab.tasks import TASK_NAMES as TASKS
 
 MAX_UPLOAD_BYTES = 100 * 2**20  # one upload (zip or files together)
 MAX_UNZIPPED_BYTES = 300 * 2**20  # zip bombs stop here
-REQUIRED = ("config.json", "model.safetensors", "vocab.json")
-ALLOWED = (*REQUIRED, "metrics.json", "README.md")
+REQUIRED = ("config.json", "model.safetensors")  # + vocab.json for a word-level checkpoint
+ALLOWED = (*REQUIRED, "vocab.json", "metrics.json", "README.md")
 PICKLE = re.compile(r"\.(pkl|pickle|pt|pth|bin|ckpt|npy)$", re.IGNORECASE)
 
 
@@ -86,24 +88,57 @@ def files_from_zip(data: bytes) -> dict[str, bytes]:
             if base in ALLOWED:
                 if base in out:
                     raise UploadError(f"The zip holds two '{base}' files; zip one checkpoint.")
-                with archive.open(info) as f:
-                    out[base] = f.read(MAX_UNZIPPED_BYTES + 1)
+                if info.flag_bits & 0x1:
+                    raise UploadError(f"'{base}' is encrypted in the zip; zip it without a "
+                                      "password.")  # fmt: skip
+                out[base] = _read_member(archive, info, base)
     return out
+
+
+def _read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, base: str) -> bytes:
+    """One member's bytes, never more than it declared (a member that lies about its size, a
+    bad CRC, an unknown compression method: a message, not a traceback)."""
+    try:
+        with archive.open(info) as f:
+            data = f.read(info.file_size + 1)
+    except NotImplementedError:
+        raise UploadError(f"'{base}' uses a compression method this app does not read; zip "
+                          "with the standard (deflate) method.") from None  # fmt: skip
+    except (zipfile.BadZipFile, EOFError, OSError, RuntimeError, ValueError, zlib.error) as exc:
+        raise UploadError(f"'{base}' is damaged in the zip ({type(exc).__name__}); zip the "
+                          "checkpoint again.") from None  # fmt: skip
+    if len(data) != info.file_size:
+        raise UploadError(f"'{base}' does not have the size the zip declares; zip the "
+                          "checkpoint again.")  # fmt: skip
+    return data
 
 
 def check_files(files: dict[str, bytes]) -> None:
     for name in files:
         _check_member(name)
     missing = [n for n in REQUIRED if n not in files]
+    if "vocab.json" not in files and _word_level(files.get("config.json", b"")):
+        missing.append("vocab.json")
     if missing:
         raise UploadError(
-            f"Missing {', '.join(missing)}: a checkpoint folder holds "
-            f"{', '.join(REQUIRED)} (plus optional metrics.json, README.md)."
+            f"Missing {', '.join(missing)}: a checkpoint folder holds config.json, "
+            "model.safetensors and, for a word-level model, vocab.json (plus optional "
+            "metrics.json, README.md); an adapter checkpoint on a pretrained base has none."
         )
     unknown = sorted(set(files) - set(ALLOWED))
     if unknown:
         raise UploadError(f"Unexpected file(s) {', '.join(unknown)[:120]}; a checkpoint holds "
                           f"only {', '.join(ALLOWED)}.")  # fmt: skip
+
+
+def _word_level(config: bytes) -> bool:
+    """Whether a config.json describes a word-level model (its own vocab.json); a config that
+    cannot be read counts as one (loading then says what is wrong with it)."""
+    try:
+        doc = json.loads(config.decode("utf-8"))
+        return doc.get("model", {}).get("backbone", "word") == "word"
+    except (ValueError, AttributeError, UnicodeDecodeError):
+        return True
 
 
 def install(files: dict[str, bytes], name: str, folder: str | Path) -> str:

@@ -198,10 +198,26 @@ def load_checkpoint(
         vocab = Vocab.load(root / VOCAB_FILE)
         _check_vocab_fits(vocab, cfg, f"{root / VOCAB_FILE}")
     weights = root / WEIGHTS_FILE
+    if cfg.n_parameters() > MAX_PARAMETERS:  # refused before anything is allocated
+        raise CheckpointError(
+            f"The config describes {cfg.n_parameters() / 1e6:,.0f}M parameters; this app loads "
+            f"models of at most {MAX_PARAMETERS / 1e6:,.0f}M. Check n_layers, d_model, d_ff, "
+            "vocab_size and ensemble_size in config.json."
+        )
+    _check_header_size(weights)
+    model = _build(cfg)
+    if folder is not None:
+        backbone.attach(model, folder)
+    expected = _trained(model.state_dict(), backbone.frozen(cfg))
     try:
         with safe_open(str(weights), framework="pt") as f:
             meta = f.metadata() or {}
+            # names, shapes and kinds from the header first: no tensor is read unless they fit
+            _check_tensors({k: _header_tensor(f.get_slice(k)) for k in f.keys()}, expected,
+                           str(weights))  # fmt: skip
             tensors = {k: f.get_tensor(k) for k in f.keys()}
+    except CheckpointError:
+        raise
     except Exception as exc:  # safetensors raises its own types for malformed files
         raise CheckpointError(
             f"{weights} is not a readable safetensors file ({type(exc).__name__}: {exc}); "
@@ -210,10 +226,6 @@ def load_checkpoint(
     version = meta.get("format_version", str(FORMAT_VERSION))  # config.json is the authority
     if version not in map(str, SUPPORTED_VERSIONS):
         raise CheckpointError(f"{weights} has format_version {version!r}; re-save the checkpoint.")
-    model = _build(cfg)
-    if folder is not None:
-        backbone.attach(model, folder)
-    expected = _trained(model.state_dict(), backbone.frozen(cfg))
     _check_tensors(tensors, expected, str(weights))
     bad = [k for k, t in tensors.items() if t.is_floating_point() and not t.isfinite().all()]
     if bad:
@@ -232,6 +244,37 @@ def load_checkpoint(
 
 
 # ---------------------------------------------------------------------------------------- checks
+MAX_PARAMETERS = 200_000_000  # the largest model a checkpoint may describe (about 800 MB)
+MAX_HEADER_BYTES = 16 * 2**20  # a safetensors header (the tensor index) larger than this is refused
+_SAFETENSORS_DTYPES = {"F64": torch.float64, "F32": torch.float32, "F16": torch.float16,
+                       "BF16": torch.bfloat16, "I64": torch.int64, "I32": torch.int32,
+                       "I16": torch.int16, "I8": torch.int8, "U8": torch.uint8,
+                       "BOOL": torch.bool}  # fmt: skip
+
+
+def _check_header_size(weights: Path) -> None:
+    """Refuse a weights file whose tensor index alone is huge (read before any tensor)."""
+    try:
+        with weights.open("rb") as fh:
+            head = fh.read(8)
+    except OSError as exc:
+        raise CheckpointError(f"Cannot read {weights.name}: {exc.strerror}.") from None
+    if len(head) < 8 or int.from_bytes(head, "little") > MAX_HEADER_BYTES:
+        raise CheckpointError(
+            f"{weights.name} is not a readable safetensors file (its tensor index is missing or "
+            f"over {MAX_HEADER_BYTES // 2**20} MB); re-save the checkpoint."
+        )
+
+
+def _header_tensor(view) -> torch.Tensor:
+    """A shape-and-dtype stand-in (no data, on the meta device) for a safetensors slice."""
+    dtype = _SAFETENSORS_DTYPES.get(view.get_dtype())
+    if dtype is None:
+        raise CheckpointError(f"A tensor has dtype {view.get_dtype()}, which this app does not "
+                              "read; save float32 or float16 weights.")  # fmt: skip
+    return torch.empty(view.get_shape(), dtype=dtype, device="meta")
+
+
 def _check_dir(root: Path) -> Path:
     if not root.exists():
         raise CheckpointError(f"No checkpoint directory at {root}; check the path.")

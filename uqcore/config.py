@@ -99,6 +99,15 @@ class ModelConfig:
         tau = self.inference.tau
         return math.sqrt(self.d_head) if tau is None else tau
 
+    def n_parameters(self) -> int:
+        """About how many parameters a model of this config has (embeddings, every layer's
+        projections and FFN, the head; times the ensemble's members): computed from the numbers
+        alone, so a config describing a huge model is refused before anything is built."""
+        d, f, n = self.d_model, self.d_ff, self.n_layers
+        embeddings = (self.vocab_size + self.max_len + 2) * d
+        layer = 4 * d * d + 2 * d * f + 9 * d + f  # Q, K, V, O, FFN, biases, norms
+        return self.ensemble_size * (embeddings + n * layer + d * d + d * self.num_classes)
+
     # ------------------------------------------------------------------ checks
     def validate(self) -> ModelConfig:
         """Raise :class:`ConfigError` naming the first impossible field; return ``self``."""
