@@ -110,6 +110,8 @@ def test_forged_zips_get_a_message_not_a_traceback(source):
     [
         (lambda c: c["model"].update(n_layers=5000, d_model=4096, d_ff=16384), "parameters"),
         (lambda c: c["model"].update(family="gpt"), "family"),
+        (lambda c: c["training"].update(splits="train 10"), "training.splits"),
+        (lambda c: c["training"].update(label_names=["only one"]), "label_names"),
         (lambda c: c["model"].update(d_model=32), "shape"),
         (lambda c: c["training"].update(task="mnist"), "task"),
     ],
@@ -122,6 +124,36 @@ def test_invalid_checkpoints_are_refused_with_the_reason(source, tmp_path, edit,
     with pytest.raises(UploadError, match=message):
         install(files, "x", tmp_path)
     assert not any(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize(
+    ("metrics", "message"),
+    [
+        ({"task": "cola", "ood": {}, "samples": 10}, "lacks its 'id' section"),
+        ({"id": {"mcc_mean": float("nan")}, "ood": {}, "samples": 10}, "NaN or infinite"),
+        ({"id": {}, "ood": {"brier": float("inf")}, "samples": 10}, "NaN or infinite"),
+        ({"id": {}, "ood": {}}, "lacks 'samples'"),
+    ],
+)
+def test_metrics_the_pages_cannot_show_are_refused(source, tmp_path, metrics, message):
+    """Defect: a metrics.json without 'id' broke the model card; NaN showed as "nan ± inf"."""
+    files = files_from_zip(zipped(source))
+    files["metrics.json"] = json.dumps(metrics).encode()  # json writes NaN / Infinity
+    with pytest.raises(UploadError, match=message):
+        install(files, "x", tmp_path)
+
+
+def test_a_huge_readme_is_refused_before_it_is_unpacked(source):
+    """Defect: a 60 MB README in a 2.8 MB zip was accepted (+637 MB, then the tab crashed)."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+        for name in ("config.json", "model.safetensors", "vocab.json"):
+            z.write(source / name, name)
+        z.writestr("README.md", "a" * (60 * 2**20))
+    huge = buf.getvalue()
+    assert len(huge) < 3 * 2**20
+    with pytest.raises(UploadError, match="README.md' is larger than"):
+        files_from_zip(huge)
 
 
 def test_server_folders_are_off_unless_the_operator_allows_them(source, monkeypatch):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import os
 import re
 import shutil
@@ -29,6 +30,8 @@ MAX_UPLOAD_BYTES = 100 * 2**20  # one upload (zip or files together)
 MAX_UNZIPPED_BYTES = 300 * 2**20  # zip bombs stop here
 REQUIRED = ("config.json", "model.safetensors")  # + vocab.json for a word-level checkpoint
 ALLOWED = (*REQUIRED, "vocab.json", "metrics.json", "README.md")
+MAX_FILE_BYTES = {"config.json": 2**20, "metrics.json": 2 * 2**20, "README.md": 256 * 2**10,
+                  "vocab.json": 32 * 2**20, "model.safetensors": MAX_UPLOAD_BYTES}  # fmt: skip
 PICKLE = re.compile(r"\.(pkl|pickle|pt|pth|bin|ckpt|npy)$", re.IGNORECASE)
 
 
@@ -88,6 +91,8 @@ def files_from_zip(data: bytes) -> dict[str, bytes]:
             if base in ALLOWED:
                 if base in out:
                     raise UploadError(f"The zip holds two '{base}' files; zip one checkpoint.")
+                if info.file_size > MAX_FILE_BYTES[base]:
+                    raise UploadError(_too_big(base))
                 if info.flag_bits & 0x1:
                     raise UploadError(f"'{base}' is encrypted in the zip; zip it without a "
                                       "password.")  # fmt: skip
@@ -113,9 +118,16 @@ def _read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, base: str) -> 
     return data
 
 
+def _too_big(name: str) -> str:
+    return (f"'{name}' is larger than {MAX_FILE_BYTES[name] / 2**20:g} MB, the most this app "
+            "accepts for that file.")
+
+
 def check_files(files: dict[str, bytes]) -> None:
-    for name in files:
+    for name, blob in files.items():
         _check_member(name)
+        if name in MAX_FILE_BYTES and len(blob) > MAX_FILE_BYTES[name]:
+            raise UploadError(_too_big(name))
     missing = [n for n in REQUIRED if n not in files]
     if "vocab.json" not in files and _word_level(files.get("config.json", b"")):
         missing.append("vocab.json")
@@ -141,6 +153,48 @@ def _word_level(config: bytes) -> bool:
         return True
 
 
+def _check_training(training: dict, classes: int) -> None:
+    """The parts of config.json -> training the pages read: label names and split sizes."""
+    names = training.get("label_names")
+    if names is not None and (
+        not isinstance(names, list) or len(names) != classes
+        or not all(isinstance(n, str) and 0 < len(n) <= 40 for n in names)
+    ):  # fmt: skip
+        raise UploadError(f"training.label_names must list {classes} names (one per class, at "
+                          "most 40 characters each) or be left out.")  # fmt: skip
+    splits = training.get("splits")
+    if splits is not None and (
+        not isinstance(splits, dict)
+        or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0
+                   for v in splits.values())
+    ):  # fmt: skip
+        raise UploadError("training.splits must map split names to example counts, e.g. "
+                          '{"train": 6354, "dev": 908}, or be left out.')  # fmt: skip
+
+
+def _check_metrics(metrics: dict) -> None:
+    """metrics.json as ``uqlab.evaluate`` writes it: the per-domain sections the pages read, and
+    only finite numbers (a NaN would be shown as "nan ± inf")."""
+    for key in ("id", "ood"):
+        if not isinstance(metrics.get(key), dict):
+            raise UploadError(f"metrics.json lacks its '{key}' section; write it with "
+                              "python -m uqlab.evaluate, or leave metrics.json out.")  # fmt: skip
+    if not isinstance(metrics.get("samples"), int):
+        raise UploadError("metrics.json lacks 'samples' (T); write it with python -m "
+                          "uqlab.evaluate, or leave metrics.json out.")  # fmt: skip
+
+    def finite(value) -> bool:
+        if isinstance(value, dict):
+            return all(finite(v) for v in value.values())
+        if isinstance(value, list):
+            return all(finite(v) for v in value)
+        return not isinstance(value, float) or math.isfinite(value)
+
+    if not finite(metrics):
+        raise UploadError("metrics.json holds NaN or infinite numbers; evaluate the checkpoint "
+                          "again, or leave metrics.json out.")  # fmt: skip
+
+
 def install(files: dict[str, bytes], name: str, folder: str | Path) -> str:
     """Write ``files`` as checkpoint ``upload-<name>`` under ``folder``, load it strictly and
     return its name; on any problem nothing is left behind and :class:`UploadError` says why."""
@@ -161,6 +215,9 @@ def install(files: dict[str, bytes], name: str, folder: str | Path) -> str:
                 f"The checkpoint's training info names task {task!r}; the app "
                 f"knows {', '.join(TASKS)} (config.json -> training.task)."
             )
+        _check_training(ck.training, ck.config.num_classes)
+        if ck.metrics:
+            _check_metrics(ck.metrics)
     except UQError as exc:
         shutil.rmtree(staging, ignore_errors=True)
         raise UploadError(f"Not a valid checkpoint: {exc}") from None
