@@ -9,6 +9,7 @@ from ui import cached, dataset, sidebar
 from ui import keys as K
 from ui.catalog import display_name, label_names, presets
 from ui.compute import settings_key, table3_record
+from ui.format import plain
 from ui.inputs import MAX_ROWS, parse_csv, parse_lines
 from uqlab.paper import correct_cell, p_gold_cell
 
@@ -89,7 +90,7 @@ if unlabelled.any():
     st.caption("Sentences without a gold label are scored against the class each checkpoint "
                "predicts (named in brackets): p(predicted) and the samples that agree with it.")
 for domain, part in cells.groupby("domain", sort=False):
-    st.subheader(domain)
+    st.subheader(plain(domain))
     wide = part.pivot_table(index=["sentence", "gold"], columns="checkpoint",
                             values=["stat", "corr"], aggfunc="first", sort=False)  # fmt: skip
     wide.columns = [f"{ck}: {stat_name if what == 'stat' else corr_name}"

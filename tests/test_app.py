@@ -241,6 +241,33 @@ def test_table3_says_what_unlabelled_lines_are_scored_against_and_counts_repeats
     assert cell.endswith("(acceptable)") or cell.endswith("(unacceptable)")
 
 
+LIVE_MARKUP = ("](", "**", "<a", "\n#")  # what would render as a link, bold, HTML, a heading
+
+
+def unescaped(text: str) -> list[str]:
+    """The markup of LIVE_MARKUP left live in ``text`` (escaped characters are preceded by \\)."""
+    raw = text.replace("\\[", "").replace("\\]", "").replace("\\(", "").replace("\\*", "")
+    return [m for m in LIVE_MARKUP if m in raw]
+
+
+def test_text_from_a_link_or_a_paste_is_shown_never_rendered_as_markup():
+    """Defect: ``?ckpt=[Click here to sign in](https://example.com/login)`` showed a live link
+    inside the app's own note; ``**bold**`` rendered bold; a pasted domain became a heading."""
+    at = open_link(**{**LINK, "ckpt": "[Click here to sign in](https://example.com/login)",
+                      "label": "**bold**"})  # fmt: skip
+    notes = [w.value for w in at.warning]
+    assert any("Click here to sign in" in n for n in notes) and any("bold" in n for n in notes)
+    assert all(not unescaped(n) for n in notes), notes
+    at = goto_table3(open_link(**{**LINK, "T": "3"}))
+    at.radio(key="t3_source").set_value("Paste lines").run()
+    at.text_area(key="t3_pasted").set_value("john is tall\t[x](https://e.com)\t# **Big**").run()
+    assert all(not unescaped(w.value) for w in at.warning)
+    at.button[0].click().run()
+    assert not at.exception
+    heads = [h.value for h in at.subheader]
+    assert any("Big" in h for h in heads) and all(not unescaped("\n" + h) for h in heads), heads
+
+
 def test_an_unreadable_checkpoint_folder_is_named_in_the_sidebar(tmp_path, monkeypatch):
     root = tmp_path / "ck"
     root.mkdir()

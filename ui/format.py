@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 
 def sig(x: float, digits: int = 2) -> str:
     """``x`` with ``digits`` significant digits, short: 0.0046, 0.12, 4.1e-06, 0."""
@@ -11,3 +13,15 @@ def sig(x: float, digits: int = 2) -> str:
 def mean_pm_var(mean: float, var: float) -> str:
     """How every page writes a Table 3 pair: ``"0.198 ± 0.0028"``."""
     return f"{mean:.3f} ± {sig(var)}"
+
+
+_MARKDOWN = re.compile(r"([\\`*_{}\[\]()#|<>~:$&])")  # markup anywhere in a line
+_LEADING = re.compile(r"^(\s*\d*)([-+=>.)])")  # a list, quote or heading at the start
+
+
+def plain(text: object) -> str:
+    """``text`` with every character that Streamlit's markdown would interpret escaped (links,
+    emphasis, headings, HTML, ``:color[...]`` directives, LaTeX), so text that came from a
+    visitor (a link, a pasted line, an uploaded file) shows as typed and is never live markup."""
+    escaped = _MARKDOWN.sub(r"\\\1", str(text)).replace("\n", " ")
+    return _LEADING.sub(lambda m: m.group(1) + "\\" + m.group(2), escaped)

@@ -8,6 +8,8 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from ui.format import plain
+
 MAX_ROWS = 500  # sentences per Table 3 run
 MAX_UPLOAD_BYTES = 2 * 2**20
 Row = tuple[str, int | None, str]  # text, gold label (None = unknown), domain
@@ -40,7 +42,7 @@ def parse_lines(text: str, names: Sequence[str]) -> tuple[list[Row], list[str]]:
             label = _label(parts[1], names)
             if label is None:
                 problems.append(
-                    f"Line {n}: label '{parts[1].strip()[:20]}' is not one of "
+                    f"Line {n}: label '{plain(parts[1].strip()[:20])}' is not one of "
                     f"{', '.join(names)} or 0..{len(names) - 1}; kept unlabelled."
                 )
         domain = parts[2].strip() if len(parts) > 2 and parts[2].strip() else "pasted"
@@ -67,7 +69,7 @@ def parse_csv(data: bytes, names: Sequence[str]) -> tuple[list[Row], list[str]]:
     text_col = columns.get("sentence") or columns.get("text")
     if text_col is None:
         found = ", ".join(map(str, frame.columns[:8])) or "none"
-        raise ValueError(f"The CSV needs a 'sentence' (or 'text') column; it has: {found}.")
+        raise ValueError(f"The CSV needs a 'sentence' (or 'text') column; it has: {plain(found)}.")
     rows: list[Row] = []
     problems: list[str] = []
     for i, record in enumerate(frame.to_dict("records"), start=2):
@@ -80,7 +82,9 @@ def parse_csv(data: bytes, names: Sequence[str]) -> tuple[list[Row], list[str]]:
         if raw:
             label = _label(raw, names)
             if label is None:
-                problems.append(f"Row {i}: label '{raw[:20]}' is not a class; kept unlabelled.")
+                problems.append(
+                    f"Row {i}: label '{plain(raw[:20])}' is not a class; kept unlabelled."
+                )
         domain = str(record.get(columns.get("domain", ""), "")).strip() or "uploaded"
         rows.append((sentence, label, domain))
     if not rows:

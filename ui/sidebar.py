@@ -10,6 +10,8 @@ import streamlit as st
 from ui import keys as K
 from ui import state as S
 from ui.catalog import base_line, display_name, headline, label_names, sort_key, storage_line
+from ui.format import plain
+from ui.upload import UPLOAD_PREFIX
 from uqcore.config import ModelConfig
 from uqcore.families import KNOBS, FamilySpec, disabled_reason, get_family
 from uqcore.families import title as family_title
@@ -105,7 +107,7 @@ def unreadable_note(broken: list[tuple[str, str]]) -> None:
         return
     with st.sidebar.expander(f"⚠️ {len(broken)} checkpoint folder(s) could not be read"):
         for name, why in broken:
-            st.markdown(f"**{name}**: {why}")
+            st.markdown(f"**{plain(name)}**: {plain(why)}")
         st.caption(
             "They are left out of the picker. Retrain one with "
             "`bash scripts/retrain.sh NAME`, or remove its folder."
@@ -213,7 +215,11 @@ def _model_card(sb, info: CheckpointInfo) -> None:
         if stored:
             st.caption(stored)
         if info.card:
-            st.markdown(info.card.split("\n", 2)[-1])
+            card = info.card.split("\n", 2)[-1]
+            if info.name.startswith(UPLOAD_PREFIX):  # a visitor's text: shown, never rendered
+                st.text(card[:2000])
+            else:
+                st.markdown(card)
 
 
 def sync_url(view: S.ViewState) -> None:

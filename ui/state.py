@@ -17,6 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
+from ui.format import plain
+
 MAX_T = 1000  # samples per request in the app (the library allows more)
 MAX_SEED = 2**31 - 1
 MAX_TEXT_CHARS = 20_000  # longer texts are cut (a model reads at most max_len tokens anyway)
@@ -81,7 +83,7 @@ def _ranged(params, key, kind, low, high, default, notes, label):
         return default
     value = _number(raw, kind)
     if value is None:
-        notes.append(f"{label} '{raw[:40]}' in the link is not a number; using {default}.")
+        notes.append(f"{label} '{plain(raw[:40])}' in the link is not a number; using {default}.")
         return default
     if not low <= value <= high:
         clamped = min(max(value, low), high)
@@ -107,7 +109,7 @@ def parse(
     ckpt = _one(params, "ckpt")
     if ckpt is not None and ckpt not in checkpoints:
         notes.append(
-            f"Checkpoint '{ckpt[:60]}' in the link is not available here; "
+            f"Checkpoint '{plain(ckpt[:60])}' in the link is not available here; "
             f"showing {default_ckpt or 'none'}."
         )
         ckpt = None
@@ -121,11 +123,13 @@ def parse(
     if label_raw not in (None, ""):
         label = _number(label_raw, int)
         if label is None or label < 0:
-            notes.append(f"Label '{label_raw[:20]}' in the link is not a class number; ignored.")
+            shown = plain(label_raw[:20])
+            notes.append(f"Label '{shown}' in the link is not a class number; ignored.")
             label = None
     bam = _one(params, "bam_mode") or _one(params, "bam")  # "bam": links made before the rename
     if bam is not None and bam not in ("sample", "mean"):
-        notes.append(f"BAM mode '{bam[:20]}' in the link is not 'sample' or 'mean'; ignored.")
+        shown = plain(bam[:20])
+        notes.append(f"BAM mode '{shown}' in the link is not 'sample' or 'mean'; ignored.")
         bam = None
     state = ViewState(
         ckpt=ckpt or default_ckpt,

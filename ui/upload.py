@@ -41,9 +41,12 @@ class UploadError(UQError):
     every message meant for the user."""
 
 
+UPLOAD_PREFIX = "upload-"  # every uploaded checkpoint's name starts with it
+
+
 def _safe_name(name: str) -> str:
     stem = re.sub(r"[^a-z0-9-]+", "-", name.lower()).strip("-")[:40] or "checkpoint"
-    return stem if stem.startswith("upload-") else f"upload-{stem}"
+    return stem if stem.startswith(UPLOAD_PREFIX) else f"{UPLOAD_PREFIX}{stem}"
 
 
 def _check_member(name: str) -> None:
