@@ -250,6 +250,22 @@ def unescaped(text: str) -> list[str]:
     return [m for m in LIVE_MARKUP if m in raw]
 
 
+@pytest.mark.parametrize(
+    ("params", "said"),
+    [
+        ({"tau1": "nan"}, "tau1 'nan' in the link is not a number; using the checkpoint's trained"),
+        ({"tau2": "inf"}, "tau2 'inf' in the link is not a number; using the checkpoint's trained"),
+        ({"tau1": "abc"}, "tau1 'abc' in the link is not a number"),
+        ({"label": "7"}, "Label 7 in the link is not a class of cola-hsto (0 to 1); ignored."),
+    ],
+)
+def test_link_notes_say_what_is_used_instead(params, said):
+    """Defects: notes said "using None"; label=7 was dropped silently (label=-1 had a note)."""
+    at = open_link(**{**LINK, **params})
+    notes = " ".join(w.value for w in at.warning)
+    assert said in notes and "None" not in notes, notes
+
+
 def test_text_from_a_link_or_a_paste_is_shown_never_rendered_as_markup():
     """Defect: ``?ckpt=[Click here to sign in](https://example.com/login)`` showed a live link
     inside the app's own note; ``**bold**`` rendered bold; a pasted domain became a heading."""

@@ -175,7 +175,13 @@ def render(infos: list[CheckpointInfo]) -> tuple[S.ViewState, CheckpointInfo | N
                         **{knob: override(knob) for knob in K.KNOBS})  # fmt: skip
     before = st.session_state.get(K.INFO)
     moved = before is not None and before.task != info.task  # a gold label belongs to its task
-    if view.label is not None and (moved or view.label >= len(label_names(info))):
+    classes = len(label_names(info))
+    if view.label is not None and (moved or view.label >= classes):
+        if not moved:  # a link's label this checkpoint does not have: said, not dropped silently
+            st.session_state.setdefault(K.URL_NOTES, []).append(
+                f"Label {view.label} in the link is not a class of {info.name} (0 to "
+                f"{classes - 1}); ignored."
+            )
         view = view.replace(label=None)
     st.session_state[K.VIEW] = view
     st.session_state[K.INFO] = info

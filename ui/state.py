@@ -82,8 +82,9 @@ def _ranged(params, key, kind, low, high, default, notes, label):
     if raw is None or raw == "":
         return default
     value = _number(raw, kind)
+    instead = "the checkpoint's trained value" if default is None else default
     if value is None:
-        notes.append(f"{label} '{plain(raw[:40])}' in the link is not a number; using {default}.")
+        notes.append(f"{label} '{plain(raw[:40])}' in the link is not a number; using {instead}.")
         return default
     if not low <= value <= high:
         clamped = min(max(value, low), high)
