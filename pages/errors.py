@@ -53,6 +53,7 @@ VIEWS = {
 SORTS = {"mutual information": "mi", "predictive entropy": "entropy", "variance of p(gold)":
          "var_gold", "p(gold), lowest first": "p_gold"}  # fmt: skip
 c1, c2, c3 = st.columns(3)
+sidebar.keep(K.ERR_DOMAIN, K.ERR_VIEW, K.ERR_SORT)  # the filters survive a recompute
 domain = c1.selectbox("Domain", ("both", dataset.IN, dataset.OUT), key=K.ERR_DOMAIN)
 which = c2.selectbox("Show", list(VIEWS), key=K.ERR_VIEW)
 sort = c3.selectbox("Sort by", list(SORTS), key=K.ERR_SORT)

@@ -72,6 +72,28 @@ def test_error_analysis_sorts_filters_and_links_to_the_same_numbers():
     assert at.dataframe or any("No example matches" in i.value for i in at.info)
 
 
+def test_error_analysis_filters_survive_a_recompute():
+    """Defect: after changing T and recomputing, the widgets showed "all / mutual information"
+    while the table kept the old "wrong" filter sorted by p(gold)."""
+    at = on_page("pages/errors.py", seed="3")
+    at.number_input(key="err_n").set_value(15)
+    at.button(key="err_go").click().run()
+    at.selectbox(key="err_view").set_value("wrong").run()
+    at.selectbox(key="err_sort").set_value("p(gold), lowest first").run()
+    at.number_input(key="err_T").set_value(5).run()  # the table waits for Compute
+    at.button(key="err_go").click().run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="err_view").value == "wrong"
+    assert at.selectbox(key="err_sort").value == "p(gold), lowest first"
+    if at.dataframe:
+        table = at.dataframe[0].value
+        assert (table["gold"] != table["pred"]).all()
+        assert list(table["p_gold"]) == sorted(table["p_gold"])
+    at.selectbox(key="err_view").set_value("all").run()
+    assert at.selectbox(key="err_view").value == "all"
+    assert len(at.dataframe[0].value) == 30  # 15 per domain
+
+
 def test_results_keeps_a_checkpoint_choice_when_the_task_changes(tmp_path, monkeypatch):
     """Defect: the checkpoint list emptied when the task changed ("Pick checkpoints")."""
     from tests.app_fixtures import make_checkpoints

@@ -77,3 +77,24 @@ def test_one_generator_through_the_steps_is_reproducible() -> None:
         return [f.to_json() for f in figs] + [V.disagreement(rng, 1.0)["mi"]]
 
     assert page(4) == page(4) and page(4) != page(5)
+
+
+def test_static_exports_make_room_for_every_label():
+    """Defect: SVG/PNG exports lost token labels at the left edge and y-tick digits of bars.
+    The export copy grows its margins to its labels (automargin) and keeps the app's figure."""
+    import numpy as np
+    import pytest
+
+    from viz import figures as F
+
+    tokens = ["[CLS]", "john", "is", "extraordinarily", "tall", "."]
+    m = np.full((6, 6), 1 / 6)
+    fig = F.attention_panels({"sample 0": m, "mean of 5": m}, tokens, "Attention, layer 0")
+    out = F.for_export(fig)
+    assert all(ax.automargin for ax in (out.layout.xaxis, out.layout.yaxis, out.layout.xaxis2))
+    assert out.layout.width == 1400 and fig.layout.width is None  # the app's copy untouched
+    try:
+        svg = out.to_image(format="svg").decode()
+    except Exception as exc:  # noqa: BLE001 - kaleido needs Chromium; CI installs it
+        pytest.skip(f"static export unavailable here: {exc}")
+    assert all(f"{i}:{t}" in svg for i, t in enumerate(tokens))

@@ -281,7 +281,7 @@ def figures_export(stem: str) -> None:
     fmt = st.radio("Format", ("svg", "png"), horizontal=True, key=K.EXPORT_FMT)
     if st.button("Render", key=K.EXPORT_RENDER):
         try:
-            data = figs[key].to_image(format=fmt, scale=2 if fmt == "png" else 1)
+            data = F.for_export(figs[key]).to_image(format=fmt, scale=2 if fmt == "png" else 1)
         except Exception as exc:  # noqa: BLE001 - kaleido needs a Chrome/Chromium on the server
             st.error(
                 f"Static export needs Chromium on the server ({type(exc).__name__}). "

@@ -276,3 +276,16 @@ def multiselect(where, label: str, options: list[str], default: list[str], key: 
         kept = [n for n in st.session_state.get(key, []) if n in options]
         st.session_state[key] = kept or [n for n in default if n in options]
     return where.multiselect(label, options, key=key, **kwargs)
+
+
+def keep(*keys: str) -> None:
+    """Give widgets ``keys`` back the value they last had. Streamlit forgets a widget's value
+    when a run ends before drawing it (a page that stops until Compute is pressed), and the
+    browser may keep showing the old choice: the page and the widget then disagree. Call before
+    drawing the widgets; their values are copied to keys of their own on every call."""
+    for key in keys:
+        shadow = f"_{key}_kept"
+        if key not in st.session_state and shadow in st.session_state:
+            st.session_state[key] = st.session_state[shadow]
+        if key in st.session_state:
+            st.session_state[shadow] = st.session_state[key]

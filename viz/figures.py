@@ -252,3 +252,17 @@ def sweep_figure(table, tau_name: str) -> go.Figure:
     fig.update_layout(title=f"Sweeping {tau_name} at inference", margin=_MARGIN, height=420,
                       legend={"orientation": "h", "y": -0.25})  # fmt: skip
     return fig
+
+
+def for_export(fig: go.Figure, width: int = 1400) -> go.Figure:
+    """A copy of ``fig`` laid out for a static file (SVG/PNG): every axis grows its margin to
+    fit its tick labels and title (``automargin``), the title keeps room above the plot, and the
+    size is fixed (a file has no browser window to fill). The app's own figures are unchanged."""
+    out = go.Figure(fig)
+    out.update_xaxes(automargin=True)
+    out.update_yaxes(automargin=True)
+    height = out.layout.height or 500
+    out.update_layout(width=width, height=height + 80, title={"automargin": True, "y": 0.98},
+                      margin={"l": 20, "r": 20, "t": 90, "b": 20})  # fmt: skip
+    return out
+
