@@ -315,3 +315,12 @@ def test_a_weights_file_with_a_huge_index_is_refused(saved) -> None:
     (saved / "model.safetensors").write_bytes((2**40).to_bytes(8, "little") + blob[8:])
     with pytest.raises(CheckpointError, match="tensor index is missing or over"):
         load_checkpoint(saved)
+
+
+def test_a_weights_file_with_more_tensors_than_the_model_is_refused_unread(saved) -> None:
+    from safetensors.torch import save_file
+
+    many = {f"extra.{i}": torch.zeros(1) for i in range(5000)}
+    save_file(many, str(saved / "model.safetensors"))
+    with pytest.raises(CheckpointError, match="holds 5,000 tensors"):
+        load_checkpoint(saved)

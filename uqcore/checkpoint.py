@@ -213,7 +213,13 @@ def load_checkpoint(
         with safe_open(str(weights), framework="pt") as f:
             meta = f.metadata() or {}
             # names, shapes and kinds from the header first: no tensor is read unless they fit
-            _check_tensors({k: _header_tensor(f.get_slice(k)) for k in f.keys()}, expected,
+            names = f.keys()
+            if len(names) > 2 * len(expected) + 16:  # far too many: not even listed
+                raise CheckpointError(
+                    f"{weights.name} holds {len(names):,} tensors; this architecture has "
+                    f"{len(expected):,}. Use the config the weights were trained with."
+                )
+            _check_tensors({k: _header_tensor(f.get_slice(k)) for k in names}, expected,
                            str(weights))  # fmt: skip
             tensors = {k: f.get_tensor(k) for k in f.keys()}
     except CheckpointError:
