@@ -9,7 +9,7 @@ from ui import explore_views as V
 from ui import keys as K
 from ui.catalog import label_names, presets
 from ui.compute import settings_key
-from ui.state import MAX_TEXT_CHARS
+from ui.state import MAX_TEXT_CHARS, link_holds
 from uqcore.errors import UQError
 from uqcore.families import get_family
 
@@ -66,6 +66,9 @@ cfg, spec = info.config, get_family(info.family)
 st.session_state[K.FIGURES] = {}  # the export panel offers this run's figures only
 st.subheader(f"{spec.title} · T = {view.T} · seed {view.seed}")
 V.notices(res)
+if not link_holds(view.text):
+    st.info("This text is too long to travel in a link, so the address bar carries everything "
+            "but the text: to share this view, share the text with it.")  # fmt: skip
 V.predictions(res, names, gold=view.label is not None)
 st.header("Attention, sample by sample")
 V.attention(res, cfg["n_layers"], cfg["n_heads"])

@@ -266,6 +266,20 @@ def test_link_notes_say_what_is_used_instead(params, said):
     assert said in notes and "None" not in notes, notes
 
 
+def test_a_long_text_stays_out_of_the_link_and_the_page_says_so():
+    """Defect: the app wrote any typed text into the URL, so the link it offered for a long
+    review was refused by the server before the app could run."""
+    at = open_link(**LINK)
+    review = "a long and winding review of a film " * 400  # 14,800 characters
+    at.text_area[0].set_value(review)
+    at.get("form_submit_button")[0].click().run()
+    assert not at.exception
+    assert "text" not in at.query_params and at.query_params["ckpt"] in ("cola-hsto",
+                                                                          ["cola-hsto"])
+    assert any("too long to travel in a link" in i.value for i in at.info)
+    assert metrics(at)["Correct / T"].endswith("/ 50")  # computed on the whole text
+
+
 def test_text_from_a_link_or_a_paste_is_shown_never_rendered_as_markup():
     """Defect: ``?ckpt=[Click here to sign in](https://example.com/login)`` showed a live link
     inside the app's own note; ``**bold**`` rendered bold; a pasted domain became a heading."""

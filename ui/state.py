@@ -15,13 +15,14 @@ import dataclasses
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 from ui.format import plain
 
 MAX_T = 1000  # samples per request in the app (the library allows more)
 MAX_SEED = 2**31 - 1
 MAX_TEXT_CHARS = 20_000  # longer texts are cut (a model reads at most max_len tokens anyway)
+MAX_LINK_TEXT_BYTES = 4_000  # a text longer than this (URL-encoded) is left out of the link
 TAU_RANGE = (0.01, 1000.0)
 NOISE_RANGE = (0.0, 5.0)
 DROPOUT_RANGE = (0.0, 0.9)
@@ -165,12 +166,19 @@ def parse(
     return state, notes
 
 
+def link_holds(text: str | None) -> bool:
+    """Whether ``text`` fits a link: servers and browsers refuse request lines of tens of
+    kilobytes, so a long review never goes into the address bar (the page says so)."""
+    return text is None or len(quote(text)) <= MAX_LINK_TEXT_BYTES
+
+
 def to_params(state: ViewState) -> dict[str, str]:
-    """The query parameters of ``state``: every set field, as short strings."""
+    """The query parameters of ``state``: every set field, as short strings; the text only when
+    it fits a link (:func:`link_holds`)."""
     out: dict[str, str] = {}
     for f in dataclasses.fields(state):
         value = getattr(state, f.name)
-        if value is None:
+        if value is None or (f.name == "text" and not link_holds(value)):
             continue
         out[f.name] = repr(value) if isinstance(value, float) else str(value)  # exact
     return out
