@@ -98,3 +98,20 @@ def test_static_exports_make_room_for_every_label():
     except Exception as exc:  # noqa: BLE001 - kaleido needs Chromium; CI installs it
         pytest.skip(f"static export unavailable here: {exc}")
     assert all(f"{i}:{t}" in svg for i, t in enumerate(tokens))
+
+
+def test_attention_colours_are_fixed_to_0_1_and_the_std_has_its_own_scale():
+    """Defect: each heat map was coloured to its own maximum, so uniform attention looked as
+    dark as a one-hot row."""
+    import numpy as np
+
+    from viz import figures as F
+
+    uniform = np.full((4, 4), 0.25)
+    std = np.full((4, 4), 0.01)
+    fig = F.attention_panels({"mean": uniform, "std": std}, list("abcd"), "t", own_scale=("std",))
+    assert fig.layout.coloraxis.cmax == 1.0 and fig.layout.coloraxis.cmin == 0.0
+    assert fig.data[1].coloraxis == "coloraxis2" and fig.layout.coloraxis2.cmax == 0.01
+    auto = F.attention_panels({"mean": uniform, "std": std}, list("abcd"), "t", zmax=None,
+                              own_scale=("std",))  # fmt: skip
+    assert auto.layout.coloraxis.cmax == 0.25

@@ -119,7 +119,10 @@ def _checkpoint(name: str, folder: str, version: str) -> Checkpoint:
     return ck
 
 
-@st.cache_data(max_entries=48, show_spinner=False)
+EXPLORE_ENTRIES = 16  # explored sentences kept: at most 16 x MAP_BUDGET (512 MB) of maps
+
+
+@st.cache_data(max_entries=EXPLORE_ENTRIES, ttl=3600, show_spinner=False)
 def _explore(name: str, folder: str, version: str, text: str, T: int, seed: int, settings: tuple):
     return compute.explore(
         _checkpoint(name, folder, version), text, T, seed, compute.SamplingSettings(*settings)
@@ -135,7 +138,7 @@ def explore(
     return _explore(name, folder, version, text, T, seed, settings).for_label(label)
 
 
-@st.cache_data(max_entries=2_000, show_spinner=False)
+@st.cache_data(max_entries=2_000, ttl=3600, show_spinner=False)
 def _many(name: str, folder: str, version: str, texts: tuple[str, ...], T: int, seed: int,
           settings: tuple):  # fmt: skip
     return compute.many_probs(

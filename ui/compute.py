@@ -26,7 +26,7 @@ from uqcore.sampling import Capture, sample
 from uqcore.settings import ForwardSettings, SamplingSettings, resolve
 from uqcore.stats import mutual_information, predictive_entropy, table3_stats
 
-MAP_BUDGET = 96 * 2**20  # bytes of captured maps (fp16) kept per explored sentence
+MAP_BUDGET = 32 * 2**20  # bytes of captured maps (fp16) kept per explored sentence
 BATCH_TOKENS = 8192  # padded tokens per batch of sentences in many_probs
 
 

@@ -108,11 +108,15 @@ def attention(res: ExploreResult, n_layers: int, n_heads: int) -> None:
     title = f"Attention, layer {layer}, head {head}"
     if hi - lo < len(tokens):
         title += f", tokens {lo}-{hi - 1} of {len(tokens)}"
-    chart(F.attention_panels(panels, tokens[lo:hi], title), "attention")
+    auto = st.toggle("Auto-scale the colours", key=K.ATT_AUTO,
+                     help="Off: white = 0 and darkest = 1, the same on every figure, so a "
+                     "uniform row looks pale. On: darkest = the largest weight shown.")  # fmt: skip
+    chart(F.attention_panels(panels, tokens[lo:hi], title, zmax=None if auto else 1.0,
+                             own_scale=(f"std of {kept}",)), "attention")  # fmt: skip
     more = f" Maps are kept for the first {kept} samples." if kept < len(res.probs) else ""
     st.caption("Row = the token that attends (query), column = the token it reads (key); each "
-               "row sums to 1. The standard-deviation map shows where the samples disagree." +
-               more)  # fmt: skip
+               "row sums to 1. The standard-deviation map (its own orange scale) shows where "
+               "the samples disagree." + more)  # fmt: skip
 
 
 WINDOW = 64  # tokens shown at once in the token x token maps (a 512-token map is unreadable)
@@ -201,8 +205,8 @@ def probtrans(res: ExploreResult, n_layers: int, names: tuple[str, ...]) -> None
     after = m.attention[0, head, lo:hi, lo:hi].astype(np.float32)
     chart(F.attention_panels({"trained keys (prior)": before, "after EM (posterior)": after,
                               "difference": np.abs(after - before)}, tokens[lo:hi],
-                             f"Attention before and after EM, layer {layer}, head {head}"),
-          "em")  # fmt: skip
+                             f"Attention before and after EM, layer {layer}, head {head}",
+                             own_scale=("difference",)), "em")  # fmt: skip
     if res.probs_before_em is not None:
         cols = st.columns(len(names))
         for c, name in enumerate(names):

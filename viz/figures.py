@@ -68,24 +68,39 @@ def running_mean_figure(mean: np.ndarray, se: np.ndarray, name: str) -> go.Figur
 
 
 def attention_panels(
-    panels: dict[str, np.ndarray], tokens: Sequence[str], title: str, zmax: float | None = None
-) -> go.Figure:
+    panels: dict[str, np.ndarray], tokens: Sequence[str], title: str, zmax: float | None = 1.0,
+    own_scale: Sequence[str] = (),
+) -> go.Figure:  # fmt: skip
     """Side-by-side heat maps (one faceted figure) of ``[L, L]`` matrices, e.g. one sample,
-    the mean and the standard deviation over samples. Rows = queries, columns = keys."""
+    the mean and the standard deviation over samples. Rows = queries, columns = keys.
+
+    Attention weights share one colour scale fixed to ``[0, zmax]`` (1 by default: a uniform
+    row looks pale and a one-hot row dark, on every figure alike; None = up to the largest
+    value shown). The panels named in ``own_scale`` (a standard deviation, a difference) get a
+    second scale of their own, from 0 to their largest value."""
     names = list(panels)
     stack = np.stack([np.asarray(panels[n], dtype=float) for n in names])  # [P, L, L]
     if stack.shape[1:] != (len(tokens), len(tokens)):
         raise ValueError(f"maps must be [L, L] with L = {len(tokens)}, got {stack.shape[1:]}.")
     labels = unique_labels(tokens)
+    shared = [i for i, n in enumerate(names) if n not in own_scale]
+    top = zmax if zmax is not None else float(stack[shared].max(initial=0.0) or 1.0)
     fig = px.imshow(
-        stack, x=labels, y=labels, facet_col=0, facet_col_spacing=0.04, zmin=0.0,
-        zmax=zmax if zmax is not None else float(stack.max() or 1.0),
+        stack, x=labels, y=labels, facet_col=0, facet_col_spacing=0.04, zmin=0.0, zmax=top,
         color_continuous_scale="Blues", aspect="auto",
         labels={"x": "key (attended to)", "y": "query", "color": "weight"},
     )  # fmt: skip
     for i, name in enumerate(names):
         fig.layout.annotations[i].text = name
     fig.update_traces(hovertemplate="query %{y}<br>key %{x}<br>%{z:.3f}<extra></extra>")
+    own = [i for i, n in enumerate(names) if n in own_scale]
+    if own:
+        for i in own:
+            fig.data[i].coloraxis = "coloraxis2"
+        fig.update_layout(coloraxis2={
+            "colorscale": "Oranges", "cmin": 0.0, "cmax": float(stack[own].max() or 1.0),
+            "colorbar": {"title": {"text": "/".join(names[i] for i in own)[:16]}, "x": 1.1},
+        })  # fmt: skip
     fig.update_xaxes(tickangle=-45, showticklabels=len(tokens) <= 64)
     fig.update_yaxes(showticklabels=len(tokens) <= 64)
     for i in range(2, len(names) + 1):  # token labels once, on the first panel
