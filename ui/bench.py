@@ -139,6 +139,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--child-T", type=int, help=argparse.SUPPRESS)  # internal: one cold run
     p.add_argument("--child-words", type=int, default=0, help=argparse.SUPPRESS)
     p.add_argument("--pages", action="store_true", help="also time every page (cold caches)")
+    p.add_argument("--markdown", metavar="PATH",
+                   help="also write the figures as the app's section of PATH "
+                   "(docs/performance.md)")  # fmt: skip
     args = p.parse_args(argv)
     if args.child_T:
         text = review(args.child_words) if args.child_words else TEXT
@@ -159,8 +162,42 @@ def main(argv: list[str] | None = None) -> int:
             for title, seconds, what in _page_times(ckpt):
                 print(f"  {title:<22} {what:<26} {seconds:7.2f} s")
                 report["pages"].setdefault(ckpt, {})[f"{title}: {what}"] = round(seconds, 3)
+    if args.markdown:
+        from uqlab.bench_report import write_section
+
+        write_section(args.markdown, "ui.bench", render_markdown(report))
+        print(f"wrote the app's section of {args.markdown}")
     print(json.dumps(report))
     return 0
+
+
+def render_markdown(report: dict) -> str:
+    """The app's section of docs/performance.md from one run's ``report``."""
+    import datetime
+    import os
+
+    when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    lines = [
+        "## The app, server side",
+        "",
+        "Written by `python -m ui.bench --pages --markdown docs/performance.md` "
+        f"({os.cpu_count()} logical CPUs, {when}): the real app script under `streamlit.testing`, "
+        "cold caches, no browser (network and rendering are not included).",
+        "",
+        "| checkpoint | explore, T = 100 (best / median) | of which sampling | T = 1000 | "
+        "peak RSS at T = 1000 |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for name, e in report["explore"].items():
+        lines.append(f"| {name} | {e['T100_best_s']:.2f} / {e['T100_median_s']:.2f} s | "
+                     f"{e['T100_sampling_s']:.2f} s | {e['T1000_s']:.2f} s | "
+                     f"{e['T1000_peak_rss_mb']} MB |")  # fmt: skip
+    if report["pages"]:
+        lines += ["", "| checkpoint | page: what | seconds |", "|---|---|---:|"]
+        for name, pages in report["pages"].items():
+            lines += [f"| {name} | {what} | {sec:.2f} |" for what, sec in pages.items()]
+    lines += ["", "```json", json.dumps(report), "```"]
+    return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":

@@ -15,7 +15,6 @@ import resource
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import torch
 
@@ -25,7 +24,7 @@ from uqcore.layers import _ONEDNN, matmul_linear_only
 from uqcore.model import build_model
 from uqcore.runtime import pick_device, tune_cpu
 from uqcore.sampling import Capture, sample
-from uqlab.bench_report import render_markdown
+from uqlab.bench_report import render_markdown, write_section
 
 BENCH_T = 100
 
@@ -242,7 +241,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     if args.markdown:
         report = {"tuned": tuned, "peak": peak, "rows": rows, "rss": rss, "length": args.length,
                   "crossover": crossover, "summary": summary}  # fmt: skip
-        Path(args.markdown).write_text(render_markdown(report))
+        write_section(args.markdown, "uqlab.bench", render_markdown(report))
         print(f"wrote {args.markdown}")
     print(json.dumps(summary))
     return summary

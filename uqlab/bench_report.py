@@ -9,6 +9,7 @@ import datetime
 import json
 import os
 import platform
+from pathlib import Path
 
 import torch
 
@@ -90,3 +91,19 @@ def render_markdown(report: dict) -> str:
         lines.append(f"| {c['rows']} | {c['matmul_us']:.0f} | {one} |")
     lines += ["", "## Summary line", "", "```json", json.dumps(s), "```", ""]
     return "\n".join(lines)
+
+
+def write_section(path: str | Path, name: str, body: str) -> None:
+    """Write ``body`` as the section of ``path`` that benchmark ``name`` owns, between the
+    comments ``<!-- name -->`` and ``<!-- /name -->``: a rerun replaces its own section and
+    keeps the others (docs/performance.md holds the library's and the app's)."""
+    path = Path(path)
+    begin, end = f"<!-- {name} -->", f"<!-- /{name} -->"
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    block = f"{begin}\n{body.rstrip()}\n{end}\n"
+    if begin in text and end in text:
+        head, rest = text.split(begin, 1)
+        text = head + block + rest.split(end, 1)[1].lstrip("\n")
+    else:
+        text = (text.rstrip() + "\n\n" if text.strip() else "") + block
+    path.write_text(text, encoding="utf-8")
