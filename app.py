@@ -18,7 +18,17 @@ import streamlit as st  # noqa: E402
 from ui import cached, routes, sidebar  # noqa: E402
 from ui import keys as K
 
+# Key numbers are never cut ("0.198 ± 0.…" on a projector): metric values shrink with the window
+# and wrap instead of ending in an ellipsis; long chart titles wrap too.
+STYLE = """<style>
+[data-testid="stMetricValue"] { font-size: clamp(1.05rem, 2.1vw, 2rem); }
+[data-testid="stMetricValue"] > div { white-space: normal; overflow: visible;
+  text-overflow: clip; overflow-wrap: anywhere; }
+[data-testid="stMetricLabel"] p { white-space: normal; }
+</style>"""
+
 st.set_page_config(page_title="Stochastic Attention Explorer", page_icon="🎲", layout="wide")
+st.html(STYLE)
 cached.tune_once()
 
 infos = cached.infos()

@@ -31,6 +31,7 @@ st.write(
     "with a softmax. STO-TRANS adds Gumbel noise g to the scores before the softmax, "
     "softmax((s + g) / τ): every forward pass draws a different attention row."
 )
+st.latex(r"g = -\log(-\log u),\quad u \sim \mathrm{Uniform}(0, 1)")
 tau = st.select_slider("Temperature τ", [0.1, 0.3, 0.5, 1.0, 2.0, 5.0, 20.0], 1.0, key=K.L_TAU)
 n = st.slider("Samples", 1, 12, 6, key=K.L_N)
 st.plotly_chart(V.gumbel_figure(rng, tau, n), width="stretch")
@@ -75,7 +76,25 @@ k = st.select_slider("Weibull shape k", [2.0, 5.0, 10.0, 30.0], 10.0, key=K.L_K)
 st.plotly_chart(V.bam_figure(rng, k), width="stretch")
 st.caption(f"[Prior vs posterior on a trained model]({explorer('cola-bam')}).")
 
-st.header("5. Averaging samples: the prediction and its uncertainty")
+st.header("5. Keys that move toward the queries (Probabilistic Transformer)")
+st.write(
+    "A Probabilistic Transformer treats each key as the centre of a Gaussian and, for every "
+    "input, runs a few EM steps before attending: each key moves toward the queries that "
+    "attend to it (E: who attends to whom; M: the key moves to their weighted mean), pulled "
+    "back to its trained position by the prior precision θ. The trained keys are the prior, "
+    "the adapted keys the posterior."
+)
+c1, c2 = st.columns(2)
+steps = c1.slider("EM steps", 0, 10, 3, key=K.L_EM)
+theta = c2.select_slider("Prior precision θ", [0.1, 0.5, 1.0, 3.0, 10.0], 1.0, key=K.L_THETA)
+st.plotly_chart(V.em_figure(steps, theta), width="stretch")
+st.caption(
+    "Small θ: keys follow the queries far (the attention changes a lot); large θ: keys stay "
+    "near where training put them. The shipped checkpoints use 3 steps and θ = 1. "
+    f"[Before and after EM on a trained model]({explorer('cola-probtrans')})."
+)
+
+st.header("6. Averaging samples: the prediction and its uncertainty")
 st.write(
     "Each sample gives class probabilities. Their average is the prediction. If samples "
     "agree, the average is as sharp as each sample; if they disagree, the average is "

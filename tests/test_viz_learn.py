@@ -115,3 +115,19 @@ def test_attention_colours_are_fixed_to_0_1_and_the_std_has_its_own_scale():
     auto = F.attention_panels({"mean": uniform, "std": std}, list("abcd"), "t", zmax=None,
                               own_scale=("std",))  # fmt: skip
     assert auto.layout.coloraxis.cmax == 0.25
+
+
+def test_the_em_step_moves_keys_toward_the_queries_and_theta_holds_them():
+    """Learn step 5 runs the library's EM update on a toy: keys approach the queries that
+    attend to them, less so with a larger prior precision theta."""
+    import numpy as np
+
+    from viz import learn as V
+
+    def distance(keys):
+        return float(np.linalg.norm(keys[:, None] - V.QUERIES[None], axis=-1).min(1).mean())
+
+    loose, tight = V.em_keys(5, 0.1), V.em_keys(5, 10.0)
+    assert np.allclose(loose[0], V.KEYS) and len(loose) == 6
+    assert distance(loose[-1]) < distance(tight[-1]) < distance(V.KEYS)
+    assert len(V.em_figure(3, 1.0).data) == 3 + len(V.TOKENS)

@@ -1,7 +1,8 @@
 """The Learn page's toy figures: stochastic attention on one query over six tokens, in numpy.
 
 Each step's builder takes the page's ``numpy.random.Generator`` and draws from it in page order
-(steps 1 to 5), so a seed gives the same pictures; usable from a notebook (no Streamlit here).
+(steps 1 to 5; step 6, EM, draws nothing), so a seed gives the same pictures; usable from a
+notebook (no Streamlit here).
 """
 
 from __future__ import annotations
@@ -84,6 +85,43 @@ def bam_figure(rng: np.random.Generator, k: float, samples: int = 4) -> go.Figur
     draws = softmax(np.log(post) + np.log(-np.log(u)) / k)  # [samples, 6]
     rows = ["prior", "posterior mean"] + [f"sample {i}" for i in range(samples)]
     return heat(np.vstack([prior, post, draws]), rows, "BAM attention")
+
+
+QUERIES = np.array([[0.9, 0.7], [0.7, 0.9], [1.0, 0.5], [-0.2, -0.9], [-0.9, 0.4], [0.8, 0.8]])
+
+
+def em_keys(iterations: int, theta: float, alpha: float = 2.0) -> list[np.ndarray]:
+    """Step 6: the keys after 0..``iterations`` EM steps (the library's update,
+    ``uqcore.kernels.em``): ``xi_k <- (theta xi_k^0 + alpha sum_i w_ik q_i) /
+    (theta + alpha sum_i w_ik)`` with ``w = softmax(alpha q xi^T)``. -> ``[6, 2]`` per step"""
+    out, xi = [KEYS], KEYS
+    for _ in range(iterations):
+        w = softmax(alpha * QUERIES @ xi.T)  # [queries, keys]
+        xi = (theta * KEYS + alpha * w.T @ QUERIES) / (theta + alpha * w.sum(0))[:, None]
+        out.append(xi)
+    return out
+
+
+def em_figure(iterations: int, theta: float) -> go.Figure:
+    """Step 6: the queries of one input, the trained keys and the path EM moves each key on."""
+    path = np.stack(em_keys(iterations, theta))  # [n + 1, 6, 2]
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=QUERIES[:, 0], y=QUERIES[:, 1], mode="markers", name="queries",
+                             marker={"size": 11, "symbol": "x", "color": "#2e8b57"}))  # fmt: skip
+    for j in range(len(TOKENS)):
+        fig.add_trace(go.Scatter(x=path[:, j, 0], y=path[:, j, 1], mode="lines",
+                                 line={"color": "#d1495b", "width": 1}, showlegend=False,
+                                 hoverinfo="skip"))  # fmt: skip
+    fig.add_trace(go.Scatter(x=KEYS[:, 0], y=KEYS[:, 1], mode="markers+text", text=TOKENS,
+                             name="trained keys (prior)", textposition="bottom center",
+                             marker={"size": 10, "color": "#1f5fbf"}))  # fmt: skip
+    fig.add_trace(go.Scatter(x=path[-1, :, 0], y=path[-1, :, 1], mode="markers",
+                             name=f"keys after {iterations} EM step(s)",
+                             marker={"size": 10, "color": "#d1495b"}))  # fmt: skip
+    fig.update_layout(height=420, margin={"l": 10, "r": 10, "t": 30, "b": 10},
+                      xaxis={"range": [-1.6, 1.6]},
+                      yaxis={"range": [-1.6, 1.6], "scaleanchor": "x"})  # fmt: skip
+    return fig
 
 
 def binary_entropy(p):
