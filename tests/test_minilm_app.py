@@ -57,7 +57,7 @@ def test_hsto_shows_histogram_attention_and_centroids_on_wordpiece_pieces():
     assert any(t.startswith("p(acceptable) per sample") for t in shown)
     assert "Centroid assignments of the keys" in shown
     labels = axis_labels(at, "Centroid assignments")
-    assert "6:##play" in labels and "9:🙂" in labels  # pieces marked; [UNK] shows its character
+    assert "8:##play" in labels and "10:🙂⟨unk⟩" in labels  # pieces marked; [UNK] as its character
     assert any("## marks a piece" in c.value for c in at.caption)
     assert any("not in the model's vocabulary" in i.value for i in at.info)
 
