@@ -56,11 +56,12 @@ _M1, _M2, _STEP32 = _i32(0x7FEB352D), _i32(0x846CA68B), _i32(_STEP)
 def mix32(x: torch.Tensor) -> torch.Tensor:
     """``lowbias32`` of an int32 tensor, in place (returns ``x``): a bijection of 32-bit words
     whose outputs look independent for neighbouring inputs. Shifts are logical (masked)."""
-    x ^= (x >> 16) & 0xFFFF
+    t = torch.empty_like(x)  # one scratch buffer, reused: every step runs in place
+    x ^= torch.bitwise_right_shift(x, 16, out=t).bitwise_and_(0xFFFF)
     x *= _M1
-    x ^= (x >> 15) & 0x1FFFF
+    x ^= torch.bitwise_right_shift(x, 15, out=t).bitwise_and_(0x1FFFF)
     x *= _M2
-    x ^= (x >> 16) & 0xFFFF
+    x ^= torch.bitwise_right_shift(x, 16, out=t).bitwise_and_(0xFFFF)
     return x
 
 
@@ -162,7 +163,7 @@ class SampleNoise:
     # ---------------------------------------------------------- distributions
     def uniform(self, *shape: int) -> torch.Tensor:
         """U(0,1) with 24-bit resolution, clamped to [1e-6, 1 - 1e-6]. -> [rows, *shape]"""
-        words = (self._hash(shape) >> 8) & 0xFFFFFF
+        words = self._hash(shape).bitwise_right_shift_(8).bitwise_and_(0xFFFFFF)
         return words.to(torch.float32).mul_(2.0**-24).clamp_(EPS, 1.0 - EPS)
 
     def neg_gumbel(self, *shape: int) -> torch.Tensor:
@@ -185,7 +186,7 @@ class SampleNoise:
         -> [rows, *shape] bool"""
         if not 0.0 <= p < 1.0 or math.isnan(p):
             raise ValueError(f"dropout probability must be in [0, 1), got {p}.")
-        return (self._hash(shape) & 0xFFFF) >= math.ceil(p * 65536)
+        return self._hash(shape).bitwise_and_(0xFFFF) >= math.ceil(p * 65536)
 
 
 def dropout(
