@@ -30,6 +30,34 @@ def _use_preset() -> None:
 
 if view.text is None and examples:  # first visit: start from the first example, no click
     view = sidebar.set_view(text=examples[0].text, label=examples[0].label)
+
+
+def _use_story(story) -> None:
+    st.session_state[K.TEXT_BOX] = story.text
+    st.session_state[K.LABEL_BOX] = names[story.label]
+    st.session_state[K.FIRST_VISIT] = False
+    sidebar.set_view(text=story.text, label=story.label)
+
+
+if st.session_state.get(K.FIRST_VISIT):
+    with st.container(border=True):
+        st.markdown(
+            "**What you are looking at.** A transformer whose attention is *random*: every "
+            "forward pass draws new attention weights, so the same sentence gets a different "
+            "prediction each time. Sampling it T times shows how sure the model is (the samples "
+            "agree) or unsure (they scatter), and the maps below show where in the sentence "
+            "the disagreement comes from. Start with one of these three sentences:"
+        )
+        folder = cached.where(info.name)
+        tales = cached.stories(info.name, folder, cached.stamp(info.name, folder), info.task)
+        cols = st.columns(len(tales) + 1)
+        for i, (col, tale) in enumerate(zip(cols, tales, strict=False)):
+            col.button(tale.title, key=f"{K.LANDING_STORY}{i}", on_click=_use_story,
+                       args=(tale,), help=f"{tale.text} ({tale.why})",
+                       width="stretch")  # fmt: skip
+            col.caption(tale.why)
+        cols[-1].button("Hide this", key=K.LANDING_CLOSE, width="stretch",
+                        on_click=lambda: st.session_state.update({K.FIRST_VISIT: False}))
 st.session_state.setdefault(K.TEXT_BOX, view.text or "")
 st.session_state.setdefault(K.LABEL_BOX, "unknown" if view.label is None else names[view.label])
 st.selectbox("Examples", range(len(examples)), index=None, key=K.PRESET, on_change=_use_preset,

@@ -191,6 +191,21 @@ def test_exports_record_their_settings_in_the_name_and_inside():
     assert json.loads(str(npz["settings"]))["tau2"] == 40.0
 
 
+def test_a_first_visit_lands_on_an_introduction_with_three_stories():
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()  # a bare link: no text
+    assert not at.exception, at.exception
+    stories = [b for b in at.button if b.key and b.key.startswith("landing_story")]
+    assert len(stories) == 3
+    assert "random" in at.markdown[0].value or any("random" in m.value for m in at.markdown)
+    stories[1].click().run()  # the uncertain one
+    assert not at.exception
+    assert not [b for b in at.button if b.key and b.key.startswith("landing_story")]
+    assert at.query_params["text"]  # the story's sentence is the view now
+    linked = open_link(**LINK)  # a shared link goes straight to its view
+    assert not [b for b in linked.button if b.key and b.key.startswith("landing_story")]
+
+
 def test_every_family_explores_without_error():
     for family in ("trans", "mcdropout", "ensemble", "sto", "bayesformer"):
         at = open_link(**{**LINK, "ckpt": f"cola-{family}"})

@@ -156,3 +156,17 @@ def sampler(name: str, T: int, seed: int, ov: tuple):
     cache (its folder looked up once)."""
     folder = where(name)
     return lambda texts: many(name, folder, tuple(texts), int(T), int(seed), ov)
+
+
+@st.cache_data(max_entries=32, ttl=3600, show_spinner="Picking three example sentences…")
+def stories(name: str, folder: str, version: str, task: str) -> list:
+    """:func:`ui.landing.stories` of checkpoint ``name`` (cached per version of its files)."""
+    from ui import dataset, landing
+
+    rows = dataset.pick(task, landing.STORY_PER_DOMAIN, seed=0)
+    none = compute.settings_key(compute.SamplingSettings())  # the checkpoint's own settings
+    frame, _ = dataset.frame(
+        rows, lambda texts: _many(name, folder, version, texts, landing.STORY_T, 0, none)
+    )
+    return landing.stories(frame)
+

@@ -11,6 +11,9 @@ from __future__ import annotations
 # ----------------------------------------------------------------- shared: app.py, ui.sidebar
 UI_READY = "_ui_ready"  # True once this browser session has read its URL into the state
 VIEW = "view"  # the current ui.state.ViewState: everything a shareable link carries
+FIRST_VISIT = "_first_visit"  # the session opened without a text: the explorer shows the landing
+LANDING_STORY = "landing_story"  # the landing's preset buttons (a prefix; one key per story)
+LANDING_CLOSE = "landing_close"  # the landing's "hide" button
 INFO = "_info"  # the CheckpointInfo the sidebar settled on in this run (None: no checkpoint)
 NEW_CKPT = "_new_ckpt"  # set when the checkpoint changed: refill the settings from its own
 SELECT_CKPT = "_select_ckpt"  # a checkpoint name the sidebar selects on the next run (upload)

@@ -51,6 +51,7 @@ def init_session(infos: list[CheckpointInfo], params) -> list[str]:
     default = DEFAULT_CHECKPOINT if DEFAULT_CHECKPOINT in names else (names[0] if names else None)
     state, notes = S.parse(params, names, default)
     st.session_state[K.UI_READY] = True
+    st.session_state[K.FIRST_VISIT] = not params.get("text")  # a bare link: show the landing
     st.session_state[K.VIEW] = state
     info = next((i for i in infos if i.name == state.ckpt), None)
     _reset_widgets(state, info)

@@ -1,0 +1,49 @@
+"""The first-time visitor's landing: what the app shows, and three sentences that tell its
+story on the current checkpoint (one it gets right and is sure of, one it is unsure about, one
+from outside its training domain), picked from the bundled examples by the checkpoint itself.
+No Streamlit here (``pages/explore.py`` draws it)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from ui import dataset
+
+STORY_T = 20  # samples per example when the stories are picked
+STORY_PER_DOMAIN = 300  # examples per domain looked at (bounds the first visit's cost)
+
+
+@dataclass(frozen=True)
+class Story:
+    """One preset of the landing: a button title, what it shows, the sentence and its label."""
+
+    title: str
+    why: str
+    text: str
+    label: int
+
+
+def stories(frame: pd.DataFrame) -> list[Story]:
+    """Three stories from a :func:`ui.dataset.frame` of the checkpoint on the bundled examples:
+    the in-domain sentence it gets right with the highest mean p(gold) (every sample right),
+    the in-domain sentence with the highest mutual information, and the out-of-domain sentence
+    with the highest mutual information. Fewer when a kind is missing."""
+    out = []
+    ind, ood = frame[frame["domain"] == dataset.IN], frame[frame["domain"] == dataset.OUT]
+    sure = ind[(ind["pred"] == ind["gold"]) & (ind["correct"] == ind["T"])]
+    if not sure.empty:
+        r = sure.sort_values("p_gold", ascending=False).iloc[0]
+        out.append(Story("A sentence it is sure of", "every sample right, p(gold) "
+                         f"{r['p_gold']:.2f}", r["text"], int(r["gold"])))  # fmt: skip
+    if not ind.empty:
+        r = ind.sort_values("mi", ascending=False).iloc[0]
+        out.append(Story("A sentence it is unsure about", f"{r['correct']} of {r['T']} samples "
+                         "right: the samples disagree", r["text"], int(r["gold"])))  # fmt: skip
+    if not ood.empty:
+        r = ood.sort_values("mi", ascending=False).iloc[0]
+        out.append(Story("A sentence from outside its training data", f"out of domain; "
+                         f"{r['correct']} of {r['T']} samples right", r["text"],
+                         int(r["gold"])))  # fmt: skip
+    return out
