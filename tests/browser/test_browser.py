@@ -309,3 +309,21 @@ def test_key_numbers_are_never_cut_on_a_projector_or_a_phone(chrome, server, sho
         page.screenshot(path=str(shots / f"explore-{width}x{height}.png"), full_page=True)
     finally:
         context.close()
+
+
+@pytest.mark.parametrize(("width", "height"), [(1400, 1000), (1024, 768), (390, 844)])
+def test_a_first_visit_lands_on_the_introduction(chrome, server, shots, width, height):
+    context = chrome.new_context(viewport={"width": width, "height": height})
+    page = context.new_page()
+    page.set_default_timeout(90_000)
+    try:
+        page.goto(server + "/?ckpt=cola-minilm-hsto")  # no text: a first visit
+        page.get_by_text("What you are looking at", exact=False).wait_for()
+        settle(page)
+        page.screenshot(path=str(shots / f"landing-{width}x{height}.png"), full_page=True)
+        page.get_by_role("button", name="A sentence it is unsure about").click()
+        settle(page)
+        assert "text" in parse_qs(urlparse(page.url).query)
+        assert page.get_by_text("What you are looking at", exact=False).count() == 0
+    finally:
+        context.close()

@@ -1,0 +1,235 @@
+"""Load test: ``python -m ui.loadtest [--clients 20] [--soak 300]``.
+
+Starts the app (``streamlit run app.py``) on a free local port and drives it with Chromium
+(Playwright, Debian's ``chromium``), as visitors would:
+
+1. **Alone**: each of ``--clients`` explorer links (different seeds) opened by itself, one after
+   another: the numbers each shows and the time a visitor waits for them.
+2. **Burst**: the same links opened at once, one browser context each. Every page must show the
+   numbers it showed alone; printed: how many did, the clients' wait (p50 / p95), the server's
+   own compute time per request (the explorer's "Computed in" line) against alone, and the
+   slowest answer of the health check polled during the burst.
+3. **Soak**: ``--soak`` varied explorer requests (texts, T, seeds, checkpoints) in sequence, then
+   the server's resident memory (its process tree's RSS) against at start.
+
+The last line is one JSON object with every figure. Figures only; nothing passes or fails. The
+clients' wait includes the browsers' own rendering on the same cores: the "alone" row measures
+that part (one browser, no contention) and the "Computed in" line the server's part.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from pathlib import Path
+from urllib.parse import urlencode
+
+from uqcore.registry import list_checkpoints
+from uqlab.paths import checkpoint_dir
+from uqlab.tasks import DEFAULT_CHECKPOINT
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = "/usr/bin/chromium"
+TEXTS = (
+    "John is tall on several occasions.",
+    "Nora sent the book to London.",
+    "The more you eat, the more you want.",
+    "Which book did each author recommend?",
+    "Kim is eager to recommend.",
+    "a great movie with a weak ending",
+)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _rss_mb(pid: int) -> float:
+    """Resident memory of ``pid`` and its children (MB), from /proc."""
+    total = 0
+    pids = [pid]
+    try:
+        children = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True)
+        pids += [int(p) for p in children.stdout.split()]
+    except OSError:
+        pass
+    for p in pids:
+        try:
+            for line in Path(f"/proc/{p}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1])
+        except OSError:
+            continue
+    return total / 1024
+
+
+class Server:
+    """``streamlit run app.py`` on a free port, stopped with :meth:`stop`."""
+
+    def __init__(self, log: Path):
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self._log = log.open("w")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+             "--server.address", "127.0.0.1", "--server.port", str(self.port)],
+            cwd=ROOT, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True,
+            env={**os.environ, "OMP_WAIT_POLICY": "PASSIVE"},
+        )  # fmt: skip
+        deadline = time.time() + 90
+        while time.time() < deadline:
+            if self.health() is not None:
+                return
+            time.sleep(0.3)
+        self.stop()
+        raise RuntimeError(f"streamlit did not start; see {log}")
+
+    def health(self, timeout: float = 5.0) -> float | None:
+        """Seconds the health check took to answer (None if it did not)."""
+        started = time.perf_counter()
+        try:
+            ok = urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=timeout).read()
+        except OSError:
+            return None
+        return time.perf_counter() - started if ok == b"ok" else None
+
+    def stop(self) -> None:
+        os.killpg(self.proc.pid, signal.SIGTERM)
+        self.proc.wait(timeout=30)
+        self._log.close()
+
+
+def _same_task(ckpt: str) -> list[str]:
+    """Every readable shipped checkpoint of ``ckpt``'s task."""
+    infos = [i for i in list_checkpoints(checkpoint_dir()) if not i.error]
+    task = next(i.task for i in infos if i.name == ckpt)
+    return [i.name for i in infos if i.task == task]
+
+
+def link(ckpt: str, text: str, T: int, seed: int) -> str:  # noqa: N803
+    return "/?" + urlencode({"ckpt": ckpt, "text": text, "label": 0, "T": T, "seed": seed})
+
+
+def _open(browser, url: str, timeout_ms: int = 600_000) -> dict:
+    """Open ``url`` in a fresh context; the numbers shown, the wait and the server's compute."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    page.set_default_timeout(timeout_ms)
+    started = time.perf_counter()
+    try:
+        page.goto(url, wait_until="commit")
+        page.get_by_text("Computed in", exact=False).first.wait_for()
+        waited = time.perf_counter() - started
+        values = page.locator('[data-testid="stMetricValue"]').all_inner_texts()
+        line = page.get_by_text("Computed in", exact=False).first.inner_text()
+        return {"values": values, "wait_s": waited, "compute_s": float(line.split()[2])}
+    finally:
+        context.close()
+
+
+def _pct(values: list[float], q: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
+
+
+def run(clients: int, soak: int, ckpt: str, soak_ckpts: list[str], T: int) -> dict:  # noqa: N803
+    from playwright.sync_api import sync_playwright
+
+    logs = Path(os.environ.get("TMPDIR", "/tmp"))
+    server = Server(logs / "uq-loadtest-streamlit.log")
+    report: dict = {"clients": clients, "soak": soak, "T": T, "ckpt": ckpt}
+    try:
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM,
+                                        args=["--no-sandbox", "--disable-gpu"])  # fmt: skip
+            links = [link(ckpt, TEXTS[i % len(TEXTS)], T, 100 + i) for i in range(clients)]
+            _open(browser, server.url + links[0])  # warm-up: imports, checkpoint load
+            report["rss_start_mb"] = round(_rss_mb(server.proc.pid))
+            alone = [_open(browser, server.url + u) for u in links]
+            print(f"alone: wait p50 {_pct([a['wait_s'] for a in alone], .5):.2f} s, compute "
+                  f"p50 {_pct([a['compute_s'] for a in alone], .5):.2f} s")  # fmt: skip
+            # the burst: every link at once, a health probe polling beside it
+            probes, stop = [], threading.Event()
+
+            def probe() -> None:
+                while not stop.is_set():
+                    probes.append(server.health(timeout=30) or 30.0)
+                    time.sleep(0.2)
+
+            watcher = threading.Thread(target=probe)
+            watcher.start()
+            burst: list[dict | None] = [None] * clients
+            pages = []
+            started = time.perf_counter()
+            for u in links:  # one browser, one context per visitor, all opened now
+                context = browser.new_context(viewport={"width": 1400, "height": 1000})
+                page = context.new_page()
+                page.set_default_timeout(900_000)
+                page.goto(server.url + u, wait_until="commit")
+                pages.append((context, page))
+            for i, (context, page) in enumerate(pages):
+                page.get_by_text("Computed in", exact=False).first.wait_for()
+                line = page.get_by_text("Computed in", exact=False).first.inner_text()
+                burst[i] = {
+                    "values": page.locator('[data-testid="stMetricValue"]').all_inner_texts(),
+                    "wait_s": time.perf_counter() - started,  # upper bound: pages polled in order
+                    "compute_s": float(line.split()[2]),
+                }
+                context.close()
+            stop.set()
+            watcher.join()
+            same = sum(b["values"] == a["values"] for a, b in zip(alone, burst, strict=True))
+            report["burst"] = {
+                "identical_to_alone": same,
+                "wait_p50_s": round(_pct([b["wait_s"] for b in burst], 0.5), 2),
+                "wait_p95_s": round(_pct([b["wait_s"] for b in burst], 0.95), 2),
+                "compute_p50_s": round(_pct([b["compute_s"] for b in burst], 0.5), 3),
+                "compute_alone_p50_s": round(_pct([a["compute_s"] for a in alone], 0.5), 3),
+                "alone_wait_p50_s": round(_pct([a["wait_s"] for a in alone], 0.5), 2),
+                "health_max_s": round(max(probes), 3) if probes else None,
+            }
+            print(f"burst of {clients}: {same}/{clients} identical to alone; " + ", ".join(
+                f"{k} {v}" for k, v in report["burst"].items() if k != "identical_to_alone"))
+            # the soak: varied requests one after another
+            times = []
+            for n in range(soak):
+                name = soak_ckpts[n % len(soak_ckpts)]
+                u = link(name, TEXTS[n % len(TEXTS)] + f" ({n})", (10, 50, 100, 300)[n % 4], n)
+                times.append(_open(browser, server.url + u)["compute_s"])
+                if (n + 1) % 50 == 0:
+                    print(f"soak {n + 1}/{soak}: server RSS {_rss_mb(server.proc.pid):.0f} MB")
+            report["soak_compute_p50_s"] = round(_pct(times, 0.5), 3) if times else None
+            report["rss_after_soak_mb"] = round(_rss_mb(server.proc.pid))
+            browser.close()
+    finally:
+        server.stop()
+    return report
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m ui.loadtest", description=__doc__.splitlines()[0])
+    p.add_argument("--clients", type=int, default=20)
+    p.add_argument("--soak", type=int, default=300)
+    p.add_argument("--T", type=int, default=50)
+    p.add_argument("--ckpt", default=DEFAULT_CHECKPOINT)
+    p.add_argument("--soak-ckpts", default="",
+                   help="comma-separated (default: every shipped checkpoint of --ckpt's task)")
+    args = p.parse_args(argv)
+    soak = args.soak_ckpts.split(",") if args.soak_ckpts else _same_task(args.ckpt)
+    report = run(args.clients, args.soak, args.ckpt, soak, args.T)
+    print(json.dumps(report))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
