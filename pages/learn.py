@@ -55,15 +55,21 @@ st.caption(
 
 st.header("3. Keys pulled toward centroids (H-STO-TRANS)")
 st.write(
-    "H-STO-TRANS first assigns every key to a few learned centroids with a Gumbel-softmax "
-    "at temperature τ1 and replaces the key by that mix. Keys that sit between centroids "
-    "jump between them from sample to sample: the attention inherits that uncertainty."
+    "H-STO-TRANS first assigns every key to a few centroids with a Gumbel-softmax at "
+    "temperature τ1 and replaces the key by that mix of centroids. The centroids are learned "
+    "in training, one set per attention head. The mixed key then enters the attention scores "
+    "QKᵀ in place of the key: keys that sit between centroids jump between them from sample to "
+    "sample, and the attention inherits that uncertainty."
 )
 tau1 = st.select_slider("τ1", [0.1, 0.3, 1.0, 3.0], 0.3, key=K.L_TAU1)
-st.plotly_chart(V.centroid_figure(rng, tau1), width="stretch")
+figure, switched = V.centroid_figure(rng, tau1)
+st.plotly_chart(figure, width="stretch")
+moving = ", ".join(f"'{t}'" for t in switched) if switched else "no key"
 st.caption(
-    "The key in the middle ('good') lands on a different centroid in each sample. "
-    f"[Centroid view of a trained model]({explorer('cola-hsto')})."
+    f"At τ1 = {tau1:g}, {moving} changed centroid between the 5 samples (red dots: the mixed "
+    "keys, labelled with their token in the first sample). Lower τ1 makes each mix nearly one "
+    "centroid, so a key either stays or jumps; higher τ1 blends centroids and pulls every key "
+    f"toward their middle. [Centroid view of a trained model]({explorer('cola-hsto')})."
 )
 
 st.header("4. Prior versus posterior attention (Bayesian Attention Modules)")

@@ -41,9 +41,14 @@ def test_hard_samples_are_one_hot_and_their_share_sums_to_one() -> None:
 
 
 def test_centroid_figure_moves_keys_into_the_centroids_hull() -> None:
-    fig = V.centroid_figure(np.random.default_rng(0), 0.3)
+    fig, switched = V.centroid_figure(np.random.default_rng(0), 0.3)
     names = [t.name for t in fig.data]
-    assert names[0] == "centroids" and names[-1] == "keys" and len(fig.data) == 1 + 5 + 1
+    assert names[0] == "centroids (learned)" and names[-1] == "keys" and len(fig.data) == 7
+    assert list(fig.data[1].text) == V.TOKENS  # the mixed keys are traced to their tokens
+    assert set(switched) <= set(V.TOKENS)
+    _, cold = V.centroid_figure(np.random.default_rng(0), 0.1)
+    _, hot = V.centroid_figure(np.random.default_rng(0), 3.0)
+    assert len(hot) >= len(cold)  # the caption's count follows tau1
     moved = np.concatenate([np.c_[t.x, t.y] for t in fig.data[1:-1]])  # [5 * 6, 2]
     lo, hi = V.CENTROIDS.min(0), V.CENTROIDS.max(0)
     assert np.all(moved >= lo - 1e-9) and np.all(moved <= hi + 1e-9)  # convex mixes
@@ -73,7 +78,7 @@ def test_one_generator_through_the_steps_is_reproducible() -> None:
     def page(seed: int) -> list:
         rng = np.random.default_rng(seed)
         figs = [V.gumbel_figure(rng, 1.0, 6), V.hard_figure(rng, 6),
-                V.centroid_figure(rng, 0.3), V.bam_figure(rng, 10.0)]  # fmt: skip
+                V.centroid_figure(rng, 0.3)[0], V.bam_figure(rng, 10.0)]  # fmt: skip
         return [f.to_json() for f in figs] + [V.disagreement(rng, 1.0)["mi"]]
 
     assert page(4) == page(4) and page(4) != page(5)

@@ -53,28 +53,38 @@ def hard_figure(rng: np.random.Generator, n: int) -> go.Figure:
                 "Hard samples: one token each")  # fmt: skip
 
 
-def centroid_figure(rng: np.random.Generator, tau1: float, samples: int = 5) -> go.Figure:
+def centroid_figure(
+    rng: np.random.Generator, tau1: float, samples: int = 5
+) -> tuple[go.Figure, list[str]]:
     """Step 3: 2-D keys, three centroids and the keys replaced by their Gumbel-softmax mix of
-    centroids at temperature ``tau1``, ``samples`` times."""
+    centroids at temperature ``tau1``, ``samples`` times; each mixed key is labelled with its
+    token. Also returns the tokens whose nearest centroid changes between the samples."""
     fig = go.Figure()
     fig.add_trace(go.Scatter(
-        x=CENTROIDS[:, 0], y=CENTROIDS[:, 1], mode="markers+text", name="centroids",
+        x=CENTROIDS[:, 0], y=CENTROIDS[:, 1], mode="markers+text", name="centroids (learned)",
         text=[f"C{j}" for j in range(len(CENTROIDS))], textposition="top center",
         marker={"size": 18, "symbol": "diamond", "color": "#e09f3e"},
     ))  # fmt: skip
+    picks = []
     for s in range(samples):
         p = softmax((KEYS @ CENTROIDS.T + gumbel(rng, (len(KEYS), 3))) / tau1)  # [6, 3]
+        picks.append(p.argmax(1))
         moved = p @ CENTROIDS  # [6, 2]
-        fig.add_trace(go.Scatter(x=moved[:, 0], y=moved[:, 1], mode="markers", showlegend=s == 0,
-                                 name=f"new keys ({samples} samples)", marker={"color": "#d1495b",
-                                 "opacity": 0.5, "size": 8}))  # fmt: skip
+        fig.add_trace(go.Scatter(
+            x=moved[:, 0], y=moved[:, 1], mode="markers+text" if s == 0 else "markers",
+            text=TOKENS if s == 0 else None, textposition="top right", showlegend=s == 0,
+            textfont={"color": "#d1495b", "size": 10}, name=f"mixed keys ({samples} samples)",
+            marker={"color": "#d1495b", "opacity": 0.5, "size": 8},
+        ))  # fmt: skip
     fig.add_trace(go.Scatter(x=KEYS[:, 0], y=KEYS[:, 1], mode="markers+text", name="keys",
                              text=TOKENS, textposition="bottom center",
                              marker={"size": 10, "color": "#1f5fbf"}))  # fmt: skip
     fig.update_layout(height=420, margin={"l": 10, "r": 10, "t": 30, "b": 10},
                       xaxis={"range": [-1.6, 1.6]},
                       yaxis={"range": [-1.6, 1.6], "scaleanchor": "x"})  # fmt: skip
-    return fig
+    chosen = np.stack(picks)  # [samples, 6]
+    switched = [t for j, t in enumerate(TOKENS) if len(set(chosen[:, j])) > 1]
+    return fig, switched
 
 
 def bam_figure(rng: np.random.Generator, k: float, samples: int = 4) -> go.Figure:
