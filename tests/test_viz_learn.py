@@ -136,3 +136,15 @@ def test_the_em_step_moves_keys_toward_the_queries_and_theta_holds_them():
     assert np.allclose(loose[0], V.KEYS) and len(loose) == 6
     assert distance(loose[-1]) < distance(tight[-1]) < distance(V.KEYS)
     assert len(V.em_figure(3, 1.0).data) == 3 + len(V.TOKENS)
+
+
+def test_a_deterministic_models_uncertainty_histogram_is_a_bar_at_zero():
+    """Defect: all-zero mutual information drew a solid block from -0.5 to 0.5."""
+    from viz import figures as F
+
+    fig = F.domain_histograms({"in-domain": np.zeros(50), "out-of-domain": np.zeros(30)},
+                              "mutual information", "MI by domain")  # fmt: skip
+    assert fig.data[0].xbins.start == 0.0 and fig.data[0].xbins.size < 1e-6
+    assert "never disagree" in fig.layout.title.text
+    spread = F.domain_histograms({"a": np.linspace(0, 0.2, 50)}, "mi", "t")
+    assert spread.data[0].xbins.end >= 0.2 and abs(spread.data[0].xbins.size - 0.005) < 1e-6

@@ -204,10 +204,18 @@ def domain_histograms(values: dict, label: str, title: str) -> go.Figure:
     """Overlaid, normalised histograms of one uncertainty score per domain
     (``values``: domain -> 1-D array)."""
     fig = go.Figure()
+    every = np.concatenate([np.asarray(v, float) for v in values.values()] or [np.zeros(1)])
+    top = float(every.max(initial=0.0))
+    # bins from 0 to the largest value; all zeros (a deterministic model) gives one thin bar at
+    # 0 instead of plotly's default block from -0.5 to 0.5
+    bins = {"start": 0.0, "end": top * 1.0001 if top > 0 else 1e-9, "size": top / 40 or 1e-9}
     for i, (domain, v) in enumerate(values.items()):
         fig.add_trace(go.Histogram(x=np.asarray(v, float), name=f"{domain} ({len(v)})",
-                                   histnorm="probability", opacity=0.6, nbinsx=40,
+                                   histnorm="probability", opacity=0.6, xbins=bins,
                                    marker_color=(_BLUE, "#e09f3e")[i % 2]))  # fmt: skip
+    if top <= 0:
+        title += " (every value 0: this model's samples never disagree)"
+        fig.update_xaxes(range=[-0.05, 1.0])
     fig.update_layout(barmode="overlay", title=title, xaxis_title=label,
                       yaxis_title="share of examples", margin=_MARGIN, height=380,
                       legend={"orientation": "h", "y": -0.25})  # fmt: skip
