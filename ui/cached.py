@@ -112,7 +112,7 @@ def checkpoint(name: str, folder: str) -> Checkpoint:
     return _checkpoint(name, folder, stamp(name, folder))
 
 
-@st.cache_resource(max_entries=12, show_spinner="Loading the checkpoint…")
+@st.cache_resource(max_entries=8, show_spinner="Loading the checkpoint…")  # MiniLM: ~90 MB
 def _checkpoint(name: str, folder: str, version: str) -> Checkpoint:
     ck = _load(name, folder)
     ck.model.to(device())
