@@ -20,14 +20,13 @@ from uqcore.checkpoint import Checkpoint
 from uqcore.errors import UQError
 from uqcore.maps import LayerMaps
 from uqcore.model import PAD_ID as PAD
-from uqcore.predict import pad
+from uqcore.predict import predict_ids
 from uqcore.runtime import model_device
 from uqcore.sampling import Capture, sample
 from uqcore.settings import ForwardSettings, SamplingSettings, resolve
 from uqcore.stats import mutual_information, predictive_entropy, table3_stats
 
 MAP_BUDGET = 32 * 2**20  # bytes of captured maps (fp16) kept per explored sentence
-BATCH_TOKENS = 8192  # padded tokens per batch of sentences in many_probs
 
 
 def settings_key(settings: SamplingSettings) -> tuple:
@@ -213,20 +212,10 @@ def many_probs(
             encoded[i] = ck.vocab.encode(text, ck.config.max_len).ids
         except UQError as exc:
             out[i] = str(exc)
-    order = sorted(encoded, key=lambda i: len(encoded[i]))
-    device = model_device(ck.model)
-    start = 0
-    while start < len(order):
-        stop = start + 1  # sorted by length: a chunk's last text is its longest
-        while stop < len(order) and (stop - start + 1) * len(encoded[order[stop]]) <= BATCH_TOKENS:
-            stop += 1
-        chunk = order[start:stop]
-        ids, mask = pad([encoded[i] for i in chunk], len(encoded[chunk[-1]]))  # [B, L]
-        ids, mask = ids.to(device), mask.to(device)
-        with torch.inference_mode():
-            probs = sample(ck.model, ids, mask, T=T, seed=seed, settings=fs).probs  # [T, B, C]
-        for j, i in enumerate(chunk):
-            out[i] = probs[:, j].cpu().numpy().astype(np.float64)
-        start = stop
+    if encoded:
+        with torch.inference_mode():  # length-sorted batches (uqcore.predict)
+            probs = predict_ids(ck.model, list(encoded.values()), T, seed, settings=fs)  # [T,N,C]
+        for j, i in enumerate(encoded):
+            out[i] = probs[:, j].numpy().astype(np.float64)
     return out
 

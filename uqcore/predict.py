@@ -29,12 +29,13 @@ def pad(rows: Sequence[Sequence[int]], length: int) -> tuple[torch.Tensor, torch
 
 def predict_ids(
     model, encoded, T: int, seed: int, rows: int | None = None, bar=None, device=None,
-    noise: str = "counter",
+    noise: str = "counter", settings=None,
 ) -> torch.Tensor:  # fmt: skip
     """Class probabilities ``[T, N, C]`` of token-id rows (each starting with [CLS]), sampled
     ``rows`` at a time in order of length (little padding); the output keeps the input order.
     ``device``: where to run (default: the model's); ``rows`` defaults to 64 on the CPU and 512
     on a GPU. With the default counter noise a row's samples do not depend on its batch.
+    ``settings``: as :func:`uqcore.sampling.sample` takes them (None = the checkpoint's).
     ``bar``: anything with ``update(n)`` (a tqdm bar), told how many rows each batch finished."""
     device = model_device(model) if device is None else torch.device(device)
     rows = rows or (64 if device.type == "cpu" else 512)
@@ -43,7 +44,7 @@ def predict_ids(
     for start in range(0, len(order), rows):
         chunk = order[start : start + rows]
         ids, mask = pad([tuple(encoded[i]) for i in chunk], max(len(encoded[i]) for i in chunk))
-        out[:, chunk] = sample(model, ids.to(device), mask.to(device), T, seed,
+        out[:, chunk] = sample(model, ids.to(device), mask.to(device), T, seed, settings,
                                noise=noise).probs.cpu()  # fmt: skip
         if bar is not None:
             bar.update(len(chunk))

@@ -327,3 +327,30 @@ def test_a_first_visit_lands_on_the_introduction(chrome, server, shots, width, h
         assert page.get_by_text("What you are looking at", exact=False).count() == 0
     finally:
         context.close()
+
+
+@pytest.mark.parametrize(("width", "height"), [(1024, 768), (390, 844)])
+@pytest.mark.parametrize("page_title", ["Results", "Error analysis"])
+def test_dataset_pages_are_readable_on_a_projector_and_a_phone(chrome, server, shots, width,
+                                                               height, page_title):  # fmt: skip
+    context = chrome.new_context(viewport={"width": width, "height": height})
+    page = context.new_page()
+    page.set_default_timeout(120_000)
+    try:
+        open_view(page, server, "/?ckpt=tiny-hsto&T=10")
+        if width < 600:  # a phone: the page menu sits in the collapsed sidebar
+            page.locator('[data-testid="stExpandSidebarButton"], '
+                         '[data-testid="stSidebarCollapsedControl"] button').first.click()
+            settle(page)
+        goto(page, page_title)
+        page.get_by_role("button", name="Compute").click()
+        page.locator(".js-plotly-plot, [data-testid='stDataFrame']").first.wait_for()
+        settle(page)
+        title = page.locator("h1").first
+        assert title.is_visible() and title.evaluate("e => e.scrollWidth <= e.clientWidth + 1")
+        wide = page.evaluate("document.documentElement.scrollWidth > window.innerWidth + 1")
+        assert not wide, "the page scrolls sideways"
+        name = page_title.lower().replace(" ", "-")
+        page.screenshot(path=str(shots / f"{name}-{width}x{height}.png"), full_page=True)
+    finally:
+        context.close()
