@@ -145,6 +145,6 @@ def test_a_deterministic_models_uncertainty_histogram_is_a_bar_at_zero():
     fig = F.domain_histograms({"in-domain": np.zeros(50), "out-of-domain": np.zeros(30)},
                               "mutual information", "MI by domain")  # fmt: skip
     assert fig.data[0].xbins.start == 0.0 and fig.data[0].xbins.size < 1e-6
-    assert "never disagree" in fig.layout.title.text
+    assert "never disagree" in fig.layout.annotations[0].text
     spread = F.domain_histograms({"a": np.linspace(0, 0.2, 50)}, "mi", "t")
     assert spread.data[0].xbins.end >= 0.2 and abs(spread.data[0].xbins.size - 0.005) < 1e-6

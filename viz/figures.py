@@ -214,7 +214,8 @@ def domain_histograms(values: dict, label: str, title: str) -> go.Figure:
                                    histnorm="probability", opacity=0.6, xbins=bins,
                                    marker_color=(_BLUE, "#e09f3e")[i % 2]))  # fmt: skip
     if top <= 0:
-        title += " (every value 0: this model's samples never disagree)"
+        fig.add_annotation(text="every value is 0: this model's samples never disagree",
+                           x=0.5, y=0.9, xref="paper", yref="paper", showarrow=False)
         fig.update_xaxes(range=[-0.05, 1.0])
     fig.update_layout(barmode="overlay", title=title, xaxis_title=label,
                       yaxis_title="share of examples", margin=_MARGIN, height=380,
