@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import resource
 import subprocess
 import sys
@@ -119,6 +120,22 @@ def loop_vs_batched(family: str, repeats: int) -> dict[str, float]:
     }
 
 
+def noise_rates(repeats: int = 5) -> dict[str, float]:
+    """Million Gumbel draws per second of the inference noise (counter-based, per example) and
+    of training's per-sample streams, on a draw shaped like H-STO's centroid noise."""
+    from uqcore.noise import SampleNoise
+    from uqcore.stream_noise import StreamNoise
+
+    shape, count, batch = (8, 256, 8), 10, 64  # [H, L, c] for 10 samples of 64 texts
+    out = {}
+    for name, make in (("counter", lambda: SampleNoise(0, 0, count, batch, DEVICE)),
+                       ("stream", lambda: StreamNoise(0, 0, count, batch, DEVICE))):  # fmt: skip
+        noise = make()
+        seconds = _best(lambda noise=noise: noise.neg_gumbel(*shape), repeats)
+        out[name] = count * batch * math.prod(shape) / seconds / 1e6
+    return out
+
+
 def peak_rss_mb() -> float:
     """This process's peak resident memory in MB: ``VmHWM`` (reset by exec, unlike
     ``ru_maxrss``, which a child keeps from the parent it was forked from)."""
@@ -208,6 +225,9 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
             f"{r['max_abs_diff']:>10.1e}"
         )
     stochastic = [f for f in families if rows[f]["stochastic"] and not get_family(f).ensemble]
+    rates = noise_rates()
+    print(f"noise, million Gumbel draws/s: counter (inference) {rates['counter']:.0f}, "
+          f"stream (training) {rates['stream']:.0f}")  # fmt: skip
     if DEVICE.type != "cpu":  # resident memory and the oneDNN crossover are CPU measures
         summary = {
             "device": str(DEVICE),
@@ -215,6 +235,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
             "batched_vs_loop_min_ratio": round(min(r["ratio"] for r in rows.values()), 2),
             "batched_T100_s": {f: round(r["batched_s"], 5) for f, r in rows.items()},
             "matmul_tflops": round(peak / 1e12, 1),
+            "noise_counter_mdraws_per_s": round(rates["counter"], 1),
         }
         print(json.dumps(summary))
         return summary
@@ -237,6 +258,8 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         "matmul_gflops": round(peak / 1e9, 1),
         "peak_rss_mb_500tok_T100": round(max(r["peak_mb"] for r in rss.values()), 1),
         "threads": args.threads,
+        "noise_counter_mdraws_per_s": round(rates["counter"], 1),
+        "noise_stream_mdraws_per_s": round(rates["stream"], 1),
     }
     if args.markdown:
         report = {"tuned": tuned, "peak": peak, "rows": rows, "rss": rss, "length": args.length,
