@@ -82,6 +82,40 @@ def run(T: int = 100, length: int = 20, repeats: int = 3) -> dict[str, float]:  
     }
 
 
+def train_step(lengths: tuple[int, ...] = (128, 256), batch: int = 32) -> dict[int, dict]:
+    """Seconds of one training step's forward + backward (rank-8 adapters on every projection,
+    the base frozen) and of one forward pass without gradients, for ``batch`` texts of each
+    length: what an epoch of IMDB on the MiniLM base costs on this machine."""
+    from uqcore.bert import frozen_base_names
+    from uqcore.families import PLAIN
+    from uqcore.lora import AdapterConfig
+
+    base = minilm_dir()
+    cfg = ModelConfig.from_dict({**read_hf_config(base), "family": PLAIN.name})
+    cfg = cfg.replace(adapters=AdapterConfig(rank=8))
+    torch.manual_seed(0)
+    model = load_hf_bert(build_model(cfg), base)
+    frozen = frozen_base_names(cfg.n_layers)
+    for name, param in model.named_parameters():
+        param.requires_grad_(name not in frozen and param.requires_grad)
+    out = {}
+    for length in lengths:
+        ids = torch.randint(1000, 20000, (batch, length))
+        mask = torch.ones_like(ids, dtype=torch.bool)
+        fs = resolve(cfg, training=True)
+
+        def step(ids=ids, mask=mask, fs=fs) -> None:
+            model(ids, mask, fs, None).logits.sum().backward()
+
+        def forward(ids=ids, mask=mask) -> None:
+            with torch.inference_mode():
+                model(ids, mask)
+
+        out[length] = {"train_step_s": _best(step, 2), "forward_s": _best(forward, 2),
+                       "batch": batch}  # fmt: skip
+    return out
+
+
 def main(argv: list[str] | None = None) -> dict[str, float]:
     p = argparse.ArgumentParser(prog="python -m uqlab.bench_prefix",
                                 description=__doc__.splitlines()[0])  # fmt: skip
@@ -89,8 +123,17 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     p.add_argument("--length", type=int, default=20, help="tokens, [CLS] and [SEP] included")
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--train-step", action="store_true",
+                   help="time a training step and a forward pass at 128 and 256 tokens instead")
     args = p.parse_args(argv)
     tuned = tune_cpu(args.threads)
+    if args.train_step:
+        steps = train_step()
+        for length, r in steps.items():
+            print(f"MiniLM-L6 + rank-8 adapters, batch {r['batch']} x {length} tokens: training "
+                  f"step {r['train_step_s']:.2f} s, forward {r['forward_s']:.2f} s")  # fmt: skip
+        print(json.dumps(steps))
+        return steps
     r = run(args.T, args.length, args.repeats)
     print(f"MiniLM-L6, H-STO in layer 5 only, T={r['T']}, {r['tokens']} tokens; {tuned}")
     print(f"  batched (layers 0-4 once) {r['batched_s']:.4f} s")
