@@ -76,6 +76,8 @@ table = part.assign(
     pred=part["pred"].map(lambda p: names[p]),
     correct=[f"{c}/{t}" for c, t in zip(part["correct"], part["T"], strict=True)],
 )[["open", "domain", "text", "gold", "pred", "p_gold", "var_gold", "correct", "entropy", "mi"]]
+key = SORTS[sort]  # the column the rows are sorted by comes first, so it is never off-screen
+table = table[["open", key, *(c for c in table.columns if c not in ("open", key))]]
 st.dataframe(
     table, hide_index=True, width="stretch", height=560,
     column_config={

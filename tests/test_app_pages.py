@@ -54,6 +54,7 @@ def test_error_analysis_sorts_filters_and_links_to_the_same_numbers():
     at.selectbox(key="err_sort").set_value("mutual information").run()
     table = at.dataframe[0].value
     assert list(table["mi"]) == sorted(table["mi"], reverse=True)
+    assert list(table.columns[:2]) == ["open", "mi"]  # the sorted-by column is never off-screen
     first = table.iloc[0]
     params = dict(parse_qsl(urlparse(first["open"]).query))
     assert params["T"] == "10" and params["seed"] == "3"
