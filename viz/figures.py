@@ -272,7 +272,10 @@ def sweep_figure(table, tau_name: str) -> go.Figure:
             row=1,
             col=2,
         )
-    fig.update_xaxes(type="log", title_text=tau_name)
+    grid = sorted({float(t) for t in table["tau"]})
+    # ticks at the swept values only, written plainly (plotly's own log ticks read "2 5 2 5")
+    fig.update_xaxes(type="log", title_text=tau_name, tickvals=grid,
+                     ticktext=[f"{t:g}" for t in grid], tickangle=0)  # fmt: skip
     fig.update_layout(title=f"Sweeping {tau_name} at inference", margin=_MARGIN, height=420,
                       legend={"orientation": "h", "y": -0.25})  # fmt: skip
     return fig
