@@ -222,6 +222,9 @@ def test_summarize_keys_and_json():
         "nll",
         "brier",
         "ece",
+        "aece",
+        "aurc",
+        "accuracy_at_80_coverage",
         "mean_entropy",
         "mean_expected_entropy",
         "mean_mutual_information",
@@ -283,3 +286,41 @@ def test_other_invalid_inputs_raise():
         stats.ood_detection(np.array([0.1, np.inf]), np.zeros(3))
     with pytest.raises(ValueError, match="non-empty"):
         stats.ood_detection(np.zeros(0), np.zeros(3))
+
+
+def test_adaptive_ece_by_hand():
+    """4 examples, 2 equal-mass bins: confidences 0.6, 0.7 | 0.8, 0.9 (sorted), hits 1, 0 | 1, 1.
+    Bin 1: |0.5 - 0.65| = 0.15; bin 2: |1.0 - 0.85| = 0.15; aECE = (2 * 0.15 + 2 * 0.15) / 4."""
+    from uqcore.stats import adaptive_ece
+
+    p = np.array([[0.3, 0.7], [0.9, 0.1], [0.4, 0.6], [0.2, 0.8]])
+    y = np.array([0, 0, 1, 1])  # hits: 0.7 wrong, 0.9 right, 0.6 right, 0.8 right
+    assert adaptive_ece(p, y, n_bins=2) == pytest.approx(0.15)
+    assert adaptive_ece(p, y, n_bins=4) == pytest.approx((0.4 + 0.7 + 0.2 + 0.1) / 4)
+
+
+def test_risk_coverage_and_aurc_by_hand():
+    """Confidences 0.9 (right), 0.8 (wrong), 0.7 (right), 0.6 (wrong): risks after keeping
+    1..4 = 0, 1/2, 1/3, 2/4; AURC = their mean; accuracy at 50 % coverage = 1 - 1/2."""
+    from uqcore.stats import risk_coverage
+
+    p = np.array([[0.1, 0.9], [0.8, 0.2], [0.3, 0.7], [0.4, 0.6]])
+    y = np.array([1, 1, 1, 0])
+    rc = risk_coverage(p, y)
+    assert np.allclose(rc.risk, [0, 1 / 2, 1 / 3, 2 / 4])
+    assert np.allclose(rc.coverage, [0.25, 0.5, 0.75, 1.0])
+    assert rc.aurc == pytest.approx((0 + 1 / 2 + 1 / 3 + 1 / 2) / 4)
+    assert rc.accuracy_at(0.5) == pytest.approx(0.5) and rc.accuracy_at(0.8) == pytest.approx(0.5)
+    with pytest.raises(InputError, match="coverage"):
+        rc.accuracy_at(0.0)
+
+
+def test_energy_and_max_logit_by_hand():
+    """Two samples of logits per example, averaged: [1, 3] and [0, 0]."""
+    from uqcore.stats import logit_scores
+
+    z = np.array([[[0.0, 2.0], [1.0, -1.0]], [[2.0, 4.0], [-1.0, 1.0]]])  # [T=2, N=2, C=2]
+    assert np.allclose(logit_scores(z, "max_logit"), [-3.0, 0.0])
+    assert np.allclose(logit_scores(z, "energy"), [-np.log(np.e + np.e**3), -np.log(2.0)])
+    with pytest.raises(InputError, match="unknown logit score"):
+        logit_scores(z, "mahalanobis")

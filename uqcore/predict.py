@@ -29,33 +29,37 @@ def pad(rows: Sequence[Sequence[int]], length: int) -> tuple[torch.Tensor, torch
 
 def predict_ids(
     model, encoded, T: int, seed: int, rows: int | None = None, bar=None, device=None,
-    noise: str = "counter", settings=None,
-) -> torch.Tensor:  # fmt: skip
+    noise: str = "counter", settings=None, with_logits: bool = False,
+) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:  # fmt: skip
     """Class probabilities ``[T, N, C]`` of token-id rows (each starting with [CLS]), sampled
     ``rows`` at a time in order of length (little padding); the output keeps the input order.
     ``device``: where to run (default: the model's); ``rows`` defaults to 64 on the CPU and 512
     on a GPU. With the default counter noise a row's samples do not depend on its batch.
     ``settings``: as :func:`uqcore.sampling.sample` takes them (None = the checkpoint's).
+    ``with_logits``: also return the logits ``[T, N, C]``.
     ``bar``: anything with ``update(n)`` (a tqdm bar), told how many rows each batch finished."""
     device = model_device(model) if device is None else torch.device(device)
     rows = rows or (64 if device.type == "cpu" else 512)
     order = sorted(range(len(encoded)), key=lambda i: len(encoded[i]))
     out = torch.empty(T, len(encoded), model.cfg.num_classes)
+    raw = torch.empty_like(out) if with_logits else None
     for start in range(0, len(order), rows):
         chunk = order[start : start + rows]
         ids, mask = pad([tuple(encoded[i]) for i in chunk], max(len(encoded[i]) for i in chunk))
-        out[:, chunk] = sample(model, ids.to(device), mask.to(device), T, seed, settings,
-                               noise=noise).probs.cpu()  # fmt: skip
+        r = sample(model, ids.to(device), mask.to(device), T, seed, settings, noise=noise)
+        out[:, chunk] = r.probs.cpu()
+        if raw is not None:
+            raw[:, chunk] = r.logits.cpu()
         if bar is not None:
             bar.update(len(chunk))
-    return out
+    return (out, raw) if with_logits else out
 
 
 def predict(
     model, vocab: Vocab, texts, max_len: int, T: int, seed: int, rows: int | None = None,
-    bar=None,
-) -> torch.Tensor:  # fmt: skip
-    """Class probabilities ``[T, N, C]`` of ``texts`` on the model's device (see
-    :func:`predict_ids`)."""
+    bar=None, with_logits: bool = False,
+):  # fmt: skip
+    """Class probabilities ``[T, N, C]`` of ``texts`` on the model's device, and their logits
+    with ``with_logits`` (see :func:`predict_ids`)."""
     encoded = [vocab.encode(t, max_len, allow_all_unknown=True).ids for t in texts]
-    return predict_ids(model, encoded, T, seed, rows, bar)
+    return predict_ids(model, encoded, T, seed, rows, bar, with_logits=with_logits)

@@ -55,7 +55,8 @@ class SampleResult:
     ``attention_before_em [Tc, B, Hc, L, L]`` (Probabilistic Transformer; ``attention`` is then
     after EM), ``kl_per_head [Tc, B, Hc]``. ``Tc = min(T, max_samples)``, ``Hc`` = number of
     captured heads. ``kl [T, B]`` is BAM's total KL when asked. ``members [T]``: the ensemble
-    member behind each sample."""
+    member behind each sample. ``logits [T, B, C]``: what the softmax of ``probs`` read (for
+    logit-based scores such as energy)."""
 
     probs: torch.Tensor
     seed: int
@@ -66,6 +67,7 @@ class SampleResult:
     maps: dict[int, LayerMaps] = field(default_factory=dict)
     kl: torch.Tensor | None = None
     members: torch.Tensor | None = None
+    logits: torch.Tensor | None = None
 
     @property
     def T(self) -> int:  # noqa: N802 - the paper's name
@@ -171,17 +173,20 @@ def sample(
         if isinstance(model, DeepEnsemble):
             out = model(ids, mask, fs, None, capture.layers)  # logits [M, B, C]
             members = (torch.arange(T, device=ids.device) + first_sample) % out.logits.shape[0]
-            probs = torch.softmax(out.logits, -1)[members]  # [T, B, C]
+            logits = out.logits[members]  # [T, B, C]
+            probs = torch.softmax(logits, -1)
             maps.put_indexed(out.maps, members[:keep])
             kl = None
         elif not stochastic:
             out = model(ids, mask, fs, None, capture.layers)
-            probs = torch.softmax(out.logits, -1).expand(T, -1, -1)  # [T, B, C]
+            logits = out.logits.expand(T, -1, -1)  # [T, B, C]
+            probs = torch.softmax(out.logits, -1).expand(T, -1, -1)
             maps.put_repeated(out.maps)
             kl = out.kl.expand(T, -1) if capture.kl and out.kl is not None else None
             members = None
         else:
             probs = torch.empty(T, batch, cfg.num_classes, device=ids.device)  # [T, B, C]
+            logits = torch.empty_like(probs)
             has_kl = capture.kl and cfg.spec.has_kl
             kl = torch.empty(T, batch, device=ids.device) if has_kl else None
             length = ids.shape[1]
@@ -197,6 +202,7 @@ def sample(
                 layers = capture.layers if start < keep else ()
                 rows_ids, rows_mask = ids.repeat(count, 1), mask.repeat(count, 1)
                 out = model(rows_ids, rows_mask, fs, draws, layers, repeats=count)
+                logits[start : start + count] = out.logits.view(count, batch, -1)
                 probs[start : start + count] = torch.softmax(out.logits, -1).view(count, batch, -1)
                 maps.put_chunk(out.maps, start, count)
                 if kl is not None:
@@ -212,6 +218,7 @@ def sample(
         maps=maps.layers,
         kl=kl,
         members=members,
+        logits=logits.contiguous(),
     )
 
 

@@ -227,6 +227,54 @@ def ece(mean_probs: Any, labels: Any, n_bins: int = 15) -> float:
     return float(np.sum(weights * np.abs(rd.accuracy[m] - rd.confidence[m])))
 
 
+def adaptive_ece(mean_probs: Any, labels: Any, n_bins: int = 15) -> float:
+    """Adaptive (equal-mass) ECE: examples sorted by confidence and cut into ``n_bins`` bins of
+    (nearly) equal size, then ``sum_b |bin|/N * |accuracy_b - confidence_b|``. Written here:
+    scikit-learn has no calibration error, and torchmetrics' has equal-width bins only."""
+    if isinstance(n_bins, bool) or not isinstance(n_bins, (int, np.integer)) or n_bins < 1:
+        raise InputError(f"n_bins must be a positive integer, got {n_bins!r}; the default is 15.")
+    p = _check_mean_probs(mean_probs)  # [N, C]
+    y = _check_labels(labels, *p.shape)  # [N]
+    conf = p.max(axis=-1)  # [N]
+    hit = (p.argmax(axis=-1) == y).astype(np.float64)  # [N]
+    order = np.argsort(conf, kind="stable")  # [N]
+    total = 0.0
+    for part in np.array_split(order, min(n_bins, len(order))):  # sizes differ by at most 1
+        total += len(part) * abs(hit[part].mean() - conf[part].mean())
+    return float(total / len(order))
+
+
+@dataclass(frozen=True)
+class RiskCoverage:
+    """Selective prediction: keep the ``k`` most confident examples (``coverage [N] = k / N``),
+    ``risk [N]`` = error rate among them; ``aurc`` = mean risk over every coverage."""
+
+    coverage: np.ndarray
+    risk: np.ndarray
+    aurc: float
+
+    def accuracy_at(self, coverage: float) -> float:
+        """Accuracy on the most confident ``coverage`` share (at least one example)."""
+        if not 0.0 < coverage <= 1.0:
+            raise InputError(f"coverage must be in (0, 1], got {coverage!r}.")
+        k = max(1, int(np.ceil(coverage * len(self.risk) - 1e-9)))
+        return float(1.0 - self.risk[k - 1])
+
+
+def risk_coverage(mean_probs: Any, labels: Any) -> RiskCoverage:
+    """The risk-coverage curve of confidence = max mean probability (ties kept in input
+    order) and its area AURC (Geifman & El-Yaniv, 2017): lower is better; an oracle that
+    ranks every error last reaches the minimum for its accuracy."""
+    p = _check_mean_probs(mean_probs)  # [N, C]
+    y = _check_labels(labels, *p.shape)  # [N]
+    conf = p.max(axis=-1)  # [N]
+    err = (p.argmax(axis=-1) != y).astype(np.float64)  # [N]
+    order = np.argsort(-conf, kind="stable")  # most confident first
+    k = np.arange(1, len(err) + 1)  # [N]
+    risk = np.cumsum(err[order]) / k  # [N]
+    return RiskCoverage(coverage=k / len(err), risk=risk, aurc=float(risk.mean()))
+
+
 def sampled_accuracy(probs: Any, labels: Any) -> tuple[float, float]:
     """Accuracy of each sampled run t (argmax of probs[t]); mean and population std over T."""
     p = _check_probs(probs)  # [T, N, C]
@@ -261,6 +309,25 @@ def ood_scores(probs: Any, score: str) -> np.ndarray:
     return predictive_variance(probs)
 
 
+LOGIT_SCORES: tuple[str, ...] = ("max_logit", "energy")  # OOD scores read from logits
+
+
+def logit_scores(logits: Any, score: str) -> np.ndarray:
+    """Per-example OOD score from sampled logits ``[T, N, C]`` (averaged over the samples),
+    higher = more likely OOD: "max_logit" = minus the largest mean logit (Hendrycks et al.,
+    2022); "energy" = minus the log-sum-exp of the mean logits (Liu et al., 2020). Returns [N]."""
+    if score not in LOGIT_SCORES:
+        raise InputError(f"unknown logit score {score!r}; choose one of {', '.join(LOGIT_SCORES)}.")
+    z = _to_numpy(logits).astype(np.float64)
+    if z.ndim != 3 or not np.all(np.isfinite(z)):
+        raise InputError(f"logits must be finite, shaped [T, N, C]; got shape {z.shape}.")
+    mean = z.mean(axis=0)  # [N, C]
+    if score == "max_logit":
+        return -mean.max(axis=-1)
+    top = mean.max(axis=-1, keepdims=True)  # [N, 1]
+    return -(top[:, 0] + np.log(np.exp(mean - top).sum(axis=-1)))
+
+
 def _check_scores(s: Any, name: str) -> np.ndarray:
     a = _to_numpy(s)
     if a.ndim != 1 or a.size == 0:
@@ -290,8 +357,10 @@ def ood_detection(id_scores: Any, ood_scores: Any) -> OODResult:
 def summarize(probs: Any, labels: Any) -> dict[str, float]:
     """All scalar metrics of a sampled evaluation as plain (JSON-serialisable) floats.
 
-    Keys: accuracy_mean, accuracy_std, nll, brier, ece, mean_entropy, mean_expected_entropy,
-    mean_mutual_information, mean_variance (of p(gold)); plus mcc_mean, mcc_std when C == 2.
+    Keys: accuracy_mean, accuracy_std, nll, brier, ece, aece (adaptive), aurc and
+    accuracy_at_80_coverage (selective prediction on the mean prediction), mean_entropy,
+    mean_expected_entropy, mean_mutual_information, mean_variance (of p(gold)); plus mcc_mean,
+    mcc_std when C == 2.
     """
     p = _check_probs(probs)  # [T, N, C]
     y = _check_labels(labels, *p.shape[1:])  # [N]
@@ -301,11 +370,14 @@ def summarize(probs: Any, labels: Any) -> dict[str, float]:
         "nll": nll(mean_p, y),
         "brier": brier(mean_p, y),
         "ece": ece(mean_p, y),
+        "aece": adaptive_ece(mean_p, y),
         "mean_entropy": float(predictive_entropy(p).mean()),
         "mean_expected_entropy": float(expected_entropy(p).mean()),
         "mean_mutual_information": float(mutual_information(p).mean()),
         "mean_variance": float(table3_stats(p, y).p_gold_var.mean()),
     }
+    rc = risk_coverage(mean_p, y)
+    out |= {"aurc": rc.aurc, "accuracy_at_80_coverage": rc.accuracy_at(0.8)}
     if p.shape[2] == 2:
         out["mcc_mean"], out["mcc_std"] = sampled_mcc(p, y)
     return out

@@ -5,7 +5,9 @@ in-domain test split and out-of-domain set, with the splits of its training seed
 checkpoint's ``metrics.json``: ``{"task", "family", "samples", "seed", "id": {...}, "ood": {...},
 "ood_detection": {score: {auroc, aupr, fpr_at_95_tpr}}, "table3": [...]}``, where ``id`` and
 ``ood`` hold :func:`uqcore.stats.summarize` (accuracy and, for two classes, MCC as mean and std
-over the T runs; NLL, Brier, ECE, mean entropy, mutual information, variance of p(gold)).
+over the T runs; NLL, Brier, ECE and adaptive ECE, AURC and accuracy at 80 % coverage, mean
+entropy, mutual information, variance of p(gold)); ``ood_detection`` has every probability score
+and the logit scores max logit and energy.
 """
 
 from __future__ import annotations
@@ -23,7 +25,15 @@ from uqcore.errors import UQError
 from uqcore.predict import predict
 from uqcore.registry import list_checkpoints
 from uqcore.runtime import pick_device, tune_cpu
-from uqcore.stats import OOD_SCORES, ood_detection, ood_scores, summarize, table3_stats
+from uqcore.stats import (
+    LOGIT_SCORES,
+    OOD_SCORES,
+    logit_scores,
+    ood_detection,
+    ood_scores,
+    summarize,
+    table3_stats,
+)
 from uqcore.vocab import write_atomic
 from uqlab.data import Split, load_task, resolve_data_dir
 from uqlab.paper import examples
@@ -71,9 +81,10 @@ def evaluate_checkpoint(
     splits: dict[str, Split] = {"id": data.test, "ood": data.ood}
     total = sum(len(s) for s in splits.values())
     bar = tqdm(total=total, unit="text", desc=ck.name, disable=not progress)
-    probs = {k: predict(ck.model, ck.vocab, s.texts, ck.config.max_len, T, seed, bar=bar)
-             for k, s in splits.items()}  # fmt: skip
+    both = {k: predict(ck.model, ck.vocab, s.texts, ck.config.max_len, T, seed, bar=bar,
+                       with_logits=True) for k, s in splits.items()}  # fmt: skip
     bar.close()
+    probs = {k: p for k, (p, _) in both.items()}
     metrics = {
         "task": data.task, "family": ck.config.family, "samples": T, "seed": seed,
         "data_source": data.source, "sizes": {k: len(s) for k, s in splits.items()},
@@ -82,6 +93,9 @@ def evaluate_checkpoint(
     detection = {}
     for score in OOD_SCORES:
         r = ood_detection(ood_scores(probs["id"], score), ood_scores(probs["ood"], score))
+        detection[score] = {"auroc": r.auroc, "aupr": r.aupr, "fpr_at_95_tpr": r.fpr_at_95_tpr}
+    for score in LOGIT_SCORES:
+        r = ood_detection(*(logit_scores(both[k][1], score) for k in ("id", "ood")))
         detection[score] = {"auroc": r.auroc, "aupr": r.aupr, "fpr_at_95_tpr": r.fpr_at_95_tpr}
     metrics["ood_detection"] = detection
     if ck.config.backbone != "word":  # said only when not the original word-level encoder
