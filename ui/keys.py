@@ -11,6 +11,7 @@ from __future__ import annotations
 # ----------------------------------------------------------------- shared: app.py, ui.sidebar
 UI_READY = "_ui_ready"  # True once this browser session has read its URL into the state
 VIEW = "view"  # the current ui.state.ViewState: everything a shareable link carries
+LAST_PARAMS = "_last_params"  # the query parameters the app last wrote (Back/Forward detection)
 FIRST_VISIT = "_first_visit"  # the session opened without a text: the explorer shows the landing
 LANDING_STORY = "landing_story"  # the landing's preset buttons (a prefix; one key per story)
 LANDING_CLOSE = "landing_close"  # the landing's "hide" button

@@ -43,15 +43,23 @@ def _enabled(spec: FamilySpec, own: dict, knob: str) -> tuple[bool, str]:
 
 
 def init_session(infos: list[CheckpointInfo], params) -> list[str]:
-    """Once per browser session: widget values from the URL. Returns notes about replaced
-    values (to show once)."""
-    if st.session_state.get(K.UI_READY):
+    """Widget values from the URL: once per browser session, and again whenever the address
+    holds another view than the one this app last wrote (the visitor pressed Back or Forward:
+    each change of view is a history entry). Returns notes about replaced values (to show
+    once)."""
+    current = {k: params.get(k) for k in params}
+    written = st.session_state.get(K.LAST_PARAMS)
+    if st.session_state.get(K.UI_READY) and (written is None or current == written):
         return []
     names = [i.name for i in infos]
     default = DEFAULT_CHECKPOINT if DEFAULT_CHECKPOINT in names else (names[0] if names else None)
     state, notes = S.parse(params, names, default)
+    if st.session_state.get(K.UI_READY):  # Back / Forward: the explorer's boxes follow too
+        st.session_state[K.TEXT_BOX] = state.text or ""
+        st.session_state.pop(K.LABEL_BOX, None)
+    else:
+        st.session_state[K.FIRST_VISIT] = not params.get("text")  # a bare link: the landing
     st.session_state[K.UI_READY] = True
-    st.session_state[K.FIRST_VISIT] = not params.get("text")  # a bare link: show the landing
     st.session_state[K.VIEW] = state
     info = next((i for i in infos if i.name == state.ckpt), None)
     _reset_widgets(state, info)
@@ -235,6 +243,7 @@ def sync_url(view: S.ViewState) -> None:
     current = {k: st.query_params.get(k) for k in st.query_params}
     if current != params:
         st.query_params.from_dict(params)
+    st.session_state[K.LAST_PARAMS] = params
 
 
 def ensure_router() -> None:

@@ -354,3 +354,19 @@ def test_dataset_pages_are_readable_on_a_projector_and_a_phone(chrome, server, s
         page.screenshot(path=str(shots / f"{name}-{width}x{height}.png"), full_page=True)
     finally:
         context.close()
+
+
+def test_back_undoes_a_change_of_text(tab, server):
+    """Each change of view is a history entry: Back shows the view before it again."""
+    open_view(tab, server, MUST_SHOW)
+    before = metric_values(tab)
+    tab.get_by_role("textbox", name="Text").fill("nora sent the book to london")
+    tab.get_by_role("button", name="Sample", exact=True).click()
+    settle(tab)
+    assert metric_values(tab) != before
+    tab.go_back()
+    tab.wait_for_timeout(1500)
+    settle(tab)
+    assert parse_qs(urlparse(tab.url).query)["text"] == ["John is tall on several occasions."]
+    assert metric_values(tab) == before
+    assert tab.get_by_role("textbox", name="Text").input_value().startswith("John is tall")
