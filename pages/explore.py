@@ -50,14 +50,14 @@ if st.session_state.get(K.FIRST_VISIT):
         )
         folder = cached.where(info.name)
         tales = cached.stories(info.name, folder, cached.stamp(info.name, folder), info.task)
-        cols = st.columns(len(tales) + 1)
+        cols = st.columns(max(1, len(tales)))
         for i, (col, tale) in enumerate(zip(cols, tales, strict=False)):
             col.button(tale.title, key=f"{K.LANDING_STORY}{i}", on_click=_use_story,
                        args=(tale,), help=f"{tale.text} ({tale.why})",
                        width="stretch")  # fmt: skip
             col.caption(tale.why)
-        cols[-1].button("Hide this", key=K.LANDING_CLOSE, width="stretch",
-                        on_click=lambda: st.session_state.update({K.FIRST_VISIT: False}))
+        st.button("Hide this introduction", key=K.LANDING_CLOSE, type="tertiary",
+                  on_click=lambda: st.session_state.update({K.FIRST_VISIT: False}))
 st.session_state.setdefault(K.TEXT_BOX, view.text or "")
 st.session_state.setdefault(K.LABEL_BOX, "unknown" if view.label is None else names[view.label])
 st.selectbox("Examples", range(len(examples)), index=None, key=K.PRESET, on_change=_use_preset,

@@ -35,15 +35,15 @@ def stories(frame: pd.DataFrame) -> list[Story]:
     sure = ind[(ind["pred"] == ind["gold"]) & (ind["correct"] == ind["T"])]
     if not sure.empty:
         r = sure.sort_values("p_gold", ascending=False).iloc[0]
-        out.append(Story("A sentence it is sure of", "every sample right, p(gold) "
+        out.append(Story("Sure of it", "every sample right, p(gold) "
                          f"{r['p_gold']:.2f}", r["text"], int(r["gold"])))  # fmt: skip
     if not ind.empty:
         r = ind.sort_values("mi", ascending=False).iloc[0]
-        out.append(Story("A sentence it is unsure about", f"{r['correct']} of {r['T']} samples "
+        out.append(Story("Unsure", f"{r['correct']} of {r['T']} samples "
                          "right: the samples disagree", r["text"], int(r["gold"])))  # fmt: skip
     if not ood.empty:
         r = ood.sort_values("mi", ascending=False).iloc[0]
-        out.append(Story("A sentence from outside its training data", f"out of domain; "
+        out.append(Story("Out of domain", f"from outside its training data; "
                          f"{r['correct']} of {r['T']} samples right", r["text"],
                          int(r["gold"])))  # fmt: skip
     return out

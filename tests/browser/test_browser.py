@@ -321,7 +321,7 @@ def test_a_first_visit_lands_on_the_introduction(chrome, server, shots, width, h
         page.get_by_text("What you are looking at", exact=False).wait_for()
         settle(page)
         page.screenshot(path=str(shots / f"landing-{width}x{height}.png"), full_page=True)
-        page.get_by_role("button", name="A sentence it is unsure about").click()
+        page.get_by_role("button", name="Unsure", exact=True).click()
         settle(page)
         assert "text" in parse_qs(urlparse(page.url).query)
         assert page.get_by_text("What you are looking at", exact=False).count() == 0
