@@ -324,3 +324,17 @@ def test_energy_and_max_logit_by_hand():
     assert np.allclose(logit_scores(z, "energy"), [-np.log(np.e + np.e**3), -np.log(2.0)])
     with pytest.raises(InputError, match="unknown logit score"):
         logit_scores(z, "mahalanobis")
+
+
+def test_temperature_scaling_recovers_a_known_temperature():
+    """Labels drawn from softmax(z / 2): the fitted temperature on overconfident logits z is 2,
+    and scaling lowers the NLL."""
+    from uqcore.stats import fit_temperature, nll, scaled_probs
+
+    rng = np.random.default_rng(0)
+    z = rng.normal(0, 4, (1, 20_000, 3))  # [T=1, N, C]
+    p_true = scaled_probs(z, 2.0)[0]  # [N, C]
+    y = np.array([rng.choice(3, p=row) for row in p_true])
+    t = fit_temperature(z, y)
+    assert t == pytest.approx(2.0, rel=0.05)
+    assert nll(scaled_probs(z, t).mean(0), y) < nll(scaled_probs(z, 1.0).mean(0), y)

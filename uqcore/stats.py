@@ -309,6 +309,35 @@ def ood_scores(probs: Any, score: str) -> np.ndarray:
     return predictive_variance(probs)
 
 
+def scaled_probs(logits: Any, temperature: float) -> np.ndarray:
+    """``softmax(logits / temperature)`` of sampled logits ``[T, N, C]``, sample by sample."""
+    z = _to_numpy(logits).astype(np.float64) / float(temperature)
+    z -= z.max(axis=-1, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def fit_temperature(logits: Any, labels: Any) -> float:
+    """The temperature that minimises the NLL of the predictive distribution
+    ``mean_t softmax(z_t / temperature)`` on held-out data (dev), searched on log-temperature
+    in [1/20, 20] (Guo et al., 2017). Each sample's logits are scaled, then the samples are
+    averaged: the scaled model is then still a distribution over samples, and for a
+    deterministic model this is ordinary temperature scaling."""
+    from scipy.optimize import minimize_scalar
+
+    z = _to_numpy(logits).astype(np.float64)
+    if z.ndim != 3 or not np.all(np.isfinite(z)):
+        raise InputError(f"logits must be finite, shaped [T, N, C]; got shape {z.shape}.")
+    y = _check_labels(labels, *z.shape[1:])
+
+    def loss(log_t: float) -> float:
+        return nll(scaled_probs(z, np.exp(log_t)).mean(axis=0), y)
+
+    best = minimize_scalar(loss, bounds=(-np.log(20.0), np.log(20.0)), method="bounded",
+                           options={"xatol": 1e-4})  # fmt: skip
+    return float(np.exp(best.x))
+
+
 LOGIT_SCORES: tuple[str, ...] = ("max_logit", "energy")  # OOD scores read from logits
 
 

@@ -7,7 +7,9 @@ checkpoint's ``metrics.json``: ``{"task", "family", "samples", "seed", "id": {..
 ``ood`` hold :func:`uqcore.stats.summarize` (accuracy and, for two classes, MCC as mean and std
 over the T runs; NLL, Brier, ECE and adaptive ECE, AURC and accuracy at 80 % coverage, mean
 entropy, mutual information, variance of p(gold)); ``ood_detection`` has every probability score
-and the logit scores max logit and energy.
+and the logit scores max logit and energy; ``temperature`` is the scalar fitted on the dev split
+(:func:`uqcore.stats.fit_temperature`) and ``id`` / ``ood`` -> ``scaled`` the NLL, Brier, ECE and
+adaptive ECE after it.
 """
 
 from __future__ import annotations
@@ -28,9 +30,15 @@ from uqcore.runtime import pick_device, tune_cpu
 from uqcore.stats import (
     LOGIT_SCORES,
     OOD_SCORES,
+    adaptive_ece,
+    brier,
+    ece,
+    fit_temperature,
     logit_scores,
+    nll,
     ood_detection,
     ood_scores,
+    scaled_probs,
     summarize,
     table3_stats,
 )
@@ -78,18 +86,28 @@ def evaluate_checkpoint(
         raise UQError(f"{ck.path}: config.json has no training.task; evaluate needs the task.")
     data = load_task(info["task"], resolve_data_dir(data_dir), split_seed=int(info.get("seed", 0)),
                      limit=limit)  # fmt: skip
-    splits: dict[str, Split] = {"id": data.test, "ood": data.ood}
+    splits: dict[str, Split] = {"id": data.test, "ood": data.ood, "dev": data.dev}
     total = sum(len(s) for s in splits.values())
     bar = tqdm(total=total, unit="text", desc=ck.name, disable=not progress)
     both = {k: predict(ck.model, ck.vocab, s.texts, ck.config.max_len, T, seed, bar=bar,
                        with_logits=True) for k, s in splits.items()}  # fmt: skip
     bar.close()
     probs = {k: p for k, (p, _) in both.items()}
+    scored = ("id", "ood")
     metrics = {
         "task": data.task, "family": ck.config.family, "samples": T, "seed": seed,
-        "data_source": data.source, "sizes": {k: len(s) for k, s in splits.items()},
-        **{k: summarize(probs[k], splits[k].labels) for k in splits},
+        "data_source": data.source, "sizes": {k: len(splits[k]) for k in scored},
+        **{k: summarize(probs[k], splits[k].labels) for k in scored},
     }  # fmt: skip
+    # temperature scaling fitted on dev (each sample's logits / t, then averaged), then scored
+    temperature = fit_temperature(both["dev"][1], data.dev.labels)
+    metrics["temperature"] = {"value": temperature, "fitted_on": "dev",
+                              "dev_size": len(data.dev)}  # fmt: skip
+    for k in scored:
+        mean = scaled_probs(both[k][1], temperature).mean(axis=0)  # [N, C]
+        y = splits[k].labels
+        metrics[k]["scaled"] = {"nll": nll(mean, y), "brier": brier(mean, y),
+                                "ece": ece(mean, y), "aece": adaptive_ece(mean, y)}  # fmt: skip
     detection = {}
     for score in OOD_SCORES:
         r = ood_detection(ood_scores(probs["id"], score), ood_scores(probs["ood"], score))

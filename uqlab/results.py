@@ -127,8 +127,44 @@ def render(
                          f" | {s['mean_entropy']:.3f} | {s['mean_mutual_information']:.4f} | "
                          f"{s['mean_variance']:.5f} | {auroc} |")  # fmt: skip
     lines += _pattern(rows)
+    lines += _calibration(rows)
     lines += _storage(storage or {})
     return "\n".join([*lines, ""])
+
+
+SCORE_COLUMNS = (("mutual_information", "MI"), ("entropy", "entropy"), ("max_prob", "1-max p"),
+                 ("variance", "var"), ("max_logit", "max logit"),
+                 ("energy", "energy"))  # fmt: skip
+
+
+def _calibration(rows: list[tuple[str, dict | None]]) -> list[str]:
+    """Calibration before and after temperature scaling, selective prediction, and the OOD
+    AUROC of every score (the columns a 2026 comparison reports), for checkpoints evaluated
+    with them."""
+    have = [(n, m) for n, m in rows if m and "aece" in m.get("id", {})]
+    if not have:
+        return []
+    lines = ["", "## Calibration, selective prediction and every OOD score (in-domain test)", "",
+             "Temperature t fitted on dev (each sample's logits / t, then averaged); AURC: area "
+             "under the risk-coverage curve of the mean prediction (lower is better); acc@80%: "
+             "accuracy on the 80 % most confident examples. AUROC: OOD detection by each score.",
+             "",
+             "| checkpoint | ECE → scaled | aECE → scaled | NLL → scaled | t | AURC | acc@80% | "
+             + " | ".join(f"AUROC {label}" for _, label in SCORE_COLUMNS) + " |",
+             "|---|---:|---:|---:|---:|---:|---:|" + "---:|" * len(SCORE_COLUMNS)]  # fmt: skip
+    for name, m in have:
+        i, sc = m["id"], m["id"].get("scaled", {})
+        t = m.get("temperature", {}).get("value")
+
+        def arrow(key: str, i=i, sc=sc) -> str:
+            return f"{i[key]:.3f} → {sc[key]:.3f}" if key in sc else f"{i[key]:.3f}"
+
+        det = m["ood_detection"]
+        aurocs = " | ".join(f"{det[k]['auroc']:.3f}" if k in det else "—" for k, _ in SCORE_COLUMNS)
+        lines.append(f"| {name} | {arrow('ece')} | {arrow('aece')} | {arrow('nll')} | "
+                     f"{'—' if t is None else f'{t:.2f}'} | {i['aurc']:.3f} | "
+                     f"{100 * i['accuracy_at_80_coverage']:.1f} | {aurocs} |")  # fmt: skip
+    return lines
 
 
 def _storage(storage: dict[str, dict | None]) -> list[str]:
