@@ -410,3 +410,63 @@ def summarize(probs: Any, labels: Any) -> dict[str, float]:
     if p.shape[2] == 2:
         out["mcc_mean"], out["mcc_std"] = sampled_mcc(p, y)
     return out
+
+
+CONFORMAL_METHODS: tuple[str, ...] = ("lac", "aps")
+
+
+def _conformal_scores(mean_probs: np.ndarray, method: str) -> np.ndarray:
+    """Non-conformity of every class for every example ``[N, C]``: LAC ``1 - p_c``; APS the
+    total probability of the classes at least as likely as ``c`` (``c`` included)."""
+    if method == "lac":
+        return 1.0 - mean_probs
+    order = np.argsort(-mean_probs, axis=1, kind="stable")  # [N, C] most likely first
+    cum = np.cumsum(np.take_along_axis(mean_probs, order, axis=1), axis=1)  # [N, C]
+    out = np.empty_like(mean_probs)
+    np.put_along_axis(out, order, cum, axis=1)
+    return out
+
+
+@dataclass(frozen=True)
+class ConformalSets:
+    """Split conformal prediction: ``threshold`` calibrated on held-out data so that the sets
+    ``{c : score_c(x) <= threshold}`` hold the true label with probability at least
+    ``coverage`` (for exchangeable data)."""
+
+    method: str
+    coverage: float
+    threshold: float
+
+    def sets(self, mean_probs: Any) -> np.ndarray:
+        """Membership ``[N, C]`` (bool) of every class in every example's set."""
+        p = _check_mean_probs(mean_probs)
+        return _conformal_scores(p, self.method) <= self.threshold + 1e-12
+
+
+def conformal_calibrate(mean_probs: Any, labels: Any, coverage: float = 0.9,
+                        method: str = "lac") -> ConformalSets:  # fmt: skip
+    """Split conformal (Vovk et al.; Angelopoulos & Bates' tutorial): the threshold is the
+    ``ceil((n + 1) coverage)``-th smallest of the true labels' scores on the calibration data
+    (dev; every class when there are too few examples). LAC (Sadinle et al., 2019) gives the
+    smallest sets on average; APS (Romano et al., 2020, without the randomisation) adapts the
+    set size to the example's difficulty. Written
+    here: MAPIE and TorchCP wrap estimators or torch models, while these are fixed probabilities
+    averaged over samples."""
+    if method not in CONFORMAL_METHODS:
+        raise InputError(f"unknown conformal method {method!r}; choose lac or aps.")
+    if isinstance(coverage, bool) or not 0.0 < float(coverage) < 1.0:
+        raise InputError(f"coverage must be strictly between 0 and 1, got {coverage!r}.")
+    p = _check_mean_probs(mean_probs)
+    y = _check_labels(labels, *p.shape)
+    scores = np.sort(_conformal_scores(p, method)[np.arange(len(y)), y])  # [N] ascending
+    k = int(np.ceil((len(scores) + 1) * float(coverage)))  # the k-th smallest score
+    threshold = float(scores[k - 1]) if k <= len(scores) else float("inf")
+    return ConformalSets(method=method, coverage=float(coverage), threshold=threshold)
+
+
+def conformal_summary(sets: np.ndarray, labels: Any) -> dict[str, float]:
+    """Empirical coverage, mean set size and the share of sets with more than one class."""
+    s = np.asarray(sets, dtype=bool)  # [N, C]
+    y = _check_labels(labels, len(s), s.shape[1])
+    return {"coverage": float(s[np.arange(len(y)), y].mean()), "mean_size": float(s.sum(1).mean()),
+            "ambiguous": float((s.sum(1) > 1).mean())}

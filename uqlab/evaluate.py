@@ -9,7 +9,8 @@ over the T runs; NLL, Brier, ECE and adaptive ECE, AURC and accuracy at 80 % cov
 entropy, mutual information, variance of p(gold)); ``ood_detection`` has every probability score
 and the logit scores max logit and energy; ``temperature`` is the scalar fitted on the dev split
 (:func:`uqcore.stats.fit_temperature`) and ``id`` / ``ood`` -> ``scaled`` the NLL, Brier, ECE and
-adaptive ECE after it.
+adaptive ECE after it; ``conformal_90`` the empirical coverage, mean set size and share of
+two-class sets of split-conformal sets (LAC and APS) calibrated on dev for 90 % coverage.
 """
 
 from __future__ import annotations
@@ -28,10 +29,13 @@ from uqcore.predict import predict
 from uqcore.registry import list_checkpoints
 from uqcore.runtime import pick_device, tune_cpu
 from uqcore.stats import (
+    CONFORMAL_METHODS,
     LOGIT_SCORES,
     OOD_SCORES,
     adaptive_ece,
     brier,
+    conformal_calibrate,
+    conformal_summary,
     ece,
     fit_temperature,
     logit_scores,
@@ -108,6 +112,14 @@ def evaluate_checkpoint(
         y = splits[k].labels
         metrics[k]["scaled"] = {"nll": nll(mean, y), "brier": brier(mean, y),
                                 "ece": ece(mean, y), "aece": adaptive_ece(mean, y)}  # fmt: skip
+    # split conformal sets at 90 % coverage, calibrated on dev (the mean prediction)
+    for method in CONFORMAL_METHODS:
+        cal = conformal_calibrate(probs["dev"].mean(axis=0), data.dev.labels, 0.9, method)
+        for k in scored:
+            sets = cal.sets(probs[k].mean(axis=0))
+            metrics[k].setdefault("conformal_90", {})[method] = conformal_summary(
+                sets, splits[k].labels
+            )
     detection = {}
     for score in OOD_SCORES:
         r = ood_detection(ood_scores(probs["id"], score), ood_scores(probs["ood"], score))

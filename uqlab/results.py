@@ -149,9 +149,12 @@ def _calibration(rows: list[tuple[str, dict | None]]) -> list[str]:
              "under the risk-coverage curve of the mean prediction (lower is better); acc@80%: "
              "accuracy on the 80 % most confident examples. AUROC: OOD detection by each score.",
              "",
+             "Conformal: split-conformal LAC sets calibrated on dev for 90 % coverage, their "
+             "empirical coverage and mean size in and out of domain.", "",
              "| checkpoint | ECE → scaled | aECE → scaled | NLL → scaled | t | AURC | acc@80% | "
+             "conformal ID cov / size | conformal OOD cov / size | "
              + " | ".join(f"AUROC {label}" for _, label in SCORE_COLUMNS) + " |",
-             "|---|---:|---:|---:|---:|---:|---:|" + "---:|" * len(SCORE_COLUMNS)]  # fmt: skip
+             "|---|" + "---:|" * (8 + len(SCORE_COLUMNS))]  # fmt: skip
     for name, m in have:
         i, sc = m["id"], m["id"].get("scaled", {})
         t = m.get("temperature", {}).get("value")
@@ -161,9 +164,15 @@ def _calibration(rows: list[tuple[str, dict | None]]) -> list[str]:
 
         det = m["ood_detection"]
         aurocs = " | ".join(f"{det[k]['auroc']:.3f}" if k in det else "—" for k, _ in SCORE_COLUMNS)
+
+        def conformal(side: str, m=m) -> str:
+            c = m[side].get("conformal_90", {}).get("lac")
+            return "—" if c is None else f"{100 * c['coverage']:.1f} % / {c['mean_size']:.2f}"
+
         lines.append(f"| {name} | {arrow('ece')} | {arrow('aece')} | {arrow('nll')} | "
                      f"{'—' if t is None else f'{t:.2f}'} | {i['aurc']:.3f} | "
-                     f"{100 * i['accuracy_at_80_coverage']:.1f} | {aurocs} |")  # fmt: skip
+                     f"{100 * i['accuracy_at_80_coverage']:.1f} | {conformal('id')} | "
+                     f"{conformal('ood')} | {aurocs} |")  # fmt: skip
     return lines
 
 
