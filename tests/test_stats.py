@@ -372,3 +372,16 @@ def test_conformal_coverage_holds_on_held_out_data(method):
     cal = conformal_calibrate(p[:4000], y[:4000], 0.9, method)
     got = conformal_summary(cal.sets(p[4000:]), y[4000:])
     assert abs(got["coverage"] - 0.9) <= 0.02 and 1.0 <= got["mean_size"] <= 3.0
+
+
+def test_mahalanobis_by_hand():
+    """Two classes at (0, 0) and (4, 0), features spread with variance 1 on x and 4 on y around
+    them: the distance of (0, 2) is 2^2 / 4 = 1 (to class 0), of (2, 0) is 2^2 / 1 = 4."""
+    from uqcore.stats import fit_mahalanobis
+
+    offsets = np.array([[1.0, 2.0], [-1.0, -2.0], [1.0, -2.0], [-1.0, 2.0]])  # var 1 and 4
+    x = np.concatenate([offsets, offsets + [4.0, 0.0]])
+    y = np.array([0] * 4 + [1] * 4)
+    m = fit_mahalanobis(x, y)
+    assert np.allclose(m.means, [[0, 0], [4, 0]])
+    assert np.allclose(m.scores(np.array([[0.0, 2.0], [2.0, 0.0], [4.0, 0.0]])), [1.0, 4.0, 0.0])

@@ -34,12 +34,14 @@ PAD_ID, UNK_ID, CLS_ID = 0, 1, 2
 @dataclass
 class ForwardOutput:
     """``logits [N, C]``; ``kl [N]`` summed over layers and heads (BAM only, differentiable);
-    ``maps``: layer index -> :class:`LayerMaps` of the captured layers.
-    A deep ensemble adds a leading member dimension ``M`` to every tensor."""
+    ``maps``: layer index -> :class:`LayerMaps` of the captured layers; ``features [N, D]``: the
+    last layer's [CLS] state the head reads (for distance-based OOD scores).
+    A deep ensemble adds a leading member dimension ``M`` to every tensor (features: None)."""
 
     logits: torch.Tensor
     kl: torch.Tensor | None = None
     maps: dict[int, LayerMaps] = field(default_factory=dict)
+    features: torch.Tensor | None = None
 
 
 def check_batch(ids: torch.Tensor, mask: torch.Tensor, cfg: ModelConfig) -> None:
@@ -87,7 +89,7 @@ class StackedEncoder(nn.Module):
         x = self._embed(ids[: ids.shape[0] // shared], s, noise)  # [N / shared, L, D]
         x, maps, kl = run_layers(self.layers, x, mask, s, noise, capture, shared, self.cfg)
         logits = self._logits(x[:, 0], s, noise)  # [N, C] from [CLS] (x is [N, 1, D] here)
-        return ForwardOutput(logits=logits, kl=kl, maps=maps)
+        return ForwardOutput(logits=logits, kl=kl, maps=maps, features=x[:, 0])
 
 
 class EncoderClassifier(StackedEncoder):

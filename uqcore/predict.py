@@ -63,3 +63,23 @@ def predict(
     with ``with_logits`` (see :func:`predict_ids`)."""
     encoded = [vocab.encode(t, max_len, allow_all_unknown=True).ids for t in texts]
     return predict_ids(model, encoded, T, seed, rows, bar, with_logits=with_logits)
+
+
+def features_ids(model, encoded, rows: int | None = None) -> torch.Tensor:
+    """The last layer's [CLS] state ``[N, D]`` of token-id rows, from one pass without noise or
+    dropout (a deep ensemble: the mean over its members), in length-sorted batches."""
+    device = model_device(model)
+    rows = rows or (64 if device.type == "cpu" else 512)
+    members = list(model.members) if hasattr(model, "members") else [model]
+    order = sorted(range(len(encoded)), key=lambda i: len(encoded[i]))
+    out = torch.empty(len(encoded), model.cfg.d_model)
+    with torch.inference_mode():
+        for start in range(0, len(order), rows):
+            chunk = order[start : start + rows]
+            ids, mask = pad([tuple(encoded[i]) for i in chunk],
+                            max(len(encoded[i]) for i in chunk))  # fmt: skip
+            ids, mask = ids.to(device), mask.to(device)
+            feats = torch.stack([m(ids, mask).features for m in members]).mean(0)  # [B, D]
+            out[chunk] = feats.float().cpu()
+    return out
+

@@ -10,7 +10,9 @@ entropy, mutual information, variance of p(gold)); ``ood_detection`` has every p
 and the logit scores max logit and energy; ``temperature`` is the scalar fitted on the dev split
 (:func:`uqcore.stats.fit_temperature`) and ``id`` / ``ood`` -> ``scaled`` the NLL, Brier, ECE and
 adaptive ECE after it; ``conformal_90`` the empirical coverage, mean set size and share of
-two-class sets of split-conformal sets (LAC and APS) calibrated on dev for 90 % coverage.
+two-class sets of split-conformal sets (LAC and APS) calibrated on dev for 90 % coverage;
+``ood_detection`` -> ``mahalanobis`` the distance baseline (class means and shared covariance of
+the last layer's [CLS] feature on up to 5,000 training examples).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from tqdm import tqdm
 
 from uqcore.checkpoint import Checkpoint, load_checkpoint
 from uqcore.errors import UQError
-from uqcore.predict import predict
+from uqcore.predict import features_ids, predict
 from uqcore.registry import list_checkpoints
 from uqcore.runtime import pick_device, tune_cpu
 from uqcore.stats import (
@@ -37,6 +39,7 @@ from uqcore.stats import (
     conformal_calibrate,
     conformal_summary,
     ece,
+    fit_mahalanobis,
     fit_temperature,
     logit_scores,
     nll,
@@ -51,6 +54,8 @@ from uqlab.data import Split, load_task, resolve_data_dir
 from uqlab.paper import examples
 from uqlab.paths import checkpoint_dir
 from uqlab.tasks import TASK_NAMES
+
+MAHALANOBIS_FIT = 5000  # training examples the distance baseline is fitted on (seeded draw)
 
 
 def _normalise(text: str) -> str:
@@ -127,6 +132,18 @@ def evaluate_checkpoint(
     for score in LOGIT_SCORES:
         r = ood_detection(*(logit_scores(both[k][1], score) for k in ("id", "ood")))
         detection[score] = {"auroc": r.auroc, "aupr": r.aupr, "fpr_at_95_tpr": r.fpr_at_95_tpr}
+    # the distance baseline: Mahalanobis distance of the [CLS] feature to the training classes
+    fit_rows = np.random.default_rng(seed).permutation(len(data.train))[:MAHALANOBIS_FIT]
+
+    def encode(texts) -> list:
+        return [ck.vocab.encode(t, ck.config.max_len, allow_all_unknown=True).ids for t in texts]
+
+    train_feats = features_ids(ck.model, encode([data.train.texts[i] for i in fit_rows]))
+    maha = fit_mahalanobis(train_feats.numpy(), [data.train.labels[i] for i in fit_rows])
+    r = ood_detection(*(maha.scores(features_ids(ck.model, encode(splits[k].texts)).numpy())
+                        for k in ("id", "ood")))  # fmt: skip
+    detection["mahalanobis"] = {"auroc": r.auroc, "aupr": r.aupr, "fpr_at_95_tpr": r.fpr_at_95_tpr,
+                                "fitted_on": f"{len(fit_rows)} training examples"}  # fmt: skip
     metrics["ood_detection"] = detection
     if ck.config.backbone != "word":  # said only when not the original word-level encoder
         metrics["backbone"] = ck.config.backbone

@@ -134,7 +134,7 @@ def render(
 
 SCORE_COLUMNS = (("mutual_information", "MI"), ("entropy", "entropy"), ("max_prob", "1-max p"),
                  ("variance", "var"), ("max_logit", "max logit"),
-                 ("energy", "energy"))  # fmt: skip
+                 ("energy", "energy"), ("mahalanobis", "Mahalanobis"))  # fmt: skip
 
 
 def _calibration(rows: list[tuple[str, dict | None]]) -> list[str]:
