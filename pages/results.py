@@ -86,6 +86,11 @@ with right:
     st.plotly_chart(F.roc_figure({n: dataset.roc(f, score) for n, f in frames.items()},
                                  dataset.SCORES[score][1]), width="stretch")  # fmt: skip
     st.caption("Higher curves separate out-of-domain inputs better by their uncertainty.")
+st.plotly_chart(F.risk_coverage_figure({n: dataset.risk_coverage(f) for n, f in frames.items()}),
+                width="stretch")  # fmt: skip
+st.caption("Selective prediction: answer only the most confident share of the inputs. A lower "
+           "curve (smaller AURC) means the model's confidence ranks its own errors last; the "
+           "oracle ranks every error last, random selection keeps the overall error rate.")
 every = pd.concat([f.assign(checkpoint=n) for n, f in frames.items()], ignore_index=True)
 st.download_button("Download the per-example values (CSV)", lambda: every.to_csv(index=False),
                    f"results-{task}-T{int(T)}-seed{view.seed}.csv", "text/csv",

@@ -148,3 +148,18 @@ def test_a_deterministic_models_uncertainty_histogram_is_a_bar_at_zero():
     assert "never disagree" in fig.layout.annotations[0].text
     spread = F.domain_histograms({"a": np.linspace(0, 0.2, 50)}, "mi", "t")
     assert spread.data[0].xbins.end >= 0.2 and abs(spread.data[0].xbins.size - 0.005) < 1e-6
+
+
+def test_risk_coverage_of_a_frame_with_its_oracle_and_random_lines():
+    import pandas as pd
+
+    from ui import dataset
+    from viz import figures as F
+
+    frame = pd.DataFrame({"domain": [dataset.IN] * 4, "gold": [1, 1, 1, 0],
+                          "p1": [0.9, 0.2, 0.7, 0.6]})  # confidences 0.9, 0.8, 0.7, 0.6
+    c = dataset.risk_coverage(frame)  # right, wrong, right, wrong
+    assert np.allclose(c["risk"], [0, 1 / 2, 1 / 3, 1 / 2]) and np.allclose(c["random"], 0.5)
+    assert np.allclose(c["oracle"], [0, 0, 1 / 3, 1 / 2])  # two errors kept for last
+    fig = F.risk_coverage_figure({"a": c})
+    assert [t.name for t in fig.data] == [f"a (AURC {c['aurc']:.3f})", "oracle (a)", "random (a)"]

@@ -15,6 +15,7 @@ import pandas as pd
 
 from ui.compute import summary
 from uqcore.stats import ood_detection, reliability_diagram
+from uqcore.stats import risk_coverage as stats_risk_coverage
 from uqlab.data import load_eval_subset
 from uqlab.tasks import DOMAINS, TASKS
 
@@ -97,6 +98,20 @@ def reliability(df: pd.DataFrame, n_bins: int = 15):
     part = df[df["domain"] == IN]
     mean = np.stack([1.0 - part["p1"].to_numpy(), part["p1"].to_numpy()], 1)  # [N, 2]
     return reliability_diagram(mean, part["gold"].to_numpy(), n_bins)
+
+
+def risk_coverage(df: pd.DataFrame) -> dict:
+    """Selective prediction on the in-domain rows (uqcore.stats.risk_coverage of the mean
+    prediction): ``coverage``, ``risk``, ``aurc``, plus the ``oracle`` risk (every error kept
+    for last) and the ``random`` one (the overall error rate at every coverage)."""
+    part = df[df["domain"] == IN]
+    mean = np.stack([1.0 - part["p1"].to_numpy(), part["p1"].to_numpy()], 1)  # [N, 2]
+    rc = stats_risk_coverage(mean, part["gold"].to_numpy())
+    errors = int(round(rc.risk[-1] * len(rc.risk)))
+    k = np.arange(1, len(rc.risk) + 1)
+    oracle = np.maximum(0, k - (len(k) - errors)) / k  # [N]
+    return {"coverage": rc.coverage, "risk": rc.risk, "aurc": rc.aurc, "oracle": oracle,
+            "random": np.full(len(k), rc.risk[-1])}  # fmt: skip
 
 
 def roc(df: pd.DataFrame, score: str) -> dict:

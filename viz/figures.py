@@ -181,6 +181,29 @@ def reliability_figure(curves: dict) -> go.Figure:
     return fig
 
 
+def risk_coverage_figure(curves: dict) -> go.Figure:
+    """Risk (error rate) against coverage when only the most confident examples are kept, one
+    line per checkpoint (``curves``: name -> ui.dataset.risk_coverage), with the oracle and the
+    random selection of the first checkpoint dotted; the legend gives each AURC."""
+    fig = go.Figure()
+    for i, (name, c) in enumerate(curves.items()):
+        fig.add_trace(go.Scatter(x=c["coverage"], y=c["risk"], mode="lines",
+                                 name=f"{name} (AURC {c['aurc']:.3f})",
+                                 line={"color": _CLASS_COLORS[(i + 1) % 4]}))  # fmt: skip
+    if curves:
+        first = next(iter(curves.values()))
+        for key, dash in (("oracle", "dot"), ("random", "dash")):
+            fig.add_trace(go.Scatter(x=first["coverage"], y=first[key], mode="lines",
+                                     name=f"{key} ({next(iter(curves))})",
+                                     line={"color": "#888", "dash": dash}))  # fmt: skip
+    fig.update_layout(title="Risk-coverage (in-domain): keep the most confident first",
+                      xaxis_title="coverage (share of examples answered)",
+                      yaxis_title="risk (error rate among them)", xaxis_range=[0, 1],
+                      margin=_MARGIN, height=380,
+                      legend={"orientation": "h", "y": -0.3})  # fmt: skip
+    return fig
+
+
 def roc_figure(curves: dict, score: str) -> go.Figure:
     """ROC curves of OOD detection (OOD = positive); ``curves``: name -> dict with fpr, tpr,
     auroc."""
