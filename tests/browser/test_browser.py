@@ -158,6 +158,7 @@ def test_results_page_shows_a_reliability_diagram_and_the_ood_roc(tab, server, s
     tab.get_by_role("button", name="Compute").click()
     tab.locator(".gtitle", has_text="Reliability diagram").wait_for()
     tab.locator(".gtitle", has_text="Out-of-domain detection").wait_for()
+    tab.locator(".gtitle", has_text="Risk-coverage").wait_for()
     settle(tab)
     tab.screenshot(path=str(shots / "results.png"), full_page=True)
 
