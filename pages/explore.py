@@ -98,6 +98,7 @@ if not link_holds(view.text):
     st.info("This text is too long to travel in a link, so the address bar carries everything "
             "but the text: to share this view, share the text with it.")  # fmt: skip
 V.predictions(res, names, gold=view.label is not None)
+V.conformal(res, names, info.metrics)
 st.header("Attention, sample by sample")
 V.attention(res, cfg["n_layers"], cfg["n_heads"])
 for name in spec.maps:  # the family's own maps, each with its view

@@ -206,6 +206,11 @@ def test_a_first_visit_lands_on_an_introduction_with_three_stories():
     assert not [b for b in linked.button if b.key and b.key.startswith("landing_story")]
 
 
+def test_a_checkpoint_without_calibration_data_says_why_it_has_no_conformal_set():
+    at = open_link(**LINK)  # the tiny checkpoints were never evaluated
+    assert any("No conformal set" in c.value for c in at.caption)
+
+
 def test_every_family_explores_without_error():
     for family in ("trans", "mcdropout", "ensemble", "sto", "bayesformer"):
         at = open_link(**{**LINK, "ckpt": f"cola-{family}"})

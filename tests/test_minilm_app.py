@@ -124,3 +124,13 @@ def test_an_adapter_checkpoint_uploads_and_a_missing_base_is_named(tmp_path):
     with pytest.raises(UploadError, match="pip install no-such-base"):
         install(files_from_zip(_zip(source, doc)), "other", tmp_path)
     assert not (tmp_path / "upload-other").exists()
+
+
+def test_the_explorer_shows_the_sentences_conformal_set():
+    at = open_link(ckpt=HSTO, label="1")
+    m = {x.label: x.value for x in at.metric}
+    shown = m["Prediction set at 90% coverage"]
+    assert shown.startswith("{") and ("acceptable" in shown or "empty" in shown)
+    at.slider(key="conf_coverage").set_value(0.99).run()
+    wide = {x.label: x.value for x in at.metric}["Prediction set at 99% coverage"]
+    assert wide.count(",") >= shown.count(",")  # more coverage, never a smaller set

@@ -15,6 +15,7 @@ from ui import keys as K
 from ui.compute import ExploreResult, Summary, running_mean
 from ui.format import mean_pm_var, sig
 from uqcore.families import get_family
+from uqcore.stats import conformal_from_scores
 from viz import figures as F
 
 PLOT_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
@@ -69,6 +70,32 @@ def summary_metrics(s: Summary, names: tuple[str, ...], gold: bool) -> None:
     c4.metric("Mutual information", f"{sig(s.mi)} nats",
               help="Predictive entropy minus the mean entropy of single samples: the part "
               "that comes from samples disagreeing (model uncertainty).")  # fmt: skip
+
+
+@st.fragment
+def conformal(res: ExploreResult, names: tuple[str, ...], metrics: dict | None) -> None:
+    """The sentence's split-conformal prediction set (LAC) at a coverage the user picks, from
+    the calibration scores its evaluation stored (dev split), or why there is none."""
+    calib = (metrics or {}).get("conformal_calibration", {})
+    scores = calib.get("scores", {}).get("lac")
+    if not scores:
+        st.caption("No conformal set: this checkpoint has no calibration data (evaluate it with "
+                   "python -m uqlab.evaluate to get one).")  # fmt: skip
+        return
+    c1, c2 = st.columns([1, 2])
+    coverage = c1.slider("Conformal coverage", 0.50, 0.99, 0.90, 0.01, key=K.CONF_COVERAGE,
+                         help="The share of inputs whose set holds the true label "
+                         "(guaranteed on data like the calibration split).")  # fmt: skip
+    sets = conformal_from_scores(scores, coverage, "lac").sets(res.probs.mean(0)[None])[0]
+    chosen = [n for n, keep in zip(names, sets, strict=True) if keep]
+    shown = "{" + ", ".join(chosen) + "}" if chosen else "{ } (empty)"
+    meaning = ("both labels: at this coverage the model cannot rule either out"
+               if len(chosen) > 1 else "one label: confident enough at this coverage"
+               if chosen else "no label reaches the threshold at this coverage")
+    c2.metric(f"Prediction set at {coverage:.0%} coverage", shown, help=meaning)
+    c2.caption(f"{meaning}. Calibrated on the {calib.get('on', 'dev')} split with the "
+               f"checkpoint's trained settings, T = {calib.get('samples')}, seed "
+               f"{calib.get('seed')} (split conformal, LAC).")  # fmt: skip
 
 
 def predictions(res: ExploreResult, names: tuple[str, ...], gold: bool) -> None:

@@ -452,15 +452,30 @@ def conformal_calibrate(mean_probs: Any, labels: Any, coverage: float = 0.9,
     set size to the example's difficulty. Written
     here: MAPIE and TorchCP wrap estimators or torch models, while these are fixed probabilities
     averaged over samples."""
-    if method not in CONFORMAL_METHODS:
-        raise InputError(f"unknown conformal method {method!r}; choose lac or aps.")
     if isinstance(coverage, bool) or not 0.0 < float(coverage) < 1.0:
         raise InputError(f"coverage must be strictly between 0 and 1, got {coverage!r}.")
+    return conformal_from_scores(calibration_scores(mean_probs, labels, method), coverage, method)
+
+
+def calibration_scores(mean_probs: Any, labels: Any, method: str = "lac") -> np.ndarray:
+    """The true labels' non-conformity scores on calibration data, ascending ``[N]``: all a
+    split-conformal threshold needs, at any coverage (:func:`conformal_from_scores`)."""
+    if method not in CONFORMAL_METHODS:
+        raise InputError(f"unknown conformal method {method!r}; choose lac or aps.")
     p = _check_mean_probs(mean_probs)
     y = _check_labels(labels, *p.shape)
-    scores = np.sort(_conformal_scores(p, method)[np.arange(len(y)), y])  # [N] ascending
-    k = int(np.ceil((len(scores) + 1) * float(coverage)))  # the k-th smallest score
-    threshold = float(scores[k - 1]) if k <= len(scores) else float("inf")
+    return np.sort(_conformal_scores(p, method)[np.arange(len(y)), y])
+
+
+def conformal_from_scores(scores: Any, coverage: float, method: str = "lac") -> ConformalSets:
+    """:class:`ConformalSets` from stored calibration scores (:func:`calibration_scores`)."""
+    if isinstance(coverage, bool) or not 0.0 < float(coverage) < 1.0:
+        raise InputError(f"coverage must be strictly between 0 and 1, got {coverage!r}.")
+    s = np.sort(_to_numpy(scores).astype(np.float64))
+    if s.ndim != 1 or s.size == 0:
+        raise InputError("calibration scores must be a non-empty list of numbers.")
+    k = int(np.ceil((len(s) + 1) * float(coverage)))  # the k-th smallest score
+    threshold = float(s[k - 1]) if k <= len(s) else float("inf")
     return ConformalSets(method=method, coverage=float(coverage), threshold=threshold)
 
 

@@ -36,6 +36,7 @@ from uqcore.stats import (
     OOD_SCORES,
     adaptive_ece,
     brier,
+    calibration_scores,
     conformal_calibrate,
     conformal_summary,
     ece,
@@ -118,8 +119,14 @@ def evaluate_checkpoint(
         metrics[k]["scaled"] = {"nll": nll(mean, y), "brier": brier(mean, y),
                                 "ece": ece(mean, y), "aece": adaptive_ece(mean, y)}  # fmt: skip
     # split conformal sets at 90 % coverage, calibrated on dev (the mean prediction)
+    dev_mean = probs["dev"].mean(axis=0)  # [N_dev, C]
+    metrics["conformal_calibration"] = {  # for sets at any coverage (the app's slider)
+        "on": "dev", "samples": T, "seed": seed,
+        "scores": {m: [round(float(x), 5) for x in calibration_scores(dev_mean, data.dev.labels, m)]
+                   for m in CONFORMAL_METHODS},
+    }  # fmt: skip
     for method in CONFORMAL_METHODS:
-        cal = conformal_calibrate(probs["dev"].mean(axis=0), data.dev.labels, 0.9, method)
+        cal = conformal_calibrate(dev_mean, data.dev.labels, 0.9, method)
         for k in scored:
             sets = cal.sets(probs[k].mean(axis=0))
             metrics[k].setdefault("conformal_90", {})[method] = conformal_summary(
