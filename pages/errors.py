@@ -11,6 +11,7 @@ from ui.catalog import label_names
 from ui.compute import Summary, settings_key
 from ui.explore_views import summary_metrics
 from ui.state import explorer_url
+from uqcore.stats import conformal_from_scores
 
 view, info = sidebar.page("Error analysis")
 names = label_names(info)
@@ -50,6 +51,12 @@ VIEWS = {
     ),
     "wrong": lambda d: d["pred"] != d["gold"],
 }
+calibration = (info.metrics or {}).get("conformal_calibration", {}).get("scores", {}).get("lac")
+if calibration and len(names) == 2:  # the LAC set holds class c when 1 - p_c <= threshold
+    threshold = conformal_from_scores(calibration, 0.9, "lac").threshold
+    VIEWS["conformal set has both labels (90 %)"] = lambda d: (
+        (1.0 - d["p1"] <= threshold) & (d["p1"] <= threshold)
+    )
 SORTS = {"mutual information": "mi", "predictive entropy": "entropy", "variance of p(gold)":
          "var_gold", "p(gold), lowest first": "p_gold"}  # fmt: skip
 c1, c2, c3 = st.columns(3)
