@@ -11,6 +11,7 @@ from ui import keys as K
 from ui.catalog import sort_key
 from ui.compute import settings_key
 from uqcore.settings import SamplingSettings
+from uqcore.stats import conformal_from_scores
 from uqlab.paper import PAPER_FAMILIES, metric_table
 from uqlab.results import metric_rows
 from uqlab.tasks import TASKS, get_task, task_title
@@ -91,6 +92,23 @@ st.plotly_chart(F.risk_coverage_figure({n: dataset.risk_coverage(f) for n, f in 
 st.caption("Selective prediction: answer only the most confident share of the inputs. A lower "
            "curve (smaller AURC) means the model's confidence ranks its own errors last; the "
            "oracle ranks every error last, random selection keeps the overall error rate.")
+conformal = []
+for name, frame in frames.items():
+    info_n = next(i for i in mine if i.name == name)
+    scores = (info_n.metrics or {}).get("conformal_calibration", {}).get("scores", {}).get("lac")
+    if not scores:
+        continue
+    threshold = conformal_from_scores(scores, 0.9, "lac").threshold
+    for domain, r in dataset.conformal_rows(frame, threshold).items():
+        conformal.append({"checkpoint": name, "domain": domain,
+                          "coverage": f"{r['coverage']:.1%}", "mean set size": r["mean_size"]})
+if conformal:
+    st.subheader("Conformal sets at 90 % coverage")
+    st.dataframe(pd.DataFrame(conformal), hide_index=True, width="stretch",
+                 column_config={"mean set size": st.column_config.NumberColumn(format="%.2f")})
+    st.caption("Split-conformal (LAC) sets calibrated on each checkpoint's dev split: in domain "
+               "the coverage should be about 90 %; out of domain the guarantee does not hold, "
+               "and larger sets there are the uncertainty showing.")
 every = pd.concat([f.assign(checkpoint=n) for n, f in frames.items()], ignore_index=True)
 st.download_button("Download the per-example values (CSV)", lambda: every.to_csv(index=False),
                    f"results-{task}-T{int(T)}-seed{view.seed}.csv", "text/csv",

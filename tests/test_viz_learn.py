@@ -163,3 +163,16 @@ def test_risk_coverage_of_a_frame_with_its_oracle_and_random_lines():
     assert np.allclose(c["oracle"], [0, 0, 1 / 3, 1 / 2])  # two errors kept for last
     fig = F.risk_coverage_figure({"a": c})
     assert [t.name for t in fig.data] == [f"a (AURC {c['aurc']:.3f})", "oracle (a)", "random (a)"]
+
+
+def test_conformal_rows_of_a_two_class_frame():
+    import pandas as pd
+
+    from ui import dataset
+
+    frame = pd.DataFrame({"domain": [dataset.IN] * 3 + [dataset.OUT],
+                          "gold": [1, 0, 1, 0], "p1": [0.9, 0.45, 0.3, 0.5]})
+    rows = dataset.conformal_rows(frame, threshold=0.6)  # class c kept when 1 - p_c <= 0.6
+    # sets: {1}, {0, 1}, {0}, {0, 1}: gold covered 1, 1, 0 in domain; 1 out of domain
+    assert rows[dataset.IN] == {"coverage": 2 / 3, "mean_size": 4 / 3}
+    assert rows[dataset.OUT] == {"coverage": 1.0, "mean_size": 2.0}

@@ -114,6 +114,22 @@ def risk_coverage(df: pd.DataFrame) -> dict:
             "random": np.full(len(k), rc.risk[-1])}  # fmt: skip
 
 
+def conformal_rows(df: pd.DataFrame, threshold: float) -> dict[str, dict[str, float]]:
+    """Per domain: empirical coverage and mean size of the LAC sets ``{c : 1 - p_c <=
+    threshold}`` of a two-class frame (``p1`` = mean p(class 1))."""
+    out = {}
+    for domain in (IN, OUT):
+        part = df[df["domain"] == domain]
+        if part.empty:
+            continue
+        p1 = part["p1"].to_numpy()
+        member = np.stack([p1 <= threshold, 1.0 - p1 <= threshold], 1)  # [N, 2]: 1 - p_c
+        gold = part["gold"].to_numpy()
+        out[domain] = {"coverage": float(member[np.arange(len(gold)), gold].mean()),
+                       "mean_size": float(member.sum(1).mean())}  # fmt: skip
+    return out
+
+
 def roc(df: pd.DataFrame, score: str) -> dict:
     """ROC curve and AUROC / AUPR / FPR@95 of ``score`` with out-of-domain as positive."""
     column = SCORES[score][0]
