@@ -84,8 +84,9 @@ with st.form("sentence"):
 
 try:
     with st.spinner(f"Drawing {view.T} samples…"):
+        t = sidebar.temperature_of(info) if view.scaled else None
         res = cached.explore(info.name, cached.where(info.name), view.text or "", view.T,
-                             view.seed, settings_key(view.overrides()), view.label)  # fmt: skip
+                             view.seed, settings_key(view.overrides()), view.label, t)  # fmt: skip
 except UQError as exc:
     st.error(str(exc), icon="✋")
     st.stop()
@@ -94,6 +95,9 @@ cfg, spec = info.config, get_family(info.family)
 st.session_state[K.FIGURES] = {}  # the export panel offers this run's figures only
 st.subheader(f"{spec.title} · T = {view.T} · seed {view.seed}")
 V.notices(res)
+if res.temperature is not None:
+    st.caption(f"Temperature scaling is on: every sample's logits are divided by t = "
+               f"{res.temperature:.2f} (fitted on the dev split) before the softmax.")
 if not link_holds(view.text):
     st.info("This text is too long to travel in a link, so the address bar carries everything "
             "but the text: to share this view, share the text with it.")  # fmt: skip

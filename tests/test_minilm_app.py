@@ -134,3 +134,14 @@ def test_the_explorer_shows_the_sentences_conformal_set():
     at.slider(key="conf_coverage").set_value(0.99).run()
     wide = {x.label: x.value for x in at.metric}["Prediction set at 99% coverage"]
     assert wide.count(",") >= shown.count(",")  # more coverage, never a smaller set
+
+
+def test_temperature_scaling_changes_the_probabilities_not_the_predictions():
+    plain = open_link(ckpt=HSTO, label="1")
+    scaled = open_link(ckpt=HSTO, label="1", scaled="1")
+    before = {m.label: m.value for m in plain.metric}
+    after = {m.label: m.value for m in scaled.metric}
+    assert after["Correct / T"] == before["Correct / T"]  # argmax per sample unchanged
+    assert after["p(acceptable) mean ± variance"] != before["p(acceptable) mean ± variance"]
+    assert any("Temperature scaling is on" in c.value for c in scaled.caption)
+    assert scaled.query_params["scaled"] in ("1", ["1"])

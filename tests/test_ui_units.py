@@ -23,6 +23,7 @@ def test_state_round_trips_through_the_url():
         bam_mode="mean",
         em_iterations=3,
         dropout=0.2,
+        scaled=True,
     )
     back, notes = parse(to_params(state), ["cola-hsto"], None)
     assert back == state and notes == []

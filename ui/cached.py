@@ -130,12 +130,15 @@ def _explore(name: str, folder: str, version: str, text: str, T: int, seed: int,
 
 
 def explore(
-    name: str, folder: str, text: str, T: int, seed: int, settings: tuple, label: int | None
-) -> compute.ExploreResult:
+    name: str, folder: str, text: str, T: int, seed: int, settings: tuple, label: int | None,
+    temperature: float | None = None,
+) -> compute.ExploreResult:  # fmt: skip
     """:func:`ui.compute.explore` cached by value (``settings``: the overrides'
-    :func:`ui.compute.settings_key`), with its Table 3 summary for the gold ``label``."""
+    :func:`ui.compute.settings_key`), temperature-scaled when a ``temperature`` is given, with
+    its Table 3 summary for the gold ``label``."""
     version = stamp(name, folder)
-    return _explore(name, folder, version, text, T, seed, settings).for_label(label)
+    res = _explore(name, folder, version, text, T, seed, settings)
+    return (res if temperature is None else res.with_temperature(temperature)).for_label(label)
 
 
 @st.cache_data(max_entries=2_000, ttl=3600, show_spinner=False)

@@ -84,7 +84,17 @@ class ExploreResult:
     seconds: float
     text: str = ""
     seed: int = 0
+    logits: np.ndarray | None = None  # [T, C]
+    temperature: float | None = None  # set by with_temperature
     summary: Summary | None = None
+
+    def with_temperature(self, t: float) -> ExploreResult:
+        """This result with every sample's logits divided by ``t`` before its softmax
+        (temperature scaling): calibrated probabilities, the same predicted class per sample."""
+        z = self.logits / t  # [T, C]
+        z = z - z.max(axis=1, keepdims=True)
+        probs = np.exp(z) / np.exp(z).sum(axis=1, keepdims=True)
+        return dataclasses.replace(self, probs=probs, temperature=t, summary=None)
 
     def for_label(self, label: int | None) -> ExploreResult:
         """This result with its Table 3 summary for the gold ``label`` (None = unknown)."""
@@ -146,6 +156,7 @@ def explore(ck: Checkpoint, text: str, T: int, seed: int, overrides: SamplingSet
         seconds=time.perf_counter() - started,
         text=text,
         seed=seed,
+        logits=r.logits[:, 0].cpu().numpy().astype(np.float64),
     )
 
 

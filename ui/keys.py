@@ -44,6 +44,7 @@ LABEL_BOX = "label_box"  # the gold label chosen for it ("unknown" or a label na
 FIGURES = "_figures"  # figure name -> the plotly figure last drawn (for the export panel)
 FIGURE_PREFIX = "fig_"  # + a figure name: the key of its st.plotly_chart
 ATT_LAYER, ATT_HEAD, ATT_SAMPLE, ATT_WINDOW = "att_layer", "att_head", "att_sample", "att_window"
+SCALED = "scaled"  # the sidebar's temperature-scaling switch
 CONF_COVERAGE = "conf_coverage"  # the explorer's conformal coverage slider
 ATT_AUTO = "att_auto"  # attention colours: fixed [0, 1] (off) or up to the largest weight
 CEN_LAYER, CEN_HEAD, CEN_SAMPLE, CEN_WINDOW = "cen_layer", "cen_head", "cen_sample", "cen_window"

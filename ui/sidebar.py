@@ -73,6 +73,7 @@ def _reset_widgets(state: S.ViewState, info: CheckpointInfo | None, ckpt: bool =
         st.session_state[K.CKPT] = state.ckpt
     st.session_state[K.T] = state.T
     st.session_state[K.SEED] = state.seed
+    st.session_state[K.SCALED] = state.scaled
     if info is None:
         return
     own = _trained(info)
@@ -173,6 +174,13 @@ def render(infos: list[CheckpointInfo]) -> tuple[S.ViewState, CheckpointInfo | N
         help="Same seed, same samples: every number here is reproducible.",
     )
     live = {knob: _control(sb, knob, spec, own) for knob in spec.controls()}
+    t = temperature_of(info)
+    sb.toggle("Temperature scaling" + ("" if t is None else f" (t = {t:.2f})"), key=K.SCALED,
+              disabled=t is None,
+              help="Divide every sample's logits by the temperature fitted on the dev split, "
+              "then average: calibrated probabilities, same predicted classes."
+              if t is not None else "This checkpoint has no temperature yet: evaluate it with "
+              "python -m uqlab.evaluate.")  # fmt: skip
 
     def override(key: str):
         value = st.session_state.get(key)
@@ -181,6 +189,7 @@ def render(infos: list[CheckpointInfo]) -> tuple[S.ViewState, CheckpointInfo | N
     view = st.session_state.get(K.VIEW, S.ViewState())
     view = view.replace(ckpt=info.name, T=int(st.session_state[K.T]),
                         seed=int(st.session_state[K.SEED]),
+                        scaled=bool(st.session_state.get(K.SCALED)) and t is not None,
                         **{knob: override(knob) for knob in K.KNOBS})  # fmt: skip
     before = st.session_state.get(K.INFO)
     moved = before is not None and before.task != info.task  # a gold label belongs to its task
@@ -299,3 +308,10 @@ def keep(*keys: str) -> None:
             st.session_state[key] = st.session_state[shadow]
         if key in st.session_state:
             st.session_state[shadow] = st.session_state[key]
+
+
+def temperature_of(info: CheckpointInfo) -> float | None:
+    """The temperature the checkpoint's evaluation fitted on dev, or None."""
+    value = ((info.metrics or {}).get("temperature") or {}).get("value")
+    return float(value) if isinstance(value, int | float) and value > 0 else None
+

@@ -45,6 +45,7 @@ class ViewState:
     bam_mode: str | None = None  # "sample" or "mean"
     em_iterations: int | None = None
     dropout: float | None = None
+    scaled: bool = False  # temperature scaling (fitted on dev) applied to every sample's logits
 
     def overrides(self):
         """The inference overrides this view asks for (None = the checkpoint's own value), as
@@ -162,6 +163,7 @@ def parse(
             "EM iterations",
         ),  # fmt: skip
         dropout=_ranged(params, "dropout", float, *DROPOUT_RANGE, None, notes, "Dropout"),
+        scaled=_one(params, "scaled") in ("1", "true", "True"),
     )
     return state, notes
 
@@ -178,7 +180,10 @@ def to_params(state: ViewState) -> dict[str, str]:
     out: dict[str, str] = {}
     for f in dataclasses.fields(state):
         value = getattr(state, f.name)
-        if value is None or (f.name == "text" and not link_holds(value)):
+        if value is None or value is False or (f.name == "text" and not link_holds(value)):
+            continue
+        if value is True:
+            out[f.name] = "1"
             continue
         out[f.name] = repr(value) if isinstance(value, float) else str(value)  # exact
     return out
