@@ -42,6 +42,8 @@ def test_results_page_shows_tables_reliability_and_roc():
     assert any(x.startswith("Reliability diagram") for x in t)
     assert any(x.startswith("Out-of-domain detection by") for x in t)
     assert any(x.startswith("Risk-coverage") for x in t)
+    at.selectbox(key="res_score").set_value("energy").run()  # a logit score picks up too
+    assert not at.exception and any("energy" in x for x in titles(at))
     assert sum(x.endswith("by domain") for x in t) == 2
     labels = [b.proto.label for b in at.get("download_button")]
     assert labels == ["Download this table (CSV)", "Download the per-example values (CSV)"]

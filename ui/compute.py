@@ -29,6 +29,15 @@ from uqcore.stats import mutual_information, predictive_entropy, table3_stats
 MAP_BUDGET = 32 * 2**20  # bytes of captured maps (fp16) kept per explored sentence
 
 
+@dataclass(frozen=True)
+class Sampled:
+    """One text's samples at dataset scale: ``probs [T, C]`` and the ``logits [T, C]`` they
+    came from (for logit-based OOD scores)."""
+
+    probs: np.ndarray
+    logits: np.ndarray
+
+
 def settings_key(settings: SamplingSettings) -> tuple:
     """Plain values for cache keys (the fields in order); ``SamplingSettings(*key)`` rebuilds it."""
     return dataclasses.astuple(settings)
@@ -188,14 +197,14 @@ def running_mean(p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def table3_record(
-    probs: np.ndarray | str, name: str, text: str, label: int | None, domain: str
+    sampled: Sampled | str, name: str, text: str, label: int | None, domain: str
 ) -> dict:
-    """One Table 3 row from the samples ``probs [T, C]`` of ``text``; a sentence the checkpoint
-    cannot read (``probs`` is then the message why) gets an ``error`` instead of numbers."""
+    """One Table 3 row from the samples of ``text``; a sentence the checkpoint cannot read
+    (``sampled`` is then the message why) gets an ``error`` instead of numbers."""
     record = {"domain": domain, "sentence": text, "gold": label, "checkpoint": name}
-    if isinstance(probs, str):
-        return {**record, "error": probs}
-    s = summary(probs, label)
+    if isinstance(sampled, str):
+        return {**record, "error": sampled}
+    s = summary(sampled.probs, label)
     return {
         **record,
         "p_mean": s.p_mean,
@@ -211,12 +220,12 @@ def table3_record(
 
 def many_probs(
     ck: Checkpoint, texts: tuple[str, ...], T: int, seed: int, overrides: SamplingSettings
-) -> list[np.ndarray | str]:
-    """The class probabilities of every text, in batches of similar length: for each text the
-    ``probs [T, C]`` that :func:`explore` gives it alone, or the message of why it cannot be
-    read (an empty text, no known word) while the others are computed."""
+) -> list[Sampled | str]:
+    """The samples of every text, in batches of similar length: for each text the
+    ``probs [T, C]`` that :func:`explore` gives it alone (and their logits), or the message of
+    why it cannot be read (an empty text, no known word) while the others are computed."""
     fs = resolve(ck.config, overrides)  # ConfigError for a bad setting: nothing to compute
-    out: list[np.ndarray | str] = [""] * len(texts)
+    out: list[Sampled | str] = [""] * len(texts)
     encoded: dict[int, list[int]] = {}
     for i, text in enumerate(texts):
         try:
@@ -225,8 +234,9 @@ def many_probs(
             out[i] = str(exc)
     if encoded:
         with torch.inference_mode():  # length-sorted batches (uqcore.predict)
-            probs = predict_ids(ck.model, list(encoded.values()), T, seed, settings=fs)  # [T,N,C]
+            probs, logits = predict_ids(ck.model, list(encoded.values()), T, seed, settings=fs,
+                                        with_logits=True)  # [T, N, C] each  # fmt: skip
         for j, i in enumerate(encoded):
-            out[i] = probs[:, j].numpy().astype(np.float64)
+            out[i] = Sampled(probs[:, j].numpy().astype(np.float64),
+                             logits[:, j].numpy().astype(np.float64))  # fmt: skip
     return out
-

@@ -29,6 +29,8 @@ SCORES = {  # OOD score name -> (column, label); higher = more likely out of dom
     "entropy": ("entropy", "predictive entropy"),
     "variance": ("var", "variance of p(predicted)"),
     "max_prob": ("one_minus_max", "1 - max probability"),
+    "max_logit": ("neg_max_logit", "minus the max logit"),
+    "energy": ("energy", "energy (minus log-sum-exp of the logits)"),
 }
 
 
@@ -59,7 +61,7 @@ def pick(task: str, per_domain: int | None, seed: int = 0) -> list[tuple[str, in
 
 CHUNK = 512  # texts per call of the sampler: the progress bar moves between chunks
 
-Sampler = Callable[[tuple[str, ...]], list]  # texts -> per text probs [T, C] or an error message
+Sampler = Callable[[tuple[str, ...]], list]  # texts -> per text Sampled or an error message
 
 
 def frame(
@@ -78,6 +80,8 @@ def frame(
             if isinstance(p, str):  # the reason it cannot be read
                 skipped += 1
                 continue
+            z = p.logits.mean(0)  # [C] mean logits
+            p = p.probs  # [T, C]
             s = summary(p, gold)  # Table 3 statistics, entropy, mutual information
             mean = p.mean(0)  # [C]
             records.append({
@@ -85,7 +89,8 @@ def frame(
                 "pred": s.predicted, "p_gold": s.p_mean, "var_gold": s.p_var,
                 "correct": s.correct, "T": s.T, "entropy": s.entropy, "mi": s.mi,
                 "var": float(p[:, s.predicted].var()), "one_minus_max": float(1.0 - mean.max()),
-                "p1": float(mean[-1]),
+                "p1": float(mean[-1]), "neg_max_logit": float(-z.max()),
+                "energy": float(-(z.max() + np.log(np.exp(z - z.max()).sum()))),
             })  # fmt: skip
         if progress is not None:
             progress(min(1.0, (lo + CHUNK) / max(1, len(rows))))
