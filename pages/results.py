@@ -70,9 +70,11 @@ rows = dataset.pick(task, int(per), view.seed)
 frames = {}
 bar = st.progress(0.0)
 for n, name in enumerate(chosen):
+    info_n = next(i for i in mine if i.name == name)
     frame, skipped = dataset.frame(
         rows, cached.sampler(name, T, view.seed, settings_key(SamplingSettings())),
         lambda f, n=n, c=name: bar.progress((n + f) / len(chosen), f"{c}: {f:.0%}"),
+        sidebar.temperature_of(info_n),
     )  # fmt: skip
     frames[name] = frame
     if skipped:
@@ -80,9 +82,13 @@ for n, name in enumerate(chosen):
 bar.empty()
 left, right = st.columns(2)
 with left:
-    st.plotly_chart(F.reliability_figure({n: dataset.reliability(f) for n, f in frames.items()}),
-                    width="stretch")  # fmt: skip
-    st.caption("A calibrated model's confidence matches its accuracy: points on the diagonal.")
+    curves = {n: dataset.reliability(f) for n, f in frames.items()}
+    curves |= {f"{n}, temperature-scaled": dataset.reliability(f, column="p1_scaled")
+               for n, f in frames.items() if "p1_scaled" in f}  # fmt: skip
+    st.plotly_chart(F.reliability_figure(curves), width="stretch")
+    st.caption("A calibrated model's confidence matches its accuracy: points on the diagonal. "
+               "Temperature-scaled: every sample's logits divided by the temperature fitted on "
+               "the dev split (for checkpoints evaluated with it).")
 with right:
     st.plotly_chart(F.roc_figure({n: dataset.roc(f, score) for n, f in frames.items()},
                                  dataset.SCORES[score][1]), width="stretch")  # fmt: skip

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from ui.compute import summary
-from uqcore.stats import ood_detection, reliability_diagram
+from uqcore.stats import ood_detection, reliability_diagram, scaled_probs
 from uqcore.stats import risk_coverage as stats_risk_coverage
 from uqlab.data import load_eval_subset
 from uqlab.tasks import DOMAINS, TASKS
@@ -68,10 +68,12 @@ def frame(
     rows: list[tuple[str, int, str, int]],
     probs_many: Sampler,
     progress: Callable[[float], None] | None = None,
+    temperature: float | None = None,
 ) -> tuple[pd.DataFrame, int]:
     """One row per readable example with prediction and uncertainty; also how many were
     skipped (a text with no known word cannot be sampled). ``probs_many`` samples a tuple of
-    texts (:func:`ui.compute.many_probs`), called on chunks of :data:`CHUNK`."""
+    texts (:func:`ui.compute.many_probs`), called on chunks of :data:`CHUNK`. With a
+    ``temperature``, ``p1_scaled`` is the mean p(class 1) after temperature scaling."""
     records, skipped = [], 0
     for lo in range(0, len(rows), CHUNK):
         part = rows[lo : lo + CHUNK]
@@ -81,6 +83,8 @@ def frame(
                 skipped += 1
                 continue
             z = p.logits.mean(0)  # [C] mean logits
+            scaled = None if temperature is None else float(
+                scaled_probs(p.logits[:, None, :], temperature)[:, 0, -1].mean())
             p = p.probs  # [T, C]
             s = summary(p, gold)  # Table 3 statistics, entropy, mutual information
             mean = p.mean(0)  # [C]
@@ -91,17 +95,19 @@ def frame(
                 "var": float(p[:, s.predicted].var()), "one_minus_max": float(1.0 - mean.max()),
                 "p1": float(mean[-1]), "neg_max_logit": float(-z.max()),
                 "energy": float(-(z.max() + np.log(np.exp(z - z.max()).sum()))),
+                **({} if scaled is None else {"p1_scaled": scaled}),
             })  # fmt: skip
         if progress is not None:
             progress(min(1.0, (lo + CHUNK) / max(1, len(rows))))
     return pd.DataFrame.from_records(records), skipped
 
 
-def reliability(df: pd.DataFrame, n_bins: int = 15):
+def reliability(df: pd.DataFrame, n_bins: int = 15, column: str = "p1"):
     """Reliability data (uqcore.stats) of the in-domain rows: confidence of the predicted
-    class against accuracy, ``n_bins`` equal-width bins."""
+    class against accuracy, ``n_bins`` equal-width bins; ``column`` = "p1_scaled" after
+    temperature scaling."""
     part = df[df["domain"] == IN]
-    mean = np.stack([1.0 - part["p1"].to_numpy(), part["p1"].to_numpy()], 1)  # [N, 2]
+    mean = np.stack([1.0 - part[column].to_numpy(), part[column].to_numpy()], 1)  # [N, 2]
     return reliability_diagram(mean, part["gold"].to_numpy(), n_bins)
 
 
