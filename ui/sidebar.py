@@ -49,7 +49,9 @@ def init_session(infos: list[CheckpointInfo], params) -> list[str]:
     once)."""
     current = {k: params.get(k) for k in params}
     written = st.session_state.get(K.LAST_PARAMS)
-    if st.session_state.get(K.UI_READY) and (written is None or current == written):
+    # moving to another page drops the query (no "ckpt"): that is not a view to go back to
+    back = written is not None and "ckpt" in current and current != written
+    if st.session_state.get(K.UI_READY) and not back:
         return []
     names = [i.name for i in infos]
     default = DEFAULT_CHECKPOINT if DEFAULT_CHECKPOINT in names else (names[0] if names else None)

@@ -338,12 +338,10 @@ def test_dataset_pages_are_readable_on_a_projector_and_a_phone(chrome, server, s
     page = context.new_page()
     page.set_default_timeout(120_000)
     try:
-        open_view(page, server, "/?ckpt=tiny-hsto&T=10")
-        if width < 600:  # a phone: the page menu sits in the collapsed sidebar
-            page.locator('[data-testid="stExpandSidebarButton"], '
-                         '[data-testid="stSidebarCollapsedControl"] button').first.click()
-            settle(page)
-        goto(page, page_title)
+        path = {"Results": "results", "Error analysis": "errors"}[page_title]
+        page.goto(f"{server}/{path}?ckpt=tiny-hsto&T=10")  # a deep link: no menu to open
+        page.get_by_role("button", name="Compute").wait_for()
+        settle(page)
         page.get_by_role("button", name="Compute").click()
         page.locator(".js-plotly-plot, [data-testid='stDataFrame']").first.wait_for()
         settle(page)
