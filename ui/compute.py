@@ -24,7 +24,7 @@ from uqcore.predict import predict_ids
 from uqcore.runtime import model_device
 from uqcore.sampling import Capture, sample
 from uqcore.settings import ForwardSettings, SamplingSettings, resolve
-from uqcore.stats import mutual_information, predictive_entropy, table3_stats
+from uqcore.stats import mutual_information, predictive_entropy, scaled_probs, table3_stats
 
 MAP_BUDGET = 32 * 2**20  # bytes of captured maps (fp16) kept per explored sentence
 
@@ -100,9 +100,7 @@ class ExploreResult:
     def with_temperature(self, t: float) -> ExploreResult:
         """This result with every sample's logits divided by ``t`` before its softmax
         (temperature scaling): calibrated probabilities, the same predicted class per sample."""
-        z = self.logits / t  # [T, C]
-        z = z - z.max(axis=1, keepdims=True)
-        probs = np.exp(z) / np.exp(z).sum(axis=1, keepdims=True)
+        probs = scaled_probs(self.logits[:, None, :], t)[:, 0]  # [T, C]
         return dataclasses.replace(self, probs=probs, temperature=t, summary=None)
 
     def for_label(self, label: int | None) -> ExploreResult:

@@ -93,7 +93,30 @@ def _to_i32(x: torch.Tensor) -> torch.Tensor:
     return (low - ((low >= 1 << 31).long() << 32)).to(torch.int32)
 
 
-class SampleNoise:
+class Draws:
+    """The distributions every noise source derives from its ``uniform(*shape)`` (rows first):
+    :class:`SampleNoise` (inference) and :class:`uqcore.stream_noise.StreamNoise` (training)."""
+
+    def uniform(self, *shape: int) -> torch.Tensor:  # pragma: no cover - each source's own
+        raise NotImplementedError
+
+    def neg_gumbel(self, *shape: int) -> torch.Tensor:
+        """``log(-log(u))``, i.e. minus a standard Gumbel draw (saves a pass where the caller
+        folds the sign into a scale). -> [rows, *shape]"""
+        return self.uniform(*shape).log_().neg_().log_()
+
+    def gumbel(self, *shape: int) -> torch.Tensor:
+        """Standard Gumbel(0,1): ``-log(-log(u))``. -> [rows, *shape]"""
+        return self.neg_gumbel(*shape).neg_()
+
+    def normal(self, *shape: int) -> torch.Tensor:
+        """Standard normal by Box-Muller. -> [rows, *shape]"""
+        u = self.uniform(2, *shape)  # [rows, 2, *shape]
+        radius = u[:, 0].log().mul_(-2.0).sqrt_()
+        return radius.mul_(torch.cos(u[:, 1] * (2 * math.pi)))
+
+
+class SampleNoise(Draws):
     """Noise for samples ``first, ..., first + count - 1`` of a batch of ``batch`` examples.
 
     Every method returns a tensor of shape ``[count * batch, *shape]`` in row order
@@ -165,21 +188,6 @@ class SampleNoise:
         """U(0,1) with 24-bit resolution, clamped to [1e-6, 1 - 1e-6]. -> [rows, *shape]"""
         words = self._hash(shape).bitwise_right_shift_(8).bitwise_and_(0xFFFFFF)
         return words.to(torch.float32).mul_(2.0**-24).clamp_(EPS, 1.0 - EPS)
-
-    def neg_gumbel(self, *shape: int) -> torch.Tensor:
-        """``log(-log(u))``, i.e. minus a standard Gumbel draw (saves a pass where the caller
-        folds the sign into a scale). -> [rows, *shape]"""
-        return self.uniform(*shape).log_().neg_().log_()
-
-    def gumbel(self, *shape: int) -> torch.Tensor:
-        """Standard Gumbel(0,1): ``-log(-log(u))``. -> [rows, *shape]"""
-        return self.neg_gumbel(*shape).neg_()
-
-    def normal(self, *shape: int) -> torch.Tensor:
-        """Standard normal by Box-Muller. -> [rows, *shape]"""
-        u = self.uniform(2, *shape)  # [rows, 2, *shape]
-        radius = u[:, 0].log().mul_(-2.0).sqrt_()
-        return radius.mul_(torch.cos(u[:, 1] * (2 * math.pi)))
 
     def keep_mask(self, p: float, *shape: int) -> torch.Tensor:
         """Bool mask, False with probability ``p`` (quantised to a multiple of 1/65536).

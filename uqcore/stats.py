@@ -196,10 +196,14 @@ def brier(mean_probs: Any, labels: Any) -> float:
     return float(np.mean(np.sum((p - onehot) ** 2, axis=-1)))
 
 
-def reliability_diagram(mean_probs: Any, labels: Any, n_bins: int = 15) -> ReliabilityData:
-    """Bin examples by confidence (max prob) into ``n_bins`` equal-width bins over [0, 1]."""
+def _check_bins(n_bins: Any) -> None:
     if isinstance(n_bins, bool) or not isinstance(n_bins, (int, np.integer)) or n_bins < 1:
         raise InputError(f"n_bins must be a positive integer, got {n_bins!r}; the default is 15.")
+
+
+def reliability_diagram(mean_probs: Any, labels: Any, n_bins: int = 15) -> ReliabilityData:
+    """Bin examples by confidence (max prob) into ``n_bins`` equal-width bins over [0, 1]."""
+    _check_bins(n_bins)
     p = _check_mean_probs(mean_probs)  # [N, C]
     y = _check_labels(labels, *p.shape)  # [N]
     conf = p.max(axis=-1)  # [N]
@@ -231,8 +235,7 @@ def adaptive_ece(mean_probs: Any, labels: Any, n_bins: int = 15) -> float:
     """Adaptive (equal-mass) ECE: examples sorted by confidence and cut into ``n_bins`` bins of
     (nearly) equal size, then ``sum_b |bin|/N * |accuracy_b - confidence_b|``. Written here:
     scikit-learn has no calibration error, and torchmetrics' has equal-width bins only."""
-    if isinstance(n_bins, bool) or not isinstance(n_bins, (int, np.integer)) or n_bins < 1:
-        raise InputError(f"n_bins must be a positive integer, got {n_bins!r}; the default is 15.")
+    _check_bins(n_bins)
     p = _check_mean_probs(mean_probs)  # [N, C]
     y = _check_labels(labels, *p.shape)  # [N]
     conf = p.max(axis=-1)  # [N]

@@ -18,14 +18,14 @@ from concurrent.futures import ThreadPoolExecutor
 import torch
 
 from uqcore.noise import EPS as _EPS
-from uqcore.noise import sample_seed
+from uqcore.noise import Draws, sample_seed
 
 _SIDE_TAG = 0x5D1E_5EED_0000_0001  # run-seed offset of the side streams (see ``side``)
 _BLOCK_WORDS = 1 << 12  # words a stream refills at least (per sample)
 _PARALLEL_MIN = 1 << 15  # refills smaller than this (words in all) stay on one thread
 
 
-class StreamNoise:
+class StreamNoise(Draws):
     """Noise for samples ``first, ..., first + count - 1`` of a batch of ``batch`` examples.
 
     Every method returns a tensor of shape ``[count * batch, *shape]`` in row order
@@ -130,22 +130,6 @@ class StreamNoise:
         halves = self._words(-(-n // 2)).view(torch.int32)[:, :n]  # [T, n] two per word
         u = (halves & 0xFFFFFF).to(torch.float32).mul_(2.0**-24)
         return u.clamp_(_EPS, 1.0 - _EPS).view(self.rows, *shape)
-
-    def neg_gumbel(self, *shape: int) -> torch.Tensor:
-        """``log(-log(u))``, i.e. minus a standard Gumbel draw (saves a pass where the caller
-        folds the sign into a scale). -> [rows, *shape]"""
-        return self.uniform(*shape).log_().neg_().log_()
-
-    def gumbel(self, *shape: int) -> torch.Tensor:
-        """Standard Gumbel(0,1): ``-log(-log(u))``. -> [rows, *shape]"""
-        return self.neg_gumbel(*shape).neg_()
-
-    def normal(self, *shape: int) -> torch.Tensor:
-        """Standard normal by Box-Muller. -> [rows, *shape]"""
-        n = math.prod(shape)
-        u = self.uniform(2, *shape).view(self.rows, 2, n)  # [rows, 2, n]
-        radius = u[:, 0].log().mul_(-2.0).sqrt_()
-        return radius.mul_(torch.cos(u[:, 1] * (2 * math.pi))).view(self.rows, *shape)
 
     def keep_mask(self, p: float, *shape: int) -> torch.Tensor:
         """Bool mask, False with probability ``p`` (quantised to a multiple of 1/65536).
