@@ -52,10 +52,10 @@ VIEWS = {
     "wrong": lambda d: d["pred"] != d["gold"],
 }
 calibration = (info.metrics or {}).get("conformal_calibration", {}).get("scores", {}).get("lac")
-if calibration and len(names) == 2:  # the LAC set holds class c when 1 - p_c <= threshold
-    threshold = conformal_from_scores(calibration, 0.9, "lac").threshold
+if calibration and len(names) == 2:
+    sets = conformal_from_scores(calibration, 0.9, "lac")
     VIEWS["conformal set has both labels (90 %)"] = lambda d: (
-        (1.0 - d["p1"] <= threshold) & (d["p1"] <= threshold)
+        dataset.conformal_members(d, sets).all(1)
     )
 SORTS = {"mutual information": "mi", "predictive entropy": "entropy", "variance of p(gold)":
          "var_gold", "p(gold), lowest first": "p_gold"}  # fmt: skip

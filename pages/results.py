@@ -104,8 +104,8 @@ for name, frame in frames.items():
     scores = (info_n.metrics or {}).get("conformal_calibration", {}).get("scores", {}).get("lac")
     if not scores:
         continue
-    threshold = conformal_from_scores(scores, 0.9, "lac").threshold
-    for domain, r in dataset.conformal_rows(frame, threshold).items():
+    sets = conformal_from_scores(scores, 0.9, "lac")
+    for domain, r in dataset.conformal_rows(frame, sets).items():
         conformal.append({"checkpoint": name, "domain": domain,
                           "coverage": f"{r['coverage']:.1%}", "mean set size": r["mean_size"]})
 if conformal:

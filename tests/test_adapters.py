@@ -58,6 +58,16 @@ def _minilm_cfg(base) -> ModelConfig:
                                   "attention": {"n_centroids": 3}})  # fmt: skip
 
 
+def _saved_untrained(tmp_path, base):
+    """An H-STO MiniLM with fresh adapters saved under ``tmp_path / "ck"``: its config, model,
+    base record and folder."""
+    cfg = _minilm_cfg(base)
+    torch.manual_seed(0)
+    model = load_hf_bert(build_model(cfg), base)
+    record = record_for(PACKAGE, DISTRIBUTION, "model")
+    return cfg, model, record, save_checkpoint(tmp_path / "ck", model, cfg, None, base=record)
+
+
 def test_an_adapter_checkpoint_stores_what_training_made_and_reloads_the_same(
     tmp_path, minilm_base
 ):
@@ -89,11 +99,7 @@ def test_an_adapter_checkpoint_stores_what_training_made_and_reloads_the_same(
 
 
 def test_a_missing_or_different_base_is_refused_before_anything_runs(tmp_path, minilm_base):
-    cfg = _minilm_cfg(minilm_base)
-    torch.manual_seed(0)
-    model = load_hf_bert(build_model(cfg), minilm_base)
-    record = record_for(PACKAGE, DISTRIBUTION, "model")
-    folder = save_checkpoint(tmp_path / "ck", model, cfg, None, base=record)
+    cfg, model, record, folder = _saved_untrained(tmp_path, minilm_base)
     gone = BaseRecord("no_such_package_xyz", "no-such-package", "1.0", "model", record.sha256)
     doc = json.loads((folder / "config.json").read_text())
     (folder / "config.json").write_text(json.dumps({**doc, "base": gone.to_dict()}))
@@ -114,11 +120,7 @@ def test_a_missing_or_different_base_is_refused_before_anything_runs(tmp_path, m
 
 
 def test_adapters_that_do_not_fit_and_unknown_backbones_are_refused(tmp_path, minilm_base):
-    cfg = _minilm_cfg(minilm_base)
-    torch.manual_seed(0)
-    model = load_hf_bert(build_model(cfg), minilm_base)
-    record = record_for(PACKAGE, DISTRIBUTION, "model")
-    folder = save_checkpoint(tmp_path / "ck", model, cfg, None, base=record)
+    cfg, model, record, folder = _saved_untrained(tmp_path, minilm_base)
     doc = json.loads((folder / "config.json").read_text())
     doc["model"]["adapters"]["rank"] = 8  # the stored adapters have rank 4
     (folder / "config.json").write_text(json.dumps(doc))

@@ -88,6 +88,24 @@ def test_results_doc_sets_our_numbers_beside_the_papers(checkpoint, data_dir, tm
     assert results_main(["--root", str(tmp_path / "empty"), "--out", str(out)]) == 2
 
 
+def test_the_training_table_reads_each_checkpoints_own_files(checkpoint, data_dir, tmp_path,
+                                                             capsys):  # fmt: skip
+    """docs/training.md's MiniLM tables: every figure from the checkpoint's config/metrics."""
+    m = run(checkpoint, data_dir)
+    root = tmp_path / "root"
+    shutil.copytree(checkpoint, root / "cola-hsto")
+    shutil.copytree(checkpoint, root / "imdb-other")  # another prefix: left out
+    assert results_main(["--root", str(root), "--training-table", "cola-"]) == 0
+    rows = [r for r in capsys.readouterr().out.splitlines() if r.startswith("| cola")]
+    member = load_checkpoint(checkpoint).training["members"][0]
+    i, o = m["id"], m["ood"]
+    assert len(rows) == 1 and rows[0].startswith(
+        f"| cola-hsto | {member['dev_mcc']:.3f} ({member['best_epoch']}) | "
+        f"{i['mcc_mean']:.3f} ± {i['mcc_std']:.3f} | {o['mcc_mean']:.3f} | "
+        f"{100 * i['accuracy_mean']:.1f} |"
+    ), rows
+
+
 def test_results_list_each_checkpoints_float16_storage_check():
     from uqlab.results import render
 

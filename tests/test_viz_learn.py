@@ -172,7 +172,12 @@ def test_conformal_rows_of_a_two_class_frame():
 
     frame = pd.DataFrame({"domain": [dataset.IN] * 3 + [dataset.OUT],
                           "gold": [1, 0, 1, 0], "p1": [0.9, 0.45, 0.3, 0.5]})
-    rows = dataset.conformal_rows(frame, threshold=0.6)  # class c kept when 1 - p_c <= 0.6
+    from uqcore.stats import ConformalSets
+
+    sets = ConformalSets("lac", 0.9, threshold=0.6)  # class c kept when 1 - p_c <= 0.6
+    rows = dataset.conformal_rows(frame, sets)
     # sets: {1}, {0, 1}, {0}, {0, 1}: gold covered 1, 1, 0 in domain; 1 out of domain
     assert rows[dataset.IN] == {"coverage": 2 / 3, "mean_size": 4 / 3}
     assert rows[dataset.OUT] == {"coverage": 1.0, "mean_size": 2.0}
+    both = dataset.conformal_members(frame, sets).all(1)  # the errors page's "both labels" view
+    assert both.tolist() == [False, True, False, True]

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from uqcore.stats import (
+    ConformalSets,
     mutual_information,
     ood_detection,
     predictive_entropy,
@@ -76,23 +77,29 @@ def frame(
     progress: Callable[[float], None] | None = None,
     temperature: float | None = None,
 ) -> tuple[pd.DataFrame, int]:
-    """One row per readable example with prediction and uncertainty; also how many were
-    skipped (a text with no known word cannot be sampled). ``probs_many`` samples a tuple of
-    texts (:func:`ui.compute.many_probs`), called on chunks of :data:`CHUNK`. With a
-    ``temperature``, ``p1_scaled`` is the mean p(class 1) after temperature scaling."""
-    frames, skipped = [], 0
-    for lo in range(0, len(rows), CHUNK):
-        part = rows[lo : lo + CHUNK]
-        got = probs_many(tuple(r[0] for r in part))
-        keep = [i for i, p in enumerate(got) if not isinstance(p, str)]  # str: why unreadable
+    """One row per readable example with prediction and uncertainty, in the order of ``rows``;
+    also how many were skipped (a text with no known word cannot be sampled). ``probs_many``
+    samples a tuple of texts (:func:`ui.compute.many_probs`), called on chunks of
+    :data:`CHUNK` texts of similar length (by words: each chunk's batches then carry little
+    padding; an example's numbers do not depend on its chunk). With a ``temperature``,
+    ``p1_scaled`` is the mean p(class 1) after temperature scaling."""
+    order = sorted(range(len(rows)), key=lambda i: len(rows[i][0].split()))
+    frames, kept, skipped = [], [], 0
+    for lo in range(0, len(order), CHUNK):
+        part = order[lo : lo + CHUNK]
+        got = probs_many(tuple(rows[i][0] for i in part))
+        keep = [j for j, p in enumerate(got) if not isinstance(p, str)]  # str: why unreadable
         skipped += len(part) - len(keep)
         if keep:
-            frames.append(_records([part[i] for i in keep], [got[i] for i in keep], temperature))
+            frames.append(_records([rows[part[j]] for j in keep], [got[j] for j in keep],
+                                   temperature))  # fmt: skip
+            kept += [part[j] for j in keep]
         if progress is not None:
             progress(min(1.0, (lo + CHUNK) / max(1, len(rows))))
     if not frames:
         return pd.DataFrame(), skipped
-    return pd.concat(frames, ignore_index=True), skipped
+    out = pd.concat(frames, ignore_index=True)
+    return out.iloc[np.argsort(kept, kind="stable")].reset_index(drop=True), skipped
 
 
 def _records(rows: list, sampled: list, temperature: float | None) -> pd.DataFrame:
@@ -145,16 +152,22 @@ def risk_coverage(df: pd.DataFrame) -> dict:
             "random": np.full(len(k), rc.risk[-1])}  # fmt: skip
 
 
-def conformal_rows(df: pd.DataFrame, threshold: float) -> dict[str, dict[str, float]]:
-    """Per domain: empirical coverage and mean size of the LAC sets ``{c : 1 - p_c <=
-    threshold}`` of a two-class frame (``p1`` = mean p(class 1))."""
+def conformal_members(df: pd.DataFrame, sets: ConformalSets) -> np.ndarray:
+    """Which classes are in each row's conformal set, ``[N, 2]`` bool, for a two-class frame
+    (``p1`` = mean p(class 1)); the set rule is the library's (:meth:`ConformalSets.sets`)."""
+    p1 = df["p1"].to_numpy(dtype=np.float64)
+    return sets.sets(np.stack([1.0 - p1, p1], 1))  # [N, 2]
+
+
+def conformal_rows(df: pd.DataFrame, sets: ConformalSets) -> dict[str, dict[str, float]]:
+    """Per domain: empirical coverage and mean size of the conformal ``sets`` on a two-class
+    frame (``p1`` = mean p(class 1))."""
     out = {}
     for domain in (IN, OUT):
         part = df[df["domain"] == domain]
         if part.empty:
             continue
-        p1 = part["p1"].to_numpy()
-        member = np.stack([p1 <= threshold, 1.0 - p1 <= threshold], 1)  # [N, 2]: 1 - p_c
+        member = conformal_members(part, sets)  # [N, 2]
         gold = part["gold"].to_numpy()
         out[domain] = {"coverage": float(member[np.arange(len(gold)), gold].mean()),
                        "mean_size": float(member.sum(1).mean())}  # fmt: skip

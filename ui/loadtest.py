@@ -189,6 +189,9 @@ def run(clients: int, soak: int, ckpt: str, soak_ckpts: list[str], T: int) -> di
             stop.set()
             watcher.join()
             same = sum(b["values"] == a["values"] for a, b in zip(alone, burst, strict=True))
+            for i, (a, b) in enumerate(zip(alone, burst, strict=True)):
+                if a["values"] != b["values"]:  # say what differed: the figures must be equal
+                    print(f"  client {i}: alone {a['values']} / burst {b['values']}")
             report["burst"] = {
                 "identical_to_alone": same,
                 "wait_p50_s": round(_pct([b["wait_s"] for b in burst], 0.5), 2),

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 import torch
 
 from uqcore.model import PAD_ID
@@ -27,24 +28,58 @@ def pad(rows: Sequence[Sequence[int]], length: int) -> tuple[torch.Tensor, torch
     return ids, mask
 
 
+CALL_COST = 100  # one sampling call's fixed cost, in padded token-samples (CPU, measured)
+
+
+def length_batches(lengths: Sequence[int], max_rows: int, T: int = 1,  # noqa: N803
+                   call_cost: int = CALL_COST) -> list[list[int]]:  # fmt: skip
+    """Indices of ``lengths`` in batches of at most ``max_rows``, shortest first, chosen to
+    minimise ``call_cost`` per batch plus the padded token-samples (``rows x longest x T``):
+    a dynamic programme over the length-sorted rows, so a small set with a few long texts is not
+    padded to their length, and a large set is not cut into needlessly small calls."""
+    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+    n = len(order)
+    if n == 0:
+        return []
+    length = np.array([lengths[i] for i in order], dtype=np.float64)  # [n] ascending
+    best = np.zeros(n + 1)  # best[j]: cost of the first j rows
+    cut = np.zeros(n + 1, dtype=np.int64)  # where the last batch of the first j rows starts
+    for j in range(1, n + 1):
+        lo = max(0, j - max_rows)
+        starts = np.arange(lo, j)  # [w] candidate first rows of the batch ending at j
+        cost = best[lo:j] + call_cost + (j - starts) * length[j - 1] * T
+        k = int(cost.argmin())
+        best[j], cut[j] = cost[k], lo + k
+    out, j = [], n
+    while j > 0:
+        out.append(order[cut[j] : j])
+        j = int(cut[j])
+    return out[::-1]
+
+
 def predict_ids(
     model, encoded, T: int, seed: int, rows: int | None = None, bar=None, device=None,
     noise: str = "counter", settings=None, with_logits: bool = False,
 ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:  # fmt: skip
-    """Class probabilities ``[T, N, C]`` of token-id rows (each starting with [CLS]), sampled
-    ``rows`` at a time in order of length (little padding); the output keeps the input order.
-    ``device``: where to run (default: the model's); ``rows`` defaults to 64 on the CPU and 512
-    on a GPU. With the default counter noise a row's samples do not depend on its batch.
+    """Class probabilities ``[T, N, C]`` of token-id rows (each starting with [CLS]); the output
+    keeps the input order. ``device``: where to run (default: the model's); ``rows``: the most
+    rows per batch (default 64 on the CPU, 512 on a GPU). With the default counter noise a
+    row's samples do not depend on its batch, so the batches are chosen for speed
+    (:func:`length_batches`); the ``"stream"`` noise of training takes ``rows`` at a time in
+    order of length, as it always has (its draws depend on the batch).
     ``settings``: as :func:`uqcore.sampling.sample` takes them (None = the checkpoint's).
     ``with_logits``: also return the logits ``[T, N, C]``.
     ``bar``: anything with ``update(n)`` (a tqdm bar), told how many rows each batch finished."""
     device = model_device(model) if device is None else torch.device(device)
     rows = rows or (64 if device.type == "cpu" else 512)
-    order = sorted(range(len(encoded)), key=lambda i: len(encoded[i]))
+    if noise == "counter":
+        batches = length_batches([len(e) for e in encoded], rows, T)
+    else:
+        order = sorted(range(len(encoded)), key=lambda i: len(encoded[i]))
+        batches = [order[start : start + rows] for start in range(0, len(order), rows)]
     out = torch.empty(T, len(encoded), model.cfg.num_classes)
     raw = torch.empty_like(out) if with_logits else None
-    for start in range(0, len(order), rows):
-        chunk = order[start : start + rows]
+    for chunk in batches:
         ids, mask = pad([tuple(encoded[i]) for i in chunk], max(len(encoded[i]) for i in chunk))
         r = sample(model, ids.to(device), mask.to(device), T, seed, settings, noise=noise)
         out[:, chunk] = r.probs.cpu()

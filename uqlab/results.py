@@ -250,11 +250,51 @@ def ood_cells(f: dict[str, float]) -> tuple[str, str, str]:
     )
 
 
+def training_table(root: str, prefix: str) -> str:
+    """The training summary of every checkpoint whose name starts with ``prefix`` (docs/
+    training.md's MiniLM tables): dev metric per member at its best epoch, test metric over
+    T runs, OOD metric, accuracy, mean MI in -> out of domain, AUROC by MI and by the
+    Mahalanobis distance, and the stored weights' size."""
+    infos = sorted((i for i in list_checkpoints(root) if not i.error and i.name.startswith(prefix)),
+                   key=lambda i: i.name)  # fmt: skip
+    head = ("| checkpoint | dev (best epoch) | test (T = 10) | OOD | test acc % | MI ID → OOD | "
+            "AUROC MI | AUROC Mahalanobis | weights |")  # fmt: skip
+    out = [head, "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for info in infos:
+        m = info.metrics or {}
+        i, o, det = m.get("id", {}), m.get("ood", {}), m.get("ood_detection", {})
+        key = next((k[: -len("_mean")] for k in i if k.endswith("_mean") and k != "accuracy_mean"),
+                   "accuracy")  # the task's headline metric (mcc, or accuracy)  # fmt: skip
+        dev = ", ".join(f"{h.get('dev_' + key, h.get('dev_metric', float('nan'))):.3f} "
+                        f"({h.get('best_epoch')})" for h in info.training.get("members", []))
+        size = (Path(info.path) / "model.safetensors").stat().st_size / 2**20
+
+        def num(d: dict, k: str, fmt: str = ".3f") -> str:
+            return format(d[k], fmt) if isinstance(d.get(k), int | float) else "—"
+
+        acc = {"a": 100 * i.get("accuracy_mean", float("nan"))}
+        mi = " → ".join(num(d, "mean_mutual_information", ".4f") for d in (i, o))
+        aurocs = " | ".join(num(det.get(k, {}), "auroc") for k in ("mutual_information",
+                                                                   "mahalanobis"))  # fmt: skip
+        out.append(
+            f"| {info.name} | {dev or '—'} | {num(i, key + '_mean')} ± {num(i, key + '_std')} | "
+            f"{num(o, key + '_mean')} | {num(acc, 'a', '.1f')} | {mi} | {aurocs} | "
+            f"{size:.2f} MB |"
+        )  # fmt: skip
+    return "\n".join(out)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m uqlab.results", description=__doc__.splitlines()[0])
     p.add_argument("--root", default=str(checkpoint_dir()))
     p.add_argument("--out", default=str(Path(__file__).resolve().parent.parent / "docs/results.md"))
+    p.add_argument("--training-table", metavar="PREFIX",
+                   help="print the training summary of the checkpoints named PREFIX* instead "
+                   "(docs/training.md)")  # fmt: skip
     args = p.parse_args(argv)
+    if args.training_table:
+        print(training_table(args.root, args.training_table))
+        return 0
     infos = [i for i in list_checkpoints(args.root) if not i.error]
     rows = [(i.name, i.metrics) for i in infos]
     storage = {i.name: i.training.get("storage") for i in infos

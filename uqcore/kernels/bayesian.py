@@ -21,7 +21,15 @@ from typing import Literal
 import torch
 from torch import nn
 
-from uqcore.kernels.common import AttentionKernel, KernelOut, KernelRequest, attend, scores_plus
+from uqcore.kernels.common import (
+    AttentionKernel,
+    KernelOut,
+    KernelRequest,
+    attend,
+    log_softmax_last,
+    scores_plus,
+    softmax_last,
+)
 from uqcore.maps import LayerMaps
 from uqcore.noise import SampleNoise
 
@@ -88,16 +96,16 @@ def bam_attention(
     tau = math.sqrt(q.shape[-1])
     sampled = sample and noise is not None and noise_scale != 0.0
     if sampled:  # drawn first, so the sample never depends on what else is asked
-        attn = torch.softmax(
-            _noisy_scores(q, k, mask, tau, dist, shape_k, sigma, noise_scale, noise), -1
+        attn = softmax_last(
+            _noisy_scores(q, k, mask, tau, dist, shape_k, sigma, noise_scale, noise)
         )
     if not (need_kl or need_extras):
         if not sampled:
-            attn = torch.softmax(scores_plus(q, k, mask, tau), dim=-1)  # a
+            attn = softmax_last(scores_plus(q, k, mask, tau))  # a
         return KernelOut(attend(attn, v), LayerMaps(attention=attn))
     scores = scores_plus(q, k, mask, tau)  # [N, H, L, L]
-    a = torch.softmax(scores, dim=-1)  # posterior mean
-    log_a = torch.log_softmax(scores, dim=-1)
+    a = softmax_last(scores)  # posterior mean
+    log_a = log_softmax_last(scores)
     if not sampled:
         attn = a
     if callable(prior_logits):
@@ -107,7 +115,7 @@ def bam_attention(
         log_pi = (-torch.log(n_real))[:, None, :].expand(k.shape[0], k.shape[1], k.shape[2])
         log_pi = log_pi.masked_fill(~mask[:, None, :], float("-inf"))  # [N, H, L]
     else:
-        log_pi = torch.log_softmax(prior_logits.masked_fill(~mask[:, None, :], float("-inf")), -1)
+        log_pi = log_softmax_last(prior_logits.masked_fill(~mask[:, None, :], float("-inf")))
     maps = LayerMaps(attention=attn, prior=log_pi.exp(), posterior_mean=a)
     if need_kl:
         qmask = mask if query_mask is None else query_mask

@@ -14,12 +14,19 @@ from dataclasses import dataclass
 
 import torch
 
-from uqcore.kernels.common import AttentionKernel, KernelOut, KernelRequest, attend, scores_plus
+from uqcore.kernels.common import (
+    AttentionKernel,
+    KernelOut,
+    KernelRequest,
+    attend,
+    scores_plus,
+    softmax_last,
+)
 from uqcore.maps import LayerMaps
 
 
 def _weights(q: torch.Tensor, xi: torch.Tensor, mask: torch.Tensor, alpha: float) -> torch.Tensor:
-    return torch.softmax(scores_plus(q, xi, mask, 1.0 / alpha), dim=-1)  # [N, H, L, L]
+    return softmax_last(scores_plus(q, xi, mask, 1.0 / alpha))  # [N, H, L, L]
 
 
 def em_adapt_keys(

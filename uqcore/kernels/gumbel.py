@@ -16,7 +16,14 @@ from typing import Literal
 import torch
 from torch import nn
 
-from uqcore.kernels.common import AttentionKernel, KernelOut, KernelRequest, attend, scores_plus
+from uqcore.kernels.common import (
+    AttentionKernel,
+    KernelOut,
+    KernelRequest,
+    attend,
+    scores_plus,
+    softmax_last,
+)
 from uqcore.maps import LayerMaps
 from uqcore.noise import SampleNoise
 
@@ -31,7 +38,7 @@ def gumbel_softmax(
     """
     if noise is not None and noise_scale != 0.0:
         logits = logits.sub_(noise.neg_gumbel(*logits.shape[1:]), alpha=noise_scale)  # + lambda*g
-    return soft_or_hard(torch.softmax(logits.div_(tau), dim=-1), hard)
+    return soft_or_hard(softmax_last(logits.div_(tau)), hard)
 
 
 def soft_or_hard(y: torch.Tensor, hard: bool) -> torch.Tensor:
@@ -56,7 +63,7 @@ def sto_attention(
     noisy = noise is not None and noise_scale != 0.0
     w = noise.neg_gumbel(q.shape[1], q.shape[2], k.shape[2]) if noisy else None  # -g
     scores = scores_plus(q, k, mask, tau2, w, -noise_scale)  # (QK^T + lambda g) / tau2
-    attn = soft_or_hard(torch.softmax(scores, dim=-1), hard)  # [N, H, L, L]
+    attn = soft_or_hard(softmax_last(scores), hard)  # [N, H, L, L]
     return KernelOut(attend(attn, v), LayerMaps(attention=attn))
 
 

@@ -14,6 +14,7 @@ from uqcore.kernels.common import (
     attend,
     key_mask,
     scores_plus,
+    softmax_last,
 )
 from uqcore.maps import LayerMaps
 
@@ -55,7 +56,7 @@ def manual_softmax_weights(
     q: torch.Tensor, k: torch.Tensor, mask: torch.Tensor, tau: float
 ) -> torch.Tensor:
     """``softmax(Q K^T / tau)`` over real keys. ``[N,H,L,d_h]`` x2 -> ``[N, H, L, L]``."""
-    return torch.softmax(scores_plus(q, k, mask, tau), dim=-1)
+    return softmax_last(scores_plus(q, k, mask, tau))
 
 
 @dataclass(frozen=True)
