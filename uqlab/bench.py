@@ -21,6 +21,7 @@ import torch
 
 from uqcore.config import ModelConfig, family_fields
 from uqcore.families import FAMILIES, get_family
+from uqcore.kernels.common import softmax_last
 from uqcore.layers import _ONEDNN, matmul_linear_only
 from uqcore.model import build_model
 from uqcore.runtime import pick_device, tune_cpu
@@ -192,6 +193,22 @@ def linear_crossover(rows_list=(20, 60, 120, 240, 500, 2000), repeats: int = 50)
     return out
 
 
+def softmax_rows(widths=(4, 8, 12, 15, 16, 24, 48), repeats: int = 20) -> list[dict]:
+    """Microseconds per softmax over the last dim of ``[640, 8, 12, width]`` (64 sentences x
+    T = 10, 8 heads, 12 queries): PyTorch's kernel and ``uqcore.kernels.common.softmax_last``
+    (rows narrower than ``SOFTMAX_MIN_ROW`` padded first), and their largest difference."""
+    out = []
+    with torch.inference_mode():
+        for width in widths:
+            x = torch.randn(640, 8, 12, width)
+            plain = _best(lambda x=x: torch.softmax(x, -1), repeats)
+            padded = _best(lambda x=x: softmax_last(x), repeats)
+            diff = (softmax_last(x) - torch.softmax(x, -1)).abs().max().item()
+            out.append({"width": width, "torch_us": plain * 1e6, "padded_us": padded * 1e6,
+                        "max_abs_diff": diff})  # fmt: skip
+    return out
+
+
 def main(argv: list[str] | None = None) -> dict[str, float]:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true", help="fewer repeats and families (smoke run)")
@@ -250,6 +267,11 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     print("\nFFN-1 projection (128 -> 512 + ReLU), microseconds: rows matmul oneDNN")
     for c in crossover:
         print(f"{c['rows']:>6} {c['matmul_us']:>8.0f} {c['onednn_us'] or float('nan'):>8.0f}")
+    softmax = softmax_rows()
+    print("\nsoftmax over [640, 8, 12, width], microseconds: width torch softmax_last max|diff|")
+    for c in softmax:
+        print(f"{c['width']:>6} {c['torch_us']:>8.0f} {c['padded_us']:>8.0f} "
+              f"{c['max_abs_diff']:>9.1e}")  # fmt: skip
     summary = {
         "batched_vs_loop_min_ratio": round(min(r["ratio"] for r in rows.values()), 2),
         "batched_vs_loop_min_ratio_stochastic": round(min(rows[f]["ratio"] for f in stochastic), 2),
@@ -263,7 +285,7 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     }
     if args.markdown:
         report = {"tuned": tuned, "peak": peak, "rows": rows, "rss": rss, "length": args.length,
-                  "crossover": crossover, "summary": summary}  # fmt: skip
+                  "crossover": crossover, "softmax": softmax, "summary": summary}  # fmt: skip
         write_section(args.markdown, "uqlab.bench", render_markdown(report))
         print(f"wrote {args.markdown}")
     print(json.dumps(summary))

@@ -89,6 +89,22 @@ def render_markdown(report: dict) -> str:
     for c in report["crossover"]:
         one = "n/a" if c["onednn_us"] is None else f"{c['onednn_us']:.0f}"
         lines.append(f"| {c['rows']} | {c['matmul_us']:.0f} | {one} |")
+    if report.get("softmax"):
+        lines += [
+            "",
+            "## Softmax rows: short rows padded to 16",
+            "",
+            "Microseconds for a softmax over the last dim of `[640, 8, 12, width]` (64 sentences",
+            "x T = 10, 8 heads, 12 queries). PyTorch's CPU kernel vectorises rows of at least 16",
+            "entries; `uqcore.kernels.common.softmax_last` pads shorter rows with -inf at",
+            "inference (attention over a short sentence, H-STO's centroids).",
+            "",
+            "| width | torch.softmax (us) | softmax_last (us) | max abs diff |",
+            "|---:|---:|---:|---:|",
+        ]
+        for c in report["softmax"]:
+            lines.append(f"| {c['width']} | {c['torch_us']:.0f} | {c['padded_us']:.0f} | "
+                         f"{c['max_abs_diff']:.1e} |")  # fmt: skip
     lines += ["", "## Summary line", "", "```json", json.dumps(s), "```", ""]
     return "\n".join(lines)
 
