@@ -99,6 +99,43 @@ def _page_times(ckpt: str) -> list[tuple[str, float, str]]:
     return out
 
 
+def _floors(ckpt: str) -> dict[str, dict[str, float]]:
+    """The matmul work of each dataset page's sampling with its defaults, counted by
+    ``torch.utils.flop_counter`` on the matmul path, and the seconds it needs at this machine's
+    fp32 matmul rate (a 2048^3 matmul): a floor no implementation of the same model in fp32
+    goes under on this CPU."""
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+
+    from ui import dataset
+    from ui.compute import many_probs
+    from uqcore.checkpoint import load_checkpoint
+    from uqcore.layers import matmul_linear_only
+    from uqcore.settings import SamplingSettings
+    from uqlab.paths import checkpoint_dir
+
+    ck = load_checkpoint(checkpoint_dir() / ckpt)
+    task = ck.training["config"]["task"]
+    a, b = torch.randn(2048, 2048), torch.randn(2048, 2048)
+    a @ b
+    rate = 0.0
+    for _ in range(5):
+        started = time.perf_counter()
+        a @ b
+        rate = max(rate, 2 * 2048**3 / (time.perf_counter() - started))
+    work = {"Error analysis": (dataset.pick(task, None), 1),
+            "Temperature sweep": (dataset.pick(task, 60, 0), 5)}  # fmt: skip
+    out = {}
+    for title, (rows, repeats) in work.items():
+        texts = tuple(r[0] for r in rows)
+        with FlopCounterMode(display=False) as counter, matmul_linear_only():
+            many_probs(ck, texts, 10, 0, SamplingSettings())
+        flops = counter.get_total_flops() * repeats
+        out[title] = {"gflop": round(flops / 1e9, 1), "floor_s": round(flops / rate, 2),
+                      "matmul_gflops": round(rate / 1e9, 1)}  # fmt: skip
+    return out
+
+
 def _peak_rss_mb() -> float:
     for line in Path("/proc/self/status").read_text().splitlines():
         if line.startswith("VmHWM:"):
@@ -162,6 +199,11 @@ def main(argv: list[str] | None = None) -> int:
             for title, seconds, what in _page_times(ckpt):
                 print(f"  {title:<22} {what:<26} {seconds:7.2f} s")
                 report["pages"].setdefault(ckpt, {})[f"{title}: {what}"] = round(seconds, 3)
+            floors = _floors(ckpt)
+            report.setdefault("floors", {})[ckpt] = floors
+            for title, f in floors.items():
+                print(f"  {title:<22} matmul work {f['gflop']:.0f} GFLOP: at least "
+                      f"{f['floor_s']:.2f} s at {f['matmul_gflops']:.0f} GFLOP/s")  # fmt: skip
     if args.markdown:
         from uqlab.bench_report import write_section
 
@@ -196,6 +238,17 @@ def render_markdown(report: dict) -> str:
         lines += ["", "| checkpoint | page: what | seconds |", "|---|---|---:|"]
         for name, pages in report["pages"].items():
             lines += [f"| {name} | {what} | {sec:.2f} |" for what, sec in pages.items()]
+    if report.get("floors"):
+        lines += ["", "The floor: the matmul work of each page's sampling (T = 10, the page's "
+                  "default examples; `torch.utils.flop_counter` on the matmul path) over this "
+                  "machine's fp32 rate for a 2048^3 matmul. No fp32 implementation of the same "
+                  "model computes it faster here.", "",
+                  "| checkpoint | page | matmul work | floor at the matmul rate |",
+                  "|---|---|---:|---:|"]  # fmt: skip
+        for name, floors in report["floors"].items():
+            for title, f in floors.items():
+                lines.append(f"| {name} | {title} | {f['gflop']:.0f} GFLOP | {f['floor_s']:.2f} s "
+                             f"at {f['matmul_gflops']:.0f} GFLOP/s |")  # fmt: skip
     lines += ["", "```json", json.dumps(report), "```"]
     return "\n".join(lines) + "\n"
 
