@@ -181,3 +181,22 @@ def test_conformal_rows_of_a_two_class_frame():
     assert rows[dataset.OUT] == {"coverage": 1.0, "mean_size": 2.0}
     both = dataset.conformal_members(frame, sets).all(1)  # the errors page's "both labels" view
     assert both.tolist() == [False, True, False, True]
+
+
+def test_long_figure_titles_wrap_to_fit_a_phone():
+    """Defect: on a phone, titles longer than the screen were cut at its edge."""
+    from viz import figures as F
+    from viz.titles import TITLE_CHARS, wrap_title
+
+    assert wrap_title("short title") == "short title"
+    assert wrap_title("aaa bbb ccc", width=7) == "aaa bbb<br>ccc"
+    assert wrap_title("a " + "x" * 60, width=10) == "a<br>" + "x" * 60  # a long word stays whole
+    curves = {"m": {"coverage": np.array([0.5, 1.0]), "risk": np.array([0.0, 0.5]),
+                    "aurc": 0.25, "oracle": np.array([0.0, 0.5]), "random": np.full(2, 0.5)}}
+    fig = F.risk_coverage_figure(curves)  # a 50-character title
+    lines = fig.layout.title.text.split("<br>")
+    assert len(lines) == 2 and all(len(line) <= TITLE_CHARS for line in lines)
+    assert " ".join(lines) == "Risk-coverage (in-domain): keep the most confident first"
+    assert fig.layout.margin.t >= 36 + 22 * 2  # room for both lines above the plot
+    bar = F.bar_figure([1.0], ["a"], "Short", "y")
+    assert bar.layout.title.text == "Short"

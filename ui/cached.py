@@ -13,6 +13,7 @@ import streamlit as st
 
 from ui import compute
 from ui import keys as K
+from ui.lru import ByteLRU
 from uqcore.checkpoint import Checkpoint
 from uqcore.registry import CheckpointInfo
 from uqcore.registry import list_checkpoints as _list
@@ -112,14 +113,32 @@ def checkpoint(name: str, folder: str) -> Checkpoint:
     return _checkpoint(name, folder, stamp(name, folder))
 
 
-@st.cache_resource(max_entries=8, show_spinner="Loading the checkpoint…")  # MiniLM: ~90 MB
+MODEL_BYTES = 400 * 2**20  # tensors of the loaded checkpoints kept (MiniLM: ~90 MB each)
+
+
+def _tensor_bytes(ck: Checkpoint) -> int:
+    """Bytes of a loaded checkpoint's parameters and buffers."""
+    tensors = [*ck.model.parameters(), *ck.model.buffers()]
+    return sum(t.numel() * t.element_size() for t in tensors)
+
+
+@st.cache_resource
+def models() -> ByteLRU[Checkpoint]:
+    """The server's loaded checkpoints, shared read-only by every session, bounded by
+    :data:`MODEL_BYTES` (by entries alone, eight MiniLM checkpoints would hold 0.7 GB)."""
+    return ByteLRU(MODEL_BYTES, _tensor_bytes)
+
+
 def _checkpoint(name: str, folder: str, version: str) -> Checkpoint:
-    ck = _load(name, folder)
-    ck.model.to(device())
-    return ck
+    def load() -> Checkpoint:  # no spinner: this runs inside the cached result functions
+        ck = _load(name, folder)
+        ck.model.to(device())
+        return ck
+
+    return models().get((name, folder, version), load)
 
 
-EXPLORE_ENTRIES = 16  # explored sentences kept: at most 16 x MAP_BUDGET (512 MB) of maps
+EXPLORE_ENTRIES = 8  # explored sentences kept: at most 8 x MAP_BUDGET (256 MB) of maps
 
 
 @st.cache_data(max_entries=EXPLORE_ENTRIES, ttl=3600, show_spinner=False)

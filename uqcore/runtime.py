@@ -16,12 +16,16 @@ import torch
 
 _M_TRIM_THRESHOLD = -1
 _M_MMAP_THRESHOLD = -3
+_M_ARENA_MAX = -8
+_ARENAS = 2  # one per core: threads share them, so at most two heaps keep freed memory
 _MMAP_BYTES = 32 << 20  # blocks below 32 MiB come from the heap and are reused
 _TRIM_BYTES = 256 << 20  # keep up to 256 MiB of freed heap before returning it to the OS
 
 
 def tune_allocator() -> bool:
-    """Serve blocks below 32 MiB from glibc's heap and keep up to 256 MiB of it free for reuse.
+    """Serve blocks below 32 MiB from glibc's heap and keep up to 256 MiB of it free for reuse,
+    in at most two heaps (arenas): glibc otherwise opens up to 8 per core for the threads of a
+    server (Streamlit runs each script run in a new thread), and each may keep 256 MiB.
     Returns False where glibc's ``mallopt`` is absent."""
     name = ctypes.util.find_library("c")
     if not name:
@@ -29,6 +33,7 @@ def tune_allocator() -> bool:
     try:
         libc = ctypes.CDLL(name)
         ok = libc.mallopt(_M_MMAP_THRESHOLD, _MMAP_BYTES) == 1
+        ok = ok and libc.mallopt(_M_ARENA_MAX, _ARENAS) == 1
         return bool(ok and libc.mallopt(_M_TRIM_THRESHOLD, _TRIM_BYTES) == 1)
     except (OSError, AttributeError):
         return False

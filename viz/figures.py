@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from uqlab.tasks import DOMAINS
+from viz.titles import phone_titles
 
 _BLUE = "#1f5fbf"  # the theme's primaryColor (.streamlit/config.toml)
 _RED = "#d1495b"
@@ -23,6 +24,7 @@ def unique_labels(tokens: Sequence[str]) -> list[str]:
     return [f"{i}:{tok}" for i, tok in enumerate(tokens)]
 
 
+@phone_titles
 def prediction_histogram(
     probs: np.ndarray, names: Sequence[str], target: int, gold: bool
 ) -> go.Figure:
@@ -50,6 +52,7 @@ def prediction_histogram(
     return fig
 
 
+@phone_titles
 def running_mean_figure(mean: np.ndarray, se: np.ndarray, name: str) -> go.Figure:
     """The running mean of ``p(name)`` after 1..T samples with a ±2 standard-error band."""
     t = np.arange(1, mean.size + 1)
@@ -67,6 +70,7 @@ def running_mean_figure(mean: np.ndarray, se: np.ndarray, name: str) -> go.Figur
     return fig
 
 
+@phone_titles
 def attention_panels(
     panels: dict[str, np.ndarray], tokens: Sequence[str], title: str, zmax: float | None = 1.0,
     own_scale: Sequence[str] = (),
@@ -110,6 +114,7 @@ def attention_panels(
     return fig
 
 
+@phone_titles
 def centroid_panels(
     sample: np.ndarray, frequency: np.ndarray, tokens: Sequence[str], t: int
 ) -> go.Figure:
@@ -132,12 +137,14 @@ def centroid_panels(
     return fig
 
 
+@phone_titles
 def bar_figure(values: Sequence[float], labels: Sequence[str], title: str, axis: str) -> go.Figure:
     fig = go.Figure(go.Bar(x=list(labels), y=list(values), marker_color=_BLUE))
     fig.update_layout(title=title, yaxis_title=axis, margin=_MARGIN, height=320)
     return fig
 
 
+@phone_titles
 def prior_posterior_figure(
     prior: np.ndarray, mean: np.ndarray, samples: np.ndarray, tokens: Sequence[str], query: str
 ) -> go.Figure:
@@ -160,6 +167,7 @@ def prior_posterior_figure(
     return fig
 
 
+@phone_titles
 def reliability_figure(curves: dict) -> go.Figure:
     """Reliability diagram: per checkpoint, accuracy against mean confidence of each non-empty
     bin (``curves``: name -> uqcore.stats.ReliabilityData); the diagonal is perfect calibration."""
@@ -181,6 +189,7 @@ def reliability_figure(curves: dict) -> go.Figure:
     return fig
 
 
+@phone_titles
 def risk_coverage_figure(curves: dict) -> go.Figure:
     """Risk (error rate) against coverage when only the most confident examples are kept, one
     line per checkpoint (``curves``: name -> ui.dataset.risk_coverage), with the oracle and the
@@ -204,6 +213,7 @@ def risk_coverage_figure(curves: dict) -> go.Figure:
     return fig
 
 
+@phone_titles
 def roc_figure(curves: dict, score: str) -> go.Figure:
     """ROC curves of OOD detection (OOD = positive); ``curves``: name -> dict with fpr, tpr,
     auroc."""
@@ -223,6 +233,7 @@ def roc_figure(curves: dict, score: str) -> go.Figure:
     return fig
 
 
+@phone_titles
 def domain_histograms(values: dict, label: str, title: str) -> go.Figure:
     """Overlaid, normalised histograms of one uncertainty score per domain
     (``values``: domain -> 1-D array)."""
@@ -246,6 +257,7 @@ def domain_histograms(values: dict, label: str, title: str) -> go.Figure:
     return fig
 
 
+@phone_titles
 def compare_histograms(samples: dict, name: str) -> go.Figure:
     """One histogram of ``p(name)`` per checkpoint on a shared [0, 1] axis (``samples``:
     checkpoint -> [T] array), stacked vertically so their spreads compare at a glance."""
@@ -265,6 +277,7 @@ def compare_histograms(samples: dict, name: str) -> go.Figure:
     return fig
 
 
+@phone_titles
 def sweep_figure(table, tau_name: str) -> go.Figure:
     """The paper's Figure 3: accuracy (left) and mean mutual information (right) in and out of
     domain against the swept temperature. ``table``: DataFrame with tau, domain, accuracy, mi."""

@@ -11,6 +11,8 @@ import numpy as np
 import plotly.express as px
 import plotly.graph_objects as go
 
+from viz.titles import phone_titles
+
 TOKENS = ["[CLS]", "the", "film", "was", "not", "good"]
 LOGITS = np.array([0.5, 0.2, 1.4, 0.3, 1.1, 1.6])  # attention scores of one query
 KEYS = np.array([[1.0, 0.2], [0.9, 1.0], [-0.8, 0.9], [-1.0, -0.6], [0.1, -1.0], [0.05, 0.1]])
@@ -28,6 +30,7 @@ def gumbel(rng: np.random.Generator, shape) -> np.ndarray:
     return -np.log(-np.log(rng.uniform(1e-6, 1 - 1e-6, shape)))
 
 
+@phone_titles
 def heat(z: np.ndarray, y: list[str], title: str, zmax: float = 1.0) -> go.Figure:
     """Rows of attention over :data:`TOKENS`, one labelled row each, values printed."""
     fig = px.imshow(z, x=TOKENS, y=y, zmin=0, zmax=zmax, color_continuous_scale="Blues",
@@ -37,6 +40,7 @@ def heat(z: np.ndarray, y: list[str], title: str, zmax: float = 1.0) -> go.Figur
     return fig
 
 
+@phone_titles
 def gumbel_figure(rng: np.random.Generator, tau: float, n: int) -> go.Figure:
     """Step 1: the noise-free softmax row above ``n`` rows of softmax((s + g) / tau)."""
     draws = softmax((LOGITS + gumbel(rng, (n, LOGITS.size))) / tau)  # [n, 6]
@@ -44,6 +48,7 @@ def gumbel_figure(rng: np.random.Generator, tau: float, n: int) -> go.Figure:
     return heat(np.vstack([softmax(LOGITS), draws]), rows, "Attention rows")
 
 
+@phone_titles
 def hard_figure(rng: np.random.Generator, n: int) -> go.Figure:
     """Step 2: ``n`` one-hot arg-max samples, the share of samples per token, the softmax."""
     hard = np.eye(LOGITS.size)[(LOGITS + gumbel(rng, (n, LOGITS.size))).argmax(1)]  # [n, 6]
@@ -87,6 +92,7 @@ def centroid_figure(
     return fig, switched
 
 
+@phone_titles
 def bam_figure(rng: np.random.Generator, k: float, samples: int = 4) -> go.Figure:
     """Step 4: a BAM prior row, the posterior mean and ``samples`` Weibull(k) samples around it."""
     prior = softmax(PRIOR_SCORES)
@@ -112,6 +118,7 @@ def em_keys(iterations: int, theta: float, alpha: float = 2.0) -> list[np.ndarra
     return out
 
 
+@phone_titles
 def em_figure(iterations: int, theta: float) -> go.Figure:
     """Step 6: the queries of one input, the trained keys and the path EM moves each key on."""
     path = np.stack(em_keys(iterations, theta))  # [n + 1, 6, 2]
@@ -149,6 +156,7 @@ def disagreement(rng: np.random.Generator, spread: float, samples: int = 200) ->
             "mi": entropy - binary_entropy(p1).mean()}  # fmt: skip
 
 
+@phone_titles
 def samples_histogram(p1: np.ndarray) -> go.Figure:
     """Step 5: the histogram of p(positive) over the samples."""
     return px.histogram(x=p1, nbins=40, range_x=[0, 1], height=300,

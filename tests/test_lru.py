@@ -1,0 +1,43 @@
+"""ui.lru.ByteLRU: bounded by bytes, least recently used out first, one load per key."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from ui.lru import ByteLRU
+
+
+def test_the_least_recently_used_go_first_once_the_bytes_pass_the_budget():
+    store = ByteLRU(budget=10, size=len)
+    loads = []
+
+    def get(key, value):
+        return store.get(key, lambda: loads.append(key) or value)
+
+    get("a", "xxxx"), get("b", "xxxx")  # 8 bytes
+    assert get("a", "never loaded") == "xxxx"  # a hit: "a" is now the most recent
+    get("c", "xxxx")  # 12 > 10: "b", the least recently used, goes
+    assert store.keys() == ["a", "c"] and store.bytes == 8 and loads == ["a", "b", "c"]
+    get("big", "x" * 50)  # the newest stays even alone over the budget
+    assert store.keys() == ["big"]
+    store.clear()
+    assert store.keys() == [] and store.bytes == 0
+
+
+def test_visitors_asking_at_once_load_a_value_once():
+    store = ByteLRU(budget=100, size=lambda v: 1)
+    loads = []
+
+    def load():
+        loads.append(1)
+        time.sleep(0.05)
+        return "model"
+
+    got = []
+    threads = [threading.Thread(target=lambda: got.append(store.get("k", load))) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert got == ["model"] * 8 and len(loads) == 1

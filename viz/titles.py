@@ -1,0 +1,42 @@
+"""Figure titles that fit a phone: long titles wrap at word boundaries instead of being cut."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+
+import plotly.graph_objects as go
+
+TITLE_CHARS = 46  # about what a 360-390 px phone shows of a line at the 16 px title font
+TITLE_FONT = 16
+_LINE_PX = 22  # height of one title line, for the top margin
+
+
+def wrap_title(text: str, width: int = TITLE_CHARS) -> str:
+    """``text`` broken into lines of at most ``width`` characters at spaces (a longer word
+    keeps its own line), joined with plotly's ``<br>``."""
+    lines: list[str] = []
+    for word in text.split():
+        if lines and len(lines[-1]) + 1 + len(word) <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return "<br>".join(lines)
+
+
+def phone_titles(build: Callable[..., go.Figure]) -> Callable[..., go.Figure]:
+    """Decorate a figure builder: its title wraps (:func:`wrap_title`) at the title font, and
+    the top margin grows with the number of lines so the title never overlaps the plot."""
+
+    @functools.wraps(build)
+    def wrapped(*args, **kwargs) -> go.Figure:
+        fig = build(*args, **kwargs)
+        text = fig.layout.title.text
+        if text and "<br>" not in text:
+            text = wrap_title(text)
+            top = max(fig.layout.margin.t or 0, 36 + _LINE_PX * (text.count("<br>") + 1))
+            fig.update_layout(title={"text": text, "font": {"size": TITLE_FONT}},
+                              margin={"t": top})  # fmt: skip
+        return fig
+
+    return wrapped
