@@ -51,3 +51,20 @@ def batch() -> tuple[torch.Tensor, torch.Tensor]:
 
 
 ALL_FAMILIES = FAMILY_NAMES
+
+
+def chart_titles(at) -> list[str]:
+    """The title of every plotly chart an AppTest run drew, its wrapped lines joined by spaces
+    (viz.titles wraps long titles for phones with <br>)."""
+    import json
+
+    return [json.loads(c.proto.spec)["layout"]["title"]["text"].replace("<br>", " ")
+            for c in at.get("plotly_chart")]  # fmt: skip
+
+
+def chart_titled(at, start: str) -> dict:
+    """The plotly spec (a dict) of the first chart whose title starts with ``start``."""
+    import json
+
+    return next(json.loads(c.proto.spec) for c, title in zip(at.get("plotly_chart"),
+                chart_titles(at), strict=True) if title.startswith(start))  # fmt: skip

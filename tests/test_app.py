@@ -12,6 +12,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.app_fixtures import app_checkpoints, ckdir, make_checkpoints  # noqa: F401 (fixtures)
+from tests.helpers import chart_titled, chart_titles
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 LINK = {"ckpt": "cola-hsto", "text": "John is tall on several occasions.", "label": "0",
@@ -33,9 +34,6 @@ def open_link(**params) -> AppTest:
 def metrics(at: AppTest) -> dict[str, str]:
     return {m.label: m.value for m in at.metric}
 
-
-def chart_titles(at: AppTest) -> list[str]:
-    return [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
 
 
 def histogram_x(at: AppTest) -> np.ndarray:
@@ -160,9 +158,7 @@ def test_bam_and_probtrans_show_their_views():
 def test_bam_view_has_one_legend_entry_for_its_sample_dots():
     """Defect: a legend entry per sample dot ("sample 0" on several dots)."""
     at = open_link(**{**LINK, "ckpt": "cola-bam"})
-    chart = next(c for c in at.get("plotly_chart")
-                 if json.loads(c.proto.spec)["layout"]["title"]["text"].startswith("Prior vs"))
-    traces = json.loads(chart.proto.spec)["data"]
+    traces = chart_titled(at, "Prior vs")["data"]
     legend = [t["name"] for t in traces if t.get("showlegend", True)]
     assert legend == ["prior π (keys only)", "posterior mean", "posterior samples 0-4"]
 

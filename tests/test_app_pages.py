@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from urllib.parse import parse_qsl, urlparse
 
@@ -10,6 +9,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.app_fixtures import app_checkpoints, ckdir  # noqa: F401 (fixtures)
+from tests.helpers import chart_titles
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
@@ -27,8 +27,7 @@ def on_page(page: str, **params) -> AppTest:
     return at
 
 
-def titles(at: AppTest) -> list[str]:
-    return [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
+titles = chart_titles
 
 
 def test_results_page_shows_tables_reliability_and_roc():

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests.helpers import chart_titled, chart_titles
 from ui.compare import mean_attention
 from ui.compute import explore
 from ui.upload import UploadError, files_from_zip, install
@@ -39,14 +40,11 @@ def open_link(**params) -> AppTest:
     return at
 
 
-def titles(at: AppTest) -> list[str]:
-    return [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
+titles = chart_titles
 
 
 def axis_labels(at: AppTest, title_start: str) -> list[str]:
-    chart = next(c for c in at.get("plotly_chart")
-                 if json.loads(c.proto.spec)["layout"]["title"]["text"].startswith(title_start))
-    spec = json.loads(chart.proto.spec)
+    spec = chart_titled(at, title_start)
     return [str(v) for trace in spec["data"] for v in trace.get("y", [])]
 
 
@@ -71,9 +69,7 @@ def test_bam_shows_prior_versus_posterior_and_kl():
 
 def test_bam_over_64_tokens_shows_a_labelled_window_of_the_keys():
     at = open_link(ckpt=BAM, text=" ".join(["nora sent the book to london"] * 14))  # 86 tokens
-    chart = next(c for c in at.get("plotly_chart")
-                 if json.loads(c.proto.spec)["layout"]["title"]["text"].startswith("Prior vs"))
-    spec = json.loads(chart.proto.spec)
+    spec = chart_titled(at, "Prior vs")
     assert len(spec["data"][0]["x"]) == 64 and spec["layout"]["xaxis"]["showticklabels"]
     assert any(s.label.startswith("First token shown") for s in at.slider)
 

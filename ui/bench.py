@@ -46,14 +46,24 @@ def _quiet() -> None:
     set_log_level("error")
 
 
+def _cold() -> None:
+    """Forget every cached result (Streamlit's data caches and the explored sentences); loaded
+    checkpoints stay, as on a running server."""
+    import streamlit as st
+
+    from ui import cached
+
+    st.cache_data.clear()
+    cached.explored().clear()
+
+
 def _run_once(ckpt: str, T: int, text: str = TEXT) -> dict:
     """One cold script run in this process; returns seconds and the sampling's own seconds."""
-    import streamlit as st
     from streamlit.testing.v1 import AppTest
 
     _quiet()
 
-    st.cache_data.clear()
+    _cold()
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=600)
     for key, value in {"ckpt": ckpt, "text": text, "label": "0", "T": str(T), "seed": "1"}.items():
         at.query_params[key] = value
@@ -71,7 +81,6 @@ def _run_once(ckpt: str, T: int, text: str = TEXT) -> dict:
 def _page_times(ckpt: str) -> list[tuple[str, float, str]]:
     """Server-side seconds of each page's first run (cold caches), and of its compute button
     with the page's defaults where it has one."""
-    import streamlit as st
     from streamlit.testing.v1 import AppTest
 
     _quiet()
@@ -82,7 +91,7 @@ def _page_times(ckpt: str) -> list[tuple[str, float, str]]:
                "err_go", "pages/sweep.py": "sw_go"}  # fmt: skip
     out = []
     for script, title, _, _ in PAGES:
-        st.cache_data.clear()
+        _cold()
         at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=900)
         at.query_params["ckpt"] = ckpt
         at.run()

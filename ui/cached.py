@@ -138,14 +138,23 @@ def _checkpoint(name: str, folder: str, version: str) -> Checkpoint:
     return models().get((name, folder, version), load)
 
 
-EXPLORE_ENTRIES = 8  # explored sentences kept: at most 8 x MAP_BUDGET (256 MB) of maps
+EXPLORE_BYTES = 256 * 2**20  # explored sentences kept: their arrays, maps above all
 
 
-@st.cache_data(max_entries=EXPLORE_ENTRIES, ttl=3600, show_spinner=False)
+@st.cache_resource
+def explored() -> ByteLRU[compute.ExploreResult]:
+    """The server's explored sentences, shared read-only by every session (a result is never
+    mutated: views derive new ones), bounded by :data:`EXPLORE_BYTES`; an entry holds at most
+    ``compute.MAP_BUDGET`` of maps, and a short sentence a few kB, so Compare's dozen
+    checkpoints stay cached while a slider moves."""
+    return ByteLRU(EXPLORE_BYTES, compute.result_bytes)
+
+
 def _explore(name: str, folder: str, version: str, text: str, T: int, seed: int, settings: tuple):
-    return compute.explore(
+    key = (name, folder, version, text, T, seed, settings)
+    return explored().get(key, lambda: compute.explore(
         _checkpoint(name, folder, version), text, T, seed, compute.SamplingSettings(*settings)
-    )
+    ))  # fmt: skip
 
 
 def explore(
@@ -160,7 +169,7 @@ def explore(
     return (res if temperature is None else res.with_temperature(temperature)).for_label(label)
 
 
-@st.cache_data(max_entries=2_000, ttl=3600, show_spinner=False)
+@st.cache_data(max_entries=500, ttl=3600, show_spinner=False)  # <= 0.2 MB each
 def _many(name: str, folder: str, version: str, texts: tuple[str, ...], T: int, seed: int,
           settings: tuple):  # fmt: skip
     return compute.many_probs(

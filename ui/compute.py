@@ -108,6 +108,13 @@ class ExploreResult:
         return dataclasses.replace(self, summary=summary(self.probs, label))
 
 
+def result_bytes(res: ExploreResult) -> int:
+    """Bytes of the arrays an :class:`ExploreResult` holds (its maps above all)."""
+    arrays = [res.probs, res.logits, res.members, res.probs_before_em]
+    arrays += [value for maps in res.maps.values() for _, value in maps.items()]
+    return sum(a.nbytes for a in arrays if isinstance(a, np.ndarray))
+
+
 def encode(ck: Checkpoint, text: str):
     """``(Encoding, ids [1, L], mask [1, L])`` of one text with the checkpoint's vocabulary
     (raises InputError for an empty text or one without a known word)."""

@@ -1,5 +1,6 @@
 """A least-recently-used store bounded by bytes, for values too big to count by entries
-(a MiniLM checkpoint holds ~90 MB of tensors, a word-level one 1-5 MB). No Streamlit here."""
+(a MiniLM checkpoint holds ~90 MB of tensors, an explored sentence up to 32 MB of maps).
+No Streamlit here."""
 
 from __future__ import annotations
 
@@ -15,15 +16,17 @@ class ByteLRU(Generic[V]):
     """Values kept in order of use while their bytes stay within ``budget``: adding one drops
     the least recently used until the total fits (the newest always stays, however big).
 
-    Thread-safe. :meth:`get` loads a missing value under the store's lock, so visitors who ask
-    for the same checkpoint at once load it once (the others wait for it instead of each
-    holding a copy)."""
+    Thread-safe. A value missing from the store is loaded once however many threads ask for it
+    at once (the others wait for that load instead of each holding a copy); loads of different
+    keys run side by side, and a hit never waits for a load. A load that raises stores nothing.
+    Values are shared, not copied: callers must not mutate them."""
 
     def __init__(self, budget: int, size: Callable[[V], int]):
         self.budget = int(budget)
         self._size = size
         self._items: OrderedDict[Hashable, tuple[V, int]] = OrderedDict()
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # guards _items and _loading
+        self._loading: dict[Hashable, threading.Lock] = {}
 
     @property
     def bytes(self) -> int:
@@ -36,18 +39,36 @@ class ByteLRU(Generic[V]):
         with self._lock:
             return list(self._items)
 
-    def get(self, key: Hashable, load: Callable[[], V]) -> V:
-        """The value of ``key``, from the store or from ``load()`` (then kept)."""
+    def _hit(self, key: Hashable) -> tuple[bool, V | None]:
         with self._lock:
             if key in self._items:
                 self._items.move_to_end(key)
-                return self._items[key][0]
-            value = load()
-            self._items[key] = (value, int(self._size(value)))
-            total = sum(n for _, n in self._items.values())
-            while total > self.budget and len(self._items) > 1:
-                _, (_, n) = self._items.popitem(last=False)
-                total -= n
+                return True, self._items[key][0]
+            return False, None
+
+    def get(self, key: Hashable, load: Callable[[], V]) -> V:
+        """The value of ``key``, from the store or from ``load()`` (then kept)."""
+        found, value = self._hit(key)
+        if found:
+            return value
+        with self._lock:
+            gate = self._loading.setdefault(key, threading.Lock())
+        with gate:  # one load per key; others wait here, then find the value
+            found, value = self._hit(key)
+            if found:
+                return value
+            try:
+                value = load()
+                size = int(self._size(value))
+                with self._lock:
+                    self._items[key] = (value, size)
+                    total = sum(n for _, n in self._items.values())
+                    while total > self.budget and len(self._items) > 1:
+                        _, (_, n) = self._items.popitem(last=False)
+                        total -= n
+            finally:
+                with self._lock:
+                    self._loading.pop(key, None)
             return value
 
     def clear(self) -> None:
