@@ -83,7 +83,8 @@ class Server:
         self._log = log.open("w")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-             "--server.address", "127.0.0.1", "--server.port", str(self.port)],
+             "--server.address", "127.0.0.1", "--server.port", str(self.port),
+             "--server.fileWatcherType", "none"],  # edits during a run must not reload modules
             cwd=ROOT, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True,
             env={**os.environ, "OMP_WAIT_POLICY": "PASSIVE"},
         )  # fmt: skip
