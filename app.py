@@ -43,4 +43,5 @@ sidebar.unreadable_note(cached.unreadable(cached.root()))
 sidebar.sync_url(view)
 for note in st.session_state.pop(K.URL_NOTES, []):
     st.warning(note, icon=":material/link:")
-nav.run()
+with cached.page_slots():  # released on st.stop and on a rerun too (both are exceptions)
+    nav.run()

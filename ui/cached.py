@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import threading
 from pathlib import Path
 
 import streamlit as st
@@ -18,7 +19,7 @@ from uqcore.checkpoint import Checkpoint
 from uqcore.registry import CheckpointInfo
 from uqcore.registry import list_checkpoints as _list
 from uqcore.registry import load as _load
-from uqcore.runtime import pick_device, tune_cpu
+from uqcore.runtime import pick_device, release_memory, tune_cpu
 from uqlab.paths import checkpoint_dir
 
 DEVICE_ENV = "UQ_DEVICE"
@@ -28,6 +29,18 @@ DEVICE_ENV = "UQ_DEVICE"
 def tune_once() -> dict:
     """Threads and allocator, once per server process (the script reruns on every click)."""
     return tune_cpu(2)
+
+
+PAGE_SLOTS = 2  # page scripts running at once on this server (one per core)
+
+
+@st.cache_resource
+def page_slots() -> threading.BoundedSemaphore:
+    """At most :data:`PAGE_SLOTS` pages run at once; the other visitors' runs wait their turn
+    (Streamlit shows them as running). With twenty visitors at once on two cores, twenty script
+    threads contending for the GIL and the cores left the server's own event loop (its health
+    check, every websocket message) waiting seconds; queued runs finish no later overall."""
+    return threading.BoundedSemaphore(PAGE_SLOTS)
 
 
 def root() -> str:
@@ -126,13 +139,14 @@ def _tensor_bytes(ck: Checkpoint) -> int:
 def models() -> ByteLRU[Checkpoint]:
     """The server's loaded checkpoints, shared read-only by every session, bounded by
     :data:`MODEL_BYTES` (by entries alone, eight MiniLM checkpoints would hold 0.7 GB)."""
-    return ByteLRU(MODEL_BYTES, _tensor_bytes)
+    return ByteLRU(MODEL_BYTES, _tensor_bytes, on_evict=release_memory)
 
 
 def _checkpoint(name: str, folder: str, version: str) -> Checkpoint:
     def load() -> Checkpoint:  # no spinner: this runs inside the cached result functions
         ck = _load(name, folder)
         ck.model.to(device())
+        release_memory()  # the loader's temporaries (a MiniLM base file is 90 MB)
         return ck
 
     return models().get((name, folder, version), load)

@@ -21,9 +21,11 @@ class ByteLRU(Generic[V]):
     keys run side by side, and a hit never waits for a load. A load that raises stores nothing.
     Values are shared, not copied: callers must not mutate them."""
 
-    def __init__(self, budget: int, size: Callable[[V], int]):
+    def __init__(self, budget: int, size: Callable[[V], int],
+                 on_evict: Callable[[], object] | None = None):  # fmt: skip
         self.budget = int(budget)
         self._size = size
+        self._on_evict = on_evict  # called (outside the lock) after values were dropped
         self._items: OrderedDict[Hashable, tuple[V, int]] = OrderedDict()
         self._lock = threading.Lock()  # guards _items and _loading
         self._loading: dict[Hashable, threading.Lock] = {}
@@ -57,6 +59,7 @@ class ByteLRU(Generic[V]):
             found, value = self._hit(key)
             if found:
                 return value
+            dropped = 0
             try:
                 value = load()
                 size = int(self._size(value))
@@ -66,9 +69,12 @@ class ByteLRU(Generic[V]):
                     while total > self.budget and len(self._items) > 1:
                         _, (_, n) = self._items.popitem(last=False)
                         total -= n
+                        dropped += 1
             finally:
                 with self._lock:
                     self._loading.pop(key, None)
+            if dropped and self._on_evict is not None:
+                self._on_evict()
             return value
 
     def clear(self) -> None:

@@ -180,11 +180,24 @@ class DeepEnsemble(nn.Module):
     def _stacked(self) -> tuple[dict, dict]:
         """The members' weights stacked on a leading ``M`` dimension, rebuilt only when a
         weight changed (training steps bump a tensor's version) or moved."""
-        tensors = [*self.parameters(), *self.buffers()]
-        key = tuple((id(t), t._version, t.device) for t in tensors)  # noqa: SLF001
-        if self._stack is None or self._stack[0] != key:
-            self._stack = (key, stack_module_state(list(self.members)))
+        if self._stack is None or self._stack[0] != self._key():
+            # normal tensors even when called under inference_mode: the members' own weights
+            # become views of them (one copy in memory, not two), and training needs them
+            with torch.inference_mode(False), torch.no_grad():
+                params, buffers = stack_module_state(list(self.members))  # [M, ...] each
+                for i, member in enumerate(self.members):
+                    for name, p in member.named_parameters():
+                        p.data = params[name][i]
+                    for name in dict(member.named_buffers()):
+                        path, _, leaf = name.rpartition(".")
+                        member.get_submodule(path)._buffers[leaf] = buffers[name][i]  # noqa: SLF001
+            self._stack = (self._key(), (params, buffers))
         return self._stack[1]
+
+    def _key(self) -> tuple:
+        """What the stacked weights depend on: every tensor's identity, version and device."""
+        tensors = [*self.parameters(), *self.buffers()]
+        return tuple((id(t), t._version, t.device) for t in tensors)  # noqa: SLF001
 
     def forward(
         self, ids, mask, settings=None, noise=None, capture: Collection[int] = ()

@@ -39,6 +39,19 @@ def tune_allocator() -> bool:
         return False
 
 
+def release_memory() -> bool:
+    """Give the heap's free memory back to the OS (glibc's ``malloc_trim``): after freeing
+    something big (a checkpoint dropped from a cache), which the raised trim threshold would
+    otherwise keep for reuse. Returns False where glibc is absent."""
+    name = ctypes.util.find_library("c")
+    if not name:
+        return False
+    try:
+        return bool(ctypes.CDLL(name).malloc_trim(0))
+    except (OSError, AttributeError):
+        return False
+
+
 def tune_cpu(threads: int | None = None) -> dict[str, object]:
     """Set torch's intra-op threads (if given) and tune the allocator; report what was done."""
     if threads is not None:

@@ -98,19 +98,33 @@ def attention_panels(
         fig.layout.annotations[i].text = name
     fig.update_traces(hovertemplate="query %{y}<br>key %{x}<br>%{z:.3f}<extra></extra>")
     own = [i for i, n in enumerate(names) if n in own_scale]
+    # colour bars lie flat under the panels, below the key labels and the axis title, so they
+    # never overlap each other or a panel however narrow the screen (a phone gives each panel
+    # about 100 px); the room below the plot is measured in pixels from the longest label
+    labels_px = 14 + 5 * max(len(x) for x in labels) if len(tokens) <= 64 else 10
+    below = labels_px + 28  # tick labels (at -45 degrees) and the axis title
+    height = max(480, min(980, 280 + 18 * len(tokens)))
+    plot_px = height - _MARGIN["t"] - (below + 70)
+    bar = {"orientation": "h", "y": -below / plot_px, "yanchor": "top", "thickness": 12,
+           "len": 0.42, "title": {"text": "weight", "side": "top"}}  # fmt: skip
+    fig.update_layout(coloraxis_colorbar={**bar, "x": 0.22 if own else 0.5})
     if own:
         for i in own:
             fig.data[i].coloraxis = "coloraxis2"
+        label = "/".join(names[i] for i in own)[:16]
         fig.update_layout(coloraxis2={
             "colorscale": "Oranges", "cmin": 0.0, "cmax": float(stack[own].max() or 1.0),
-            "colorbar": {"title": {"text": "/".join(names[i] for i in own)[:16]}, "x": 1.1},
+            "colorbar": {**bar, "x": 0.78, "title": {"text": label, "side": "top"}},
         })  # fmt: skip
-    fig.update_xaxes(tickangle=-45, showticklabels=len(tokens) <= 64)
+    for annotation in fig.layout.annotations:  # the panels' names
+        annotation.font = {"size": 12}
+    fig.update_xaxes(tickangle=-45, showticklabels=len(tokens) <= 64, title_text="")
     fig.update_yaxes(showticklabels=len(tokens) <= 64)
+    fig.layout["xaxis"].title.text = "key (attended to)"  # once, under the first panel
     for i in range(2, len(names) + 1):  # token labels once, on the first panel
         fig.layout[f"yaxis{i}"].showticklabels = False
-    height = max(420, min(900, 200 + 18 * len(tokens)))
-    fig.update_layout(title=title, margin=_MARGIN, height=height)
+        fig.layout[f"yaxis{i}"].title.text = ""
+    fig.update_layout(title=title, margin={**_MARGIN, "b": below + 70}, height=height)
     return fig
 
 
@@ -119,7 +133,7 @@ def centroid_panels(
     sample: np.ndarray, frequency: np.ndarray, tokens: Sequence[str], t: int
 ) -> go.Figure:
     """Token x centroid weights of one sample beside how often each token's largest weight
-    falls on each centroid over the samples. Both ``[L, c]``."""
+    falls on each centroid over the samples (its "top" centroid). Both ``[L, c]``."""
     c = sample.shape[1]
     stack = np.stack([np.asarray(sample, float), np.asarray(frequency, float)])  # [2, L, c]
     fig = px.imshow(
@@ -127,8 +141,10 @@ def centroid_panels(
         facet_col_spacing=0.08, zmin=0.0, zmax=1.0, color_continuous_scale="Purples",
         aspect="auto", labels={"x": "centroid", "y": "token", "color": "weight"},
     )  # fmt: skip
-    fig.layout.annotations[0].text = f"sample {t}: assignment weights P"
-    fig.layout.annotations[1].text = "share of samples assigning the token to it"
+    fig.layout.annotations[0].text = f"sample {t}: weights P"  # short: a phone gives ~150 px
+    fig.layout.annotations[1].text = "share of samples (top)"
+    for annotation in fig.layout.annotations:
+        annotation.font = {"size": 12}
     fig.update_traces(hovertemplate="%{y}<br>%{x}<br>%{z:.3f}<extra></extra>")
     fig.update_yaxes(showticklabels=len(tokens) <= 64)
     fig.layout["yaxis2"].showticklabels = False
