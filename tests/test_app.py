@@ -326,3 +326,4 @@ def test_an_unreadable_checkpoint_folder_is_named_in_the_sidebar(tmp_path, monke
     assert len(notes) == 1 and notes[0].label.startswith("⚠️ 1 checkpoint")
     assert any("cola-broken" in m.value for m in notes[0].markdown)
     assert "cola-broken" not in at.sidebar.selectbox[0].options
+

@@ -150,3 +150,16 @@ def test_learn_page_builds_the_ideas_in_steps():
     before = [m.value for m in at.metric]
     at.slider(key="l_spread").set_value(2.5).run()
     assert [m.value for m in at.metric] != before
+
+
+def test_a_page_gives_its_run_slot_back_when_it_stops_early():
+    """At most PAGE_SLOTS page runs at once; one that ends in st.stop (error analysis before
+    Compute) or a rerun must release its slot, or the server would lock up after a few."""
+    from ui import cached
+
+    for _ in range(cached.PAGE_SLOTS + 1):
+        at = on_page("pages/errors.py")  # stops at "Press Compute"
+        assert any("Press Compute" in i.value for i in at.info)
+    slots = cached.page_slots()
+    assert slots.acquire(blocking=False) and slots.acquire(blocking=False)  # both free
+    slots.release(), slots.release()

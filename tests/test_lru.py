@@ -41,3 +41,26 @@ def test_visitors_asking_at_once_load_a_value_once():
     for t in threads:
         t.join()
     assert got == ["model"] * 8 and len(loads) == 1
+
+
+def test_dropping_values_calls_on_evict_once_per_load():
+    """The app's checkpoint store gives the freed heap back to the OS after a drop."""
+    calls = []
+    store = ByteLRU(budget=5, size=len, on_evict=lambda: calls.append(1))
+    store.get("a", lambda: "xxx")
+    assert calls == []
+    store.get("b", lambda: "xxxx")  # 7 > 5: "a" goes
+    assert calls == [1] and store.keys() == ["b"]
+
+
+def test_a_load_that_raises_stores_nothing_and_the_next_call_loads_again():
+    store = ByteLRU(budget=10, size=len)
+
+    def bad():
+        raise ValueError("no")
+
+    try:
+        store.get("k", bad)
+    except ValueError:
+        pass
+    assert store.keys() == [] and store.get("k", lambda: "ok") == "ok"

@@ -225,6 +225,23 @@ def test_ensemble_samples_cycle_through_members_and_vmap_equals_loop():
     assert not torch.allclose(r.probs[0], r.probs[1])
 
 
+def test_an_ensembles_members_share_their_stacked_weights_instead_of_a_second_copy():
+    """Defect: the stacked weights vmap reads were a second copy of every member (a MiniLM
+    ensemble held 520 MB instead of 260 MB in the app's checkpoint cache)."""
+    ids, mask = batch()
+    model = tiny_model("ensemble")
+    before = sample(model, ids, mask, T=3, seed=0).probs
+    params, _ = model._stacked()  # noqa: SLF001
+    for i, member in enumerate(model.members):
+        for name, p in member.named_parameters():
+            assert p.untyped_storage().data_ptr() == params[name].untyped_storage().data_ptr()
+            assert torch.equal(p, params[name][i])
+    assert torch.equal(sample(model, ids, mask, T=3, seed=0).probs, before)
+    loss = model(ids, mask).logits.sum()  # training still works on the members' weights
+    loss.backward()
+    assert all(p.grad is not None for p in model.members[0].parameters() if p.requires_grad)
+
+
 def test_an_ensemble_runs_its_members_together_without_a_fallback_warning():
     """Over 128 rows the CPU linear would take oneDNN's op, which vmap cannot batch."""
     ids, mask = batch()

@@ -7,9 +7,10 @@ from collections.abc import Callable
 
 import plotly.graph_objects as go
 
-TITLE_CHARS = 46  # about what a 360-390 px phone shows of a line at the 16 px title font
-TITLE_FONT = 16
-_LINE_PX = 22  # height of one title line, for the top margin
+TITLE_CHARS = 32  # what a 250 px wide chart shows of a line at the 15 px title font: the
+# explorer's two chart columns at 1024x768 beside the sidebar, a 390 px phone with its margins
+TITLE_FONT = 15
+_LINE_PX = 20  # height of one title line, for the top margin
 
 
 def wrap_title(text: str, width: int = TITLE_CHARS) -> str:

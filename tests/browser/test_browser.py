@@ -34,6 +34,16 @@ def chart_titles(page) -> list[str]:
     )
 
 
+def wait_title(page, text: str, timeout_s: float = 180) -> None:
+    """Wait until a chart whose title (lines joined) contains ``text`` is drawn."""
+    page.locator(".js-plotly-plot .gtitle").first.wait_for(timeout=timeout_s * 1000)
+    for _ in range(int(timeout_s * 4)):
+        if any(text in t for t in chart_titles(page)):
+            return
+        page.wait_for_timeout(250)
+    raise AssertionError(f"no chart titled {text!r}: {chart_titles(page)}")
+
+
 def open_view(page, server: str, path: str) -> None:
     page.goto(server + path)
     page.wait_for_selector('[data-testid="stMetricValue"]')
@@ -160,9 +170,9 @@ def test_results_page_shows_a_reliability_diagram_and_the_ood_roc(tab, server, s
     open_view(tab, server, "/?ckpt=tiny-hsto&T=10")
     goto(tab, "Results")
     tab.get_by_role("button", name="Compute").click()
-    tab.locator(".gtitle", has_text="Reliability diagram").wait_for()
-    tab.locator(".gtitle", has_text="Out-of-domain detection").wait_for()
-    tab.locator(".gtitle", has_text="Risk-coverage").wait_for()
+    wait_title(tab, "Reliability diagram")
+    wait_title(tab, "Out-of-domain detection")
+    wait_title(tab, "Risk-coverage")
     settle(tab)
     tab.screenshot(path=str(shots / "results.png"), full_page=True)
 
@@ -194,8 +204,7 @@ def test_error_analysis_sorts_by_uncertainty_and_opens_a_row(tab, server, shots)
 def test_compare_page_shows_every_family(tab, server, shots):
     open_view(tab, server, "/?ckpt=tiny-hsto&T=20")
     goto(tab, "Compare methods")
-    tab.locator(".gtitle", has_text="one row per").wait_for()  # the title wraps after "per"
-    assert any(t.endswith("one row per checkpoint") for t in chart_titles(tab))
+    wait_title(tab, "one row per checkpoint")
     settle(tab)
     tab.screenshot(path=str(shots / "compare.png"), full_page=True)
     titles = set(tab.locator(".js-plotly-plot .annotation-text").all_text_contents())
