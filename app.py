@@ -7,15 +7,14 @@ address bar is always a link to the current view (``ui.sidebar``, ``ui.state``).
 
 from __future__ import annotations
 
-import os
+# OpenMP keeps its default wait policy (spin briefly, then sleep). "PASSIVE" made sampling
+# slower (its threads are woken for each of thousands of small ops; the error analysis'
+# sampling took 5.0 s instead of 3.3 s here, as `OMP_WAIT_POLICY=PASSIVE python -m ui.bench
+# --pages` shows against the plain run), and at most ui.cached.PAGE_SLOTS page scripts compute
+# at once, so sessions do not starve each other.
+import streamlit as st
 
-# Idle OpenMP threads sleep instead of spinning: with several sessions (or another process) on
-# few cores, spinning threads starve each other (a 1 ms request measured 100x slower).
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-
-import streamlit as st  # noqa: E402
-
-from ui import cached, routes, sidebar  # noqa: E402
+from ui import cached, routes, sidebar
 from ui import keys as K
 
 # Key numbers are never cut ("0.198 ± 0.…" on a projector): metric values shrink with the window

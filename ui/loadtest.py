@@ -87,7 +87,6 @@ class Server:
              "--server.address", "127.0.0.1", "--server.port", str(self.port),
              "--server.fileWatcherType", "none"],  # edits during a run must not reload modules
             cwd=ROOT, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True,
-            env={**os.environ, "OMP_WAIT_POLICY": "PASSIVE"},
         )  # fmt: skip
         deadline = time.time() + 90
         while time.time() < deadline:
