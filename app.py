@@ -7,14 +7,17 @@ address bar is always a link to the current view (``ui.sidebar``, ``ui.state``).
 
 from __future__ import annotations
 
-# OpenMP keeps its default wait policy (spin briefly, then sleep). "PASSIVE" made sampling
-# slower (its threads are woken for each of thousands of small ops; the error analysis'
-# sampling took 5.0 s instead of 3.3 s here, as `OMP_WAIT_POLICY=PASSIVE python -m ui.bench
-# --pages` shows against the plain run), and at most ui.cached.PAGE_SLOTS page scripts compute
-# at once, so sessions do not starve each other.
-import streamlit as st
+import os
 
-from ui import cached, routes, sidebar
+# Idle OpenMP threads sleep instead of spinning. Measured with `python -m ui.loadtest`: the
+# explorer's sampling (cola-hsto, T = 50) took 0.04 s per request with this and 0.33 s without
+# it, in the server (each script run's thread brings its own OpenMP pool, and spinning pools
+# outnumber the cores). Set before torch is first imported; ui.bench sets the same.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+import streamlit as st  # noqa: E402
+
+from ui import cached, routes, sidebar  # noqa: E402
 from ui import keys as K
 
 # Key numbers are never cut ("0.198 ± 0.…" on a projector): metric values shrink with the window

@@ -15,7 +15,13 @@ only; nothing here passes or fails.
 
 from __future__ import annotations
 
-import argparse
+import os
+
+# the server's OpenMP wait policy (app.py), set before torch is imported: the figures are the
+# server's
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+import argparse  # noqa: E402
 import json
 import statistics
 import subprocess
