@@ -7,7 +7,7 @@ import streamlit as st
 
 from ui import cached, dataset, sidebar
 from ui import keys as K
-from ui.catalog import label_names
+from ui.catalog import label_names, lac_scores
 from ui.compute import Summary, settings_key
 from ui.explore_views import summary_metrics
 from ui.state import explorer_url
@@ -51,7 +51,7 @@ VIEWS = {
     ),
     "wrong": lambda d: d["pred"] != d["gold"],
 }
-calibration = (info.metrics or {}).get("conformal_calibration", {}).get("scores", {}).get("lac")
+calibration = lac_scores(info.metrics)
 if calibration and len(names) == 2:
     sets = conformal_from_scores(calibration, 0.9, "lac")
     VIEWS["conformal set has both labels (90 %)"] = lambda d: (

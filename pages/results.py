@@ -8,7 +8,7 @@ import streamlit as st
 
 from ui import cached, dataset, sidebar
 from ui import keys as K
-from ui.catalog import sort_key
+from ui.catalog import lac_scores, sort_key
 from ui.compute import settings_key
 from uqcore.settings import SamplingSettings
 from uqcore.stats import conformal_from_scores
@@ -69,12 +69,12 @@ if st.session_state.get(K.RES_REQUEST) != request or not chosen:
 rows = dataset.pick(task, int(per), view.seed)
 frames = {}
 bar = st.progress(0.0)
+by_name = {i.name: i for i in mine}
 for n, name in enumerate(chosen):
-    info_n = next(i for i in mine if i.name == name)
     frame, skipped = dataset.frame(
         rows, cached.sampler(name, T, view.seed, settings_key(SamplingSettings())),
         lambda f, n=n, c=name: bar.progress((n + f) / len(chosen), f"{c}: {f:.0%}"),
-        sidebar.temperature_of(info_n),
+        sidebar.temperature_of(by_name[name]),
     )  # fmt: skip
     frames[name] = frame
     if skipped:
@@ -100,8 +100,7 @@ st.caption("Selective prediction: answer only the most confident share of the in
            "oracle ranks every error last, random selection keeps the overall error rate.")
 conformal = []
 for name, frame in frames.items():
-    info_n = next(i for i in mine if i.name == name)
-    scores = (info_n.metrics or {}).get("conformal_calibration", {}).get("scores", {}).get("lac")
+    scores = lac_scores(by_name[name].metrics)
     if not scores:
         continue
     sets = conformal_from_scores(scores, 0.9, "lac")

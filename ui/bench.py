@@ -119,7 +119,6 @@ def _floors(ckpt: str) -> dict[str, dict[str, float]]:
     ``torch.utils.flop_counter`` on the matmul path, and the seconds it needs at this machine's
     fp32 matmul rate (a 2048^3 matmul): a floor no implementation of the same model in fp32
     goes under on this CPU."""
-    import torch
     from torch.utils.flop_counter import FlopCounterMode
 
     from ui import dataset
@@ -127,17 +126,12 @@ def _floors(ckpt: str) -> dict[str, dict[str, float]]:
     from uqcore.checkpoint import load_checkpoint
     from uqcore.layers import matmul_linear_only
     from uqcore.settings import SamplingSettings
+    from uqlab.bench import matmul_flops
     from uqlab.paths import checkpoint_dir
 
     ck = load_checkpoint(checkpoint_dir() / ckpt)
     task = ck.training["config"]["task"]
-    a, b = torch.randn(2048, 2048), torch.randn(2048, 2048)
-    a @ b
-    rate = 0.0
-    for _ in range(5):
-        started = time.perf_counter()
-        a @ b
-        rate = max(rate, 2 * 2048**3 / (time.perf_counter() - started))
+    rate = matmul_flops()  # the library benchmark's reference rate (CPU)
     work = {"Error analysis": (dataset.pick(task, None), 1),
             "Temperature sweep": (dataset.pick(task, 60, 0), 5)}  # fmt: skip
     out = {}

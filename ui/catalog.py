@@ -65,6 +65,12 @@ def label_names(info: CheckpointInfo) -> tuple[str, ...]:
     return spec.label_names if spec else ("class 0", "class 1")
 
 
+def lac_scores(metrics: dict | None) -> list | None:
+    """The dev split's LAC calibration scores a checkpoint's evaluation stored (for conformal
+    sets at any coverage), or None when it has none."""
+    return ((metrics or {}).get("conformal_calibration") or {}).get("scores", {}).get("lac")
+
+
 def headline(info: CheckpointInfo) -> str:
     """One line of test metrics for the model card, or why there is none."""
     m = info.metrics

@@ -15,6 +15,8 @@ import pandas as pd
 
 from uqcore.stats import (
     ConformalSets,
+    conformal_summary,
+    logit_scores,
     mutual_information,
     ood_detection,
     predictive_entropy,
@@ -114,19 +116,24 @@ def _records(rows: list, sampled: list, temperature: float | None) -> pd.DataFra
     mean = probs.mean(0)  # [N, C]
     pred = mean.argmax(1)  # [N]
     t3 = table3_stats(probs, gold)
-    z = logits.mean(0)  # [N, C] mean logits
-    top = z.max(1)  # [N]
     out = pd.DataFrame({
         "domain": [r[2] for r in rows], "index": [r[3] for r in rows],
         "text": [r[0] for r in rows], "gold": gold, "pred": pred,
         "p_gold": t3.p_gold_mean, "var_gold": t3.p_gold_var, "correct": t3.n_correct,
         "T": t3.n_samples, "entropy": predictive_entropy(probs), "mi": mutual_information(probs),
         "var": probs[:, n, pred].var(0), "one_minus_max": 1.0 - mean.max(1), "p1": mean[:, -1],
-        "neg_max_logit": -top, "energy": -(top + np.log(np.exp(z - top[:, None]).sum(1))),
+        "neg_max_logit": logit_scores(logits, "max_logit"),
+        "energy": logit_scores(logits, "energy"),
     })  # fmt: skip
     if temperature is not None:
         out["p1_scaled"] = scaled_probs(logits, temperature)[:, :, -1].mean(0)
     return out
+
+
+def _mean_probs(part: pd.DataFrame, column: str = "p1") -> np.ndarray:
+    """The mean prediction ``[N, 2]`` of a two-class frame's rows from ``column`` (p(class 1))."""
+    p1 = part[column].to_numpy(dtype=np.float64)
+    return np.stack([1.0 - p1, p1], 1)
 
 
 def reliability(df: pd.DataFrame, n_bins: int = 15, column: str = "p1"):
@@ -134,8 +141,7 @@ def reliability(df: pd.DataFrame, n_bins: int = 15, column: str = "p1"):
     class against accuracy, ``n_bins`` equal-width bins; ``column`` = "p1_scaled" after
     temperature scaling."""
     part = df[df["domain"] == IN]
-    mean = np.stack([1.0 - part[column].to_numpy(), part[column].to_numpy()], 1)  # [N, 2]
-    return reliability_diagram(mean, part["gold"].to_numpy(), n_bins)
+    return reliability_diagram(_mean_probs(part, column), part["gold"].to_numpy(), n_bins)
 
 
 def risk_coverage(df: pd.DataFrame) -> dict:
@@ -143,8 +149,7 @@ def risk_coverage(df: pd.DataFrame) -> dict:
     prediction): ``coverage``, ``risk``, ``aurc``, plus the ``oracle`` risk (every error kept
     for last) and the ``random`` one (the overall error rate at every coverage)."""
     part = df[df["domain"] == IN]
-    mean = np.stack([1.0 - part["p1"].to_numpy(), part["p1"].to_numpy()], 1)  # [N, 2]
-    rc = stats_risk_coverage(mean, part["gold"].to_numpy())
+    rc = stats_risk_coverage(_mean_probs(part), part["gold"].to_numpy())
     errors = int(round(rc.risk[-1] * len(rc.risk)))
     k = np.arange(1, len(rc.risk) + 1)
     oracle = np.maximum(0, k - (len(k) - errors)) / k  # [N]
@@ -155,8 +160,7 @@ def risk_coverage(df: pd.DataFrame) -> dict:
 def conformal_members(df: pd.DataFrame, sets: ConformalSets) -> np.ndarray:
     """Which classes are in each row's conformal set, ``[N, 2]`` bool, for a two-class frame
     (``p1`` = mean p(class 1)); the set rule is the library's (:meth:`ConformalSets.sets`)."""
-    p1 = df["p1"].to_numpy(dtype=np.float64)
-    return sets.sets(np.stack([1.0 - p1, p1], 1))  # [N, 2]
+    return sets.sets(_mean_probs(df))  # [N, 2]
 
 
 def conformal_rows(df: pd.DataFrame, sets: ConformalSets) -> dict[str, dict[str, float]]:
@@ -167,10 +171,8 @@ def conformal_rows(df: pd.DataFrame, sets: ConformalSets) -> dict[str, dict[str,
         part = df[df["domain"] == domain]
         if part.empty:
             continue
-        member = conformal_members(part, sets)  # [N, 2]
-        gold = part["gold"].to_numpy()
-        out[domain] = {"coverage": float(member[np.arange(len(gold)), gold].mean()),
-                       "mean_size": float(member.sum(1).mean())}  # fmt: skip
+        got = conformal_summary(conformal_members(part, sets), part["gold"].to_numpy())
+        out[domain] = {k: got[k] for k in ("coverage", "mean_size")}
     return out
 
 

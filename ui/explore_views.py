@@ -12,6 +12,7 @@ import pandas as pd
 import streamlit as st
 
 from ui import keys as K
+from ui.catalog import lac_scores
 from ui.compute import ExploreResult, Summary, running_mean
 from ui.format import mean_pm_var, sig
 from uqcore.families import get_family
@@ -76,8 +77,8 @@ def summary_metrics(s: Summary, names: tuple[str, ...], gold: bool) -> None:
 def conformal(res: ExploreResult, names: tuple[str, ...], metrics: dict | None) -> None:
     """The sentence's split-conformal prediction set (LAC) at a coverage the user picks, from
     the calibration scores its evaluation stored (dev split), or why there is none."""
-    calib = (metrics or {}).get("conformal_calibration", {})
-    scores = calib.get("scores", {}).get("lac")
+    calib = (metrics or {}).get("conformal_calibration") or {}
+    scores = lac_scores(metrics)
     if not scores:
         st.caption("No conformal set: this checkpoint has no calibration data (evaluate it with "
                    "python -m uqlab.evaluate to get one).")  # fmt: skip

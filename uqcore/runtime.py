@@ -22,16 +22,24 @@ _MMAP_BYTES = 32 << 20  # blocks below 32 MiB come from the heap and are reused
 _TRIM_BYTES = 256 << 20  # keep up to 256 MiB of freed heap before returning it to the OS
 
 
+def _libc() -> ctypes.CDLL | None:
+    """The C library, or None where there is none to load."""
+    name = ctypes.util.find_library("c")
+    try:
+        return ctypes.CDLL(name) if name else None
+    except OSError:
+        return None
+
+
 def tune_allocator() -> bool:
     """Serve blocks below 32 MiB from glibc's heap and keep up to 256 MiB of it free for reuse,
     in at most two heaps (arenas): glibc otherwise opens up to 8 per core for the threads of a
     server (Streamlit runs each script run in a new thread), and each may keep 256 MiB.
     Returns False where glibc's ``mallopt`` is absent."""
-    name = ctypes.util.find_library("c")
-    if not name:
+    libc = _libc()
+    if libc is None:
         return False
     try:
-        libc = ctypes.CDLL(name)
         ok = libc.mallopt(_M_MMAP_THRESHOLD, _MMAP_BYTES) == 1
         ok = ok and libc.mallopt(_M_ARENA_MAX, _ARENAS) == 1
         return bool(ok and libc.mallopt(_M_TRIM_THRESHOLD, _TRIM_BYTES) == 1)
@@ -43,12 +51,10 @@ def release_memory() -> bool:
     """Give the heap's free memory back to the OS (glibc's ``malloc_trim``): after freeing
     something big (a checkpoint dropped from a cache), which the raised trim threshold would
     otherwise keep for reuse. Returns False where glibc is absent."""
-    name = ctypes.util.find_library("c")
-    if not name:
-        return False
+    libc = _libc()
     try:
-        return bool(ctypes.CDLL(name).malloc_trim(0))
-    except (OSError, AttributeError):
+        return libc is not None and bool(libc.malloc_trim(0))
+    except AttributeError:
         return False
 
 

@@ -446,6 +446,11 @@ class ConformalSets:
         return _conformal_scores(p, self.method) <= self.threshold + 1e-12
 
 
+def _check_coverage(coverage: Any) -> None:
+    if isinstance(coverage, bool) or not 0.0 < float(coverage) < 1.0:
+        raise InputError(f"coverage must be strictly between 0 and 1, got {coverage!r}.")
+
+
 def conformal_calibrate(mean_probs: Any, labels: Any, coverage: float = 0.9,
                         method: str = "lac") -> ConformalSets:  # fmt: skip
     """Split conformal (Vovk et al.; Angelopoulos & Bates' tutorial): the threshold is the
@@ -455,8 +460,7 @@ def conformal_calibrate(mean_probs: Any, labels: Any, coverage: float = 0.9,
     set size to the example's difficulty. Written
     here: MAPIE and TorchCP wrap estimators or torch models, while these are fixed probabilities
     averaged over samples."""
-    if isinstance(coverage, bool) or not 0.0 < float(coverage) < 1.0:
-        raise InputError(f"coverage must be strictly between 0 and 1, got {coverage!r}.")
+    _check_coverage(coverage)
     return conformal_from_scores(calibration_scores(mean_probs, labels, method), coverage, method)
 
 
@@ -472,8 +476,7 @@ def calibration_scores(mean_probs: Any, labels: Any, method: str = "lac") -> np.
 
 def conformal_from_scores(scores: Any, coverage: float, method: str = "lac") -> ConformalSets:
     """:class:`ConformalSets` from stored calibration scores (:func:`calibration_scores`)."""
-    if isinstance(coverage, bool) or not 0.0 < float(coverage) < 1.0:
-        raise InputError(f"coverage must be strictly between 0 and 1, got {coverage!r}.")
+    _check_coverage(coverage)
     s = np.sort(_to_numpy(scores).astype(np.float64))
     if s.ndim != 1 or s.size == 0:
         raise InputError("calibration scores must be a non-empty list of numbers.")

@@ -37,7 +37,7 @@ from uqcore.stats import (
     adaptive_ece,
     brier,
     calibration_scores,
-    conformal_calibrate,
+    conformal_from_scores,
     conformal_summary,
     ece,
     fit_mahalanobis,
@@ -120,25 +120,29 @@ def evaluate_checkpoint(
                                 "ece": ece(mean, y), "aece": adaptive_ece(mean, y)}  # fmt: skip
     # split conformal sets at 90 % coverage, calibrated on dev (the mean prediction)
     dev_mean = probs["dev"].mean(axis=0)  # [N_dev, C]
+    cal_scores = {m: calibration_scores(dev_mean, data.dev.labels, m) for m in CONFORMAL_METHODS}
     metrics["conformal_calibration"] = {  # for sets at any coverage (the app's slider)
         "on": "dev", "samples": T, "seed": seed,
-        "scores": {m: [round(float(x), 5) for x in calibration_scores(dev_mean, data.dev.labels, m)]
-                   for m in CONFORMAL_METHODS},
+        "scores": {m: [round(float(x), 5) for x in s] for m, s in cal_scores.items()},
     }  # fmt: skip
     for method in CONFORMAL_METHODS:
-        cal = conformal_calibrate(dev_mean, data.dev.labels, 0.9, method)
+        cal = conformal_from_scores(cal_scores[method], 0.9, method)
         for k in scored:
             sets = cal.sets(probs[k].mean(axis=0))
             metrics[k].setdefault("conformal_90", {})[method] = conformal_summary(
                 sets, splits[k].labels
             )
     detection = {}
+
+    def scored_by(r) -> dict[str, float]:
+        return {"auroc": r.auroc, "aupr": r.aupr, "fpr_at_95_tpr": r.fpr_at_95_tpr}
+
     for score in OOD_SCORES:
         r = ood_detection(ood_scores(probs["id"], score), ood_scores(probs["ood"], score))
-        detection[score] = {"auroc": r.auroc, "aupr": r.aupr, "fpr_at_95_tpr": r.fpr_at_95_tpr}
+        detection[score] = scored_by(r)
     for score in LOGIT_SCORES:
         r = ood_detection(*(logit_scores(both[k][1], score) for k in ("id", "ood")))
-        detection[score] = {"auroc": r.auroc, "aupr": r.aupr, "fpr_at_95_tpr": r.fpr_at_95_tpr}
+        detection[score] = scored_by(r)
     # the distance baseline: Mahalanobis distance of the [CLS] feature to the training classes
     fit_rows = np.random.default_rng(seed).permutation(len(data.train))[:MAHALANOBIS_FIT]
 
@@ -149,8 +153,7 @@ def evaluate_checkpoint(
     maha = fit_mahalanobis(train_feats.numpy(), [data.train.labels[i] for i in fit_rows])
     r = ood_detection(*(maha.scores(features_ids(ck.model, encode(splits[k].texts)).numpy())
                         for k in ("id", "ood")))  # fmt: skip
-    detection["mahalanobis"] = {"auroc": r.auroc, "aupr": r.aupr, "fpr_at_95_tpr": r.fpr_at_95_tpr,
-                                "fitted_on": f"{len(fit_rows)} training examples"}  # fmt: skip
+    detection["mahalanobis"] = {**scored_by(r), "fitted_on": f"{len(fit_rows)} training examples"}
     metrics["ood_detection"] = detection
     if ck.config.backbone != "word":  # said only when not the original word-level encoder
         metrics["backbone"] = ck.config.backbone

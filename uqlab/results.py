@@ -24,7 +24,7 @@ from uqlab.paper import (
     p_gold_cell,
 )
 from uqlab.paths import checkpoint_dir
-from uqlab.tasks import TASKS, get_task
+from uqlab.tasks import METRICS, TASKS, get_task
 from uqlab.training.storage import LOGIT_TOLERANCE
 
 COMMAND = "python -m uqlab.evaluate --all && python -m uqlab.results"
@@ -263,8 +263,7 @@ def training_table(root: str, prefix: str) -> str:
     for info in infos:
         m = info.metrics or {}
         i, o, det = m.get("id", {}), m.get("ood", {}), m.get("ood_detection", {})
-        key = next((k[: -len("_mean")] for k in i if k.endswith("_mean") and k != "accuracy_mean"),
-                   "accuracy")  # the task's headline metric (mcc, or accuracy)  # fmt: skip
+        key = (TASKS[info.task].metric_spec if info.task in TASKS else METRICS["accuracy"]).name
         dev = ", ".join(f"{h.get('dev_' + key, h.get('dev_metric', float('nan'))):.3f} "
                         f"({h.get('best_epoch')})" for h in info.training.get("members", []))
         size = (Path(info.path) / "model.safetensors").stat().st_size / 2**20
