@@ -70,6 +70,13 @@ def running_mean_figure(mean: np.ndarray, se: np.ndarray, name: str) -> go.Figur
     return fig
 
 
+def _flat_bar(title: str, x: float, below_px: float, plot_px: float) -> dict:
+    """A colour bar lying flat ``below_px`` under a plot area ``plot_px`` high, centred at
+    ``x``: panels keep the full width, and two bars never overlap however narrow the screen."""
+    return {"orientation": "h", "x": x, "y": -below_px / plot_px, "yanchor": "top",
+            "thickness": 12, "len": 0.42, "title": {"text": title, "side": "top"}}  # fmt: skip
+
+
 @phone_titles
 def attention_panels(
     panels: dict[str, np.ndarray], tokens: Sequence[str], title: str, zmax: float | None = 1.0,
@@ -105,16 +112,15 @@ def attention_panels(
     below = labels_px + 28  # tick labels (at -45 degrees) and the axis title
     height = max(480, min(980, 280 + 18 * len(tokens)))
     plot_px = height - _MARGIN["t"] - (below + 70)
-    bar = {"orientation": "h", "y": -below / plot_px, "yanchor": "top", "thickness": 12,
-           "len": 0.42, "title": {"text": "weight", "side": "top"}}  # fmt: skip
-    fig.update_layout(coloraxis_colorbar={**bar, "x": 0.22 if own else 0.5})
+    fig.update_layout(coloraxis_colorbar=_flat_bar("weight", 0.22 if own else 0.5, below,
+                                                   plot_px))  # fmt: skip
     if own:
         for i in own:
             fig.data[i].coloraxis = "coloraxis2"
         label = "/".join(names[i] for i in own)[:16]
         fig.update_layout(coloraxis2={
             "colorscale": "Oranges", "cmin": 0.0, "cmax": float(stack[own].max() or 1.0),
-            "colorbar": {**bar, "x": 0.78, "title": {"text": label, "side": "top"}},
+            "colorbar": _flat_bar(label, 0.78, below, plot_px),
         })  # fmt: skip
     for annotation in fig.layout.annotations:  # the panels' names
         annotation.font = {"size": 12}
@@ -133,7 +139,7 @@ def centroid_panels(
     sample: np.ndarray, frequency: np.ndarray, tokens: Sequence[str], t: int
 ) -> go.Figure:
     """Token x centroid weights of one sample beside how often each token's largest weight
-    falls on each centroid over the samples (its "top" centroid). Both ``[L, c]``."""
+    falls on each centroid across the samples. Both ``[L, c]``."""
     c = sample.shape[1]
     stack = np.stack([np.asarray(sample, float), np.asarray(frequency, float)])  # [2, L, c]
     fig = px.imshow(
@@ -141,14 +147,21 @@ def centroid_panels(
         facet_col_spacing=0.08, zmin=0.0, zmax=1.0, color_continuous_scale="Purples",
         aspect="auto", labels={"x": "centroid", "y": "token", "color": "weight"},
     )  # fmt: skip
-    fig.layout.annotations[0].text = f"sample {t}: weights P"  # short: a phone gives ~150 px
-    fig.layout.annotations[1].text = "share of samples (top)"
+    fig.layout.annotations[0].text = f"sample {t}: P"  # short: a phone gives each ~100 px
+    fig.layout.annotations[1].text = "across samples"
     for annotation in fig.layout.annotations:
         annotation.font = {"size": 12}
     fig.update_traces(hovertemplate="%{y}<br>%{x}<br>%{z:.3f}<extra></extra>")
+    fig.update_xaxes(tickangle=-45, title_text="")
     fig.update_yaxes(showticklabels=len(tokens) <= 64)
+    fig.layout["xaxis"].title.text = "centroid"  # once, under the first panel
     fig.layout["yaxis2"].showticklabels = False
-    fig.update_layout(margin=_MARGIN, height=max(360, min(900, 160 + 18 * len(tokens))),
+    fig.layout["yaxis2"].title.text = ""
+    below = 14 + 5 * len(f"centroid {c - 1}") + 28  # rotated labels and the axis title
+    height = max(420, min(960, 220 + 18 * len(tokens)))
+    fig.update_layout(coloraxis_colorbar=_flat_bar("weight", 0.5, below,
+                                                   height - _MARGIN["t"] - below - 70),
+                      margin={**_MARGIN, "b": below + 70}, height=height,
                       title="Centroid assignments of the keys")  # fmt: skip
     return fig
 
