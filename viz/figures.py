@@ -253,8 +253,8 @@ def roc_figure(curves: dict, score: str) -> go.Figure:
                                  name=f"{name} (AUROC {c['auroc']:.3f})"))  # fmt: skip
     fig.update_layout(
         title=f"Out-of-domain detection by {score}",
-        xaxis_title="false positive rate (in-domain flagged)",
-        yaxis_title="true positive rate (OOD flagged)",
+        xaxis_title="false positive rate (in-domain flagged)",  # fits under a half-width plot
+        yaxis_title="TPR (OOD flagged)",  # the full words were cut beside a half-width plot
         margin=_MARGIN,
         height=420,
         legend={"orientation": "h", "y": -0.25},
