@@ -1,7 +1,7 @@
 """Datasets with the paper's splits: IMDB (CR test as its OOD set) and CoLA.
 
 Sources: a local folder laid out like ``../shared/data`` (``--data-dir``, else ``$UQ_DATA_DIR``),
-read with ``datasets.load_dataset("parquet", ...)`` and ``HF_HUB_OFFLINE=1``; else the Hugging Face
+read with pyarrow (no ``datasets``, no cache, no network); else the Hugging Face
 Hub (``stanfordnlp/imdb``; ``nyu-mll/glue`` config ``cola``). CR has no Hub copy, so on the Hub path
 IMDB's OOD set is ``assets/eval/cr_test.parquet``. Assumption: the Hub's CoLA ``validation`` (1,043
 rows) is in_domain_dev (its first 527 rows) followed by out_of_domain_dev (its last 516), as in the
@@ -125,10 +125,8 @@ def _from_dataset(ds, where: str, text_col: str) -> _Rows:
     return _rows(where, text_col, list(ds.column_names), lambda c: arrow[c].to_pylist())
 
 
-def _datasets(local: bool):
-    """Import ``datasets`` lazily; offline first when reading a local folder."""
-    if local:
-        os.environ["HF_HUB_OFFLINE"] = "1"
+def _datasets():
+    """Import ``datasets`` lazily (the Hub only: local files are read with pyarrow)."""
     import datasets
 
     datasets.disable_progress_bars()
@@ -142,10 +140,14 @@ def _read_local(path: Path, text_col: str) -> _Rows:
         rows = pq.ParquetFile(path).metadata.num_rows
     except Exception as exc:
         raise InputError(f"{path} is not a readable Parquet file ({exc}); {HINT}") from exc
-    if rows == 0:  # checked first: `datasets` fails obscurely on an empty file
+    if rows == 0:
         raise InputError(f"{path} is an empty split (0 rows); {HINT}")
-    ds = _datasets(local=True).load_dataset("parquet", data_files={"x": str(path)}, split="x")
-    return _from_dataset(ds, str(path), text_col)
+    try:  # pyarrow directly: a local file needs neither `datasets` nor its cache
+        table = pq.read_table(path)
+    except Exception as exc:
+        raise InputError(f"{path} is not a readable Parquet file ({exc}); {HINT}") from exc
+    names = list(table.column_names)
+    return _rows(str(path), text_col, names, lambda c: table.column(c).to_pylist())
 
 
 def _read_hub(spec: TaskSpec) -> tuple[_Rows, _Rows, _Rows]:
@@ -155,7 +157,7 @@ def _read_hub(spec: TaskSpec) -> tuple[_Rows, _Rows, _Rows]:
         raise InputError(f"no data folder given and the Hugging Face Hub is offline ({HINT})")
     hub, task = spec.hub, spec.name
     try:
-        load = _datasets(local=False).load_dataset
+        load = _datasets().load_dataset
         ood = load_eval_subset(hub.ood_subset) if hub.ood_subset else None
         config = (hub.config,) if hub.config else ()
         first, second = (load(hub.path, *config, split=s) for s in hub.splits)

@@ -21,13 +21,15 @@ from uqcore.settings import resolve
 def keys_of_layers(model: nn.Module, rows: list[tuple[int, ...]]) -> dict[int, torch.Tensor]:
     """Layer index -> the key vectors ``[n_real_tokens * H, d_h]`` each attention layer computes
     for the token-id ``rows`` (deterministic: no noise, no dropout)."""
+    device = next(model.parameters()).device
     ids, mask = pad(rows, max(len(r) for r in rows))
+    ids, mask = ids.to(device), mask.to(device)
     s = resolve(model.cfg)
     keys: dict[int, torch.Tensor] = {}
     x = model._embed(ids, s, None)
     for i, layer in enumerate(model.layers):
         _, k, _ = layer.attn._project(layer.attention_input(x), s, None)  # [N, H, L, d_h]
-        keys[i] = k.permute(0, 2, 1, 3)[mask].reshape(-1, k.shape[-1])  # [n * H, d_h]
+        keys[i] = k.permute(0, 2, 1, 3)[mask].reshape(-1, k.shape[-1]).cpu()  # [n * H, d_h]
         x, _, _ = layer(x, mask, s, None)
     return keys
 
@@ -48,6 +50,6 @@ def init_centroids_from_keys(
         km = KMeans(n_clusters=n, n_init=4, random_state=seed).fit(keys[i].numpy())
         centres = torch.tensor(km.cluster_centers_, dtype=c.dtype).t()  # [d_h, c]
         with torch.no_grad():
-            c.copy_(centres.expand_as(c))
+            c.copy_(centres.to(c.device).expand_as(c))
         done.append(i)
     return done

@@ -87,7 +87,7 @@ def train_model(
         for batch in batches[progress.step :]:
             optimizer.zero_grad(set_to_none=True)
             kl_weight = tc.kl_coef * min(1.0, (progress.global_step + 1) / tc.kl_anneal_steps)
-            step = micro_batch_size(cfg, batch.ids.shape[1])
+            step = micro_batch_size(cfg, batch.ids.shape[1], device, len(batch.positions))
             loss = 0.0
             for lo in range(0, len(batch.positions), step):  # gradient accumulation
                 last = lo + step >= len(batch.positions)
@@ -136,11 +136,15 @@ def train_model(
 MICRO_BATCH_BYTES = 8 << 20  # one [rows, H, Lq, L] attention tensor should stay in the L3 cache
 
 
-def micro_batch_size(cfg, length: int) -> int:
+def micro_batch_size(cfg, length: int, device=None, rows: int | None = None) -> int:
     """Examples per forward/backward pass so the attention tensors stay cache-resident: on a
     bandwidth-poor CPU this makes a 256-token IMDB step 2.2x faster than one 128-row pass.
     A 1-layer model attends from [CLS] only (training never runs EM), so its largest per-example
-    tensors are the ``[L, 3D]`` projections instead."""
+    tensors are the ``[L, 3D]`` projections instead. On a GPU the whole batch (``rows``) is one
+    pass: there, 2-row passes of MiniLM at 256 tokens made a step 16 launches long and
+    ran at 1.5 steps/s on an H100."""
+    if device is not None and torch.device(device).type != "cpu" and rows:
+        return rows
     rows = widest_query_rows(cfg, length, False, resolve(cfg, training=True))  # no EM in training
     per_example = 4 * max(cfg.n_heads * rows * length, 3 * cfg.d_model * length)
     return max(1, MICRO_BATCH_BYTES // per_example)
