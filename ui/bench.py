@@ -129,7 +129,7 @@ def _floors(ckpt: str) -> dict[str, dict[str, float]]:
     from uqlab.bench import matmul_flops
     from uqlab.paths import checkpoint_dir
 
-    ck = load_checkpoint(checkpoint_dir() / ckpt)
+    ck = load_checkpoint(checkpoint_dir() / ckpt, shared_weights=True)
     task = ck.training["config"]["task"]
     rate = matmul_flops()  # the library benchmark's reference rate (CPU)
     work = {"Error analysis": (dataset.pick(task, None), 1),

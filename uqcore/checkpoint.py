@@ -9,6 +9,13 @@ Layout of a checkpoint directory::
     metrics.json       optional: the checkpoint's evaluation (a JSON object)
     README.md          optional: the model card
 
+A shipped checkpoint whose tensors are byte for byte another's (a Probabilistic Transformer is a
+TRANS with EM at inference: same recipe, same seed, same weights) may hold no ``model.safetensors``
+and name that sibling instead: ``config.json`` -> ``"weights": {"checkpoint": NAME, "sha256":
+HEX}``. Only loads that allow it (:func:`uqcore.registry.load`, for a folder of checkpoints) read
+the sibling ``../NAME/model.safetensors``, after checking its sha256; a directory loaded alone (an
+upload) must hold its own weights. ``python -m uqlab.share_weights`` writes the record.
+
 Loading is strict: a missing file, malformed JSON, an unknown format version, an invalid config, a
 pickle file in the directory, a missing / unexpected / mis-shaped / non-finite tensor each raise a
 :class:`CheckpointError` that names the problem and what to do. ``torch.load`` is never called.
@@ -20,6 +27,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,7 +37,7 @@ from safetensors import safe_open
 from safetensors.torch import save
 
 from uqcore.backbones import get_backbone
-from uqcore.base_model import BaseRecord, locate
+from uqcore.base_model import BaseRecord, file_sha256, locate
 from uqcore.config import FORMAT_VERSION, ModelConfig, upgrade_v1
 from uqcore.errors import CheckpointError, ConfigError
 from uqcore.lora import merge_adapters
@@ -153,20 +161,26 @@ def save_checkpoint(
 
 
 # --------------------------------------------------------------------------------------- loading
-def read_checkpoint_info(path: str | os.PathLike) -> dict[str, Any]:
+def read_checkpoint_info(
+    path: str | os.PathLike, *, shared_weights: bool = False
+) -> dict[str, Any]:
     """Cheap look at a checkpoint without reading its weights (for listings): ``{"name", "path",
     "config" (validated model dict), "format_version", "training", "metrics", "card"}``. Checks the
     files and JSON as :func:`load_checkpoint` does; raises :class:`CheckpointError`."""
     root = _check_dir(Path(path))
     cfg, doc = _read_config(root)
+    weights_file(root, doc, shared_weights)
     info = {"name": root.resolve().name, "path": root, "config": cfg.to_dict(), **doc}
     return info | {"metrics": _read_metrics(root), "card": _read_card(root)}
 
 
 def load_checkpoint(
-    path: str | os.PathLike, *, base_dir: str | os.PathLike | None = None
-) -> Checkpoint:
+    path: str | os.PathLike, *, base_dir: str | os.PathLike | None = None,
+    shared_weights: bool = False,
+) -> Checkpoint:  # fmt: skip
     """Load and verify a checkpoint directory; see the module docstring for what is checked.
+    ``shared_weights``: follow a ``weights`` record to a sibling checkpoint's tensors (refused
+    when False, the default).
 
     The tensors are compared with ``build_model(cfg).state_dict()`` (names, shapes, kinds) before
     loading; floating tensors stored in half precision become float32. On a pretrained backbone
@@ -175,6 +189,7 @@ def load_checkpoint(
     """
     root = _check_dir(Path(path))
     cfg, doc = _read_config(root)
+    weights = weights_file(root, doc, shared_weights)
     backbone = get_backbone(cfg.backbone)
     base = folder = None
     if backbone.pretrained:
@@ -197,7 +212,6 @@ def load_checkpoint(
             )
         vocab = Vocab.load(root / VOCAB_FILE)
         _check_vocab_fits(vocab, cfg, f"{root / VOCAB_FILE}")
-    weights = root / WEIGHTS_FILE
     if cfg.n_parameters() > MAX_PARAMETERS:  # refused before anything is allocated
         raise CheckpointError(
             f"The config describes {cfg.n_parameters() / 1e6:,.0f}M parameters; this app loads "
@@ -281,6 +295,71 @@ def _header_tensor(view) -> torch.Tensor:
     return torch.empty(view.get_shape(), dtype=dtype, device="meta")
 
 
+def weights_file(root: Path, doc: dict[str, Any], shared: bool = True) -> Path:
+    """The weights of the checkpoint in ``root`` (``doc``: its config.json as read): its own
+    ``model.safetensors``, or, with a ``weights`` record and ``shared``, the sibling's it names
+    (sha256 checked). :class:`CheckpointError` says what is wrong and what to do."""
+    own = root / WEIGHTS_FILE
+    record = doc.get("weights")
+    if record is None:
+        if not own.is_file():
+            raise CheckpointError(
+                f"Checkpoint {root} is missing {WEIGHTS_FILE}; a checkpoint needs "
+                f"{', '.join(REQUIRED_FILES)}. Re-save it with uqcore.checkpoint.save_checkpoint."
+            )
+        return own
+    if not shared:
+        raise CheckpointError(
+            f"{root / CONFIG_FILE} names another checkpoint's weights ('weights'); a checkpoint "
+            f"loaded on its own must hold its own {WEIGHTS_FILE}: add it and remove 'weights'."
+        )
+    if own.exists():
+        raise CheckpointError(
+            f"{root} has both {WEIGHTS_FILE} and a 'weights' record in {CONFIG_FILE}; keep one."
+        )
+    name, digest = record["checkpoint"], record["sha256"]
+    path = root.parent / name / WEIGHTS_FILE
+    if not path.is_file():
+        raise CheckpointError(
+            f"Checkpoint {root.name!r} shares the weights of {name!r}, which is not in "
+            f"{root.parent}; restore {name!r} beside it."
+        )
+    if file_sha256(path) != digest:
+        raise CheckpointError(
+            f"Checkpoint {root.name!r} shares the weights of {name!r}, but {name!r}'s "
+            f"{WEIGHTS_FILE} has changed (sha256 differs); rebuild both with their configs."
+        )
+    return path
+
+
+def _check_weights_record(record: Any, path: Path) -> dict[str, str]:
+    """A ``weights`` record: ``{"checkpoint": plain name, "sha256": 64 hex digits}``."""
+    ok = isinstance(record, dict) and set(record) == {"checkpoint", "sha256"}
+    name, digest = (record.get("checkpoint"), record.get("sha256")) if ok else (None, None)
+    if not (
+        ok
+        and isinstance(name, str)
+        and re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}", name)
+        and isinstance(digest, str)
+        and re.fullmatch(r"[0-9a-f]{64}", digest)
+    ):
+        raise CheckpointError(
+            f"{path}: 'weights' must be an object with 'checkpoint' (a checkpoint's name) and "
+            "'sha256' (the hex sha256 of that checkpoint's weights)."
+        )
+    return {"checkpoint": name, "sha256": digest}
+
+
+def _names_weights(root: Path) -> bool:
+    """Whether ``root``'s config.json (read leniently: it is checked later) has a ``weights``
+    record, so that its own ``model.safetensors`` is not required."""
+    try:
+        doc = json.loads((root / CONFIG_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(doc, dict) and "weights" in doc
+
+
 def _check_dir(root: Path) -> Path:
     if not root.exists():
         raise CheckpointError(f"No checkpoint directory at {root}; check the path.")
@@ -293,7 +372,8 @@ def _check_dir(root: Path) -> Path:
             "can execute code; convert to safetensors (uqcore.checkpoint.save_checkpoint) and "
             "remove the pickle file(s)."
         )
-    missing = [n for n in REQUIRED_FILES if not (root / n).is_file()]
+    needed = (CONFIG_FILE,) if _names_weights(root) else REQUIRED_FILES  # see weights_file
+    missing = [n for n in needed if not (root / n).is_file()]
     if missing:
         raise CheckpointError(
             f"Checkpoint {root} is missing {', '.join(missing)}; a checkpoint needs "
@@ -327,11 +407,11 @@ def _read_config(root: Path) -> tuple[ModelConfig, dict[str, Any]]:
             f"{path} has {found}; this uqcore reads format_version {supported} only. "
             "Upgrade uqcore or re-save the checkpoint with uqcore.checkpoint.save_checkpoint."
         )
-    unknown = sorted(set(doc) - {"format_version", "model", "training", "base"})
+    unknown = sorted(set(doc) - {"format_version", "model", "training", "base", "weights"})
     if unknown:
         raise CheckpointError(
             f"{path} has unknown top-level key(s) {', '.join(unknown)}; allowed: format_version, "
-            "model, training, base."
+            "model, training, base, weights."
         )
     if "model" not in doc:
         raise CheckpointError(f"{path} has no 'model' entry (the ModelConfig as a JSON object).")
@@ -344,6 +424,8 @@ def _read_config(root: Path) -> tuple[ModelConfig, dict[str, Any]]:
     if not isinstance(training, dict):
         raise CheckpointError(f"{path}: 'training' must be a JSON object, got {training!r}.")
     out = {"format_version": version, "training": training}
+    if "weights" in doc:
+        out["weights"] = _check_weights_record(doc["weights"], path)
     return cfg, out | ({"base": doc["base"]} if "base" in doc else {})
 
 

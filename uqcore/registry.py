@@ -69,7 +69,7 @@ def list_checkpoints(root: str | os.PathLike) -> list[CheckpointInfo]:
     for name in _names(folder):
         path = folder / name
         try:
-            info = read_checkpoint_info(path)
+            info = read_checkpoint_info(path, shared_weights=True)  # siblings, same folder
         except UQError as exc:
             infos.append(_broken(name, path, str(exc)))
             continue
@@ -140,7 +140,7 @@ def load(name: str, root: str | os.PathLike) -> Checkpoint:
     folder = _root(root)
     names = _names(folder)
     if name in names:
-        return load_checkpoint(folder / name)
+        return load_checkpoint(folder / name, shared_weights=True)  # siblings, same folder
     how = (
         "train a model and save it there with uqcore.checkpoint.save_checkpoint, or pass root= "
         "a folder of checkpoints"

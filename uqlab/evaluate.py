@@ -186,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
         paths = ([Path(i.path) for i in list_checkpoints(args.root) if not i.error] if args.all
                  else [_locate(c, args.root) for c in args.ckpt])  # fmt: skip
         for path in paths:
-            ck = load_checkpoint(path)
+            ck = load_checkpoint(path, shared_weights=True)  # a folder of checkpoints
             ck.model.to(pick_device(args.device))
             metrics = evaluate_checkpoint(ck, args.data_dir, T=args.samples, seed=args.seed,
                                           limit=args.limit, per_domain=args.table3,

@@ -1,0 +1,72 @@
+"""Let a shipped checkpoint share another's weights: ``python -m uqlab.share_weights NAME --from
+OTHER [--root DIR]``.
+
+The Probabilistic Transformer is a TRANS with EM at inference: trained with the same recipe and
+seed, its ``model.safetensors`` is byte for byte TRANS's (imdb-probtrans and imdb-trans are).
+Storing it twice costs 2.9 MB of the 80 MB budget. This command checks that the two weights
+files (and word-level vocabularies) are identical, writes ``"weights": {"checkpoint": OTHER,
+"sha256": ...}`` into NAME's ``config.json``, removes NAME's ``model.safetensors``, and loads NAME
+again to check that every tensor is what it was. Retraining NAME from its config writes its own
+weights again; run this afterwards.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import torch
+
+from uqcore.base_model import file_sha256
+from uqcore.checkpoint import CONFIG_FILE, VOCAB_FILE, WEIGHTS_FILE, load_checkpoint
+from uqcore.errors import UQError
+from uqcore.registry import check_name
+from uqcore.vocab import write_atomic
+from uqlab.paths import checkpoint_dir
+
+
+def share(name: str, source: str, root: Path) -> str:
+    """Make checkpoint ``name`` of ``root`` read ``source``'s weights; return a summary line.
+    Raises :class:`UQError` (nothing changed) when the two are not byte-identical."""
+    here, there = root / check_name(name), root / check_name(source)
+    mine, theirs = here / WEIGHTS_FILE, there / WEIGHTS_FILE
+    for path in (mine, theirs):
+        if not path.is_file():
+            raise UQError(f"{path} does not exist: both checkpoints need their own weights first.")
+    digest = file_sha256(theirs)
+    if file_sha256(mine) != digest:
+        raise UQError(f"{mine} and {theirs} differ: only identical weights can be shared.")
+    vocabs = [p / VOCAB_FILE for p in (here, there)]
+    if any(v.is_file() for v in vocabs) and not (
+        all(v.is_file() for v in vocabs) and vocabs[0].read_bytes() == vocabs[1].read_bytes()
+    ):
+        raise UQError(f"{name} and {source} have different vocabularies: weights not shared.")
+    before = load_checkpoint(here).model.state_dict()
+    doc = json.loads((here / CONFIG_FILE).read_text(encoding="utf-8"))
+    doc["weights"] = {"checkpoint": source, "sha256": digest}
+    write_atomic(here / CONFIG_FILE, json.dumps(doc, indent=2, ensure_ascii=False).encode())
+    mine.unlink()
+    after = load_checkpoint(here, shared_weights=True).model.state_dict()
+    assert before.keys() == after.keys() and all(torch.equal(before[k], after[k]) for k in before)
+    size = theirs.stat().st_size / 2**20
+    return f"{name} now reads the weights of {source} ({size:.2f} MB saved)"
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("name", help="the checkpoint whose weights file is removed")
+    p.add_argument("--from", dest="source", required=True, help="the checkpoint that keeps them")
+    p.add_argument("--root", default=None, help="folder of checkpoints (default: the shipped)")
+    args = p.parse_args(argv)
+    try:
+        print(share(args.name, args.source, Path(args.root) if args.root else checkpoint_dir()))
+    except UQError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
