@@ -383,3 +383,26 @@ def test_back_undoes_a_change_of_text(tab, server):
     assert parse_qs(urlparse(tab.url).query)["text"] == ["John is tall on several occasions."]
     assert metric_values(tab) == before
     assert tab.get_by_role("textbox", name="Text").input_value().startswith("John is tall")
+
+
+def test_a_gold_label_does_not_follow_the_user_to_another_task(tab, served_folder, tmp_path):
+    """Issue 15, defect 5: a CoLA link's label=0 must not become IMDB's "neg" after switching."""
+    import shutil
+
+    from tests.app_fixtures import make_checkpoints
+    from tests.browser.conftest import start_server
+
+    folder = tmp_path / "two-tasks"
+    shutil.copytree(served_folder / "tiny-hsto", folder / "tiny-hsto")
+    make_checkpoints(folder, prefix="tinyimdb", task="imdb", families=("trans",))
+    url, stop = start_server(folder, tmp_path / "two-tasks.log")
+    try:
+        open_view(tab, url, MUST_SHOW.replace("cola-hsto", "tiny-hsto"))
+        assert tab.get_by_role("radio", name="unacceptable").is_checked()
+        choose_checkpoint(tab, "tinyimdb-trans")
+        query = parse_qs(urlparse(tab.url).query)
+        assert query["ckpt"] == ["tinyimdb-trans"] and "label" not in query, query
+        assert tab.get_by_role("radio", name="unknown").is_checked()
+        assert not tab.get_by_role("radio", name="neg").is_checked()
+    finally:
+        stop()
