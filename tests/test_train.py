@@ -237,3 +237,37 @@ def test_training_on_the_minilm_base_stores_only_what_it_made(tmp_path):
     again = tmp_path / "again"
     assert main([a if a != str(out) else str(again) for a in args]) == 0
     assert same(weights(again), ck.model.state_dict())  # one command retrains the same
+
+
+def test_a_gpu_takes_the_whole_batch_in_one_pass(tmp_path):
+    """Micro-batches are sized for a CPU's cache; on a GPU 2-row passes held an H100 to 1.5
+    steps/s (docs/gpu.md), so any device but the CPU gets the whole batch at once."""
+    import uqlab.training.loop as loop
+
+    cfg = load_checkpoint(train(tmp_path, "hsto", "--epochs", "1", name="g")).config
+    on_cpu = loop.micro_batch_size(cfg, 4096, "cpu", 32)
+    assert on_cpu < 32 and on_cpu == loop.micro_batch_size(cfg, 4096)
+    assert loop.micro_batch_size(cfg, 4096, "cuda", 32) == 32
+    assert loop.micro_batch_size(cfg, 4096, torch.device("meta"), 32) == 32
+
+
+def test_centroid_keys_are_read_on_the_model_device(monkeypatch):
+    """H-STO's k-means start computes keys with token ids on the model's device (on an H100 the
+    ids stayed on the CPU and the run crashed); the keys come back on the CPU for k-means. A
+    model on the meta device stands for the GPU: the ids must reach it there."""
+    from uqcore.config import ModelConfig
+    from uqcore.model import build_model
+    from uqlab.training.centroids import keys_of_layers
+
+    cfg = ModelConfig(family="hsto", vocab_size=20, n_layers=1, n_heads=2, d_model=8, d_ff=16,
+                      max_len=8)  # fmt: skip
+    model = build_model(cfg)
+    keys = keys_of_layers(model, [(1, 5, 6), (1, 7)])
+    assert keys[0].device.type == "cpu" and keys[0].shape == (5 * 2, 4)  # 5 tokens x 2 heads
+    model.to("meta")
+    seen = []
+    embed = model._embed
+    monkeypatch.setattr(model, "_embed", lambda ids, *a: seen.append(ids.device) or embed(ids, *a))
+    with pytest.raises((RuntimeError, NotImplementedError)):  # meta tensors hold no values
+        keys_of_layers(model, [(1, 5, 6), (1, 7)])
+    assert seen == [torch.device("meta")]
