@@ -47,4 +47,3 @@ for note in st.session_state.pop(K.URL_NOTES, []):
     st.warning(note, icon=":material/link:")
 with cached.page_slots():  # released on st.stop and on a rerun too (both are exceptions)
     nav.run()
-cached.freeze_heap()  # once per process, after the first run that got this far

@@ -107,3 +107,11 @@ def test_the_command_line_reports_errors_without_a_traceback(root, capsys) -> No
     assert share_weights.main(["x-probtrans", "--from", "nope", "--root", str(root)]) == 1
     assert "error:" in capsys.readouterr().err
     assert share_weights.main(["x-probtrans", "--from", "x-trans", "--root", str(root)]) == 0
+
+
+def test_weights_path_names_the_file_a_shared_checkpoint_reads(root) -> None:
+    from uqcore.checkpoint import weights_path
+
+    assert weights_path(root / "x-probtrans") == root / "x-probtrans" / "model.safetensors"
+    share_weights.share("x-probtrans", "x-trans", root)
+    assert weights_path(root / "x-probtrans") == root / "x-trans" / "model.safetensors"

@@ -5,7 +5,6 @@ the same numbers."""
 
 from __future__ import annotations
 
-import gc
 import os
 import tempfile
 import threading
@@ -30,20 +29,6 @@ DEVICE_ENV = "UQ_DEVICE"
 def tune_once() -> dict:
     """Threads and allocator, once per server process (the script reruns on every click)."""
     return tune_cpu(2)
-
-
-@st.cache_resource
-def freeze_heap() -> bool:
-    """Once per server process, after its first complete run: collect, then move every object
-    alive now (torch, plotly, Streamlit, the loaded pages: imports that live as long as the
-    process) out of the garbage collector's sight (``gc.freeze``). Streamlit runs a full
-    collection after every script run (``runner.postScriptGC``), holding the GIL: under twenty
-    visitors at once py-spy found it holding the GIL in half of the server's samples, and the
-    health check waited up to 1.9 s. After the freeze each collection scans only what later runs
-    made."""
-    gc.collect()
-    gc.freeze()
-    return True
 
 
 PAGE_SLOTS = 2  # page scripts running at once on this server (one per core)

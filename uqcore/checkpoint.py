@@ -295,6 +295,13 @@ def _header_tensor(view) -> torch.Tensor:
     return torch.empty(view.get_shape(), dtype=dtype, device="meta")
 
 
+def weights_path(path: str | os.PathLike) -> Path:
+    """The weights file the checkpoint directory ``path`` loads from in a folder of checkpoints:
+    its own ``model.safetensors`` or the sibling's its ``weights`` record names (checked)."""
+    root = _check_dir(Path(path))
+    return weights_file(root, _read_config(root)[1])
+
+
 def weights_file(root: Path, doc: dict[str, Any], shared: bool = True) -> Path:
     """The weights of the checkpoint in ``root`` (``doc``: its config.json as read): its own
     ``model.safetensors``, or, with a ``weights`` record and ``shared``, the sibling's it names
@@ -332,17 +339,32 @@ def weights_file(root: Path, doc: dict[str, Any], shared: bool = True) -> Path:
     return path
 
 
+def check_name(name: str) -> str:
+    """Return ``name`` if it is a plain checkpoint name, else raise :class:`CheckpointError`.
+
+    Names with path separators, ``..`` or a leading ``.`` are refused, so a name taken from a URL
+    (or a ``weights`` record) cannot reach outside the checkpoint folder.
+    """
+    if not isinstance(name, str) or not name.strip():
+        raise CheckpointError(f"A checkpoint name must be a non-empty str, got {name!r}.")
+    seps = {"/", "\\", os.sep} | ({os.altsep} if os.altsep else set())
+    if any(s in name for s in seps) or ".." in name or name.startswith(".") or "\0" in name:
+        raise CheckpointError(
+            f"Invalid checkpoint name {name!r}: use a folder name such as 'imdb-sto' without path "
+            "separators or '..'; to load a checkpoint from elsewhere use load_checkpoint(path)."
+        )
+    return name
+
+
 def _check_weights_record(record: Any, path: Path) -> dict[str, str]:
-    """A ``weights`` record: ``{"checkpoint": plain name, "sha256": 64 hex digits}``."""
+    """A ``weights`` record: ``{"checkpoint": a plain name, "sha256": 64 hex digits}``."""
     ok = isinstance(record, dict) and set(record) == {"checkpoint", "sha256"}
-    name, digest = (record.get("checkpoint"), record.get("sha256")) if ok else (None, None)
-    if not (
-        ok
-        and isinstance(name, str)
-        and re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}", name)
-        and isinstance(digest, str)
-        and re.fullmatch(r"[0-9a-f]{64}", digest)
-    ):
+    name, digest = (record["checkpoint"], record["sha256"]) if ok else (None, None)
+    try:
+        ok = ok and bool(check_name(name)) and isinstance(digest, str)
+    except CheckpointError:
+        ok = False
+    if not (ok and re.fullmatch(r"[0-9a-f]{64}", digest)):
         raise CheckpointError(
             f"{path}: 'weights' must be an object with 'checkpoint' (a checkpoint's name) and "
             "'sha256' (the hex sha256 of that checkpoint's weights)."

@@ -13,7 +13,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from uqcore.checkpoint import CONFIG_FILE, Checkpoint, load_checkpoint, read_checkpoint_info
+from uqcore.checkpoint import (  # check_name: re-exported, the registry's public API
+    CONFIG_FILE,
+    Checkpoint,
+    check_name,
+    load_checkpoint,
+    read_checkpoint_info,
+)
 from uqcore.errors import CheckpointError, UQError
 
 
@@ -110,23 +116,6 @@ def _broken(name: str, path: Path, error: str) -> CheckpointInfo:
         training=training,
         error=error,
     )
-
-
-def check_name(name: str) -> str:
-    """Return ``name`` if it is a plain checkpoint name, else raise :class:`CheckpointError`.
-
-    Names with path separators, ``..`` or a leading ``.`` are refused, so a name taken from a URL
-    cannot reach outside the checkpoint folder.
-    """
-    if not isinstance(name, str) or not name.strip():
-        raise CheckpointError(f"A checkpoint name must be a non-empty str, got {name!r}.")
-    seps = {"/", "\\", os.sep} | ({os.altsep} if os.altsep else set())
-    if any(s in name for s in seps) or ".." in name or name.startswith(".") or "\0" in name:
-        raise CheckpointError(
-            f"Invalid checkpoint name {name!r}: use a folder name such as 'imdb-sto' without path "
-            "separators or '..'; to load a checkpoint from elsewhere use load_checkpoint(path)."
-        )
-    return name
 
 
 def load(name: str, root: str | os.PathLike) -> Checkpoint:

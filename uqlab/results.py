@@ -14,6 +14,7 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
+from uqcore.checkpoint import weights_path
 from uqcore.registry import list_checkpoints
 from uqlab.paper import (
     BASELINE_FAMILY,
@@ -266,7 +267,7 @@ def training_table(root: str, prefix: str) -> str:
         key = (TASKS[info.task].metric_spec if info.task in TASKS else METRICS["accuracy"]).name
         dev = ", ".join(f"{h.get('dev_' + key, h.get('dev_metric', float('nan'))):.3f} "
                         f"({h.get('best_epoch')})" for h in info.training.get("members", []))
-        size = (Path(info.path) / "model.safetensors").stat().st_size / 2**20
+        size = weights_path(info.path).stat().st_size / 2**20  # a shared file counts in full
 
         def num(d: dict, k: str, fmt: str = ".3f") -> str:
             return format(d[k], fmt) if isinstance(d.get(k), int | float) else "—"
