@@ -271,3 +271,18 @@ def test_centroid_keys_are_read_on_the_model_device(monkeypatch):
     with pytest.raises((RuntimeError, NotImplementedError)):  # meta tensors hold no values
         keys_of_layers(model, [(1, 5, 6), (1, 7)])
     assert seen == [torch.device("meta")]
+
+
+def test_cuda_runs_put_torch_in_deterministic_mode_and_cpu_runs_do_not(monkeypatch):
+    """A retrained H-STO checkpoint came out different on an H100 until CUDA ran deterministically;
+    the CPU path stays as it was (its kernels are already deterministic)."""
+    import uqlab.train as train_mod
+
+    calls: list[bool] = []
+    monkeypatch.setattr(train_mod.torch, "use_deterministic_algorithms", calls.append)
+    monkeypatch.delenv("CUBLAS_WORKSPACE_CONFIG", raising=False)
+    _, dev = train_mod.setup_distributed("cpu")
+    assert dev.type == "cpu" and calls == [] and "CUBLAS_WORKSPACE_CONFIG" not in os.environ
+    _, dev = train_mod.setup_distributed("cuda")  # builds a device object only; no CUDA needed
+    assert dev.type == "cuda" and calls == [True]
+    assert os.environ["CUBLAS_WORKSPACE_CONFIG"] == ":4096:8"
