@@ -147,3 +147,30 @@ def test_stochastic_layers_are_checked():
         ModelConfig(family="hsto", n_layers=2, stochastic_layers=()).validate()
     cfg = ModelConfig(family="hsto", n_layers=3, stochastic_layers=(2,))
     assert ModelConfig.from_dict(cfg.to_dict()) == cfg and cfg.first_stochastic_layer == 2
+
+
+def test_models_on_one_base_share_its_embedding_tables_and_give_the_same_samples(monkeypatch):
+    """The app's cache holds several MiniLM checkpoints and an ensemble holds several members: the
+    47 MB word table is one storage for all of them, and sampling is unchanged by the sharing."""
+    import uqcore.bert as bert
+    from uqcore.registry import load
+    from uqlab.paths import checkpoint_dir
+
+    root = checkpoint_dir()
+    ens, hsto = load("cola-minilm-ensemble", root), load("cola-minilm-hsto", root)
+    tables = [m.embed.weight for m in ens.model.members] + [hsto.model.embed.weight]
+    assert len({t.data_ptr() for t in tables}) == 1
+    assert len({id(t) for t in tables}) == len(tables)  # each model keeps its own Parameter
+
+    ids, mask = _batch(ens.vocab, SENTENCES)
+    shared = sample(ens.model, ids, mask, T=10, seed=3).probs  # [T, B, C]
+    assert len({m.embed.weight.data_ptr() for m in ens.model.members}) == 1  # still, once stacked
+    monkeypatch.setattr(bert, "_share_tables", lambda model, folder: None)
+    alone = load("cola-minilm-ensemble", root)
+    members = alone.model.members
+    assert len(members) > 1 and len({m.embed.weight.data_ptr() for m in members}) == len(members)
+    assert torch.equal(sample(alone.model, ids, mask, T=10, seed=3).probs, shared)
+
+    hsto.model.double()  # another dtype: its own copy; the ensemble's table is left alone
+    assert hsto.model.embed.weight.dtype == torch.float64
+    assert ens.model.members[0].embed.weight.dtype == torch.float32

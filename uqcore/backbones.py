@@ -56,7 +56,7 @@ def _attach_bert(model: nn.Module, folder) -> None:
     from uqcore.bert import load_hf_bert
 
     for member in getattr(model, "members", [model]):  # a deep ensemble: every member
-        load_hf_bert(member, folder)
+        load_hf_bert(member, folder, share_tables=True)  # one copy of the embedding tables
 
 
 @dataclass(frozen=True)

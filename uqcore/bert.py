@@ -12,12 +12,15 @@ per head, the FFN input and the token inputs, as on the word-level encoder.
 
 :func:`load_hf_bert` copies a Hugging Face ``BertModel`` checkpoint (``model.safetensors`` of a
 local folder) into it, strictly: every tensor of the encoder must be there with its shape.
+With ``share_tables=True`` (how checkpoints load for inference) the embedding tables, which no
+training or adapter ever changes, are one copy per process for every model on the same base file.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import weakref
 from pathlib import Path
 
 import torch
@@ -210,9 +213,37 @@ def frozen_base_names(n_layers: int) -> frozenset[str]:
     )
 
 
-def load_hf_bert(model: BertClassifier, folder: str | Path) -> BertClassifier:
+SHARED_TABLES = ("embed.weight", "pos.weight", "types.weight")  # frozen, never merged into
+
+# (base file, its size and mtime, tensor name) -> the table Parameter of the latest model loaded
+# from it; weak, so the entry goes with that model (the app's cache evicts its oldest first).
+_tables: weakref.WeakValueDictionary[tuple, nn.Parameter] = weakref.WeakValueDictionary()
+
+
+def _share_tables(model: BertClassifier, folder: str | Path) -> None:
+    """Point ``model``'s embedding tables at the storage of the tables an earlier model loaded
+    from the same base file holds, if one is still alive. The MiniLM word table is 47 MB: a
+    five-member ensemble and the other MiniLM checkpoints in the app's cache then hold it once,
+    not once each. Each model keeps its own Parameter objects (moving one model to another
+    device or dtype gives it its own copy and leaves the others alone)."""
+    path = (Path(folder) / "model.safetensors").resolve()
+    stat = path.stat()
+    own = dict(model.named_parameters())
+    for name in SHARED_TABLES:
+        param = own[name]
+        key = (str(path), stat.st_size, stat.st_mtime_ns, name)
+        donor = _tables.get(key)
+        if donor is not None and donor.shape == param.shape and donor.dtype == param.dtype:
+            param.data = donor.data  # [rows, d], read-only by contract: frozen, never merged
+        _tables[key] = param
+
+
+def load_hf_bert(
+    model: BertClassifier, folder: str | Path, share_tables: bool = False
+) -> BertClassifier:
     """Copy the base weights of ``folder`` into ``model`` (its family's own tensors, the head,
-    stay as they are); shapes must match exactly."""
+    stay as they are); shapes must match exactly. ``share_tables``: see the module docstring;
+    only for models whose embedding tables nothing writes (inference, not training)."""
     tensors = hf_tensors(folder, model.cfg.n_layers)
     own = model.state_dict()
     wrong = [f"{k} {list(t.shape)} vs {list(own[k].shape)}" for k, t in tensors.items()
@@ -224,4 +255,6 @@ def load_hf_bert(model: BertClassifier, folder: str | Path) -> BertClassifier:
     with torch.no_grad():
         for key, value in tensors.items():
             own[key].copy_(value)
+    if share_tables:
+        _share_tables(model, folder)
     return model

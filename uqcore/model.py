@@ -185,14 +185,26 @@ class DeepEnsemble(nn.Module):
             # become views of them (one copy in memory, not two), and training needs them
             with torch.inference_mode(False), torch.no_grad():
                 params, buffers = stack_module_state(list(self.members))  # [M, ...] each
+                params = {n: t for n, t in params.items() if n not in self._common()}
                 for i, member in enumerate(self.members):
                     for name, p in member.named_parameters():
-                        p.data = params[name][i]
+                        if name in params:
+                            p.data = params[name][i]
                     for name in dict(member.named_buffers()):
                         path, _, leaf = name.rpartition(".")
                         member.get_submodule(path)._buffers[leaf] = buffers[name][i]  # noqa: SLF001
             self._stack = (self._key(), (params, buffers))
         return self._stack[1]
+
+    def _common(self) -> dict[str, torch.Tensor]:
+        """Parameters every member holds in one storage (a pretrained base's embedding tables,
+        shared at loading): passed to ``vmap`` once, unbatched, instead of stacked M times."""
+        named = [dict(m.named_parameters()) for m in self.members]
+        return {
+            n: t.detach()
+            for n, t in named[0].items()
+            if all(d[n].data_ptr() == t.data_ptr() and d[n].shape == t.shape for d in named[1:])
+        } if len(named) > 1 else {}  # fmt: skip
 
     def _key(self) -> tuple:
         """What the stacked weights depend on: every tensor's identity, version and device."""
@@ -212,16 +224,20 @@ class DeepEnsemble(nn.Module):
             }  # fmt: skip
             return ForwardOutput(logits=torch.stack([o.logits for o in outs]), maps=maps)
         params, buffers = self._stacked()
+        common = self._common()  # unbatched: the same tensor for every member
         base = self.members[0]
         capture = tuple(capture)
         s = dataclasses.replace(s, fused_attention=False)
 
-        def one(p, b):
-            out = functional_call(base, (p, b), (ids, mask), {"settings": s, "capture": capture})
+        def one(p, b, c):
+            out = functional_call(
+                base, ({**p, **c}, b), (ids, mask), {"settings": s, "capture": capture}
+            )
             return out.logits, {i: dict(m.items()) for i, m in out.maps.items()}  # pytree
 
         with matmul_linear_only():  # oneDNN's fused linear has no vmap batching rule
-            logits, maps = torch.vmap(one)(params, buffers)  # [M, N, C], {layer: {name: [M..]}}
+            # [M, N, C], {layer: {name: [M..]}}
+            logits, maps = torch.vmap(one, in_dims=(0, 0, None))(params, buffers, common)
         return ForwardOutput(logits=logits, maps={i: LayerMaps(**m) for i, m in maps.items()})
 
 
