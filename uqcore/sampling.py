@@ -114,6 +114,19 @@ def _chunks(total: int, keep: int, keep_step: int, step: int):
         start += count
 
 
+def _only_last_layer_per_sample(cfg, s: ForwardSettings, full_rows: bool) -> bool:
+    """Whether a chunk of samples runs only the last layer per sample, from [CLS] only: the
+    family's attention is in the last layer alone, nothing below draws noise (no dropout), the
+    last layer's maps are not captured and the family does not need every query (EM)."""
+    return (
+        cfg.n_layers > 1
+        and cfg.first_stochastic_layer == cfg.n_layers - 1
+        and not (s.dropout_on and s.dropout > 0)
+        and not full_rows
+        and not cfg.spec.needs_every_query(s)
+    )
+
+
 def rows_per_chunk(
     model: nn.Module, batch: int, length: int, budget: int, s: ForwardSettings,
     full_rows: bool = False,
@@ -123,6 +136,11 @@ def rows_per_chunk(
     cfg = model.cfg
     rows = widest_query_rows(cfg, length, full_rows, s)
     per_row = 4 * length * (6 * cfg.d_model + 2 * cfg.d_ff)  # projections, residual, FFN
+    if _only_last_layer_per_sample(cfg, s, full_rows):
+        # the layers below run once on the unique rows (uqcore.model.run_layers): a sample
+        # holds the last layer's Q, K, V and mixed keys [L, d] and its [CLS] row's FFN
+        rows = 1
+        per_row = 4 * (4 * length * cfg.d_model + 6 * cfg.d_model + 2 * cfg.d_ff)
     per_row += 4 * 8 * cfg.n_heads * rows * length  # scores, noise, softmax, KL temporaries
     per_row += 4 * 4 * cfg.n_heads * length * getattr(cfg.attention, "n_centroids", 2)
     per_row += 4 * cfg.spec.extra_bytes * cfg.n_heads * length * cfg.d_model  # BayesFormer
