@@ -222,8 +222,8 @@ _tables: weakref.WeakValueDictionary[tuple, nn.Parameter] = weakref.WeakValueDic
 
 def _share_tables(model: BertClassifier, folder: str | Path) -> None:
     """Point ``model``'s embedding tables at the storage of the tables an earlier model loaded
-    from the same base file holds, if one is still alive. The MiniLM word table is 47 MB: a
-    five-member ensemble and the other MiniLM checkpoints in the app's cache then hold it once,
+    from the same base file holds, if one is still alive. The MiniLM word table is 47 MB: an
+    ensemble's members and the other MiniLM checkpoints in the app's cache then hold it once,
     not once each. Each model keeps its own Parameter objects (moving one model to another
     device or dtype gives it its own copy and leaves the others alone)."""
     path = (Path(folder) / "model.safetensors").resolve()

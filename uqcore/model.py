@@ -175,17 +175,19 @@ class DeepEnsemble(nn.Module):
         self.cfg = cfg.validate()
         member_cfg = cfg.replace(family=cfg.spec.member_family, ensemble_size=1)
         self.members = nn.ModuleList(build_one(member_cfg) for _ in range(cfg.ensemble_size))
-        self._stack: tuple[tuple, tuple[dict, dict]] | None = None
+        self._stack: tuple[tuple, tuple[dict, dict, dict]] | None = None
 
-    def _stacked(self) -> tuple[dict, dict]:
-        """The members' weights stacked on a leading ``M`` dimension, rebuilt only when a
-        weight changed (training steps bump a tensor's version) or moved."""
+    def _stacked(self) -> tuple[dict, dict, dict]:
+        """The members' weights stacked on a leading ``M`` dimension and the ones they share
+        (:meth:`_common`), rebuilt only when a weight changed (training steps bump a tensor's
+        version) or moved."""
         if self._stack is None or self._stack[0] != self._key():
             # normal tensors even when called under inference_mode: the members' own weights
             # become views of them (one copy in memory, not two), and training needs them
             with torch.inference_mode(False), torch.no_grad():
                 params, buffers = stack_module_state(list(self.members))  # [M, ...] each
-                params = {n: t for n, t in params.items() if n not in self._common()}
+                common = self._common()
+                params = {n: t for n, t in params.items() if n not in common}
                 for i, member in enumerate(self.members):
                     for name, p in member.named_parameters():
                         if name in params:
@@ -193,7 +195,7 @@ class DeepEnsemble(nn.Module):
                     for name in dict(member.named_buffers()):
                         path, _, leaf = name.rpartition(".")
                         member.get_submodule(path)._buffers[leaf] = buffers[name][i]  # noqa: SLF001
-            self._stack = (self._key(), (params, buffers))
+            self._stack = (self._key(), (params, buffers, common))
         return self._stack[1]
 
     def _common(self) -> dict[str, torch.Tensor]:
@@ -223,8 +225,7 @@ class DeepEnsemble(nn.Module):
                 for i in outs[0].maps
             }  # fmt: skip
             return ForwardOutput(logits=torch.stack([o.logits for o in outs]), maps=maps)
-        params, buffers = self._stacked()
-        common = self._common()  # unbatched: the same tensor for every member
+        params, buffers, common = self._stacked()  # common: unbatched, one for every member
         base = self.members[0]
         capture = tuple(capture)
         s = dataclasses.replace(s, fused_attention=False)

@@ -93,10 +93,11 @@ def setup_distributed(device: str) -> tuple[Dist, torch.device]:
 def deterministic_cuda() -> None:
     """Make a CUDA run repeat itself bit for bit: the same command gives the same weights.
 
-    Without it, kernels that accumulate with atomics (the backward of gathers and scatters) sum in
-    whatever order the threads finish: an H-STO run retrained on an H100 ended 0.4 points of dev
-    accuracy away from the first. cuBLAS needs a fixed workspace for the same guarantee; the
-    variable must be set before its first call, so this runs before the model moves to the GPU.
+    Without it, CUDA kernels that accumulate with atomics sum in whatever order the threads
+    finish (which op did it here was not pinned down): an H-STO run retrained on an H100 ended
+    0.4 points of dev accuracy away from the first. cuBLAS needs a fixed workspace for the same
+    guarantee; the variable must be set before its first call, so this runs before the model
+    moves to the GPU.
     """
     os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
     torch.use_deterministic_algorithms(True)
