@@ -45,6 +45,11 @@ def test_metrics_json_has_every_required_field(checkpoint, data_dir):
                     "ece", "mean_entropy", "mean_mutual_information", "mean_variance"):  # fmt: skip
             assert isinstance(m[side][key], float), (side, key)
     assert 0.0 <= m["ood_detection"]["mutual_information"]["auroc"] <= 1.0
+    for method in ("lac", "aps"):  # the conformal guarantee over dev + test re-splits
+        r = m["id"]["conformal_90"][method]["resampled"]
+        assert (r["splits"], r["n_cal"], r["n_eval"]) == (1000, m["temperature"]["dev_size"],
+                                                          m["sizes"]["id"])  # fmt: skip
+        assert 0.0 <= r["low"] <= r["mean"] <= r["high"] <= 1.0
     rows = m["table3"]
     assert len(rows) == len(PAPER_TABLE3) + 4  # the paper's sentences + 2 picks per domain
     assert {r["domain"] for r in rows} == {"id", "ood"}

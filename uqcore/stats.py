@@ -493,6 +493,54 @@ def conformal_summary(sets: np.ndarray, labels: Any) -> dict[str, float]:
             "ambiguous": float((s.sum(1) > 1).mean())}
 
 
+
+@dataclass(frozen=True)
+class ResampledCoverage:
+    """Coverage of split-conformal sets over random re-splits of held-out data: ``mean`` and
+    the 5th / 95th percentiles ``low`` / ``high`` over ``splits`` splits into ``n_cal``
+    calibration and ``n_eval`` evaluation examples."""
+
+    mean: float
+    low: float
+    high: float
+    splits: int
+    n_cal: int
+    n_eval: int
+
+    def as_dict(self) -> dict[str, float | int]:
+        return dict(self.__dict__)
+
+
+def resampled_coverage(
+    cal_scores: Any, eval_scores: Any, coverage: float = 0.9, splits: int = 1000, seed: int = 0
+) -> ResampledCoverage:
+    """The coverage split conformal promises, checked as Angelopoulos & Bates' tutorial does
+    (section 2, "checking coverage"): pool the true labels' scores of the calibration data and
+    of the evaluation data (:func:`calibration_scores`; both held out from training), draw
+    ``splits`` random splits of the pool with the original sizes, calibrate on one part
+    (:func:`conformal_from_scores`) and measure coverage on the other. For exchangeable data
+    the mean lies in ``[coverage, coverage + 1 / (n_cal + 1)]`` (without ties); one split's
+    coverage scatters around it (one draw is what the dev -> test figure is)."""
+    _check_coverage(coverage)
+    cal = _to_numpy(cal_scores).astype(np.float64).ravel()
+    held = _to_numpy(eval_scores).astype(np.float64).ravel()
+    if cal.size == 0 or held.size == 0 or splits < 1:
+        raise InputError("resampled coverage needs calibration and evaluation scores and "
+                         "at least one split.")  # fmt: skip
+    pool = np.concatenate([cal, held])  # [n]
+    rng = np.random.default_rng(seed)
+    k = int(np.ceil((cal.size + 1) * float(coverage)))  # the k-th smallest calibration score
+    got = np.empty(splits)
+    for i in range(splits):
+        order = rng.permutation(pool.size)
+        part = pool[order[: cal.size]]
+        threshold = np.partition(part, k - 1)[k - 1] if k <= cal.size else np.inf
+        got[i] = np.mean(pool[order[cal.size :]] <= threshold + 1e-12)
+    return ResampledCoverage(mean=float(got.mean()), low=float(np.quantile(got, 0.05)),
+                             high=float(np.quantile(got, 0.95)), splits=splits,
+                             n_cal=int(cal.size), n_eval=int(held.size))  # fmt: skip
+
+
 @dataclass(frozen=True)
 class Mahalanobis:
     """Class means ``[C, D]`` and the shared precision ``[D, D]`` of training features: the
