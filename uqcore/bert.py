@@ -66,7 +66,7 @@ class BertLayer(nn.Module):
         """``x [N, L, D]`` -> ``(x [N, L, D] or [N, 1, D] if cls_only, maps, kl [N] or None)``;
         the same contract as :class:`uqcore.layers.EncoderLayer`."""
         variational = self.attn.variational
-        p = s.dropout if s.dropout_on else 0.0
+        p = s.drop_p
         rows = 1 if cls_only else None
         y, maps, kl = self.attn(x, mask, s, noise, capture, rows, repeats)
         x = x.repeat(repeats, 1, 1) if repeats > 1 else x
@@ -101,7 +101,7 @@ class BertClassifier(StackedEncoder):
         tok = self.embed(ids)  # [N, L, D]
         pos = self.pos.weight[:length].expand(n, length, -1)  # [N, L, D]
         typ = self.types.weight[0].expand(n, length, -1)  # one segment: type 0 everywhere
-        p = s.dropout if s.dropout_on else 0.0
+        p = s.drop_p
         if self.cfg.spec.dropout_site == "variational":
             ones = tok.new_ones(n, length, 1)  # drop whole token / position inputs
             return self.embed_norm(tok * dropout(ones, p, noise) + pos * dropout(ones, p, noise)
@@ -119,7 +119,7 @@ class BertClassifier(StackedEncoder):
 
     def _logits(self, cls: torch.Tensor, s: ForwardSettings, noise) -> torch.Tensor:
         """BERT's pooler ``tanh(W h_CLS)``, dropout, the classifier: ``[N, D]`` -> ``[N, C]``."""
-        p = s.dropout if s.dropout_on else 0.0
+        p = s.drop_p
         return self.head(dropout(torch.tanh(self.pooler(cls)), p, noise))
 
 

@@ -132,7 +132,7 @@ class MultiHeadAttention(nn.Module):
 
         Standard dropout on attention probabilities is applied here (BayesFormer drops inputs
         instead). Returns ``(out [N, H, Lq, d_h] or None, KernelOut)``."""
-        drop = s.dropout_on and s.dropout > 0 and noise is not None and not self.variational
+        drop = s.drop_p > 0 and noise is not None and not self.variational
         weights = {name: getattr(self, name) for name in self.weight_names}
         call = dataclasses.replace(req, output=False) if drop and req.output else req
         ko = self.kernel(q, k, v, mask, s, noise, weights, call)
@@ -239,7 +239,7 @@ class EncoderLayer(nn.Module):
         deterministic, so its projections are computed once per unique row).
         """
         bayes = self.attn.variational
-        p = s.dropout if s.dropout_on else 0.0
+        p = s.drop_p
         rows = 1 if cls_only else None
         y, maps, kl = self.attn(self.norm1(x), mask, s, noise, capture, rows, repeats)
         x = x.repeat(repeats, 1, 1) if repeats > 1 else x

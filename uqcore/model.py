@@ -85,7 +85,7 @@ class StackedEncoder(nn.Module):
         s = settings or resolve(self.cfg)
         if repeats < 1 or ids.shape[0] % repeats:
             raise ValueError(f"repeats={repeats} does not divide the {ids.shape[0]} rows.")
-        shared = repeats if not (s.dropout_on and s.dropout > 0 and noise is not None) else 1
+        shared = repeats if not (s.drop_p > 0 and noise is not None) else 1
         x = self._embed(ids[: ids.shape[0] // shared], s, noise)  # [N / shared, L, D]
         x, maps, kl = run_layers(self.layers, x, mask, s, noise, capture, shared, self.cfg)
         logits = self._logits(x[:, 0], s, noise)  # [N, C] from [CLS] (x is [N, 1, D] here)
@@ -110,7 +110,7 @@ class EncoderClassifier(StackedEncoder):
         n, length = ids.shape
         tok = self.embed(ids)  # [N, L, D]
         pos = self.pos.weight[:length].expand(n, length, -1)  # [N, L, D]
-        p = s.dropout if s.dropout_on else 0.0
+        p = s.drop_p
         if self.cfg.spec.dropout_site == "variational":
             # dropout on the one-hot inputs = dropping whole token / position embedding rows
             ones = tok.new_ones(n, length, 1)

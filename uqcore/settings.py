@@ -68,6 +68,12 @@ class ForwardSettings:
     fused_attention: bool = True  # False inside vmap: SDPA has no batching rule
     need_kl: bool = True  # BAM: compute the KL (training always; the sampler only on request)
 
+    @property
+    def drop_p(self) -> float:
+        """The dropout probability this pass applies: ``dropout`` when ``dropout_on``, else 0.
+        The one test of "does this pass drop anything" (layers, the sampler's sharing)."""
+        return self.dropout if self.dropout_on else 0.0
+
 
 def resolve(
     cfg: ModelConfig, s: SamplingSettings | None = None, *, training: bool = False
@@ -150,6 +156,6 @@ def check_bam_mode(value) -> str:
 
 def is_stochastic(cfg: ModelConfig, fs: ForwardSettings) -> bool:
     """True when two samples of one input can differ (ensembles: see the sampler)."""
-    if fs.dropout_on and fs.dropout > 0:
+    if fs.drop_p > 0:
         return True
     return get_family(cfg.family).noisy(fs)
