@@ -122,6 +122,21 @@ def test_attention_colours_are_fixed_to_0_1_and_the_std_has_its_own_scale():
     assert auto.layout.coloraxis.cmax == 0.25
 
 
+
+def test_the_histogram_mean_label_stays_inside_the_plot():
+    """Defect: with a mean near 1 the centred "mean 0.990" label ran past the right edge (cut at
+    1400x1000). Near an edge it now sits on the inner side of the dashed line."""
+    from viz import figures as F
+
+    def anchor(mean: float) -> str:
+        probs = np.array([[1 - mean, mean]] * 5)
+        fig = F.prediction_histogram(probs, ["a", "b"], target=1, gold=True)
+        (label,) = fig.layout.annotations
+        assert label.text == f"mean {mean:.3f}"
+        return label.xanchor
+
+    assert (anchor(0.99), anchor(0.5), anchor(0.01)) == ("right", "center", "left")
+
 def test_the_em_step_moves_keys_toward_the_queries_and_theta_holds_them():
     """Learn step 5 runs the library's EM update on a toy: keys approach the queries that
     attend to them, less so with a larger prior precision theta."""

@@ -41,8 +41,10 @@ def prediction_histogram(
             x=sel, name=f"predicts {name} ({sel.size})", marker_color=_CLASS_COLORS[c % 4],
             xbins={"start": 0.0, "end": 1.0 + 1e-9, "size": 0.025}, marker_line_width=0,
         ))  # fmt: skip
-    fig.add_vline(x=float(p.mean()), line_dash="dash", line_color="#1a1d24",
-                  annotation_text=f"mean {p.mean():.3f}", annotation_position="top")  # fmt: skip
+    mean = float(p.mean())
+    side = "top left" if mean > 0.8 else "top right" if mean < 0.2 else "top"  # text stays in
+    fig.add_vline(x=mean, line_dash="dash", line_color="#1a1d24",
+                  annotation_text=f"mean {mean:.3f}", annotation_position=side)  # fmt: skip
     role = "gold" if gold else "predicted"
     fig.update_layout(
         barmode="stack", title=f"p({names[target]}) per sample ({role} class), T = {p.size}",
