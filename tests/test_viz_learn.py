@@ -43,16 +43,30 @@ def test_hard_samples_are_one_hot_and_their_share_sums_to_one() -> None:
 def test_centroid_figure_moves_keys_into_the_centroids_hull() -> None:
     fig, switched = V.centroid_figure(np.random.default_rng(0), 0.3)
     names = [t.name for t in fig.data]
-    assert names[0] == "centroids (learned)" and names[-1] == "keys" and len(fig.data) == 7
+    assert names[0] == "centroids (learned)" and names[-1] == "keys" and len(fig.data) == 8
     assert list(fig.data[1].text) == V.TOKENS  # the mixed keys are traced to their tokens
     assert set(switched) <= set(V.TOKENS)
     _, cold = V.centroid_figure(np.random.default_rng(0), 0.1)
     _, hot = V.centroid_figure(np.random.default_rng(0), 3.0)
     assert len(hot) >= len(cold)  # the caption's count follows tau1
-    moved = np.concatenate([np.c_[t.x, t.y] for t in fig.data[1:-1]])  # [5 * 6, 2]
+    dots = [t for t in fig.data[1:-1] if t.mode == "markers"]
+    moved = np.concatenate([np.c_[t.x, t.y] for t in dots])  # [5 * 6, 2]
     lo, hi = V.CENTROIDS.min(0), V.CENTROIDS.max(0)
     assert np.all(moved >= lo - 1e-9) and np.all(moved <= hi + 1e-9)  # convex mixes
 
+
+
+def test_keys_mixed_onto_one_centroid_share_one_label() -> None:
+    """Defect: at a low tau1 several keys land on one centroid and their labels printed over
+    each other ("film" + "was" + "good" read as a smudge). Now one label per place lists them."""
+    spots, labels = V.label_groups(np.array([[0.0, 0.0], [1.0, 1.0], [0.05, 0.0]]), ["a", "b", "c"])
+    assert labels == ["a, c", "b"] and spots.tolist() == [[0.0, 0.0], [1.0, 1.0]]
+    fig, _ = V.centroid_figure(np.random.default_rng(0), 0.1)
+    (text,) = [t for t in fig.data if t.mode == "text"]
+    where = np.c_[text.x, text.y]  # [groups, 2]
+    gaps = np.linalg.norm(where[:, None] - where[None], axis=-1) + np.eye(len(where)) * 9
+    assert gaps.min() >= V.LABEL_GAP  # no two labels in one place
+    assert sorted(", ".join(text.text).split(", ")) == sorted(V.TOKENS)  # each token once
 
 def test_bam_samples_scatter_around_the_posterior_and_k_tightens_them() -> None:
     def spread(k: float) -> float:

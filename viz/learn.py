@@ -76,20 +76,47 @@ def centroid_figure(
         picks.append(p.argmax(1))
         moved = p @ CENTROIDS  # [6, 2]
         fig.add_trace(go.Scatter(
-            x=moved[:, 0], y=moved[:, 1], mode="markers+text" if s == 0 else "markers",
-            text=TOKENS if s == 0 else None, textposition="top right", showlegend=s == 0,
-            textfont={"color": "#d1495b", "size": 10}, name=f"mixed keys ({samples} samples)",
+            x=moved[:, 0], y=moved[:, 1], mode="markers", showlegend=s == 0,
+            name=f"mixed keys ({samples} samples)", text=TOKENS, hoverinfo="text",
             marker={"color": "#d1495b", "opacity": 0.5, "size": 8},
         ))  # fmt: skip
+        if s == 0:  # the first sample's tokens, one label per place (keys often share a centroid)
+            spots, names = label_groups(moved, TOKENS)
+            fig.add_trace(go.Scatter(
+                x=spots[:, 0], y=spots[:, 1], mode="text", text=names, showlegend=False,
+                textposition=["top left" if x > 0.6 else "top right" for x in spots[:, 0]],
+                textfont={"color": "#d1495b", "size": 10},
+                hoverinfo="skip",
+            ))  # fmt: skip
     fig.add_trace(go.Scatter(x=KEYS[:, 0], y=KEYS[:, 1], mode="markers+text", name="keys",
                              text=TOKENS, textposition="bottom center",
                              marker={"size": 10, "color": "#1f5fbf"}))  # fmt: skip
     fig.update_layout(height=420, margin={"l": 10, "r": 10, "t": 30, "b": 10},
+                      legend={"orientation": "h", "y": -0.08},  # the plot keeps the width
                       xaxis={"range": [-1.6, 1.6]},
                       yaxis={"range": [-1.6, 1.6], "scaleanchor": "x"})  # fmt: skip
     chosen = np.stack(picks)  # [samples, 6]
     switched = [t for j, t in enumerate(TOKENS) if len(set(chosen[:, j])) > 1]
     return fig, switched
+
+
+LABEL_GAP = 0.15  # points closer than this (axis units) share one label
+
+
+def label_groups(points: np.ndarray, names: list[str]) -> tuple[np.ndarray, list[str]]:
+    """One label per place: ``points [n, 2]`` within :data:`LABEL_GAP` of an earlier group's
+    first point join its label ("film, was"), so labels of keys mixed onto the same centroid do
+    not print over each other. -> ``(spots [g, 2], labels [g])``"""
+    spots: list[np.ndarray] = []
+    labels: list[list[str]] = []
+    for point, name in zip(points, names, strict=True):
+        near = [g for g, spot in enumerate(spots) if np.linalg.norm(point - spot) < LABEL_GAP]
+        if near:
+            labels[near[0]].append(name)
+        else:
+            spots.append(point)
+            labels.append([name])
+    return np.array(spots), [", ".join(group) for group in labels]
 
 
 @phone_titles
@@ -136,6 +163,7 @@ def em_figure(iterations: int, theta: float) -> go.Figure:
                              name=f"keys after {iterations} EM step(s)",
                              marker={"size": 10, "color": "#d1495b"}))  # fmt: skip
     fig.update_layout(height=420, margin={"l": 10, "r": 10, "t": 30, "b": 10},
+                      legend={"orientation": "h", "y": -0.08},  # the plot keeps the width
                       xaxis={"range": [-1.6, 1.6]},
                       yaxis={"range": [-1.6, 1.6], "scaleanchor": "x"})  # fmt: skip
     return fig
