@@ -10,7 +10,7 @@ variances and the mutual information are exactly 0. Logarithms are natural (nats
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
@@ -493,7 +493,6 @@ def conformal_summary(sets: np.ndarray, labels: Any) -> dict[str, float]:
             "ambiguous": float((s.sum(1) > 1).mean())}
 
 
-
 @dataclass(frozen=True)
 class ResampledCoverage:
     """Coverage of split-conformal sets over random re-splits of held-out data: ``mean`` and
@@ -508,7 +507,8 @@ class ResampledCoverage:
     n_eval: int
 
     def as_dict(self) -> dict[str, float | int]:
-        return dict(self.__dict__)
+        """The fields as a plain dict (metrics.json)."""
+        return asdict(self)
 
 
 def resampled_coverage(
