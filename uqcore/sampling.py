@@ -121,7 +121,7 @@ def _only_last_layer_per_sample(cfg, s: ForwardSettings, full_rows: bool) -> boo
     return (
         cfg.n_layers > 1
         and cfg.first_stochastic_layer == cfg.n_layers - 1
-        and not s.drop_p > 0
+        and s.drop_p == 0
         and not full_rows
         and not cfg.spec.needs_every_query(s)
     )

@@ -416,6 +416,7 @@ def summarize(probs: Any, labels: Any) -> dict[str, float]:
 
 
 CONFORMAL_METHODS: tuple[str, ...] = ("lac", "aps")
+TIE = 1e-12  # a score this close above the threshold still counts as within it (float rounding)
 
 
 def _conformal_scores(mean_probs: np.ndarray, method: str) -> np.ndarray:
@@ -443,7 +444,7 @@ class ConformalSets:
     def sets(self, mean_probs: Any) -> np.ndarray:
         """Membership ``[N, C]`` (bool) of every class in every example's set."""
         p = _check_mean_probs(mean_probs)
-        return _conformal_scores(p, self.method) <= self.threshold + 1e-12
+        return _conformal_scores(p, self.method) <= self.threshold + TIE
 
 
 def _check_coverage(coverage: Any) -> None:
@@ -529,13 +530,11 @@ def resampled_coverage(
                          "at least one split.")  # fmt: skip
     pool = np.concatenate([cal, held])  # [n]
     rng = np.random.default_rng(seed)
-    k = int(np.ceil((cal.size + 1) * float(coverage)))  # the k-th smallest calibration score
     got = np.empty(splits)
     for i in range(splits):
         order = rng.permutation(pool.size)
-        part = pool[order[: cal.size]]
-        threshold = np.partition(part, k - 1)[k - 1] if k <= cal.size else np.inf
-        got[i] = np.mean(pool[order[cal.size :]] <= threshold + 1e-12)
+        threshold = conformal_from_scores(pool[order[: cal.size]], coverage).threshold
+        got[i] = np.mean(pool[order[cal.size :]] <= threshold + TIE)
     return ResampledCoverage(mean=float(got.mean()), low=float(np.quantile(got, 0.05)),
                              high=float(np.quantile(got, 0.95)), splits=splits,
                              n_cal=int(cal.size), n_eval=int(held.size))  # fmt: skip

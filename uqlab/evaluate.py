@@ -123,8 +123,9 @@ def evaluate_checkpoint(
         metrics[k]["scaled"] = {"nll": nll(mean, y), "brier": brier(mean, y),
                                 "ece": ece(mean, y), "aece": adaptive_ece(mean, y)}  # fmt: skip
     # split conformal sets at 90 % coverage, calibrated on dev (the mean prediction)
-    dev_mean = probs["dev"].mean(axis=0)  # [N_dev, C]
-    cal_scores = {m: calibration_scores(dev_mean, data.dev.labels, m) for m in CONFORMAL_METHODS}
+    means = {k: p.mean(axis=0) for k, p in probs.items()}  # [N, C] per split
+    cal_scores = {m: calibration_scores(means["dev"], data.dev.labels, m)
+                  for m in CONFORMAL_METHODS}  # fmt: skip
     metrics["conformal_calibration"] = {  # for sets at any coverage (the app's slider)
         "on": "dev", "samples": T, "seed": seed,
         "scores": {m: [round(float(x), 5) for x in s] for m, s in cal_scores.items()},
@@ -132,12 +133,12 @@ def evaluate_checkpoint(
     for method in CONFORMAL_METHODS:
         cal = conformal_from_scores(cal_scores[method], 0.9, method)
         for k in scored:
-            sets = cal.sets(probs[k].mean(axis=0))
+            sets = cal.sets(means[k])
             metrics[k].setdefault("conformal_90", {})[method] = conformal_summary(
                 sets, splits[k].labels
             )
         # the guarantee itself: coverage over random re-splits of dev + in-domain test
-        held = calibration_scores(probs["id"].mean(axis=0), splits["id"].labels, method)
+        held = calibration_scores(means["id"], splits["id"].labels, method)
         metrics["id"]["conformal_90"][method]["resampled"] = resampled_coverage(
             cal_scores[method], held, 0.9, RESPLITS, seed
         ).as_dict()

@@ -138,6 +138,11 @@ SCORE_COLUMNS = (("mutual_information", "MI"), ("entropy", "entropy"), ("max_pro
                  ("energy", "energy"), ("mahalanobis", "Mahalanobis"))  # fmt: skip
 
 
+def _resampled(m: dict) -> dict | None:
+    """A metrics.json's LAC coverage over dev + test re-splits (None: written before it)."""
+    return m["id"].get("conformal_90", {}).get("lac", {}).get("resampled")
+
+
 def _calibration(rows: list[tuple[str, dict | None]]) -> list[str]:
     """Calibration before and after temperature scaling, selective prediction, and the OOD
     AUROC of every score (the columns a 2026 comparison reports), for checkpoints evaluated
@@ -178,7 +183,7 @@ def _calibration(rows: list[tuple[str, dict | None]]) -> list[str]:
             return "—" if c is None else f"{100 * c['coverage']:.1f} % / {c['mean_size']:.2f}"
 
         def resplit(m=m) -> str:
-            r = m["id"].get("conformal_90", {}).get("lac", {}).get("resampled")
+            r = _resampled(m)
             return "—" if r is None else (f"{100 * r['mean']:.1f} % ({100 * r['low']:.1f}-"
                                           f"{100 * r['high']:.1f})")  # fmt: skip
 
@@ -186,8 +191,7 @@ def _calibration(rows: list[tuple[str, dict | None]]) -> list[str]:
                      f"{'—' if t is None else f'{t:.2f}'} | {i['aurc']:.3f} | "
                      f"{100 * i['accuracy_at_80_coverage']:.1f} | {conformal('id')} | "
                      f"{resplit()} | {conformal('ood')} | {aurocs} |")  # fmt: skip
-    stale = [n for n, m in have
-             if "resampled" not in m["id"].get("conformal_90", {}).get("lac", {})]  # fmt: skip
+    stale = [n for n, m in have if _resampled(m) is None]
     if stale:
         lines += ["", f"Re-split \"—\": {', '.join(stale)} kept a metrics.json written before the "
                   "re-split existed; `python -m uqlab.evaluate --ckpt NAME` fills it (with "
