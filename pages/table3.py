@@ -7,10 +7,11 @@ import streamlit as st
 
 from ui import cached, dataset, sidebar
 from ui import keys as K
-from ui.catalog import display_name, label_names, presets
+from ui.catalog import label_names, picker_labels, presets
 from ui.compute import settings_key, table3_record
 from ui.format import plain
 from ui.inputs import MAX_ROWS, parse_csv, parse_lines
+from ui.table3 import wide_tables
 from uqlab.paper import correct_cell, p_gold_cell
 
 view, info = sidebar.page("Table 3: how sure is each model, sentence by sentence?")
@@ -20,8 +21,7 @@ st.caption("The paper's Table 3: for each sentence, the mean ± variance over T 
 names = label_names(info)
 same_task = [i for i in cached.infos() if i.task == info.task]
 chosen = st.multiselect("Checkpoints", [i.name for i in same_task], default=[info.name],
-                        format_func=lambda n: display_name(next(i for i in same_task
-                                                                if i.name == n)))  # fmt: skip
+                        format_func=picker_labels(same_task).__getitem__)  # fmt: skip
 source = st.radio("Sentences", ("Examples", "Paste lines", "Upload CSV", "Random sample"),
                   horizontal=True, key=K.T3_SOURCE)  # fmt: skip
 rows, problems = [], []
@@ -89,12 +89,8 @@ if unlabelled.any():
     stat_name, corr_name = "p(gold, else predicted) mean ± var", "correct (else agreeing)/T"
     st.caption("Sentences without a gold label are scored against the class each checkpoint "
                "predicts (named in brackets): p(predicted) and the samples that agree with it.")
-for domain, part in cells.groupby("domain", sort=False):
+for domain, wide in wide_tables(cells, chosen, stat_name, corr_name):  # numbers first
     st.subheader(plain(domain))
-    wide = part.pivot_table(index=["sentence", "gold"], columns="checkpoint",
-                            values=["stat", "corr"], aggfunc="first", sort=False)  # fmt: skip
-    wide.columns = [f"{ck}: {stat_name if what == 'stat' else corr_name}"
-                    for what, ck in wide.columns]  # fmt: skip
-    st.dataframe(wide.reset_index(), hide_index=True, width="stretch")
+    st.dataframe(wide, hide_index=True, width="stretch")
 st.download_button("Download the table (CSV)", lambda: frame.to_csv(index=False),
                    f"table3-{info.task}-T{view.T}-seed{view.seed}.csv", "text/csv")  # fmt: skip

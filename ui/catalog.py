@@ -6,13 +6,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
+from ui.upload import UPLOAD_PREFIX
 from uqcore.backbones import BACKBONES
 from uqcore.families import FAMILY_NAMES
 from uqcore.families import title as family_title
 from uqcore.registry import CheckpointInfo
 from uqlab.data import load_eval_subset
 from uqlab.paper import examples, metric_cell
-from uqlab.tasks import DOMAINS, METRICS, TASKS, task_title
+from uqlab.tasks import DOMAINS, METRICS, TASKS
 from uqlab.training.pretrained import BASE_TITLES
 
 FAMILY_ORDER = FAMILY_NAMES  # the family table's order
@@ -32,14 +33,44 @@ def sort_key(info: CheckpointInfo) -> tuple:
     return (info.task, backbone, family, info.name)
 
 
+# a family's name as the picker shows it, where its title is too long for the sidebar (the
+# title stays in the model card); any other family is shown by its title
+FAMILY_SHORT = {"trans": "Deterministic", "bam": "BAM", "probtrans": "ProbTrans (EM)"}
+LABEL_CHARS = 32  # what the sidebar's picker shows of a label before cutting it (1024 px too)
+
+
+def _short(title: str) -> str:
+    """``"MiniLM-L6 (all-MiniLM-L6-v2)"`` -> ``"MiniLM"``: a base's title up to its size."""
+    return title.split(" (")[0].split("-")[0]
+
+
 def display_name(info: CheckpointInfo) -> str:
-    """``"CoLA acceptability · H-STO-TRANS (cola-hsto)"``; a pretrained backbone is named:
-    ``"CoLA acceptability · MiniLM · H-STO-TRANS (cola-minilm-hsto)"``."""
-    on = ""
+    """A short label that fits the sidebar: ``"CoLA · H-STO-TRANS"``; a pretrained backbone is
+    named: ``"CoLA · MiniLM · BAM"``. The long names are in the model card."""
+    spec = TASKS.get(info.task)
+    parts = [spec.short if spec else info.task]
     if backbone_of(info) != "word":
         base = info.training.get("config", {}).get("base")
-        on = f" · {BASE_TITLES.get(base, backbone_of(info))}"
-    return f"{task_title(info.task)}{on} · {family_title(info.family)} ({info.name})"
+        parts.append(_short(BASE_TITLES.get(base, backbone_of(info))))
+    parts.append(FAMILY_SHORT.get(info.family) or family_title(info.family))
+    return " · ".join(parts)
+
+
+def picker_labels(infos: list[CheckpointInfo]) -> dict[str, str]:
+    """Checkpoint name -> its picker label (:func:`display_name`), the name added in brackets
+    where two checkpoints would read the same (two STO-TRANS of one task); an upload is named
+    first, as its visitor named it."""
+    short = {i.name: display_name(i) for i in infos}
+    seen: dict[str, int] = {}
+    for label in short.values():
+        seen[label] = seen.get(label, 0) + 1
+
+    def label(name: str, text: str) -> str:
+        if name.startswith(UPLOAD_PREFIX):
+            return f"{name} ({text})"
+        return text if seen[text] == 1 else f"{text} ({name})"
+
+    return {name: label(name, text) for name, text in short.items()}
 
 
 def base_line(info: CheckpointInfo) -> str | None:

@@ -9,7 +9,7 @@ import streamlit as st
 
 from ui import keys as K
 from ui import state as S
-from ui.catalog import base_line, display_name, headline, label_names, sort_key, storage_line
+from ui.catalog import base_line, headline, label_names, picker_labels, sort_key, storage_line
 from ui.format import plain
 from ui.upload import UPLOAD_PREFIX
 from uqcore.config import ModelConfig
@@ -17,7 +17,7 @@ from uqcore.families import KNOBS, FamilySpec, disabled_reason, get_family
 from uqcore.families import title as family_title
 from uqcore.registry import CheckpointInfo
 from uqcore.settings import resolve
-from uqlab.tasks import DEFAULT_CHECKPOINT
+from uqlab.tasks import DEFAULT_CHECKPOINT, task_title
 
 TAU_GRID = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 30.0, 40.0, 60.0, 100.0, 300.0, 1000.0)
 WHY_HARD = (
@@ -142,10 +142,12 @@ def render(infos: list[CheckpointInfo]) -> tuple[S.ViewState, CheckpointInfo | N
     if st.session_state.get(K.CKPT) not in by_name:
         st.session_state[K.CKPT] = infos[0].name
     sb.selectbox(
-        "Checkpoint", list(by_name), key=K.CKPT, format_func=lambda n: display_name(by_name[n]),
+        "Checkpoint", list(by_name), key=K.CKPT, format_func=picker_labels(infos).__getitem__,
         on_change=_on_checkpoint_change,
-        help="Trained models, grouped by task and family. Each is a folder of safetensors "
-        "weights + JSON under assets/checkpoints/.",
+        help="Trained models, grouped by task, backbone (word-level from scratch, or a "
+        "pretrained MiniLM encoder) and family. The model card below names the checkpoint and "
+        "its family in full. Each is a folder of safetensors weights + JSON under "
+        "assets/checkpoints/.",
     )  # fmt: skip
     info = by_name[st.session_state[K.CKPT]]
     own = _trained(info)
@@ -225,7 +227,7 @@ def _model_card(sb, info: CheckpointInfo) -> None:
     with sb.expander("Model card", expanded=False):
         cfg = info.config
         st.markdown(
-            f"**{family_title(info.family)}** on **{info.task}** · "
+            f"`{info.name}`: **{family_title(info.family)}** on **{task_title(info.task)}** · "
             f"{cfg.get('n_layers')} layer(s), {cfg.get('n_heads')} heads, width "
             f"{cfg.get('d_model')}, vocabulary {cfg.get('vocab_size'):,}, up to "
             f"{cfg.get('max_len')} tokens."

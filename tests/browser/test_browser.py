@@ -90,9 +90,11 @@ def test_sidebar_settings_change_the_numbers_and_the_link(tab, server):
     assert metric_values(tab) != before
 
 
-def choose_checkpoint(page, name: str) -> None:
+def choose_checkpoint(page, name: str, label: str | None = None) -> None:
+    """Pick ``name`` in the sidebar by its ``label``; without one, by the name the label adds in
+    brackets where two checkpoints read the same (``tiny-bam`` beside the shipped ``cola-bam``)."""
     page.locator('[data-testid="stSidebar"] [data-testid="stSelectbox"]').first.click()
-    page.get_by_role("option").filter(has_text=f"({name})").click()
+    page.get_by_role("option").filter(has_text=label or f"({name})").click()
     settle(page)
 
 
@@ -399,7 +401,7 @@ def test_a_gold_label_does_not_follow_the_user_to_another_task(tab, served_folde
     try:
         open_view(tab, url, MUST_SHOW.replace("cola-hsto", "tiny-hsto"))
         assert tab.get_by_role("radio", name="unacceptable").is_checked()
-        choose_checkpoint(tab, "tinyimdb-trans")
+        choose_checkpoint(tab, "tinyimdb-trans", "IMDB · Deterministic")
         query = parse_qs(urlparse(tab.url).query)
         assert query["ckpt"] == ["tinyimdb-trans"] and "label" not in query, query
         assert tab.get_by_role("radio", name="unknown").is_checked()
