@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui import cached, sidebar
+from ui import cached, guard, sidebar
 from ui import keys as K
 from ui.catalog import label_names, presets, sort_key
 from ui.compare import compare, mean_attention
@@ -32,6 +32,7 @@ if not chosen:
     st.info("Pick at least one checkpoint.")
     st.stop()
 st.caption(f"T = {view.T}, seed {view.seed}; each checkpoint uses its own trained settings.")
+chosen = guard.usable(chosen)  # one line for each checkpoint that cannot be loaded
 results = {}
 bar = st.progress(0.0)
 for n, name in enumerate(chosen):
@@ -46,7 +47,7 @@ for n, name in enumerate(chosen):
             label,
         )
     except UQError as exc:
-        st.error(f"{name}: {exc}", icon="✋")
+        st.error(f"**{name}**: {guard.clean(str(exc))}", icon="✋")
     finally:
         bar.progress((n + 1) / len(chosen), name)
 bar.empty()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from ui import cached, dataset, sidebar
+from ui import cached, dataset, guard, sidebar
 from ui import keys as K
 from ui.catalog import lac_scores, sort_key
 from ui.compute import settings_key
@@ -65,6 +65,9 @@ if st.button("Compute", type="primary", key=K.RES_GO):
     st.session_state[K.RES_REQUEST] = request
 if st.session_state.get(K.RES_REQUEST) != request or not chosen:
     st.info("Pick checkpoints and press Compute (about 5-20 s per checkpoint the first time).")
+    st.stop()
+chosen = guard.usable(chosen)  # one line for each checkpoint that cannot be loaded
+if not chosen:
     st.stop()
 rows = dataset.pick(task, int(per), view.seed)
 frames = {}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui import cached, dataset, sidebar
+from ui import cached, dataset, guard, sidebar
 from ui import keys as K
 from ui import sweep as S
 from ui.catalog import sort_key
@@ -41,6 +41,8 @@ if st.button("Run the sweep", type="primary", key=K.SW_GO):
     st.session_state[K.SW_REQUEST] = request
 if st.session_state.get(K.SW_REQUEST) != request or not grid:
     st.info("Pick values and press Run (each value samples every example; results are cached).")
+    st.stop()
+if not guard.usable([name]):  # says why this checkpoint cannot be loaded
     st.stop()
 bar = st.progress(0.0)
 table = S.records(

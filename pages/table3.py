@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from ui import cached, dataset, sidebar
+from ui import cached, dataset, guard, sidebar
 from ui import keys as K
 from ui.catalog import label_names, picker_labels, presets
 from ui.compute import settings_key, table3_record
@@ -59,6 +59,9 @@ request = (tuple(rows), tuple(chosen), view.T, view.seed, ov)
 if st.button("Compute the table", type="primary"):
     st.session_state[K.T3_REQUEST] = request
 if st.session_state.get(K.T3_REQUEST) != request:  # computed on demand, kept across reruns
+    st.stop()
+chosen = guard.usable(chosen)  # one line for each checkpoint that cannot be loaded
+if not chosen:
     st.stop()
 bar = st.progress(0.0, "Sampling…")
 records = []

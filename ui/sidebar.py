@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from ui import guard
 from ui import keys as K
 from ui import state as S
 from ui.catalog import base_line, headline, label_names, picker_labels, sort_key, storage_line
@@ -286,6 +287,12 @@ def page(title: str, *, needs_checkpoint: bool = True) -> tuple[S.ViewState, Che
         st.info("No checkpoint available: train one (`python -m uqlab.train`, or "
                 "`bash scripts/retrain.sh all`) and reload.")  # fmt: skip
         st.stop()
+    why = guard.problem(info.name) if info is not None else None
+    if why:  # a missing base package, a corrupt file: said here, on every page
+        st.error(guard.line(info.name, why) + " Pick another checkpoint in the sidebar.",
+                 icon="✋")  # fmt: skip
+        if needs_checkpoint:
+            st.stop()
     return view, info
 
 
