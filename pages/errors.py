@@ -10,7 +10,9 @@ from ui import keys as K
 from ui.catalog import label_names, lac_scores
 from ui.compute import Summary, settings_key
 from ui.explore_views import summary_metrics
+from ui.progress import Eta
 from ui.state import explorer_url
+from ui.tables import fitted
 from uqcore.stats import conformal_from_scores
 
 view, info = sidebar.page("Error analysis")
@@ -23,20 +25,26 @@ T = c1.number_input("T", 1, 100, 10, key=K.ERR_T, help="Samples per example (pap
 per = c2.number_input("Examples per domain (0 = all)", 0, 2000, 0, step=100, key=K.ERR_N)
 ov = settings_key(view.overrides())
 request = (info.name, int(T), int(per), view.seed, ov)
-if st.button("Compute", type="primary", key=K.ERR_GO):
+note = cached.stored_note(info.name, int(T), view.seed, ov)
+stored = note.startswith("Read")
+if st.button("Compute", type="primary", key=K.ERR_GO) or stored:  # stored: read at once
     st.session_state[K.ERR_REQUEST] = request
 if st.session_state.get(K.ERR_REQUEST) != request:
-    st.info("Press Compute to sample every example (about 5-30 s the first time).")
+    st.info(f"Press Compute to sample every example. {note}")
     st.stop()
+st.caption(note)
 computed = st.session_state.get(K.ERR_FRAME)
 if computed is None or computed[0] != request:  # filters and sorts below reuse this frame
-    bar = st.progress(0.0)
+    bar, early, eta = st.progress(0.0), st.empty(), Eta()
     df, skipped = dataset.frame(
         dataset.pick(info.task, int(per) or None, view.seed),
         cached.sampler(info.name, T, view.seed, ov),
-        lambda f: bar.progress(f, f"Sampling: {f:.0%}"),
+        lambda f: bar.progress(f, eta.text(f)),
+        partial=lambda d: early.dataframe(d[["domain", "text", "p_gold", "correct", "mi"]],
+                                          hide_index=True, height=240),  # fmt: skip
     )
     bar.empty()
+    early.empty()
     st.session_state[K.ERR_FRAME] = (request, df, skipped)
 else:
     _, df, skipped = computed
@@ -82,19 +90,22 @@ table = part.assign(
     gold=part["gold"].map(lambda g: names[g]),
     pred=part["pred"].map(lambda p: names[p]),
     correct=[f"{c}/{t}" for c, t in zip(part["correct"], part["T"], strict=True)],
-)[["open", "domain", "text", "gold", "pred", "p_gold", "var_gold", "correct", "entropy", "mi"]]
+)[["open", "p_gold", "correct", "gold", "pred", "text", "domain", "var_gold", "entropy", "mi"]]
 key = SORTS[sort]  # the column the rows are sorted by comes first, so it is never off-screen
 table = table[["open", key, *(c for c in table.columns if c not in ("open", key))]]
-st.dataframe(
+st.dataframe(  # the numbers before the text, each column as wide as its header and values
     table, hide_index=True, width="stretch", height=560,
-    column_config={
-        "open": st.column_config.LinkColumn("explore", display_text="open ↗", width="small"),
-        "text": st.column_config.TextColumn("text", width="large"),
-        "p_gold": st.column_config.NumberColumn("mean p(gold)", format="%.3f"),
-        "var_gold": st.column_config.NumberColumn("variance", format="%.2e"),
-        "entropy": st.column_config.NumberColumn("entropy", format="%.3f"),
-        "mi": st.column_config.NumberColumn("mutual information", format="%.2e"),
-    },
+    column_config=fitted(
+        table,
+        open=st.column_config.LinkColumn("explore", display_text="open ↗", width="small"),
+        text=st.column_config.TextColumn("text", width="large"),
+        p_gold=st.column_config.NumberColumn("p(gold)", format="%.3f",
+                                             help="Mean over the T samples of p(gold label)."),
+        var_gold=st.column_config.NumberColumn("var p(gold)", format="%.2e",
+                                               help="Variance over the T samples of p(gold)."),
+        entropy=st.column_config.NumberColumn("entropy", format="%.3f"),
+        mi=st.column_config.NumberColumn("mutual information", format="%.2e"),
+    ),
 )  # fmt: skip
 top = table.head(200)
 row = st.selectbox("Open an example in the explorer (same checkpoint, T, seed and settings)",

@@ -10,6 +10,8 @@ from ui import cached, dataset, guard, sidebar
 from ui import keys as K
 from ui.catalog import lac_scores, sort_key
 from ui.compute import settings_key
+from ui.progress import Eta
+from ui.tables import fitted
 from uqcore.settings import SamplingSettings
 from uqcore.stats import conformal_from_scores
 from uqlab.paper import PAPER_FAMILIES, metric_table
@@ -31,7 +33,8 @@ paper = metric_table(task)
 unit = get_task(task).metric_spec.table_unit
 st.subheader(f"{f'Table {paper.number}: ' if paper else ''}{unit}, mean ± std over T runs")
 table = pd.DataFrame(rows)
-st.dataframe(table, hide_index=True, width="stretch")
+st.dataframe(table, hide_index=True, width="stretch",
+             column_config=fitted(table, pinned="checkpoint"))  # names whole, never cut
 st.download_button("Download this table (CSV)", lambda: table.to_csv(index=False),
                    f"results-{task}.csv", "text/csv", key=K.RES_TABLE_CSV)  # fmt: skip
 st.caption("Ours: each checkpoint's metrics.json, written by `python -m uqlab.evaluate` on the "
@@ -61,22 +64,28 @@ per = c3.number_input(
 score = st.selectbox("OOD score", list(dataset.SCORES), format_func=lambda s:
                      dataset.SCORES[s][1], key=K.RES_SCORE)  # fmt: skip
 request = (tuple(chosen), int(T), int(per), view.seed)
-if st.button("Compute", type="primary", key=K.RES_GO):
+own = settings_key(SamplingSettings())
+notes = {name: cached.stored_note(name, int(T), view.seed, own) for name in chosen}
+stored = bool(chosen) and all(n.startswith("Read") for n in notes.values())
+if st.button("Compute", type="primary", key=K.RES_GO) or stored:  # stored: read at once
     st.session_state[K.RES_REQUEST] = request
+for name, note in notes.items():
+    st.caption(f"{name}: {note}")
 if st.session_state.get(K.RES_REQUEST) != request or not chosen:
-    st.info("Pick checkpoints and press Compute (about 5-20 s per checkpoint the first time).")
+    st.info("Pick checkpoints and press Compute.")
     st.stop()
 chosen = guard.usable(chosen)  # one line for each checkpoint that cannot be loaded
 if not chosen:
     st.stop()
 rows = dataset.pick(task, int(per), view.seed)
 frames = {}
-bar = st.progress(0.0)
+bar, eta = st.progress(0.0), Eta()
 by_name = {i.name: i for i in mine}
 for n, name in enumerate(chosen):
     frame, skipped = dataset.frame(
         rows, cached.sampler(name, T, view.seed, settings_key(SamplingSettings())),
-        lambda f, n=n, c=name: bar.progress((n + f) / len(chosen), f"{c}: {f:.0%}"),
+        lambda f, n=n, c=name: bar.progress((n + f) / len(chosen),
+                                            f"{c}: " + eta.text((n + f) / len(chosen))),
         sidebar.temperature_of(by_name[name]),
     )  # fmt: skip
     frames[name] = frame

@@ -11,7 +11,7 @@ from ui.catalog import label_names, picker_labels, presets
 from ui.compute import settings_key, table3_record
 from ui.format import plain
 from ui.inputs import MAX_ROWS, parse_csv, parse_lines
-from ui.table3 import wide_tables
+from ui.tables import wide_tables
 from uqlab.paper import correct_cell, p_gold_cell
 
 view, info = sidebar.page("Table 3: how sure is each model, sentence by sentence?")
@@ -63,6 +63,8 @@ if st.session_state.get(K.T3_REQUEST) != request:  # computed on demand, kept ac
 chosen = guard.usable(chosen)  # one line for each checkpoint that cannot be loaded
 if not chosen:
     st.stop()
+if source == "Random sample":  # bundled examples: read from stored samples where they match
+    st.caption(cached.stored_note(info.name, view.T, view.seed, ov))
 bar = st.progress(0.0, "Sampling…")
 records = []
 for c, name in enumerate(chosen):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import time
 
-from ui.lru import ByteLRU
+from uqcore.lru import ByteLRU
 
 
 def test_the_least_recently_used_go_first_once_the_bytes_pass_the_budget():

@@ -223,12 +223,31 @@ def table3_record(
     }
 
 
+def from_logits(logits: np.ndarray) -> Sampled:
+    """A text's samples from its ``logits [T, C]`` (float64 softmax, as the sampler's)."""
+    z = np.exp(logits - logits.max(-1, keepdims=True))  # [T, C]
+    return Sampled(z / z.sum(-1, keepdims=True), np.asarray(logits, dtype=np.float64))
+
+
+def stored_probs(stored, texts: tuple[str, ...], T: int) -> list[Sampled | None]:  # noqa: N803
+    """Each text's samples read from ``stored`` (:class:`uqlab.stored.StoredSamples` whose
+    request was checked with ``serves``), or None where it holds none."""
+    out: list[Sampled | None] = []
+    for text in texts:
+        got = stored.get(text, T)
+        out.append(None if got is None else from_logits(got))
+    return out
+
+
 def many_probs(
-    ck: Checkpoint, texts: tuple[str, ...], T: int, seed: int, overrides: SamplingSettings
-) -> list[Sampled | str]:
+    ck: Checkpoint, texts: tuple[str, ...], T: int, seed: int, overrides: SamplingSettings,
+    prefix_cache=None, owner=None,
+) -> list[Sampled | str]:  # fmt: skip
     """The samples of every text, in batches of similar length: for each text the
     ``probs [T, C]`` that :func:`explore` gives it alone (and their logits), or the message of
-    why it cannot be read (an empty text, no known word) while the others are computed."""
+    why it cannot be read (an empty text, no known word) while the others are computed.
+    ``prefix_cache`` / ``owner``: the layers below the noise kept across calls
+    (:mod:`uqcore.prefix`)."""
     fs = resolve(ck.config, overrides)  # ConfigError for a bad setting: nothing to compute
     out: list[Sampled | str] = [""] * len(texts)
     encoded: dict[int, list[int]] = {}
@@ -240,7 +259,8 @@ def many_probs(
     if encoded:
         with torch.inference_mode():  # length-sorted batches (uqcore.predict)
             probs, logits = predict_ids(ck.model, list(encoded.values()), T, seed, settings=fs,
-                                        with_logits=True)  # [T, N, C] each  # fmt: skip
+                                        with_logits=True, prefix_cache=prefix_cache,
+                                        prefix_owner=owner)  # [T, N, C] each  # fmt: skip
         for j, i in enumerate(encoded):
             out[i] = Sampled(probs[:, j].numpy().astype(np.float64),
                              logits[:, j].numpy().astype(np.float64))  # fmt: skip

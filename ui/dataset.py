@@ -25,7 +25,7 @@ from uqcore.stats import (
     table3_stats,
 )
 from uqcore.stats import risk_coverage as stats_risk_coverage
-from uqlab.data import load_eval_subset
+from uqlab.stored import bundled_rows
 from uqlab.tasks import DOMAINS, TASKS
 
 IN, OUT = DOMAINS["id"], DOMAINS["ood"]  # the ``domain`` column's values
@@ -46,12 +46,9 @@ SCORES = {  # OOD score name -> (column, label); higher = more likely out of dom
 @lru_cache(maxsize=4)
 def examples(task: str) -> tuple[tuple[str, int, str, int], ...]:
     """(text, gold, domain, index in its subset) of every bundled example of ``task``."""
-    out = []
-    for subset, domain in SUBSETS.get(task, ()):
-        split = load_eval_subset(subset)
-        pairs = zip(split.texts, split.labels, strict=True)
-        out += [(t, int(y), domain, i) for i, (t, y) in enumerate(pairs)]
-    return tuple(out)
+    if task not in TASKS:
+        return ()
+    return tuple((t, y, DOMAINS[d], i) for t, y, d, i in bundled_rows(task))
 
 
 def pick(task: str, per_domain: int | None, seed: int = 0) -> list[tuple[str, int, str, int]]:
@@ -68,7 +65,7 @@ def pick(task: str, per_domain: int | None, seed: int = 0) -> list[tuple[str, in
     return out
 
 
-CHUNK = 512  # texts per call of the sampler: the progress bar moves between chunks
+CHUNK = 256  # texts per call of the sampler: the progress bar and the table move between chunks
 
 Sampler = Callable[[tuple[str, ...]], list]  # texts -> per text Sampled or an error message
 
@@ -78,13 +75,15 @@ def frame(
     probs_many: Sampler,
     progress: Callable[[float], None] | None = None,
     temperature: float | None = None,
+    partial: Callable[[pd.DataFrame], None] | None = None,
 ) -> tuple[pd.DataFrame, int]:
     """One row per readable example with prediction and uncertainty, in the order of ``rows``;
     also how many were skipped (a text with no known word cannot be sampled). ``probs_many``
     samples a tuple of texts (:func:`ui.compute.many_probs`), called on chunks of
     :data:`CHUNK` texts of similar length (by words: each chunk's batches then carry little
     padding; an example's numbers do not depend on its chunk). With a ``temperature``,
-    ``p1_scaled`` is the mean p(class 1) after temperature scaling."""
+    ``p1_scaled`` is the mean p(class 1) after temperature scaling. ``partial`` is given the
+    rows finished so far after each chunk but the last (to fill a table while it computes)."""
     order = sorted(range(len(rows)), key=lambda i: len(rows[i][0].split()))
     frames, kept, skipped = [], [], 0
     for lo in range(0, len(order), CHUNK):
@@ -98,6 +97,8 @@ def frame(
             kept += [part[j] for j in keep]
         if progress is not None:
             progress(min(1.0, (lo + CHUNK) / max(1, len(rows))))
+        if partial is not None and frames and lo + CHUNK < len(order):
+            partial(pd.concat(frames, ignore_index=True))
     if not frames:
         return pd.DataFrame(), skipped
     out = pd.concat(frames, ignore_index=True)

@@ -11,8 +11,8 @@ import pandas as pd
 
 from ui import dataset
 
-STORY_T = 20  # samples per example when the stories are picked
-STORY_PER_DOMAIN = 300  # examples per domain looked at (bounds the first visit's cost)
+STORY_T = 10  # samples per example when the stories are picked: the stored samples' T
+STORY_PER_DOMAIN = 300  # examples per domain looked at (bounds a recomputation's cost)
 
 
 @dataclass(frozen=True)

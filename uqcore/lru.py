@@ -1,6 +1,6 @@
 """A least-recently-used store bounded by bytes, for values too big to count by entries
-(a MiniLM checkpoint holds ~90 MB of tensors, an explored sentence up to 32 MB of maps).
-No Streamlit here."""
+(a MiniLM checkpoint holds ~90 MB of tensors, an explored sentence up to 32 MB of maps, a
+review's hidden states below the first stochastic layer 0.5 MB)."""
 
 from __future__ import annotations
 
@@ -59,23 +59,33 @@ class ByteLRU(Generic[V]):
             found, value = self._hit(key)
             if found:
                 return value
-            dropped = 0
             try:
                 value = load()
-                size = int(self._size(value))
-                with self._lock:
-                    self._items[key] = (value, size)
-                    total = sum(n for _, n in self._items.values())
-                    while total > self.budget and len(self._items) > 1:
-                        _, (_, n) = self._items.popitem(last=False)
-                        total -= n
-                        dropped += 1
+                self.put(key, value)
             finally:
                 with self._lock:
                     self._loading.pop(key, None)
-            if dropped and self._on_evict is not None:
-                self._on_evict()
             return value
+
+    def peek(self, key: Hashable) -> V | None:
+        """The value of ``key`` if kept (now the most recently used), else None."""
+        return self._hit(key)[1]
+
+    def put(self, key: Hashable, value: V) -> None:
+        """Keep ``value`` under ``key`` (replacing any), dropping the least recently used until
+        the total fits."""
+        size = int(self._size(value))
+        dropped = 0
+        with self._lock:
+            self._items.pop(key, None)
+            self._items[key] = (value, size)
+            total = sum(n for _, n in self._items.values())
+            while total > self.budget and len(self._items) > 1:
+                _, (_, n) = self._items.popitem(last=False)
+                total -= n
+                dropped += 1
+        if dropped and self._on_evict is not None:
+            self._on_evict()
 
     def clear(self) -> None:
         with self._lock:

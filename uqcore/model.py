@@ -78,18 +78,41 @@ class StackedEncoder(nn.Module):
         noise: SampleNoise | None = None,
         capture: Collection[int] = (),
         repeats: int = 1,
+        prefix: torch.Tensor | None = None,
     ) -> ForwardOutput:
         """``repeats``: the rows are ``repeats`` sample-major copies of the first
         ``N / repeats`` rows (as the sampler lays them out). Without dropout, the embeddings and
-        the layers up to the first stochastic one are then computed once (:func:`run_layers`)."""
+        the layers up to the first stochastic one are then computed once (:func:`run_layers`).
+        ``prefix [N / repeats, L, D]``: the hidden states entering layer
+        ``cfg.first_stochastic_layer`` (:meth:`prefix_states`), already computed for these rows:
+        the embeddings and the layers below are then skipped (no dropout, nothing below
+        captured)."""
         s = settings or resolve(self.cfg)
         if repeats < 1 or ids.shape[0] % repeats:
             raise ValueError(f"repeats={repeats} does not divide the {ids.shape[0]} rows.")
         shared = repeats if not (s.drop_p > 0 and noise is not None) else 1
-        x = self._embed(ids[: ids.shape[0] // shared], s, noise)  # [N / shared, L, D]
-        x, maps, kl = run_layers(self.layers, x, mask, s, noise, capture, shared, self.cfg)
+        start = 0
+        if prefix is not None:
+            start = self.cfg.first_stochastic_layer
+            if (s.drop_p > 0 and noise is not None) or any(i < start for i in capture):
+                raise ValueError("a prefix needs no dropout and no captured layer below it.")
+            x = prefix  # [N / shared, L, D]
+        else:
+            x = self._embed(ids[: ids.shape[0] // shared], s, noise)  # [N / shared, L, D]
+        x, maps, kl = run_layers(self.layers, x, mask, s, noise, capture, shared, self.cfg, start)
         logits = self._logits(x[:, 0], s, noise)  # [N, C] from [CLS] (x is [N, 1, D] here)
         return ForwardOutput(logits=logits, kl=kl, maps=maps, features=x[:, 0])
+
+    def prefix_states(self, ids: torch.Tensor, mask: torch.Tensor,
+                      settings: ForwardSettings | None = None) -> torch.Tensor:  # fmt: skip
+        """``[N, L, D]``: the hidden states entering layer ``cfg.first_stochastic_layer``,
+        without noise or dropout: what :meth:`forward` takes as ``prefix``. They depend on the
+        weights, the tokens and ``settings.tau`` (a plain layer's temperature) only."""
+        s = settings or resolve(self.cfg)
+        x = self._embed(ids, s, None)  # [N, L, D]
+        for layer in self.layers[: self.cfg.first_stochastic_layer]:
+            x, _, _ = layer(x, mask, s, None)
+        return x
 
 
 class EncoderClassifier(StackedEncoder):
@@ -131,6 +154,7 @@ def run_layers(
     capture: Collection[int],
     shared: int,
     cfg: ModelConfig,
+    start: int = 0,
 ) -> tuple[torch.Tensor, dict[int, LayerMaps], torch.Tensor | None]:
     """Run the blocks of an encoder; the last attends from [CLS] only. -> ``(x [N, 1, D], maps,
     kl [N] or None)``.
@@ -140,7 +164,8 @@ def run_layers(
     first stochastic one (``cfg.first_stochastic_layer``) are then deterministic and run once on
     the unique rows; the first stochastic layer computes its projections once and expands them
     to every sample. Their captured maps are repeated for every sample, so the result is the
-    same as running every layer on all ``N`` rows.
+    same as running every layer on all ``N`` rows. ``start``: ``x`` enters layer ``start``
+    (the layers below were run before: a prefix).
     """
     maps: dict[int, LayerMaps] = {}
     kl_total = None
@@ -148,6 +173,8 @@ def run_layers(
     expand_at = cfg.first_stochastic_layer if shared > 1 else 0
     unique = mask[: mask.shape[0] // shared]  # [N / shared, L]
     for i, layer in enumerate(layers):
+        if i < start:
+            continue
         below = i < expand_at  # deterministic, on the unique rows
         x, layer_maps, kl = layer(
             x, unique if below else mask, s, noise, capture=i in capture, cls_only=i == last,

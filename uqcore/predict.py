@@ -59,7 +59,8 @@ def length_batches(lengths: Sequence[int], max_rows: int, T: int = 1,  # noqa: N
 
 def predict_ids(
     model, encoded, T: int, seed: int, rows: int | None = None, bar=None, device=None,
-    noise: str = "counter", settings=None, with_logits: bool = False,
+    noise: str = "counter", settings=None, with_logits: bool = False, prefix_cache=None,
+    prefix_owner=None,
 ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:  # fmt: skip
     """Class probabilities ``[T, N, C]`` of token-id rows (each starting with [CLS]); the output
     keeps the input order. ``device``: where to run (default: the model's); ``rows``: the most
@@ -68,7 +69,8 @@ def predict_ids(
     (:func:`length_batches`); the ``"stream"`` noise of training takes ``rows`` at a time in
     order of length, as it always has (its draws depend on the batch).
     ``settings``: as :func:`uqcore.sampling.sample` takes them (None = the checkpoint's).
-    ``with_logits``: also return the logits ``[T, N, C]``.
+    ``with_logits``: also return the logits ``[T, N, C]``. ``prefix_cache`` / ``prefix_owner``:
+    keep the layers below the first stochastic one across calls (:mod:`uqcore.prefix`).
     ``bar``: anything with ``update(n)`` (a tqdm bar), told how many rows each batch finished."""
     device = model_device(model) if device is None else torch.device(device)
     rows = rows or (64 if device.type == "cpu" else 512)
@@ -81,7 +83,8 @@ def predict_ids(
     raw = torch.empty_like(out) if with_logits else None
     for chunk in batches:
         ids, mask = pad([tuple(encoded[i]) for i in chunk], max(len(encoded[i]) for i in chunk))
-        r = sample(model, ids.to(device), mask.to(device), T, seed, settings, noise=noise)
+        r = sample(model, ids.to(device), mask.to(device), T, seed, settings, noise=noise,
+                   prefix_cache=prefix_cache, prefix_owner=prefix_owner)  # fmt: skip
         out[:, chunk] = r.probs.cpu()
         if raw is not None:
             raw[:, chunk] = r.logits.cpu()

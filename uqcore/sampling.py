@@ -14,6 +14,7 @@ members together once and sample ``t`` is member ``t mod M``.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 
 import torch
@@ -24,6 +25,7 @@ from uqcore.layers import widest_query_rows
 from uqcore.maps import MAP_NAMES, LayerMaps
 from uqcore.model import DeepEnsemble, check_batch
 from uqcore.noise import SampleNoise, example_keys
+from uqcore.prefix import PrefixCache, prefix_for, usable
 from uqcore.runtime import memory_budget as runtime_budget
 from uqcore.settings import ForwardSettings, SamplingSettings, is_stochastic, resolve
 from uqcore.stream_noise import StreamNoise
@@ -159,6 +161,8 @@ def sample(
     first_sample: int = 0,
     memory_budget: int | None = None,
     noise: str = "counter",
+    prefix_cache: PrefixCache | None = None,
+    prefix_owner: Hashable = None,
 ) -> SampleResult:
     """Draw samples ``first_sample .. first_sample + T - 1`` for a batch; never mutates ``model``.
 
@@ -167,6 +171,9 @@ def sample(
     ``noise``: ``"counter"`` (per-example, batch- and device-independent) or ``"stream"``
     (training's generator; see the module doc). ``memory_budget``: bytes of activations per
     chunk of samples (None: :func:`uqcore.runtime.memory_budget` of the input's device).
+    When the noise enters above layer 0 and no dropout is on (:func:`uqcore.prefix.usable`),
+    the layers below run once for the whole call; ``prefix_cache`` keeps them across calls,
+    keyed by ``prefix_owner`` (what identifies the weights) and each example's tokens.
 
     Raises :class:`ConfigError` for out-of-range ``T``, seed, settings or capture, and
     :class:`InputError` for a malformed batch.
@@ -188,6 +195,9 @@ def sample(
     batch = ids.shape[0]
     maps = _Maps(keep, batch, heads, cfg.n_heads, capture.maps)
     with torch.inference_mode():
+        prefix = None
+        if not isinstance(model, DeepEnsemble) and usable(model, fs, capture.layers):
+            prefix = prefix_for(model, ids, mask, fs, prefix_cache, prefix_owner)  # [B, L, D]
         if isinstance(model, DeepEnsemble):
             out = model(ids, mask, fs, None, capture.layers)  # logits [M, B, C]
             members = (torch.arange(T, device=ids.device) + first_sample) % out.logits.shape[0]
@@ -196,7 +206,7 @@ def sample(
             maps.put_indexed(out.maps, members[:keep])
             kl = None
         elif not stochastic:
-            out = model(ids, mask, fs, None, capture.layers)
+            out = model(ids, mask, fs, None, capture.layers, prefix=prefix)
             logits = out.logits.expand(T, -1, -1)  # [T, B, C]
             probs = torch.softmax(out.logits, -1).expand(T, -1, -1)
             maps.put_repeated(out.maps)
@@ -219,7 +229,8 @@ def sample(
                     draws = SampleNoise(seed, first_sample + start, count, batch, ids.device, keys)
                 layers = capture.layers if start < keep else ()
                 rows_ids, rows_mask = ids.repeat(count, 1), mask.repeat(count, 1)
-                out = model(rows_ids, rows_mask, fs, draws, layers, repeats=count)
+                out = model(rows_ids, rows_mask, fs, draws, layers, repeats=count,
+                            prefix=prefix)  # fmt: skip
                 logits[start : start + count] = out.logits.view(count, batch, -1)
                 probs[start : start + count] = torch.softmax(out.logits, -1).view(count, batch, -1)
                 maps.put_chunk(out.maps, start, count)

@@ -15,6 +15,10 @@ and in ``id`` -> ``conformal_90`` -> method -> ``resampled`` their in-domain cov
 1,000 random re-splits of dev + test with the same sizes (:func:`uqcore.stats.resampled_coverage`);
 ``ood_detection`` -> ``mahalanobis`` the distance baseline (class means and shared covariance of
 the last layer's [CLS] feature on up to 5,000 training examples).
+
+It also writes ``samples.safetensors`` beside it: the samples of every bundled evaluation example
+at the checkpoint's own settings (:mod:`uqlab.stored`; ``--stored-only`` writes just that), which
+the app's dataset pages read instead of recomputing.
 """
 
 from __future__ import annotations
@@ -57,6 +61,8 @@ from uqcore.vocab import write_atomic
 from uqlab.data import Split, load_task, resolve_data_dir
 from uqlab.paper import examples
 from uqlab.paths import checkpoint_dir
+from uqlab.stored import bundled_rows
+from uqlab.stored import write as write_stored
 from uqlab.tasks import TASK_NAMES
 
 MAHALANOBIS_FIT = 5000  # training examples the distance baseline is fitted on (seeded draw)
@@ -190,6 +196,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--table3", type=int, default=5, help="seeded examples per domain")
     p.add_argument("--device", default="cpu", help="cpu (default), cuda or auto")
     p.add_argument("--quiet", action="store_true")
+    p.add_argument("--stored-only", action="store_true",
+                   help="only write the stored samples of the bundled examples (uqlab.stored)")
     args = p.parse_args(argv)
     tune_cpu(2)
     try:
@@ -198,6 +206,13 @@ def main(argv: list[str] | None = None) -> int:
         for path in paths:
             ck = load_checkpoint(path, shared_weights=True)  # a folder of checkpoints
             ck.model.to(pick_device(args.device))
+            bar = tqdm(total=len(bundled_rows(ck.training.get("task", ""))), unit="text",
+                       desc=f"{ck.name} stored", disable=args.quiet)  # fmt: skip
+            stored_file = write_stored(ck, seed=args.seed, bar=bar)
+            bar.close()
+            print(f"{ck.name}: stored samples -> {stored_file}")
+            if args.stored_only:
+                continue
             metrics = evaluate_checkpoint(ck, args.data_dir, T=args.samples, seed=args.seed,
                                           limit=args.limit, per_domain=args.table3,
                                           progress=not args.quiet)  # fmt: skip

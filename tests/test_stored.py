@@ -1,0 +1,109 @@
+"""uqlab.stored: every shipped checkpoint's stored samples equal a live run on a seeded sample of
+rows, and a file that is missing, truncated, stale or from other weights is never trusted."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import numpy as np
+import pytest
+
+from ui import compute
+from uqcore.registry import list_checkpoints, load
+from uqcore.settings import SamplingSettings, resolve
+from uqlab import stored as S
+from uqlab.paths import SHIPPED_CHECKPOINT_DIR
+
+SHIPPED = [i.name for i in list_checkpoints(SHIPPED_CHECKPOINT_DIR) if not i.error]
+ROWS = 3  # rows recomputed per checkpoint (seeded by its name)
+
+
+def _rows_for(name: str, n: int) -> list[int]:
+    rng = np.random.default_rng(sum(name.encode()))
+    return sorted(rng.choice(n, size=ROWS, replace=False).tolist())
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_stored_rows_equal_a_live_run(name):
+    ck = load(name, SHIPPED_CHECKPOINT_DIR)
+    task = ck.training["task"]
+    got, why = S.read(ck.path, task, resolve(ck.config))
+    assert got is not None, f"{name}: {why}"
+    assert got.serves(S.T_STORED, S.SEED_STORED, resolve(ck.config)) is None
+    rows = S.bundled_rows(task)
+    texts = tuple(rows[i][0] for i in _rows_for(name, len(rows)))
+    live = compute.many_probs(ck, texts, S.T_STORED, S.SEED_STORED, SamplingSettings())
+    for text, fresh in zip(texts, live, strict=True):
+        logits = got.get(text, S.T_STORED)
+        assert logits is not None and not isinstance(fresh, str)
+        kept = compute.from_logits(logits)
+        np.testing.assert_allclose(kept.probs, fresh.probs, atol=S.TOLERANCE, rtol=0)
+        # float16 rounding of each logit: half a unit in the last place, 2^-11 relative
+        np.testing.assert_allclose(kept.logits, fresh.logits, rtol=2**-10, atol=1e-3)
+
+
+def test_stored_files_fit_their_share_of_the_assets():
+    total = sum((SHIPPED_CHECKPOINT_DIR / n / S.FILE).stat().st_size for n in SHIPPED)
+    assert total < 3 * 2**20, f"stored samples take {total / 2**20:.2f} MiB"
+
+
+@pytest.fixture()
+def copy(tmp_path):
+    """A copy of the shipped cola-trans folder (its own weights) with its stored samples."""
+    dst = tmp_path / "cola-trans"
+    shutil.copytree(SHIPPED_CHECKPOINT_DIR / "cola-trans", dst)
+    return dst
+
+
+def _read(path):
+    ck = load(path.name, path.parent)
+    return S.read(path, "cola", resolve(ck.config))
+
+
+def test_a_good_copy_is_read(copy):
+    got, why = _read(copy)
+    assert got is not None and why == ""
+
+
+def test_a_missing_file_is_not_trusted(copy):
+    (copy / S.FILE).unlink()
+    got, why = _read(copy)
+    assert got is None and "no stored results" in why and "uqlab.evaluate" in why
+
+
+def test_a_truncated_file_is_not_trusted(copy):
+    data = (copy / S.FILE).read_bytes()
+    (copy / S.FILE).write_bytes(data[: len(data) // 2])
+    got, why = _read(copy)
+    assert got is None and "does not parse" in why
+
+
+def test_a_file_of_another_subset_is_not_trusted(copy, monkeypatch):
+    real = S.subset_hashes("cola")
+    changed = {k: "0" * 64 for k in real}
+    monkeypatch.setattr(S, "subset_hashes", lambda task: changed)
+    got, why = _read(copy)
+    assert got is None and "bundled examples changed" in why
+
+
+def test_a_file_from_other_weights_is_not_trusted(copy):
+    doc = json.loads((copy / "config.json").read_text())
+    doc["model"]["inference"] = {**doc["model"].get("inference", {}), "tau": 3.0}
+    (copy / "config.json").write_text(json.dumps(doc))
+    got, why = _read(copy)
+    assert got is None and "other weights" in why
+
+
+def test_a_request_off_the_stored_settings_is_recomputed(copy):
+    got, _ = _read(copy)
+    ck = load(copy.name, copy.parent)
+    own = resolve(ck.config)
+    assert got.serves(S.T_STORED, 0, own) is None
+    assert got.serves(S.T_STORED + 1, 0, own) == f"stored for T up to {S.T_STORED}"
+    assert got.serves(5, 1, own) == "stored for seed 0"
+    hotter = resolve(ck.config, SamplingSettings(tau=2.0))
+    assert got.serves(5, 0, hotter) == "the settings differ from the checkpoint's own"
+    text = S.bundled_rows("cola")[0][0]
+    assert got.get(text, 5).shape == (5, 2)
+    assert got.get("a sentence that is not bundled", 5) is None

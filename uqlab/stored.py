@@ -1,0 +1,191 @@
+"""Stored samples: each checkpoint's T samples of every bundled evaluation example at its default
+settings, written once by ``python -m uqlab.evaluate`` and read by the app's dataset pages.
+
+File ``samples.safetensors`` beside ``metrics.json``: one tensor ``logits [N, T', C]`` in
+float16 (row ``i`` = the task's :func:`bundled_rows` ``i``; ``T' = T``, or 1 when the settings
+draw no noise and every sample is the same; NaN rows: a text the checkpoint cannot read) and a
+metadata record: the format, task, T, seed, the resolved settings, the sha256 of every subset's
+texts and labels, and the sha256 of the weights and model config. Probabilities are the softmax
+of the stored logits, as in a live run. float16 keeps a logit within 2^-11 of its value
+relative (measured on the shipped checkpoints: probabilities within 1e-3 of a live run,
+``tests/test_stored.py``).
+
+:func:`read` never trusts a file that is missing, truncated, of another format, from another
+version of a subset or from other weights: it returns why instead, and the pages recompute.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from safetensors import safe_open
+from safetensors.numpy import save
+
+from uqcore.checkpoint import Checkpoint, weights_path
+from uqcore.predict import predict_ids
+from uqcore.settings import ForwardSettings, is_stochastic, resolve
+from uqcore.vocab import write_atomic
+from uqlab.data import load_eval_subset
+from uqlab.tasks import TASKS
+
+FILE = "samples.safetensors"
+FORMAT = "1"
+T_STORED = 10  # the dataset pages' default T (the paper's protocol)
+SEED_STORED = 0  # the sidebar's default seed
+TOLERANCE = 1e-3  # |p stored - p live| on the shipped checkpoints (tests/test_stored.py)
+SETTING_FIELDS = tuple(
+    f.name for f in dataclasses.fields(ForwardSettings)
+    if f.name not in ("fused_attention", "need_kl")  # how, not what, is computed
+)  # fmt: skip
+
+
+def bundled_rows(task: str) -> list[tuple[str, int, str, int]]:
+    """``(text, gold, domain key, index in its subset)`` of every bundled example of ``task``:
+    its subsets (``TASKS[task].eval_subsets``) in order, in-domain first."""
+    out = []
+    for domain, stem in TASKS[task].eval_subsets.items():
+        split = load_eval_subset(stem)
+        pairs = zip(split.texts, split.labels, strict=True)
+        out += [(t, int(y), domain, i) for i, (t, y) in enumerate(pairs)]
+    return out
+
+
+def subset_hashes(task: str) -> dict[str, str]:
+    """sha256 of each bundled subset's texts and labels (what a stored row depends on)."""
+    out = {}
+    for stem in TASKS[task].eval_subsets.values():
+        split = load_eval_subset(stem)
+        doc = json.dumps([list(split.texts), [int(y) for y in split.labels]]).encode()
+        out[stem] = hashlib.sha256(doc).hexdigest()
+    return out
+
+
+def weights_hash(path: str | Path) -> str:
+    """sha256 of a checkpoint's model config and the weights file it loads."""
+    root = Path(path)
+    model = json.loads((root / "config.json").read_text(encoding="utf-8")).get("model")
+    digest = hashlib.sha256(json.dumps(model, sort_keys=True).encode())
+    with open(weights_path(root), "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def settings_record(fs: ForwardSettings) -> dict:
+    """The resolved settings that decide a sample (plain values)."""
+    return {name: getattr(fs, name) for name in SETTING_FIELDS}
+
+
+@dataclass(frozen=True)
+class StoredSamples:
+    """A checkpoint's stored samples (see the module doc). ``rows``: text -> row of ``logits``."""
+
+    logits: np.ndarray  # [N, T', C] float16
+    T: int  # noqa: N815 - the paper's name
+    seed: int
+    settings: dict
+    rows: dict[str, int]
+
+    def serves(self, T: int, seed: int, fs: ForwardSettings) -> str | None:  # noqa: N803
+        """None when a request of ``T`` samples with ``seed`` and settings ``fs`` is served
+        from this file (its first T samples), else why not (one line)."""
+        if settings_record(fs) != self.settings:
+            return "the settings differ from the checkpoint's own"
+        if seed != self.seed:
+            return f"stored for seed {self.seed}"
+        if T > self.T:
+            return f"stored for T up to {self.T}"
+        return None
+
+    def get(self, text: str, T: int) -> np.ndarray | None:  # noqa: N803
+        """``logits [T, C]`` float64 of ``text``'s first T samples, or None (not stored, or
+        a text the checkpoint cannot read)."""
+        row = self.rows.get(text)
+        if row is None:
+            return None
+        got = self.logits[row].astype(np.float64)  # [T', C]
+        if not np.isfinite(got).all():
+            return None
+        return np.broadcast_to(got, (T, got.shape[1])) if got.shape[0] == 1 else got[:T]
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.logits.nbytes) + 200 * len(self.rows)
+
+
+def compute(ck: Checkpoint, T: int = T_STORED, seed: int = SEED_STORED, bar=None) -> np.ndarray:
+    """``logits [N, T', C]`` float16 of the bundled rows of the checkpoint's task (see module)."""
+    task = (ck.training or {}).get("task")
+    rows = bundled_rows(task)
+    fs = resolve(ck.config)
+    noisy = is_stochastic(ck.config, fs) or ck.config.spec.ensemble
+    t_kept = T if noisy else 1
+    out = np.full((len(rows), t_kept, ck.config.num_classes), np.nan, dtype=np.float16)
+    readable, encoded = [], []
+    for i, (text, *_rest) in enumerate(rows):
+        try:
+            encoded.append(ck.vocab.encode(text, ck.config.max_len).ids)
+            readable.append(i)
+        except Exception:  # noqa: BLE001 - an unreadable text stays NaN; the page says why
+            continue
+    with torch.inference_mode():
+        _, logits = predict_ids(ck.model, encoded, t_kept, seed, settings=fs, bar=bar,
+                                with_logits=True)  # [T', n, C]  # fmt: skip
+    out[readable] = logits.permute(1, 0, 2).numpy().astype(np.float16)
+    return out
+
+
+def write(ck: Checkpoint, T: int = T_STORED, seed: int = SEED_STORED, bar=None) -> Path:
+    """Compute and write ``samples.safetensors`` into the checkpoint's folder; its path."""
+    task = ck.training["task"]
+    logits = compute(ck, T, seed, bar)
+    meta = {
+        "format": FORMAT, "task": task, "T": str(T), "seed": str(seed),
+        "settings": json.dumps(settings_record(resolve(ck.config))),
+        "subsets": json.dumps(subset_hashes(task)), "weights": weights_hash(ck.path),
+        "dtype": "float16", "command": f"python -m uqlab.evaluate --ckpt {ck.name} --stored-only",
+    }  # fmt: skip
+    path = Path(ck.path) / FILE
+    write_atomic(path, save({"logits": logits}, metadata=meta))
+    return path
+
+
+def read(path: str | Path, task: str, fs: ForwardSettings) -> tuple[StoredSamples | None, str]:
+    """The stored samples of the checkpoint folder ``path`` (task ``task``, own settings
+    ``fs``), or None and why they are not trusted (one line; also "" when read)."""
+    file = Path(path) / FILE
+    redo = "run `python -m uqlab.evaluate --ckpt NAME --stored-only` to write them"
+    if not file.is_file():
+        return None, f"no stored results for this checkpoint ({redo})"
+    try:
+        with safe_open(str(file), framework="np") as fh:
+            meta = fh.metadata() or {}
+            logits = fh.get_tensor("logits")
+        settings = json.loads(meta["settings"])
+        subsets = json.loads(meta["subsets"])
+        T, seed = int(meta["T"]), int(meta["seed"])  # noqa: N806
+    except Exception:  # noqa: BLE001 - any unreadable file is simply not trusted
+        return None, f"the stored results file does not parse ({redo})"
+    if meta.get("format") != FORMAT or meta.get("task") != task:
+        return None, f"the stored results are of another format or task ({redo})"
+    if subsets != subset_hashes(task):
+        return None, f"the bundled examples changed since the results were stored ({redo})"
+    try:
+        same_weights = meta.get("weights") == weights_hash(path)
+    except Exception:  # noqa: BLE001
+        same_weights = False
+    if not same_weights:
+        return None, f"the stored results are from other weights ({redo})"
+    texts = [r[0] for r in bundled_rows(task)]
+    if logits.ndim != 3 or logits.shape[0] != len(texts) or logits.shape[1] not in (1, T):
+        return None, f"the stored results have the wrong shape ({redo})"
+    if settings != settings_record(fs):
+        return None, f"the stored results are for other settings ({redo})"
+    rows = {text: i for i, text in enumerate(texts)}
+    return StoredSamples(logits, T, seed, settings, rows), ""
