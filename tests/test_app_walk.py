@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -40,3 +41,40 @@ def test_table3_puts_the_numbers_first_and_the_sentence_last():
         assert columns[:4] == ["cola-hsto: p(gold) mean ± var", "cola-hsto: correct/T",
                                "cola-trans: p(gold) mean ± var", "cola-trans: correct/T"]
         assert frame.value.iloc[0, 0].startswith("0.")
+
+
+def column_config(frame) -> dict:
+    """The ``column_config`` an ``st.dataframe`` was drawn with, by column name."""
+    return json.loads(frame.proto.columns)
+
+
+def test_results_gives_the_checkpoint_names_their_width_and_pins_them():
+    """Defect: the Results table cut the names ("cola-minilm-mcdro"): the grid sized the column
+    from its first rows."""
+    from ui.tables import CHAR_PX
+
+    at = open_link("pages/results.py", ckpt="cola-hsto")
+    table = at.dataframe[0]
+    name = column_config(table)["checkpoint"]
+    assert name["pinned"] is True
+    longest = max(len(n) for n in table.value["checkpoint"])
+    assert name["width"] >= CHAR_PX * longest + 16, (name, longest)
+    assert list(table.value.columns)[0] == "checkpoint"
+
+
+def test_error_analysis_headers_fit_and_the_numbers_come_before_the_text():
+    """Defect: at 1400 px the "mean p(gold)" header was cut (the column sat past the text)."""
+    from ui.tables import CHAR_PX
+
+    at = open_link("pages/errors.py", **LINK)
+    at.number_input(key="err_n").set_value(5)
+    at.button(key="err_go").click().run()
+    assert not at.exception, at.exception
+    table = at.dataframe[0]
+    columns = list(table.value.columns)
+    assert columns.index("p_gold") < columns.index("text") and columns.index("p_gold") <= 2
+    for column, config in column_config(table).items():
+        label = config.get("label") or column
+        if column not in ("_index", "open", "text"):
+            assert config["width"] >= CHAR_PX * len(label) + 16, (column, config)
+    assert column_config(table)["p_gold"]["label"] == "p(gold)"
