@@ -50,7 +50,8 @@ st.caption(
 c1, c2, c3 = st.columns([3, 1, 1])
 chosen = sidebar.multiselect(c1, "Checkpoints", [i.name for i in mine],
                              [i.name for i in mine if i.family in PAPER_FAMILIES][:2] or
-                             [mine[0].name], K.RES_CKPTS)  # fmt: skip
+                             [mine[0].name], K.RES_CKPTS,
+                             follow=info.name if info else None)  # the sidebar's first
 T = c2.number_input("T", 1, 100, 10, key=K.RES_T, help="Samples per example (paper: 10).")
 per = c3.number_input(
     "Examples per domain",

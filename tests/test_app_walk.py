@@ -78,3 +78,16 @@ def test_error_analysis_headers_fit_and_the_numbers_come_before_the_text():
         if column not in ("_index", "open", "text"):
             assert config["width"] >= CHAR_PX * len(label) + 16, (column, config)
     assert column_config(table)["p_gold"]["label"] == "p(gold)"
+
+
+def test_results_preselects_the_sidebars_checkpoint_and_follows_it():
+    """Defect: Results ignored the sidebar's checkpoint (it preselected two paper families)."""
+    at = open_link("pages/results.py", ckpt="cola-probtrans")
+    assert at.multiselect(key="res_ckpts").value[0] == "cola-probtrans"
+    at.switch_page("app.py").run()  # AppTest draws the sidebar on app.py's own run only
+    at.sidebar.selectbox[0].set_value("cola-bam").run()
+    at.switch_page("pages/results.py").run()
+    assert not at.exception, at.exception
+    assert at.multiselect(key="res_ckpts").value[0] == "cola-bam"
+    at.multiselect(key="res_ckpts").set_value(["cola-trans"]).run()  # a hand-made choice stays
+    assert at.multiselect(key="res_ckpts").value == ["cola-trans"]

@@ -296,15 +296,23 @@ def page(title: str, *, needs_checkpoint: bool = True) -> tuple[S.ViewState, Che
     return view, info
 
 
-def multiselect(where, label: str, options: list[str], default: list[str], key: str, **kwargs):
+def multiselect(where, label: str, options: list[str], default: list[str], key: str,
+                follow: str | None = None, **kwargs):  # fmt: skip
     """``where.multiselect`` whose choice survives a change of its options (another task): the
     names still offered stay chosen, and when none is left the default is chosen again instead of
-    an empty list (a user may still clear it by hand)."""
+    an empty list (a user may still clear it by hand). ``follow`` (the sidebar's checkpoint) is
+    chosen first by default and added whenever it changes, so the page starts from it."""
     before = st.session_state.get(f"_{key}_options")
     st.session_state[f"_{key}_options"] = tuple(options)
+    if follow in options:
+        default = [follow, *(n for n in default if n != follow)]
     if key not in st.session_state or before != tuple(options):  # first run, or new options
         kept = [n for n in st.session_state.get(key, []) if n in options]
         st.session_state[key] = kept or [n for n in default if n in options]
+    if follow in options and st.session_state.get(f"_{key}_follow") != follow:
+        if follow not in st.session_state[key]:  # the sidebar moved to another checkpoint
+            st.session_state[key] = [follow, *st.session_state[key]]
+    st.session_state[f"_{key}_follow"] = follow
     return where.multiselect(label, options, key=key, **kwargs)
 
 
