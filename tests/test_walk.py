@@ -22,3 +22,23 @@ def test_picker_labels_fit_the_sidebar_and_stay_unique():
     assert labels["cola-minilm-hsto"] == "CoLA · MiniLM · H-STO-TRANS"
     assert labels["cola-probtrans"] == "CoLA · ProbTrans (EM)"
     assert labels["imdb-sto-t40"] == "IMDB · STO-TRANS (imdb-sto-t40)"
+
+
+def test_the_sweeps_panel_titles_are_whole_and_fit_half_a_phone():
+    """Defect: the sweep's right panel title read "mean mutual informatior" (cut at the edge)."""
+    import pandas as pd
+
+    from viz.figures import sweep_figure
+    from viz.titles import PANEL_TITLE_CHARS
+
+    table = pd.DataFrame({"tau": [1.0, 10.0] * 2, "accuracy": [0.7, 0.6, 0.6, 0.5],
+                          "mi": [0.1, 0.0, 0.2, 0.1],
+                          "domain": ["in-domain"] * 2 + ["out-of-domain"] * 2})  # fmt: skip
+    fig = sweep_figure(table, "tau2")
+    texts = [a.text for a in fig.layout.annotations]
+    assert [t.replace("<br>", " ") for t in texts] == ["accuracy", "mean mutual information"]
+    font = fig.layout.annotations[1].font.size
+    for line in texts[1].split("<br>"):  # half a phone's plot is about 150 px wide
+        assert len(line) <= PANEL_TITLE_CHARS and 0.6 * font * len(line) <= 150, line
+    title_lines = fig.layout.title.text.count("<br>") + 1  # the title sits above both lines
+    assert fig.layout.margin.t >= 20 * title_lines + 20 * len(texts[1].split("<br>")) + 20

@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from uqlab.tasks import DOMAINS
-from viz.titles import phone_titles
+from viz.titles import PANEL_TITLE_CHARS, TITLE_FONT, phone_titles, wrap_title
 
 _BLUE = "#1f5fbf"  # the theme's primaryColor (.streamlit/config.toml)
 _RED = "#d1495b"
@@ -312,7 +312,11 @@ def compare_histograms(samples: dict, name: str) -> go.Figure:
 def sweep_figure(table, tau_name: str) -> go.Figure:
     """The paper's Figure 3: accuracy (left) and mean mutual information (right) in and out of
     domain against the swept temperature. ``table``: DataFrame with tau, domain, accuracy, mi."""
-    fig = make_subplots(rows=1, cols=2, subplot_titles=("accuracy", "mean mutual information"))
+    # each panel gets half the width (about 150 px on a phone): titles wrap to fit it
+    fig = make_subplots(rows=1, cols=2, subplot_titles=[
+        wrap_title(t, PANEL_TITLE_CHARS) for t in ("accuracy", "mean mutual information")])
+    for a in fig.layout.annotations:
+        a.font.size = TITLE_FONT - 1
     for i, domain in enumerate(DOMAINS.values()):  # the display names of ui.dataset frames
         part = table[table["domain"] == domain].sort_values("tau")
         color = (_BLUE, "#e09f3e")[i]
@@ -343,7 +347,8 @@ def sweep_figure(table, tau_name: str) -> go.Figure:
     # ticks at the swept values only, written plainly (plotly's own log ticks read "2 5 2 5")
     fig.update_xaxes(type="log", title_text=tau_name, tickvals=grid,
                      ticktext=[f"{t:g}" for t in grid], tickangle=0)  # fmt: skip
-    fig.update_layout(title=f"Sweeping {tau_name} at inference", margin=_MARGIN, height=420,
+    fig.update_layout(title=f"Sweeping {tau_name} at inference", height=440,
+                      margin={**_MARGIN, "t": 90},  # the title above two-line panel titles
                       legend={"orientation": "h", "y": -0.25})  # fmt: skip
     return fig
 

@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 TITLE_CHARS = 32  # what a 250 px wide chart shows of a line at the 15 px title font: the
 # explorer's two chart columns at 1024x768 beside the sidebar, a 390 px phone with its margins
 TITLE_FONT = 15
+PANEL_TITLE_CHARS = 14  # the title of one of two side-by-side panels (half that width, 14 px)
 _LINE_PX = 20  # height of one title line, for the top margin
 
 
