@@ -8,6 +8,8 @@ import pytest
 import torch
 
 from uqcore.config import ModelConfig
+from uqcore.families import get_family
+from uqcore.kernels.common import Shortcut
 from uqcore.model import build_model
 from uqcore.prefix import PrefixCache, prefix_for, usable
 from uqcore.sampling import Capture, sample
@@ -65,7 +67,7 @@ def test_rows_are_keyed_by_their_own_tokens_not_their_batch():
 
 def test_the_cache_stays_within_its_bytes():
     model = _model("hsto", "word")
-    row_bytes = 4 * 16 * 7  # the longest row: 7 tokens x 16 floats
+    row_bytes = 4 * (16 + 2 + 7 * 2 * 3 + 7 * 16)  # [CLS] state, Q C, K C and V of 7 tokens
     cache = PrefixCache(2 * row_bytes)
     sample(model, IDS, MASK, T=2, seed=0, prefix_cache=cache, prefix_owner="m")
     assert 0 < cache.bytes <= 2 * row_bytes
@@ -83,22 +85,59 @@ def test_no_prefix_where_something_below_draws_noise_or_is_captured():
     assert not usable(build_model(ens), resolve(ens))
 
 
-def test_capturing_the_noisy_layer_keeps_the_numbers():
-    model = _model("hsto", "word")
-    cache = PrefixCache(2**20)
-    r = sample(model, IDS, MASK, T=4, seed=2, capture=Capture(layers=(2,)), prefix_cache=cache,
-               prefix_owner="m")  # fmt: skip
-    assert cache.misses == 3
-    plain = sample(model, IDS, MASK, T=4, seed=2)
-    torch.testing.assert_close(r.probs, plain.probs, atol=1e-6, rtol=0)
-    assert r.maps[2].attention.shape == (4, 3, 2, 7, 7)
+@pytest.mark.parametrize("backbone", ["word", "bert"])
+@pytest.mark.parametrize(("family", "values", "knob"), [
+    ("hsto", {}, SamplingSettings()),
+    ("hsto", {}, SamplingSettings(hard=True)),
+    ("hsto", {"centroids_per_head": True}, SamplingSettings(tau1=0.3)),
+    ("hsto", {"centroid_side": "query"}, SamplingSettings()),
+    ("bam", {}, SamplingSettings()),
+    ("bam", {"dist": "lognormal"}, SamplingSettings(noise_scale=2.0)),
+    ("sto", {}, SamplingSettings(tau2=3.0)),
+])  # fmt: skip
+def test_the_noisy_layers_shortcut_equals_copying_the_rows(family, values, knob, backbone):
+    """Without maps the last layer runs its kernel's ``repeated`` form on the cached [CLS]
+    projections (keys and values never copied per sample); capturing that layer runs the kernel
+    on T copies of the rows, whose numbers never depend on capturing: the two agree."""
+    params = get_family(family).params(**values, **({"n_centroids": 3} if family == "hsto" else {}))
+    cfg = ModelConfig(family=family, backbone=backbone, vocab_size=60, max_len=16, n_layers=3,
+                      n_heads=2, d_model=16, d_ff=32, stochastic_layers=(2,), attention=params)
+    torch.manual_seed(0)
+    model = build_model(cfg)
+    kernel = model.layers[2].attn.kernel
+    original = getattr(kernel, "shortcut", None)
+    calls = []
+    if original is not None:  # count the calls of the shortcut
+        kernel.shortcut = Shortcut(original.prepare,
+                                   lambda *a: calls.append(1) or original.repeated(*a))
+    try:
+        cache = PrefixCache(2**20)
+        fast = sample(model, IDS, MASK, T=5, seed=2, settings=knob, prefix_cache=cache,
+                      prefix_owner="m")  # fmt: skip
+        again = sample(model, IDS, MASK, T=5, seed=2, settings=knob, prefix_cache=cache,
+                       prefix_owner="m")  # fmt: skip
+        copied = sample(model, IDS, MASK, T=5, seed=2, settings=knob,
+                        capture=Capture(layers=(2,)))  # fmt: skip
+    finally:
+        if original is not None:
+            kernel.shortcut = original
+    assert (len(calls) == 2) == (values.get("centroid_side") != "query")
+    assert cache.hits == 3  # the second call read every row's projections back
+    torch.testing.assert_close(fast.probs, copied.probs, atol=2e-6, rtol=0)
+    torch.testing.assert_close(again.probs, fast.probs, atol=0, rtol=0)
+    assert copied.maps[2].attention.shape == (5, 3, 2, 7, 7)
+    assert not torch.allclose(fast.probs[0], fast.probs[1])  # the samples differ
 
 
 def test_prefix_states_pad_with_zeros_and_match_the_batch():
     model = _model("bam", "bert")
     s = resolve(model.cfg)
-    states = prefix_for(model, IDS, MASK, s, PrefixCache(2**20), "m")  # [B, L, D]
-    assert states.shape == (3, 7, 16)
-    assert states[2, 2:].abs().max() == 0
-    torch.testing.assert_close(states[1], model.prefix_states(IDS, MASK, s)[1], atol=1e-6,
-                               rtol=0)  # fmt: skip
+    got = prefix_for(model, IDS, MASK, s, PrefixCache(2**20), "m")
+    (scores,), v = got.prepared, got.v  # BAM keeps K Q^T / tau of the [CLS] query
+    assert got.x.shape == (3, 1, 16) and scores.shape == (3, 2, 7, 1) and v.shape == (3, 2, 7, 8)
+    assert v[2, :, 2:].abs().max() == 0  # the third row has 2 tokens: the rest is padding
+    full = model.prefix_states(IDS, MASK, s, projections=True)
+    for a, b in zip(got.parts(), full.parts(), strict=True):
+        torch.testing.assert_close(a[1], b[1], atol=1e-6, rtol=0)  # the row without padding
+    plain = prefix_for(model, IDS, MASK, s, PrefixCache(2**20), "m", capture=(2,))
+    assert plain.prepared is None and plain.x.shape == (3, 7, 16)  # maps wanted: x only

@@ -34,6 +34,8 @@ from uqlab.tasks import DEFAULT_CHECKPOINT, LONG_TEXT_CHECKPOINT, LONG_TEXT_TASK
 ROOT = Path(__file__).resolve().parent.parent
 TEXT = "John is tall on several occasions."
 REVIEW_WORDS = 300
+KNOB_CHECKPOINT = "imdb-minilm-hsto"  # noise in the last layer only: a knob change reuses layers
+WORD_CHECKPOINT = "cola-hsto"  # the paper's word-level H-STO (noise in every layer)
 
 
 def review(words: int = REVIEW_WORDS) -> str:
@@ -53,14 +55,16 @@ def _quiet() -> None:
 
 
 def _cold() -> None:
-    """Forget every cached result (Streamlit's data caches and the explored sentences); loaded
-    checkpoints stay, as on a running server."""
+    """Forget every cached result (Streamlit's data caches, the explored sentences, the stored
+    samples read and the prefixes); loaded checkpoints stay, as on a running server."""
     import streamlit as st
 
     from ui import cached
 
     st.cache_data.clear()
     cached.explored().clear()
+    cached.prefix_cache().clear()
+    cached.stored_cache_clear()
 
 
 def _run_once(ckpt: str, T: int, text: str = TEXT) -> dict:
@@ -111,6 +115,90 @@ def _page_times(ckpt: str) -> list[tuple[str, float, str]]:
             out.append((title, time.perf_counter() - started, "compute with the defaults"))
         if at.exception:
             raise RuntimeError(f"{script}: {at.exception}")
+    return out
+
+
+DATASET_PAGES = (("landing", None, None), ("Error analysis", "pages/errors.py", None),
+                 ("Results", "pages/results.py", None),
+                 ("Table 3", "pages/table3.py", 0))  # (title, script, button index to press)
+
+
+def _first_views(names: list[str]) -> dict[str, dict[str, float]]:
+    """Seconds of each dataset page's first view at its defaults (the landing: the explorer's
+    first visit with its three stories; Table 3: also its compute button on the examples), per
+    checkpoint, with cold data caches (Streamlit's, the stored samples, the prefixes); the
+    checkpoints themselves are loaded once first, as on a running server."""
+    from streamlit.testing.v1 import AppTest
+
+    _quiet()
+    out: dict[str, dict[str, float]] = {}
+    for name in names:
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=900)
+        at.query_params["ckpt"] = name
+        at.run()  # loads the checkpoint (kept across runs and sessions)
+        for title, script, button in DATASET_PAGES:
+            _cold()
+            at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=900)
+            at.query_params["ckpt"] = name
+            started = time.perf_counter()
+            at.run()
+            if script is not None:
+                started = time.perf_counter()
+                at.switch_page(script).run()
+            if button is not None:
+                at.button[button].click().run()
+            out.setdefault(name, {})[title] = round(time.perf_counter() - started, 3)
+            if at.exception:
+                raise RuntimeError(f"{name}, {title}: {at.exception}")
+    return out
+
+
+def _knob_changes(ckpt: str, values: tuple[float, ...]) -> list[float]:
+    """Seconds of Error analysis on every bundled example after each tau2 change (pressing
+    Compute), in one server process: the first change computes the prefix, later ones reuse it.
+    The data caches start cold; the stored samples are then not read (another tau2)."""
+    from streamlit.testing.v1 import AppTest
+
+    _quiet()
+    _cold()
+    out = []
+    for tau2 in values:
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=900)
+        at.query_params.update({"ckpt": ckpt, "tau2": str(tau2)})
+        at.run()
+        at.switch_page("pages/errors.py").run()
+        started = time.perf_counter()
+        at.button(key="err_go").click().run()
+        out.append(round(time.perf_counter() - started, 3))
+        if at.exception:
+            raise RuntimeError(f"{ckpt}, tau2 {tau2}: {at.exception}")
+    return out
+
+
+def _recompute_floor(ckpt: str, tau2: float) -> dict[str, float]:
+    """The matmul work of Error analysis recomputed at ``tau2`` (every bundled example, T = 10):
+    with the prefix computed (a first change) and with it reused (a second change)."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    from ui import dataset
+    from ui.compute import many_probs
+    from uqcore.checkpoint import load_checkpoint
+    from uqcore.layers import matmul_linear_only
+    from uqcore.prefix import PrefixCache
+    from uqcore.settings import SamplingSettings
+    from uqlab.bench import matmul_flops
+    from uqlab.paths import checkpoint_dir
+
+    ck = load_checkpoint(checkpoint_dir() / ckpt, shared_weights=True)
+    texts = tuple(r[0] for r in dataset.pick(ck.training["task"], None))
+    cache, rate, out = PrefixCache(2**40), matmul_flops(), {"matmul_gflops": 0.0}
+    for what in ("first change", "second change"):
+        with FlopCounterMode(display=False) as counter, matmul_linear_only():
+            many_probs(ck, texts, 10, 0, SamplingSettings(tau2=tau2), cache, "bench")
+        flops = counter.get_total_flops()
+        out[f"{what} gflop"] = round(flops / 1e9, 1)
+        out[f"{what} floor_s"] = round(flops / rate, 3)
+    out["matmul_gflops"] = round(rate / 1e9, 1)
     return out
 
 
@@ -185,6 +273,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--child-T", type=int, help=argparse.SUPPRESS)  # internal: one cold run
     p.add_argument("--child-words", type=int, default=0, help=argparse.SUPPRESS)
     p.add_argument("--pages", action="store_true", help="also time every page (cold caches)")
+    p.add_argument("--only", help="comma-separated checkpoints for the first-view table "
+                   "(default: every shipped one)")
+    p.add_argument("--knob-ckpt", default=KNOB_CHECKPOINT,
+                   help="timed after two tau2 changes (prefix computed, then reused)")
+    p.add_argument("--ckpt-word", default=WORD_CHECKPOINT,
+                   help="the word-level checkpoint timed after a tau2 change")
     p.add_argument("--markdown", metavar="PATH",
                    help="also write the figures as the app's section of PATH "
                    "(docs/performance.md)")  # fmt: skip
@@ -213,6 +307,7 @@ def main(argv: list[str] | None = None) -> int:
             for title, f in floors.items():
                 print(f"  {title:<22} matmul work {f['gflop']:.0f} GFLOP: at least "
                       f"{f['floor_s']:.2f} s at {f['matmul_gflops']:.0f} GFLOP/s")  # fmt: skip
+        _dataset_pages(report, args)
     if args.markdown:
         from uqlab.bench_report import write_section
 
@@ -220,6 +315,41 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wrote the app's section of {args.markdown}")
     print(json.dumps(report))
     return 0
+
+
+def _dataset_pages(report: dict, args) -> None:
+    """The dataset pages at their defaults on every shipped checkpoint, and Error analysis after
+    knob changes (recomputed) beside the matmul floor of what it recomputes."""
+    from uqcore.registry import list_checkpoints
+    from uqlab.paths import checkpoint_dir
+
+    names = [i.name for i in list_checkpoints(checkpoint_dir()) if not i.error]
+    if args.only:
+        names = [n for n in names if n in args.only.split(",")]
+    first = _first_views(names)
+    report["first_view"] = first
+    print("first view at the defaults (stored samples), server side, cold data caches:")
+    print(f"  {'checkpoint':<24}" + "".join(f"{t:>16}" for t, _, _ in DATASET_PAGES))
+    for name, row in first.items():
+        print(f"  {name:<24}" + "".join(f"{row[t]:>14.2f} s" for t, _, _ in DATASET_PAGES))
+    worst = max((sec, name, t) for name, row in first.items() for t, sec in row.items())
+    print(f"  slowest: {worst[1]}, {worst[2]}: {worst[0]:.2f} s")
+    report["knob"] = {}
+    for ckpt in filter(None, (args.knob_ckpt, args.ckpt_word)):
+        taus = (3.0, 8.0) if ckpt == args.knob_ckpt else (3.0,)
+        secs = _knob_changes(ckpt, taus)
+        floor = _recompute_floor(ckpt, taus[0])
+        entry = {"seconds": secs, **floor,
+                 "first change x floor": round(secs[0] / floor["first change floor_s"], 2)}
+        if len(secs) > 1:
+            entry["second change x floor"] = round(secs[1] / floor["second change floor_s"], 2)
+        report["knob"][ckpt] = entry
+        print(f"Error analysis after tau2 changes, {ckpt} (every bundled example, T = 10):")
+        for i, sec in enumerate(secs):
+            what = ("first change", "second change")[i]
+            print(f"  {what:<14} {sec:7.2f} s; matmul work {floor[what + ' gflop']:.0f} GFLOP, "
+                  f"floor {floor[what + ' floor_s']:.2f} s at {floor['matmul_gflops']:.0f} "
+                  f"GFLOP/s: {sec / floor[what + ' floor_s']:.1f}x")  # fmt: skip
 
 
 def render_markdown(report: dict) -> str:

@@ -191,14 +191,14 @@ def explore(
     return (res if temperature is None else res.with_temperature(temperature)).for_label(label)
 
 
-PREFIX_BYTES = 256 * 2**20  # hidden states below the noise (a 300-token review: 0.46 MB)
+PREFIX_BYTES = 256 * 2**20  # what the noisy layer reads of each example (a review: ~0.25 MB)
 
 
 @st.cache_resource
 def prefix_cache() -> PrefixCache:
     """The server's deterministic prefixes (:mod:`uqcore.prefix`), shared by every page and
     session, bounded by :data:`PREFIX_BYTES`: the 1,000 bundled IMDB examples of a MiniLM
-    H-STO / BAM checkpoint hold 214 MB."""
+    H-STO / BAM checkpoint hold 243 MB."""
     return PrefixCache(PREFIX_BYTES)
 
 
@@ -219,6 +219,11 @@ def _stored(name: str, folder: str, version: str) -> tuple[StoredSamples | None,
     except UQError as exc:
         return None, str(exc)
     return read_stored(Path(folder) / name, info.task, own)
+
+
+def stored_cache_clear() -> None:
+    """Forget the stored samples read (they are read again on the next request)."""
+    _stored.clear()
 
 
 def stored_note(name: str, T: int, seed: int, settings: tuple) -> str:  # noqa: N803

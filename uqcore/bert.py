@@ -62,13 +62,14 @@ class BertLayer(nn.Module):
         capture: bool = False,
         cls_only: bool = False,
         repeats: int = 1,
+        prepared: tuple | None = None,
     ) -> tuple[torch.Tensor, LayerMaps, torch.Tensor | None]:
         """``x [N, L, D]`` -> ``(x [N, L, D] or [N, 1, D] if cls_only, maps, kl [N] or None)``;
         the same contract as :class:`uqcore.layers.EncoderLayer`."""
         variational = self.attn.variational
         p = s.drop_p
         rows = 1 if cls_only else None
-        y, maps, kl = self.attn(x, mask, s, noise, capture, rows, repeats)
+        y, maps, kl = self.attn(x, mask, s, noise, capture, rows, repeats, prepared)
         x = x.repeat(repeats, 1, 1) if repeats > 1 else x
         x = x if rows is None else x[:, :rows]
         x = self.norm1(x + y if variational else add_dropout(x, y, p, noise))

@@ -150,10 +150,15 @@ class MultiHeadAttention(nn.Module):
         capture: bool = False,
         rows: int | None = None,
         repeats: int = 1,
+        prepared: tuple[tuple[torch.Tensor, ...], torch.Tensor] | None = None,
     ) -> tuple[torch.Tensor, LayerMaps, torch.Tensor | None]:
         """Returns ``(y [N, rows or L, D], maps, kl [N] or None)``; ``maps`` is empty unless
         ``capture``. ``repeats``: ``x`` holds unique rows whose projections are copied
-        ``repeats`` times (sample-major).
+        ``repeats`` times (sample-major), unless the kernel's
+        :class:`uqcore.kernels.common.Shortcut` applies: only the first ``rows`` rows' output is
+        wanted, no maps, no KL, no dropout. It then runs on the unique rows with only the noisy
+        part per sample. ``prepared``: the shortcut's parts and the values ``v`` of the unique
+        rows, already computed (a prefix kept them; ``x`` is then not read).
 
         ``rows`` (the last layer, which only needs [CLS]): only the first ``rows`` query rows
         are attended, with noise from ``noise``. The other rows are computed only when they
@@ -163,10 +168,15 @@ class MultiHeadAttention(nn.Module):
         The Probabilistic Transformer's EM needs every query, so with EM iterations it computes
         all rows (it has no noise); without EM (training) it attends from [CLS] like the rest.
         """
+        if prepared is not None:
+            return self._shortcut(*prepared, mask, s, noise, repeats), LayerMaps(), None
         q, k, v = self._project(x, s, noise)  # [N / repeats, H, L, d_h] each
+        split = rows is not None and not self.spec.needs_every_query(s)
+        if self.shortcut_applies(s, capture, repeats) and split:
+            parts = self.kernel.shortcut.prepare(q[:, :, :rows], k, self._weights())
+            return self._shortcut(parts, v, mask, s, noise, repeats), LayerMaps(), None
         if repeats > 1:  # sample-major copies of deterministic projections
             q, k, v = (t.repeat(repeats, 1, 1, 1) for t in (q, k, v))
-        split = rows is not None and not self.spec.needs_every_query(s)
         head_q = q[:, :, :rows] if split else q  # [N, H, rows or L, d_h]
         req = KernelRequest(weights=capture, output=True, need_kl=s.need_kl,
                             query_mask=mask[:, :rows] if split else None)  # fmt: skip
@@ -179,6 +189,27 @@ class MultiHeadAttention(nn.Module):
         n, _, length, _ = out.shape
         y = linear(out.transpose(1, 2).reshape(n, length, self.cfg.d_model), self.proj)
         return y, maps, None if kl is None else kl.sum(-1)  # [N, L', D], maps, [N]
+
+    def _weights(self) -> dict[str, torch.Tensor]:
+        return {name: getattr(self, name) for name in self.weight_names}
+
+    def shortcut_applies(self, s: ForwardSettings, capture: bool, repeats: int) -> bool:
+        """Whether the kernel's shortcut computes this call (see :meth:`forward`)."""
+        return (getattr(self.kernel, "shortcut", None) is not None and repeats > 1
+                and not capture and not s.need_kl and s.drop_p == 0)  # fmt: skip
+
+    def prepare(self, x: torch.Tensor, s: ForwardSettings, rows: int = 1):
+        """``(parts, v)`` of the unique rows ``x [B, L, D]`` (the attention's input): what the
+        shortcut needs, deterministic (kept by :mod:`uqcore.prefix`)."""
+        q, k, v = self._project(x, s, None)  # [B, H, L, d_h] each
+        return self.kernel.shortcut.prepare(q[:, :, :rows], k, self._weights()), v
+
+    def _shortcut(self, parts, v, mask, s, noise, repeats: int) -> torch.Tensor:
+        """The shortcut's output for ``repeats`` copies -> ``y [R*B, rows, D]``."""
+        unique = mask[: mask.shape[0] // repeats]  # [B, L]
+        out = self.kernel.shortcut.repeated(parts, v, unique, s, noise, repeats)  # [RB,H,Lq,dh]
+        n, _, length, _ = out.shape
+        return linear(out.transpose(1, 2).reshape(n, length, self.cfg.d_model), self.proj)
 
     def _tail(self, q, k, v, mask, rows, s, noise, head: LayerMaps) -> LayerMaps:
         """``head`` with attention rows ``rows..L-1`` of the last layer (never part of the
@@ -229,8 +260,11 @@ class EncoderLayer(nn.Module):
         capture: bool = False,
         cls_only: bool = False,
         repeats: int = 1,
+        prepared: tuple | None = None,
     ):
         """``x [N, L, D]`` -> ``(x [N, L, D] or [N, 1, D] if cls_only, maps, kl [N] or None)``.
+        ``prepared``: the attention shortcut's parts of these rows, already computed (``x`` then
+        holds the [CLS] row only; see :meth:`MultiHeadAttention.forward`).
 
         ``cls_only`` (the last layer): attention over all tokens as usual, then the residual and
         FFN for the [CLS] row only, which is all the classifier reads. The path does not depend
@@ -241,7 +275,8 @@ class EncoderLayer(nn.Module):
         bayes = self.attn.variational
         p = s.drop_p
         rows = 1 if cls_only else None
-        y, maps, kl = self.attn(self.norm1(x), mask, s, noise, capture, rows, repeats)
+        y, maps, kl = self.attn(x if prepared is not None else self.norm1(x), mask, s, noise,
+                                capture, rows, repeats, prepared)  # fmt: skip
         x = x.repeat(repeats, 1, 1) if repeats > 1 else x
         x = x if rows is None else x[:, :rows]
         x = x + y if bayes else add_dropout(x, y, p, noise)

@@ -26,6 +26,7 @@ from uqcore.layers import EncoderLayer, matmul_linear_only
 from uqcore.lora import add_adapters
 from uqcore.maps import LayerMaps
 from uqcore.noise import SampleNoise, dropout
+from uqcore.prefix import Prefix
 from uqcore.settings import ForwardSettings, resolve
 
 PAD_ID, UNK_ID, CLS_ID = 0, 1, 2
@@ -83,10 +84,9 @@ class StackedEncoder(nn.Module):
         """``repeats``: the rows are ``repeats`` sample-major copies of the first
         ``N / repeats`` rows (as the sampler lays them out). Without dropout, the embeddings and
         the layers up to the first stochastic one are then computed once (:func:`run_layers`).
-        ``prefix [N / repeats, L, D]``: the hidden states entering layer
-        ``cfg.first_stochastic_layer`` (:meth:`prefix_states`), already computed for these rows:
-        the embeddings and the layers below are then skipped (no dropout, nothing below
-        captured)."""
+        ``prefix``: a :class:`uqcore.prefix.Prefix` of the unique rows (:meth:`prefix_states`),
+        what enters layer ``cfg.first_stochastic_layer``, already computed: the embeddings and
+        the layers below are then skipped (no dropout, nothing below captured)."""
         s = settings or resolve(self.cfg)
         if repeats < 1 or ids.shape[0] % repeats:
             raise ValueError(f"repeats={repeats} does not divide the {ids.shape[0]} rows.")
@@ -96,23 +96,38 @@ class StackedEncoder(nn.Module):
             start = self.cfg.first_stochastic_layer
             if (s.drop_p > 0 and noise is not None) or any(i < start for i in capture):
                 raise ValueError("a prefix needs no dropout and no captured layer below it.")
-            x = prefix  # [N / shared, L, D]
+            if prefix.prepared is not None and start in capture:
+                raise ValueError("a prefix of the shortcut's parts cannot show the layer's maps.")
+            x, prepared = prefix.x, prefix.attention()  # [N / shared, L or 1, D]
         else:
             x = self._embed(ids[: ids.shape[0] // shared], s, noise)  # [N / shared, L, D]
-        x, maps, kl = run_layers(self.layers, x, mask, s, noise, capture, shared, self.cfg, start)
+            prepared = None
+        x, maps, kl = run_layers(self.layers, x, mask, s, noise, capture, shared, self.cfg, start,
+                                 prepared)  # fmt: skip
         logits = self._logits(x[:, 0], s, noise)  # [N, C] from [CLS] (x is [N, 1, D] here)
         return ForwardOutput(logits=logits, kl=kl, maps=maps, features=x[:, 0])
 
     def prefix_states(self, ids: torch.Tensor, mask: torch.Tensor,
-                      settings: ForwardSettings | None = None) -> torch.Tensor:  # fmt: skip
-        """``[N, L, D]``: the hidden states entering layer ``cfg.first_stochastic_layer``,
-        without noise or dropout: what :meth:`forward` takes as ``prefix``. They depend on the
-        weights, the tokens and ``settings.tau`` (a plain layer's temperature) only."""
+                      settings: ForwardSettings | None = None,
+                      projections: bool = False) -> Prefix:  # fmt: skip
+        """What enters layer ``k = cfg.first_stochastic_layer``, without noise or dropout: what
+        :meth:`forward` takes as ``prefix``. It depends on the weights, the tokens and
+        ``settings.tau`` (a plain layer's temperature) only. ``x [N, L, D]``; with
+        ``projections`` (``k`` is the last layer, which attends from [CLS] only, and its kernel
+        has a shortcut) ``x [N, 1, D]`` is the [CLS] row, with the shortcut's parts and the
+        values ``v [N, H, L, d_h]`` of layer ``k`` (:meth:`MultiHeadAttention.prepare`)."""
         s = settings or resolve(self.cfg)
+        first = self.cfg.first_stochastic_layer
         x = self._embed(ids, s, None)  # [N, L, D]
-        for layer in self.layers[: self.cfg.first_stochastic_layer]:
+        for layer in self.layers[:first]:
             x, _, _ = layer(x, mask, s, None)
-        return x
+        if not projections:
+            return Prefix(x)
+        if first != len(self.layers) - 1:
+            raise ValueError("projections are kept for a last-layer prefix only.")
+        layer = self.layers[first]
+        parts, v = layer.attn.prepare(layer.attention_input(x), s)
+        return Prefix(x[:, :1], parts, v)
 
 
 class EncoderClassifier(StackedEncoder):
@@ -155,6 +170,7 @@ def run_layers(
     shared: int,
     cfg: ModelConfig,
     start: int = 0,
+    prepared: tuple | None = None,
 ) -> tuple[torch.Tensor, dict[int, LayerMaps], torch.Tensor | None]:
     """Run the blocks of an encoder; the last attends from [CLS] only. -> ``(x [N, 1, D], maps,
     kl [N] or None)``.
@@ -165,7 +181,8 @@ def run_layers(
     the unique rows; the first stochastic layer computes its projections once and expands them
     to every sample. Their captured maps are repeated for every sample, so the result is the
     same as running every layer on all ``N`` rows. ``start``: ``x`` enters layer ``start``
-    (the layers below were run before: a prefix).
+    (the layers below were run before: a prefix), with layer ``start``'s shortcut parts
+    ``prepared`` when the prefix kept them.
     """
     maps: dict[int, LayerMaps] = {}
     kl_total = None
@@ -178,7 +195,7 @@ def run_layers(
         below = i < expand_at  # deterministic, on the unique rows
         x, layer_maps, kl = layer(
             x, unique if below else mask, s, noise, capture=i in capture, cls_only=i == last,
-            repeats=shared if i == expand_at else 1,
+            repeats=shared if i == expand_at else 1, prepared=prepared if i == start else None,
         )  # fmt: skip
         if layer_maps and below:
             layer_maps = layer_maps.map(lambda _, v: v.repeat(shared, *([1] * (v.dim() - 1))))

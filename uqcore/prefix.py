@@ -1,21 +1,25 @@
 """The deterministic prefix of a model whose noise enters above its first layer, computed once.
 
-When a family draws noise only from layer ``cfg.first_stochastic_layer = k > 0`` on (the MiniLM
+When a family draws noise only from layer ``k = cfg.first_stochastic_layer > 0`` on (the MiniLM
 H-STO and BAM checkpoints: the last layer only) and no dropout is on, the embeddings and layers
 ``0 .. k-1`` give the same hidden states for every sample, every temperature, every noise scale
 and every T. :func:`prefix_for` computes them once per example and keeps them in a
-:class:`PrefixCache`, so a knob change or another page reruns only layers ``k ..`` per sample.
+:class:`PrefixCache`, so a knob change or another page reruns only what the noise touches.
+When ``k`` is the last layer and its maps are not wanted, the prefix also holds that layer's
+projections (the [CLS] query, every key and value), which are deterministic too: a sample then
+computes only the noisy parts of one attention row (:class:`uqcore.kernels.common.RepeatedKernel`).
 
-An example's entry is keyed by ``(owner, its token ids, tau)``: ``owner`` is what the caller
-knows identifies the weights (a checkpoint's name and file version), ``tau`` the plain layers'
-temperature (the only setting the layers below read). The states are kept in float32 on the
-model's device, trimmed to the example's own length, so a cached row gives the numbers of a
-fresh pass (within float rounding of the batched matmuls).
+An example's entry is keyed by ``(owner, its token ids, tau, projections or not)``: ``owner`` is
+what the caller knows identifies the weights (a checkpoint's name and file version), ``tau`` the
+plain layers' temperature (the only setting the layers below read). The states are kept in
+float32 on the model's device, trimmed to the example's own length, so a cached row gives the
+numbers of a fresh pass (within float rounding of the batched matmuls).
 """
 
 from __future__ import annotations
 
 from collections.abc import Hashable
+from dataclasses import dataclass
 
 import torch
 from torch import nn
@@ -26,17 +30,36 @@ from uqcore.settings import ForwardSettings
 PREFIX_ROWS = 16  # examples per pass when computing missing prefixes (bounds the activations)
 
 
-def _bytes(states: torch.Tensor) -> int:
-    return states.numel() * states.element_size()
+@dataclass
+class Prefix:
+    """What enters the first stochastic layer for a batch of unique rows: ``x [B, L, D]``, or,
+    when that layer's shortcut parts are kept, the [CLS] row ``x [B, 1, D]`` with ``prepared``
+    (the parts, each ``[B, H, L or 1, *]``) and the values ``v [B, H, L, d_h]``
+    (:meth:`uqcore.layers.MultiHeadAttention.prepare`). Padding holds zeros."""
+
+    x: torch.Tensor
+    prepared: tuple[torch.Tensor, ...] | None = None
+    v: torch.Tensor | None = None
+
+    def parts(self) -> tuple[torch.Tensor, ...]:
+        return (self.x,) if self.prepared is None else (self.x, *self.prepared, self.v)
+
+    def attention(self) -> tuple[tuple[torch.Tensor, ...], torch.Tensor] | None:
+        """``(prepared, v)`` for the layer, or None when only ``x`` is kept."""
+        return None if self.prepared is None else (self.prepared, self.v)
+
+
+def _bytes(parts: tuple[torch.Tensor, ...]) -> int:
+    return sum(t.numel() * t.element_size() for t in parts)
 
 
 class PrefixCache:
-    """Hidden states below the first stochastic layer, per example, bounded by ``budget`` bytes
-    (least recently used dropped first). Thread-safe; shared by every caller of one process.
-    ``hits`` and ``misses`` count examples served from the cache and computed."""
+    """Prefixes per example, bounded by ``budget`` bytes (least recently used dropped first).
+    Thread-safe; shared by every caller of one process. ``hits`` and ``misses`` count examples
+    served from the cache and computed."""
 
     def __init__(self, budget: int):
-        self.store: ByteLRU[torch.Tensor] = ByteLRU(budget, _bytes)
+        self.store: ByteLRU[tuple[torch.Tensor, ...]] = ByteLRU(budget, _bytes)
         self.hits = 0
         self.misses = 0
 
@@ -52,14 +75,23 @@ class PrefixCache:
 def usable(model: nn.Module, s: ForwardSettings, capture: tuple[int, ...] = ()) -> bool:
     """Whether ``model`` has a deterministic prefix under ``s``: its noise starts above layer 0,
     no dropout is on, no layer below is captured, and it is one network (not an ensemble)."""
-    cfg = model.cfg
-    first = cfg.first_stochastic_layer
+    first = model.cfg.first_stochastic_layer
     return (
         hasattr(model, "prefix_states")
         and first > 0
         and s.drop_p == 0
         and not any(i < first for i in capture)
     )
+
+
+def with_projections(model: nn.Module, capture: tuple[int, ...] = ()) -> bool:
+    """Whether the prefix also keeps the first stochastic layer's shortcut parts: that layer is
+    the last (it attends from [CLS] only), its kernel has a shortcut and its maps are not
+    captured."""
+    first = model.cfg.first_stochastic_layer
+    last = first == model.cfg.n_layers - 1
+    return (last and first not in capture
+            and getattr(model.layers[first].attn.kernel, "shortcut", None) is not None)
 
 
 def prefix_for(
@@ -69,15 +101,16 @@ def prefix_for(
     s: ForwardSettings,
     cache: PrefixCache | None = None,
     owner: Hashable = None,
-) -> torch.Tensor:
-    """``[B, L, D]``: the states entering layer ``cfg.first_stochastic_layer`` for the batch
-    (see :func:`usable`), read from ``cache`` where kept and computed for the other rows,
-    :data:`PREFIX_ROWS` at a time. Padding positions hold zeros (their keys are masked)."""
-    lengths = mask.sum(1).tolist()  # [B]
+    capture: tuple[int, ...] = (),
+) -> Prefix:
+    """The :class:`Prefix` of the batch (see :func:`usable`), read from ``cache`` where kept
+    and computed for the other rows, :data:`PREFIX_ROWS` at a time."""
+    proj = with_projections(model, capture)
     if cache is None:
-        return _compute(model, ids, mask, s)
+        return _compute(model, ids, mask, s, proj)
+    lengths = mask.sum(1).tolist()  # [B]
     keys = [
-        (owner, ids[b, : lengths[b]].cpu().numpy().tobytes(), float(s.tau))
+        (owner, ids[b, : lengths[b]].cpu().numpy().tobytes(), float(s.tau), proj)
         for b in range(ids.shape[0])
     ]
     found = [cache.store.peek(k) for k in keys]
@@ -87,17 +120,50 @@ def prefix_for(
     for lo in range(0, len(missing), PREFIX_ROWS):
         rows = missing[lo : lo + PREFIX_ROWS]
         width = max(lengths[b] for b in rows)
-        x = _compute(model, ids[rows, :width], mask[rows, :width], s)  # [r, width, D]
+        got = _compute(model, ids[rows, :width], mask[rows, :width], s, proj).parts()
+        keyed = tuple(_per_key(t, width) for t in got)
         for j, b in enumerate(rows):
-            found[b] = x[j, : lengths[b]].clone()  # [len, D], not a view of the batch
+            # one example's own length, copied (not a view that keeps the batch alive)
+            found[b] = tuple(_trim(t[j], lengths[b], k).clone() for t, k in zip(got, keyed,
+                                                                              strict=True))
             cache.store.put(keys[b], found[b])
-    out = torch.zeros(ids.shape[0], ids.shape[1], model.cfg.d_model, device=ids.device)
-    for b, states in enumerate(found):
-        out[b, : lengths[b]] = states
-    return out  # [B, L, D]
+    return _assemble(found, ids.shape[1], proj)
 
 
-def _compute(model: nn.Module, ids: torch.Tensor, mask: torch.Tensor,
-             s: ForwardSettings) -> torch.Tensor:  # fmt: skip
+def _per_key(t: torch.Tensor, width: int) -> bool:
+    """Whether a batch part runs along the keys: ``[B, L, D]`` or ``[B, H, L, *]``."""
+    return t.shape[1 if t.dim() == 3 else 2] == width and width > 1
+
+
+def _trim(t: torch.Tensor, length: int, keyed: bool) -> torch.Tensor:
+    """One example's part cut to its tokens (``[L, D]`` on dim 0, ``[H, L, *]`` on dim 1)."""
+    if not keyed:
+        return t
+    return t[:length] if t.dim() == 2 else t[:, :length]
+
+
+def _assemble(found: list[tuple[torch.Tensor, ...]], length: int, proj: bool) -> Prefix:
+    """Per-example parts -> a zero-padded batch :class:`Prefix` of ``length`` keys."""
+    padded = []
+    for i, first in enumerate(found[0]):
+        dim = 0 if first.dim() == 2 else 1
+        keyed = any(parts[i].shape[dim] > 1 for parts in found) or (not proj and dim == 0)
+        shape = list(first.shape)
+        shape[dim] = length if keyed else 1
+        out = first.new_zeros(len(found), *shape)
+        for b, parts in enumerate(found):
+            n = parts[i].shape[dim]
+            if dim == 0:
+                out[b, :n] = parts[i]
+            else:
+                out[b, :, :n] = parts[i]
+        padded.append(out)
+    if not proj:
+        return Prefix(padded[0])
+    return Prefix(padded[0], tuple(padded[1:-1]), padded[-1])
+
+
+def _compute(model: nn.Module, ids: torch.Tensor, mask: torch.Tensor, s: ForwardSettings,
+             proj: bool) -> Prefix:  # fmt: skip
     with torch.inference_mode():
-        return model.prefix_states(ids, mask, s)  # [B, L, D]
+        return model.prefix_states(ids, mask, s, projections=proj)

@@ -197,7 +197,8 @@ def sample(
     with torch.inference_mode():
         prefix = None
         if not isinstance(model, DeepEnsemble) and usable(model, fs, capture.layers):
-            prefix = prefix_for(model, ids, mask, fs, prefix_cache, prefix_owner)  # [B, L, D]
+            prefix = prefix_for(model, ids, mask, fs, prefix_cache, prefix_owner,
+                                capture.layers)  # fmt: skip
         if isinstance(model, DeepEnsemble):
             out = model(ids, mask, fs, None, capture.layers)  # logits [M, B, C]
             members = (torch.arange(T, device=ids.device) + first_sample) % out.logits.shape[0]

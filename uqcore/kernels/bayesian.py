@@ -25,8 +25,11 @@ from uqcore.kernels.common import (
     AttentionKernel,
     KernelOut,
     KernelRequest,
+    Shortcut,
     attend,
+    attend_repeated,
     log_softmax_last,
+    masked_bias,
     scores_plus,
     softmax_last,
 )
@@ -123,6 +126,29 @@ def bam_attention(
     return KernelOut(attend(attn, v), maps)
 
 
+def bam_shortcut(params: BamParams) -> Shortcut:
+    """BAM's :class:`Shortcut`: the scores ``Q K^T / tau`` once; per sample the Weibull /
+    Lognormal term (the draw :func:`bam_attention` makes) and the softmax."""
+
+    def prepare(q, k, weights) -> tuple[torch.Tensor, ...]:
+        return (torch.matmul(k, q.transpose(-1, -2)) / math.sqrt(q.shape[-1]),)  # [B,H,L,Lq]
+
+    def repeated(parts, v, mask, s, noise, repeats) -> torch.Tensor:
+        tau = math.sqrt(v.shape[-1])
+        scores = parts[0].transpose(-1, -2).repeat(repeats, 1, 1, 1)  # [R*B, H, Lq, L]
+        scores += masked_bias(mask, repeats, scores.dtype)
+        if s.bam_mode == "sample" and noise is not None and s.noise_scale != 0.0:
+            shape = scores.shape[1:]
+            if params.dist == "weibull":
+                term, alpha = noise.neg_gumbel(*shape), s.noise_scale * tau / params.weibull_k
+            else:
+                term, alpha = noise.normal(*shape), s.noise_scale * params.lognormal_sigma * tau
+            scores.add_(term, alpha=alpha / tau)  # (Q K^T + alpha * term) / tau
+        return attend_repeated(softmax_last(scores), v)
+
+    return Shortcut(prepare, repeated)
+
+
 def _noisy_scores(q, k, mask, tau, dist, shape_k, sigma, noise_scale, noise) -> torch.Tensor:
     """Logits of a normalised Weibull / Lognormal sample with mean ``a``. -> ``[N, H, L, L]``
 
@@ -210,4 +236,5 @@ def bind_bam(params: BamParams) -> AttentionKernel:
             need_extras=req.weights, query_mask=req.query_mask,
         )  # fmt: skip
 
+    kernel.shortcut = bam_shortcut(params)
     return kernel

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
@@ -69,6 +70,41 @@ class AttentionKernel(Protocol):
         weights: dict[str, torch.Tensor],
         req: KernelRequest,
     ) -> KernelOut: ...
+
+
+@dataclass(frozen=True)
+class Shortcut:
+    """The optional shortcut of a kernel (its ``shortcut`` attribute) for a layer that attends
+    from its first ``Lq`` query rows only (the last layer: [CLS]) on ``R`` sample-major copies of
+    deterministic projections, when only the output is wanted (no maps, no KL, no dropout).
+
+    ``prepare(q [B, H, Lq, d_h], k [B, H, L, d_h], weights) -> parts``: what the noisy part needs
+    of the unique rows, deterministic (kept across calls by :mod:`uqcore.prefix`); each part is
+    ``[B, H, L, *]`` (per key) or ``[B, H, 1, *]`` (per query row), never masked, so padding
+    may hold anything. ``repeated(parts, v [B, H, L, d_h], mask [B, L], s, noise, R)`` ->
+    ``out [R*B, H, Lq, d_h]``: only the noisy part per sample, the same draws in the same order
+    as the kernel on the copied rows (the numbers agree within float rounding); the values are
+    never copied.
+    """
+
+    prepare: Callable[..., tuple[torch.Tensor, ...]]
+    repeated: Callable[..., torch.Tensor]
+
+
+def masked_bias(mask: torch.Tensor, repeats: int, dtype) -> torch.Tensor:
+    """``[R*B, 1, 1, L]``: 0 on real keys, ``-inf`` on padding, for ``R`` copies of ``mask``."""
+    bias = torch.zeros(mask.shape, dtype=dtype, device=mask.device).masked_fill_(
+        ~mask, float("-inf"))  # fmt: skip
+    return bias.repeat(repeats, 1)[:, None, None, :]
+
+
+def attend_repeated(attn: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    """``attn [R*B, H, Lq, L]`` of ``R`` sample-major copies over the unique rows'
+    ``v [B, H, L, d_h]`` -> ``[R*B, H, Lq, d_h]``, without copying ``v`` R times."""
+    b, h, length, d = v.shape
+    r = attn.shape[0] // b
+    out = torch.einsum("rbhql,bhld->rbhqd", attn.view(r, b, h, -1, length), v)
+    return out.reshape(r * b, h, -1, d)
 
 
 def key_mask(mask: torch.Tensor) -> torch.Tensor:

@@ -20,7 +20,10 @@ from uqcore.kernels.common import (
     AttentionKernel,
     KernelOut,
     KernelRequest,
+    Shortcut,
     attend,
+    attend_repeated,
+    masked_bias,
     scores_plus,
     softmax_last,
 )
@@ -124,6 +127,48 @@ def centroid_attention(
     return out
 
 
+def _sto_repeated(raw, mask, tau2, noise_scale, noise, hard, v, repeats) -> torch.Tensor:
+    """STO attention from unscaled scores ``raw [R*B, H, Lq, L]`` (overwritten) of ``R``
+    copies of the rows: ``softmax((raw + lambda * g) / tau2)`` on real keys, over ``v``."""
+    raw += masked_bias(mask, repeats, raw.dtype)
+    if noise is not None and noise_scale != 0.0:  # + lambda * g, the draw sto_attention makes
+        raw.sub_(noise.neg_gumbel(raw.shape[1], raw.shape[2], raw.shape[3]), alpha=noise_scale)
+    return attend_repeated(soft_or_hard(softmax_last(raw.div_(tau2)), hard), v)
+
+
+def sto_shortcut() -> Shortcut:
+    """STO's :class:`Shortcut`: the scores ``Q K^T`` once, the Gumbel noise per sample."""
+
+    def prepare(q, k, weights) -> tuple[torch.Tensor, ...]:
+        return (torch.matmul(k, q.transpose(-1, -2)),)  # [B, H, L, Lq]: K Q^T
+
+    def repeated(parts, v, mask, s, noise, repeats) -> torch.Tensor:
+        raw = parts[0].transpose(-1, -2).repeat(repeats, 1, 1, 1)  # [R*B, H, Lq, L]
+        return _sto_repeated(raw, mask, s.tau2, s.noise_scale, noise, s.hard, v, repeats)
+
+    return Shortcut(prepare, repeated)
+
+
+def hsto_shortcut() -> Shortcut:
+    """Key-side H-STO's :class:`Shortcut`: ``K C`` and ``Q C`` once; per sample the
+    assignments ``P`` (noise ``g1``), the scores ``Q K~^T = (Q C) P^T`` and the attention over
+    values (noise ``g2``), as :func:`centroid_attention` draws them."""
+
+    def prepare(q, k, weights) -> tuple[torch.Tensor, ...]:
+        c = weights["centroids"]
+        if c.dim() == 2:
+            return torch.matmul(k, c), torch.matmul(q, c)  # [B, H, L, c], [B, H, Lq, c]
+        return torch.einsum("bhld,hdc->bhlc", k, c), torch.einsum("bhqd,hdc->bhqc", q, c)
+
+    def repeated(parts, v, mask, s, noise, repeats) -> torch.Tensor:
+        kc, qc = parts
+        p = gumbel_softmax(kc.repeat(repeats, 1, 1, 1), s.tau1, s.noise_scale, noise, s.hard)
+        raw = torch.matmul(qc.repeat(repeats, 1, 1, 1), p.transpose(-1, -2))  # [R*B,H,Lq,L]
+        return _sto_repeated(raw, mask, s.tau2, s.noise_scale, noise, s.hard, v, repeats)
+
+    return Shortcut(prepare, repeated)
+
+
 @dataclass(frozen=True)
 class StoParams:
     """STO-TRANS has no structural hyper-parameters: its knobs (tau2, noise scale, hard) are
@@ -136,6 +181,7 @@ def bind_sto(params: StoParams) -> AttentionKernel:
     def kernel(q, k, v, mask, s, noise, weights, req: KernelRequest) -> KernelOut:
         return sto_attention(q, k, v, mask, s.tau2, s.noise_scale, noise, s.hard)
 
+    kernel.shortcut = sto_shortcut()
     return kernel
 
 
@@ -166,4 +212,6 @@ def bind_hsto(params: HstoParams) -> AttentionKernel:
             side, key_assign=req.key_assign,
         )  # fmt: skip
 
+    if side == "key":  # query-side assignments are per query row: no shortcut
+        kernel.shortcut = hsto_shortcut()
     return kernel
