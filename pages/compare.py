@@ -56,6 +56,9 @@ if not results:
 cmp = compare(results, {i.name: i.family for i in mine}, names, label)
 target = names[cmp.target]
 st.dataframe(cmp.table, hide_index=True, width="stretch")
+if label is None:
+    st.caption(f"No gold label: each row scores the class its checkpoint predicts; the "
+               f"histograms below show p({target}), the class the first one predicts.")
 c1, c2 = st.columns(2)
 c1.download_button("Download this table (CSV)", lambda: cmp.table.to_csv(index=False),
                    f"compare-{info.task}-T{view.T}-seed{view.seed}.csv", "text/csv",

@@ -33,18 +33,25 @@ def compare(
     label: int | None,
 ) -> Comparison:  # fmt: skip
     """Side-by-side statistics of ``results`` (checkpoint name -> its explore result, each with
-    its summary for ``label``); ``families``: checkpoint name -> family."""
+    its summary for ``label``); ``families``: checkpoint name -> family. Every row has the same
+    columns: with a gold label, p(gold) and correct / T; without one, the class each checkpoint
+    predicts, p(that class) and the samples agreeing with it (two checkpoints may predict
+    different classes, so one column per class would leave holes)."""
     first = next(iter(results.values()))
     target = label if label is not None else int(first.probs.mean(0).argmax())
     gold = label is not None
     rows = []
     for name, res in results.items():
         s = res.summary
+        scored = ({f"p({names[s.target]}) mean ± var": mean_pm_var(s.p_mean, s.p_var),
+                   "correct / T": f"{s.correct}/{s.T}"} if gold else
+                  {"predicts": names[s.target],
+                   "p(predicted) mean ± var": mean_pm_var(s.p_mean, s.p_var),
+                   "samples agreeing": f"{s.correct}/{s.T}"})  # fmt: skip
         rows.append({
             "checkpoint": name,
             "method": family_title(families[name]),
-            f"p({names[s.target]}) mean ± var": mean_pm_var(s.p_mean, s.p_var),
-            "correct / T" if gold else "samples agreeing": f"{s.correct}/{s.T}",
+            **scored,
             "entropy": round(s.entropy, 4),
             "mutual information": sig(s.mi),
         })  # fmt: skip
