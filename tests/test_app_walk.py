@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.app_fixtures import app_checkpoints, ckdir  # noqa: F401 (fixtures)
+from tests.helpers import chart_titled
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 LINK = {"ckpt": "cola-hsto", "text": "John is tall on several occasions.", "label": "0",
@@ -91,3 +94,28 @@ def test_results_preselects_the_sidebars_checkpoint_and_follows_it():
     assert at.multiselect(key="res_ckpts").value[0] == "cola-bam"
     at.multiselect(key="res_ckpts").set_value(["cola-trans"]).run()  # a hand-made choice stays
     assert at.multiselect(key="res_ckpts").value == ["cola-trans"]
+
+
+def array(value) -> np.ndarray:
+    """A plotly array of a chart's spec (plotly ships them base64-encoded, with a shape)."""
+    if isinstance(value, dict):
+        flat = np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"])
+        shape = value.get("shape")
+        return flat.reshape([int(n) for n in str(shape).split(",")]) if shape else flat
+    return np.asarray(value, dtype=float)
+
+
+def attention_spec(at: AppTest) -> dict:
+    return chart_titled(at, "Attention, layer")
+
+
+def test_a_flat_attention_map_gets_a_colour_range_of_its_own_by_default():
+    """Defect: MiniLM maps (trained tau2 5.657, weights about 0.1) were almost white unless
+    "Auto-scale the colours" was switched on: the scale was fixed to [0, 1]."""
+    at = open_link(**LINK)  # a tiny untrained model: flat maps, every weight well below 1
+    spec = attention_spec(at)
+    top = spec["layout"]["coloraxis"]["cmax"]
+    shown = max(array(trace["z"]).max() for trace in spec["data"][:2])  # sample and mean
+    assert top == pytest.approx(shown, abs=1e-3) and top < 0.9, top
+    at.toggle(key="att_auto").set_value(False).run()  # the fixed scale is still one click away
+    assert attention_spec(at)["layout"]["coloraxis"]["cmax"] == 1.0
