@@ -119,3 +119,12 @@ def test_a_flat_attention_map_gets_a_colour_range_of_its_own_by_default():
     assert top == pytest.approx(shown, abs=1e-3) and top < 0.9, top
     at.toggle(key="att_auto").set_value(False).run()  # the fixed scale is still one click away
     assert attention_spec(at)["layout"]["coloraxis"]["cmax"] == 1.0
+
+
+def test_the_centroid_panel_says_what_p_is():
+    """Defect: the centroid panel's "sample 0: P" label was never explained."""
+    at = open_link(**LINK)
+    names = [a["text"] for a in chart_titled(at, "Centroid assignments")["layout"]["annotations"]]
+    assert names[:2] == ["P, sample 0", "across samples"]
+    captions = " ".join(c.value for c in at.caption)
+    assert "P of sample 0: the centroid assignment probabilities of each key" in captions

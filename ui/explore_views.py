@@ -175,6 +175,9 @@ def centroids(res: ExploreResult, n_layers: int, names: tuple[str, ...]) -> None
     hits = np.eye(p.shape[-1])[p[:, head].argmax(-1)].mean(0)  # [L, c] share of samples
     lo, hi = token_window(len(tokens), K.CEN_WINDOW)
     chart(F.centroid_panels(p[t, head, lo:hi], hits[lo:hi], tokens[lo:hi], t), "centroids")
+    st.caption(f"Left, P of sample {t}: the centroid assignment probabilities of each key (a "
+               "row per key token, a column per centroid; each row sums to 1). Right: the share "
+               "of the samples in which each key's largest probability falls on each centroid.")
     usage = p[:, head].mean((0, 1))  # [c]
     chart(F.bar_figure(usage, [f"centroid {j}" for j in range(usage.size)],
                        "Centroid usage (mean weight over tokens and samples)", "mean weight"),

@@ -149,7 +149,8 @@ def centroid_panels(
         facet_col_spacing=0.08, zmin=0.0, zmax=1.0, color_continuous_scale="Purples",
         aspect="auto", labels={"x": "centroid", "y": "token", "color": "weight"},
     )  # fmt: skip
-    fig.layout.annotations[0].text = f"sample {t}: P"  # short: a phone gives each ~100 px
+    fig.layout.annotations[0].text = f"P, sample {t}"  # short: a phone gives each ~100 px;
+    # the page's caption says what P is (the keys' centroid assignment probabilities)
     fig.layout.annotations[1].text = "across samples"
     for annotation in fig.layout.annotations:
         annotation.font = {"size": 12}
