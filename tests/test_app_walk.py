@@ -128,3 +128,18 @@ def test_the_centroid_panel_says_what_p_is():
     assert names[:2] == ["P, sample 0", "across samples"]
     captions = " ".join(c.value for c in at.caption)
     assert "P of sample 0: the centroid assignment probabilities of each key" in captions
+
+
+@pytest.mark.parametrize(("ckpt", "T", "panel"), [("cola-trans", "5", "every sample"),
+                                                  ("cola-hsto", "1", "sample 0")])
+def test_identical_samples_draw_no_blank_std_map_and_say_why(ckpt, T, panel):
+    """Defect: a deterministic checkpoint's std map was a blank square, unexplained."""
+    at = open_link(**{**LINK, "ckpt": ckpt, "T": T})
+    spec = attention_spec(at)
+    facets = [a["text"] for a in spec["layout"]["annotations"]]
+    assert facets == [panel] and len(spec["data"]) == 1, facets
+    captions = " ".join(c.value for c in at.caption)
+    assert "the standard deviation is 0 everywhere: no std map is drawn" in captions
+    stochastic = attention_spec(open_link(**LINK))  # samples that differ keep all three maps
+    assert [a["text"] for a in stochastic["layout"]["annotations"]] == [
+        "sample 0", "mean of 5", "std of 5"]

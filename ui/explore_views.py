@@ -131,8 +131,10 @@ def attention(res: ExploreResult, n_layers: int, n_heads: int) -> None:
         else 0  # fmt: skip
     lo, hi = token_window(len(tokens), K.ATT_WINDOW)
     maps = res.maps[layer].attention[:, head, lo:hi, lo:hi].astype(np.float32)  # [Tc,W,W]
-    panels = {f"sample {t}": maps[t], f"mean of {kept}": maps.mean(0),
-              f"std of {kept}": maps.std(0)}  # fmt: skip
+    std = maps.std(0)  # [W, W]
+    same = not std.any()  # deterministic, or T = 1: a std map would be a blank square
+    panels = ({"every sample" if kept > 1 else "sample 0": maps[0]} if same else
+              {f"sample {t}": maps[t], f"mean of {kept}": maps.mean(0), f"std of {kept}": std})
     title = f"Attention, layer {layer}, head {head}"
     if hi - lo < len(tokens):
         title += f", tokens {lo}-{hi - 1} of {len(tokens)}"
@@ -145,9 +147,13 @@ def attention(res: ExploreResult, n_layers: int, n_heads: int) -> None:
     chart(F.attention_panels(panels, tokens[lo:hi], title, zmax=None if auto else 1.0,
                              own_scale=(f"std of {kept}",)), "attention")  # fmt: skip
     more = f" Maps are kept for the first {kept} samples." if kept < len(res.probs) else ""
+    spread = ("The standard-deviation map (its own orange scale) shows where the samples "
+              "disagree." if not same else
+              f"{'Every one of the ' + str(kept) + ' samples' if kept > 1 else 'The one sample'}"
+              " has this same map (a deterministic attention, or T = 1), so the mean is this "
+              "map and the standard deviation is 0 everywhere: no std map is drawn.")
     st.caption("Row = the token that attends (query), column = the token it reads (key); each "
-               "row sums to 1. The standard-deviation map (its own orange scale) shows where "
-               "the samples disagree." + more)  # fmt: skip
+               "row sums to 1. " + spread + more)  # fmt: skip
 
 
 WINDOW = 64  # tokens shown at once in the token x token maps (a 512-token map is unreadable)
