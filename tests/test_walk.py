@@ -67,3 +67,33 @@ def test_compare_without_a_gold_label_fills_the_same_columns_for_every_checkpoin
             assert list(table["samples agreeing"]) == ["2/2", "2/2"]
         else:
             assert list(table["correct / T"]) == ["0/2", "2/2"]
+
+
+def test_upload_errors_never_name_a_folder_of_the_server(tmp_path):
+    """Defect: a bad upload's message named the server's temporary folder
+    (".../uq-upload-XXXX/.staging-upload-...")."""
+    import json
+
+    import pytest
+
+    from tests.app_fixtures import make_checkpoints
+    from ui.upload import UploadError, install
+
+    source = make_checkpoints(tmp_path / "src", families=("hsto",)) / "cola-hsto"
+    good = {f.name: f.read_bytes() for f in source.iterdir() if f.is_file()}
+    config = json.loads(good["config.json"])
+    wider = {**config, "model": {**config["model"], "d_model": 32}}
+    bad = [{**good, "config.json": b"{not json"},
+           {**good, "model.safetensors": good["model.safetensors"][:200]},
+           {**good, "config.json": json.dumps(wider).encode()},
+           {**good, "vocab.json": b"[1, 2]"}]  # fmt: skip
+    folder = tmp_path / "uq-upload-abcd1234"
+    blocked = tmp_path / "uq-upload-file"
+    blocked.write_text("a file where the upload folder should be")  # writing fails: OSError
+    cases = [(files, folder) for files in bad] + [(good, blocked)]
+    for files, where in cases:
+        with pytest.raises(UploadError) as caught:
+            install(files, "mine", where)
+        message = str(caught.value)
+        for part in ("/tmp", "uq-upload", ".staging", str(tmp_path)):
+            assert part not in message, message

@@ -198,17 +198,31 @@ def _check_metrics(metrics: dict) -> None:
                           "again, or leave metrics.json out.")  # fmt: skip
 
 
+SERVER_PATH = re.compile(  # an absolute path of two or more parts, not its closing full stop
+    r"(?<![\w.~:/-])(?:[A-Za-z]:)?[/\\](?:[^\s/\\'\"]+[/\\])+(?:[^\s/\\'\",;:]*[^\s/\\'\",;:.)])?")
+
+
+def _public(message: str, *folders: Path) -> str:
+    """``message`` without a path of the server: a file in ``folders`` (the upload's temporary
+    folders) is named by its file name alone, any other absolute path is replaced by words."""
+    for f in folders:
+        for form in dict.fromkeys((str(f), str(f.resolve()))):
+            message = message.replace(form + os.sep, "").replace(form, "the uploaded folder")
+    return SERVER_PATH.sub("a folder of the server", message)
+
+
 def install(files: dict[str, bytes], name: str, folder: str | Path) -> str:
     """Write ``files`` as checkpoint ``upload-<name>`` under ``folder``, load it strictly and
-    return its name; on any problem nothing is left behind and :class:`UploadError` says why."""
+    return its name; on any problem nothing is left behind and :class:`UploadError` says why,
+    in words that never name a folder of the server."""
     check_files(files)
     folder = Path(folder)
     target_name = _safe_name(name)
     target = folder / target_name
     staging = folder / f".staging-{target_name}"
     shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
     try:
+        staging.mkdir(parents=True)
         for fname, blob in files.items():
             (staging / fname).write_bytes(blob)
         ck = load_checkpoint(staging)  # strict: raises CheckpointError with the reason
@@ -223,12 +237,21 @@ def install(files: dict[str, bytes], name: str, folder: str | Path) -> str:
             _check_metrics(ck.metrics)
     except UQError as exc:
         shutil.rmtree(staging, ignore_errors=True)
-        raise UploadError(f"Not a valid checkpoint: {exc}") from None
+        raise UploadError(_public(f"Not a valid checkpoint: {exc}", staging, folder)) from None
+    except OSError as exc:  # a full disk, a folder gone: said without the server's paths
+        shutil.rmtree(staging, ignore_errors=True)
+        raise UploadError(f"The server could not store the upload ({exc.strerror or 'error'}); "
+                          "try again later.") from None  # fmt: skip
     except Exception:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    shutil.rmtree(target, ignore_errors=True)
-    staging.rename(target)
+    try:
+        shutil.rmtree(target, ignore_errors=True)
+        staging.rename(target)
+    except OSError as exc:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise UploadError(f"The server could not store the upload ({exc.strerror or 'error'}); "
+                          "try again later.") from None  # fmt: skip
     return target_name
 
 
