@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui import cached, sidebar
+from ui import cached, intro, sidebar
 from ui import explore_views as V
 from ui import keys as K
 from ui.catalog import label_names, presets
@@ -12,6 +12,7 @@ from ui.compute import settings_key
 from ui.state import MAX_TEXT_CHARS, link_holds
 from uqcore.errors import UQError
 from uqcore.families import get_family
+from uqlab.tasks import DEFAULT_CHECKPOINT, PAPER_CHECKPOINT
 
 view, info = sidebar.page("Explore a sentence")
 names = label_names(info)
@@ -41,13 +42,8 @@ def _use_story(story) -> None:
 
 if st.session_state.get(K.FIRST_VISIT):
     with st.container(border=True):
-        st.markdown(
-            "**What you are looking at.** A transformer whose attention is *random*: every "
-            "forward pass draws new attention weights, so the same sentence gets a different "
-            "prediction each time. Sampling it T times shows how sure the model is (the samples "
-            "agree) or unsure (they scatter), and the maps below show where in the sentence "
-            "the disagreement comes from. Start with one of these three sentences:"
-        )
+        st.markdown(f"**What you are looking at.** {intro.what_you_see(info)} Start with one "
+                    "of these three sentences:")  # fmt: skip
         folder = cached.where(info.name)
         tales = cached.stories(info.name, folder, cached.stamp(info.name, folder), info.task)
         cols = st.columns(max(1, len(tales)))
@@ -56,6 +52,14 @@ if st.session_state.get(K.FIRST_VISIT):
                        args=(tale,), help=f"{tale.text} ({tale.why})",
                        width="stretch")  # fmt: skip
             col.caption(tale.why)
+        other = PAPER_CHECKPOINT if info.name != PAPER_CHECKPOINT else DEFAULT_CHECKPOINT
+        if other in {i.name for i in cached.infos()}:  # the paper's model, one click away
+            st.button(f"The paper's model ({other})" if other == PAPER_CHECKPOINT else
+                      f"Back to the MiniLM model ({other})", key=K.LANDING_OTHER,
+                      on_click=lambda: st.session_state.update({K.SELECT_CKPT: other}),
+                      help="The paper's H-STO-TRANS: a word-level transformer trained from "
+                      "scratch, as in its Table 3." if other == PAPER_CHECKPOINT else
+                      "The model this page opens on: H-STO attention on a pretrained MiniLM.")
         st.button("Hide this introduction", key=K.LANDING_CLOSE, type="tertiary",
                   on_click=lambda: st.session_state.update({K.FIRST_VISIT: False}))
 st.session_state.setdefault(K.TEXT_BOX, view.text or "")

@@ -15,6 +15,7 @@ LAST_PARAMS = "_last_params"  # the query parameters the app last wrote (Back/Fo
 FIRST_VISIT = "_first_visit"  # the session opened without a text: the explorer shows the landing
 LANDING_STORY = "landing_story"  # the landing's preset buttons (a prefix; one key per story)
 LANDING_CLOSE = "landing_close"  # the landing's "hide" button
+LANDING_OTHER = "landing_other"  # the landing's switch to the paper's model (and back)
 INFO = "_info"  # the CheckpointInfo the sidebar settled on in this run (None: no checkpoint)
 NEW_CKPT = "_new_ckpt"  # set when the checkpoint changed: refill the settings from its own
 SELECT_CKPT = "_select_ckpt"  # a checkpoint name the sidebar selects on the next run (upload)

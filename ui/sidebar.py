@@ -18,8 +18,10 @@ from uqcore.families import KNOBS, FamilySpec, disabled_reason, get_family
 from uqcore.families import title as family_title
 from uqcore.registry import CheckpointInfo
 from uqcore.settings import resolve
-from uqlab.tasks import DEFAULT_CHECKPOINT, task_title
+from uqlab.tasks import DEFAULT_CHECKPOINT, PAPER_CHECKPOINT, task_title
 
+PAPERS_SETUP = ("The paper's word-level set-up: a small transformer trained from scratch on "
+                "the task's words (Pei et al., AAAI 2022).")
 TAU_GRID = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 30.0, 40.0, 60.0, 100.0, 300.0, 1000.0)
 WHY_HARD = (
     "Disabled: this checkpoint samples *hard* (one-hot) attention, where the temperature only "
@@ -55,8 +57,7 @@ def init_session(infos: list[CheckpointInfo], params) -> list[str]:
     if st.session_state.get(K.UI_READY) and not back:
         return []
     names = [i.name for i in infos]
-    default = DEFAULT_CHECKPOINT if DEFAULT_CHECKPOINT in names else (names[0] if names else None)
-    state, notes = S.parse(params, names, default)
+    state, notes = S.parse(params, names, _default(names, params.get("ckpt")))
     if st.session_state.get(K.UI_READY):  # Back / Forward: the explorer's boxes follow too
         st.session_state[K.TEXT_BOX] = state.text or ""
         st.session_state.pop(K.LABEL_BOX, None)
@@ -67,6 +68,18 @@ def init_session(infos: list[CheckpointInfo], params) -> list[str]:
     info = next((i for i in infos if i.name == state.ckpt), None)
     _reset_widgets(state, info)
     return notes
+
+
+def _default(names: list[str], linked: str | None) -> str | None:
+    """The checkpoint a link without a (known) ``ckpt`` opens: the MiniLM story model, else the
+    paper's model when the first cannot be loaded here (its base package missing), else the
+    first one."""
+    if linked in names:
+        return linked  # the link decides; nothing to load for the default
+    for name in (DEFAULT_CHECKPOINT, PAPER_CHECKPOINT):
+        if name in names and guard.problem(name) is None:
+            return name
+    return names[0] if names else None
 
 
 def _reset_widgets(state: S.ViewState, info: CheckpointInfo | None, ckpt: bool = True) -> None:
@@ -145,8 +158,9 @@ def render(infos: list[CheckpointInfo]) -> tuple[S.ViewState, CheckpointInfo | N
     sb.selectbox(
         "Checkpoint", list(by_name), key=K.CKPT, format_func=picker_labels(infos).__getitem__,
         on_change=_on_checkpoint_change,
-        help="Trained models, grouped by task, backbone (word-level from scratch, or a "
-        "pretrained MiniLM encoder) and family. The model card below names the checkpoint and "
+        help="Trained models, grouped by task, backbone (word-level from scratch: the paper's "
+        "word-level models, listed first; or a pretrained MiniLM encoder) and family. The "
+        "model card below names the checkpoint and "
         "its family in full. Each is a folder of safetensors weights + JSON under "
         "assets/checkpoints/.",
     )  # fmt: skip
@@ -237,7 +251,7 @@ def _model_card(sb, info: CheckpointInfo) -> None:
         if splits:
             st.caption("Data: " + ", ".join(f"{k} {v:,}" for k, v in splits.items()))
         st.caption(headline(info))
-        based = base_line(info)
+        based = base_line(info) or (None if info.name.startswith(UPLOAD_PREFIX) else PAPERS_SETUP)
         if based:
             st.caption(based)
         stored = storage_line(info)
