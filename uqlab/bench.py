@@ -196,7 +196,8 @@ def linear_crossover(rows_list=(20, 60, 120, 240, 500, 2000), repeats: int = 50)
 def softmax_rows(widths=(4, 8, 12, 15, 16, 24, 48), repeats: int = 20) -> list[dict]:
     """Microseconds per softmax over the last dim of ``[640, 8, 12, width]`` (64 sentences x
     T = 10, 8 heads, 12 queries): PyTorch's kernel and ``uqcore.kernels.common.softmax_last``
-    (rows narrower than ``SOFTMAX_MIN_ROW`` padded first), and their largest difference."""
+    (rows narrower than ``SOFTMAX_MIN_ROW`` as whole-tensor max, exp and sum; the key
+    ``padded_us`` keeps its old name), and their largest difference."""
     out = []
     with torch.inference_mode():
         for width in widths:
