@@ -10,6 +10,7 @@ from ui.catalog import label_names, presets, sort_key
 from ui.compare import compare, mean_attention
 from ui.compute import settings_key
 from ui.explore_views import WINDOW
+from ui.exports import csv_text
 from ui.state import MAX_TEXT_CHARS
 from uqcore.errors import UQError
 from uqcore.settings import SamplingSettings
@@ -60,11 +61,14 @@ if label is None:
     st.caption(f"No gold label: each row scores the class its checkpoint predicts; the "
                f"histograms below show p({target}), the class the first one predicts.")
 c1, c2 = st.columns(2)
-c1.download_button("Download this table (CSV)", lambda: cmp.table.to_csv(index=False),
+record = {"task": info.task, "checkpoints": ", ".join(results), "text": text[:MAX_TEXT_CHARS],
+          "gold label": choice, "T": view.T, "seed": view.seed,
+          "settings": "each checkpoint's own trained settings"}  # inside each CSV
+c1.download_button("Download this table (CSV)", lambda: csv_text(cmp.table, record),
                    f"compare-{info.task}-T{view.T}-seed{view.seed}.csv", "text/csv",
                    key=K.CMP_TABLE_CSV)  # fmt: skip
 c2.download_button(f"Download every sample's p({target}) (CSV)",
-                   lambda: cmp.samples.to_csv(index=False),
+                   lambda: csv_text(cmp.samples, {**record, "column values": f"p({target})"}),
                    f"compare-samples-{info.task}-T{view.T}-seed{view.seed}.csv", "text/csv",
                    key=K.CMP_SAMPLES_CSV)  # fmt: skip
 st.plotly_chart(F.compare_histograms(cmp.per_sample(), target), width="stretch")

@@ -10,6 +10,7 @@ from ui import keys as K
 from ui.catalog import label_names, lac_scores
 from ui.compute import Summary, settings_key
 from ui.explore_views import summary_metrics
+from ui.exports import csv_text, overrides
 from ui.progress import Eta
 from ui.state import explorer_url
 from ui.tables import fitted
@@ -116,5 +117,8 @@ chosen = part.iloc[row]
 summary_metrics(Summary.of_row(chosen), names, gold=True)
 st.link_button("Open in the explorer ↗", top["open"].iloc[row], type="primary",
                help="The explorer shows the same numbers for this sentence.")  # fmt: skip
-st.download_button("Download these rows (CSV)", lambda: part.to_csv(index=False),
+record = {"checkpoint": info.name, "T": int(T), "seed": view.seed, **overrides(view),
+          "examples per domain": int(per) or "all", "domain": domain, "show": which,
+          "sorted by": sort}  # inside the CSV
+st.download_button("Download these rows (CSV)", lambda: csv_text(part, record),
                    f"errors-{info.name}-T{int(T)}-seed{view.seed}.csv", "text/csv")  # fmt: skip

@@ -10,6 +10,7 @@ from ui import cached, dataset, guard, sidebar
 from ui import keys as K
 from ui.catalog import lac_scores, sort_key
 from ui.compute import settings_key
+from ui.exports import csv_text
 from ui.progress import Eta
 from ui.tables import fitted
 from uqcore.settings import SamplingSettings
@@ -35,7 +36,9 @@ st.subheader(f"{f'Table {paper.number}: ' if paper else ''}{unit}, mean ± std o
 table = pd.DataFrame(rows)
 st.dataframe(table, hide_index=True, width="stretch",
              column_config=fitted(table, pinned="checkpoint"))  # names whole, never cut
-st.download_button("Download this table (CSV)", lambda: table.to_csv(index=False),
+source = {"task": task, "ours": "each checkpoint's metrics.json (python -m uqlab.evaluate, T = "
+          "10)", "paper": "quoted from its tables"}  # inside the CSV
+st.download_button("Download this table (CSV)", lambda: csv_text(table, source),
                    f"results-{task}.csv", "text/csv", key=K.RES_TABLE_CSV)  # fmt: skip
 st.caption("Ours: each checkpoint's metrics.json, written by `python -m uqlab.evaluate` on the "
            "full test and out-of-domain sets (T = 10, the paper's protocol). Paper: quoted from "
@@ -128,7 +131,9 @@ if conformal:
                "the coverage should be about 90 %; out of domain the guarantee does not hold, "
                "and larger sets there are the uncertainty showing.")
 every = pd.concat([f.assign(checkpoint=n) for n, f in frames.items()], ignore_index=True)
-st.download_button("Download the per-example values (CSV)", lambda: every.to_csv(index=False),
+record = {"task": task, "checkpoints": ", ".join(frames), "T": int(T), "seed": view.seed,
+          "examples per domain": int(per), "settings": "each checkpoint's own trained settings"}
+st.download_button("Download the per-example values (CSV)", lambda: csv_text(every, record),
                    f"results-{task}-T{int(T)}-seed{view.seed}.csv", "text/csv",
                    key=K.RES_ROWS_CSV)  # fmt: skip
 column, label = dataset.SCORES[score]

@@ -10,6 +10,7 @@ from ui import keys as K
 from ui import sweep as S
 from ui.catalog import sort_key
 from ui.compute import settings_key
+from ui.exports import csv_text
 from uqcore.settings import SamplingSettings
 from viz import figures as F
 
@@ -58,5 +59,8 @@ st.caption(
     "tau2 keeps in-domain accuracy while out-of-domain inputs stay uncertain."
 )
 st.dataframe(table, hide_index=True)
-st.download_button("Download (CSV)", lambda: table.to_csv(index=False), f"sweep-{name}-{swept}.csv",
+record = {"checkpoint": name, "swept": swept, "values": ", ".join(f"{v:g}" for v in sorted(grid)),
+          **{k: S.trained(ck, k) for k in S.knobs(ck) if k != swept},
+          "examples per domain": int(per), "T": int(T), "seed": view.seed}  # inside the CSV
+st.download_button("Download (CSV)", lambda: csv_text(table, record), f"sweep-{name}-{swept}.csv",
                    "text/csv")  # fmt: skip

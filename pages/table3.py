@@ -9,6 +9,7 @@ from ui import cached, dataset, guard, sidebar
 from ui import keys as K
 from ui.catalog import label_names, picker_labels, presets
 from ui.compute import settings_key, table3_record
+from ui.exports import csv_text, overrides
 from ui.format import plain
 from ui.inputs import MAX_ROWS, parse_csv, parse_lines
 from ui.tables import wide_tables
@@ -97,5 +98,9 @@ if unlabelled.any():
 for domain, wide in wide_tables(cells, chosen, stat_name, corr_name):  # numbers first
     st.subheader(plain(domain))
     st.dataframe(wide, hide_index=True, width="stretch")
-st.download_button("Download the table (CSV)", lambda: frame.to_csv(index=False),
+record = {"task": info.task, "checkpoints": ", ".join(chosen), "T": view.T, "seed": view.seed,
+          f"settings of {info.name}": ", ".join(f"{k} = {v}" for k, v in
+                                                 overrides(view).items()),
+          "other checkpoints": "their own trained settings"}  # inside the CSV
+st.download_button("Download the table (CSV)", lambda: csv_text(frame, record),
                    f"table3-{info.task}-T{view.T}-seed{view.seed}.csv", "text/csv")  # fmt: skip

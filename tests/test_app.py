@@ -180,7 +180,9 @@ def test_exports_record_their_settings_in_the_name_and_inside():
         stems.append(export_stem(record))
     assert stems[1] == "cola-hsto-T5-seed1-tau1_1-tau2_40-noise_scale_1-hard_False"
     assert stems[0] != stems[1]
-    rows = samples_csv(res, ("unacceptable", "acceptable"), record).splitlines()
+    text = samples_csv(res, ("unacceptable", "acceptable"), record)
+    rows = [r for r in text.splitlines() if not r.startswith("# ")]  # past the settings lines
+    assert text.startswith("# checkpoint: cola-hsto\n# T: 5\n# seed: 1\n")
     assert rows[0].startswith("sample,p_unacceptable,p_acceptable,checkpoint,T,seed,tau1,tau2")
     assert ",40.0," in rows[1] and LINK["text"] in rows[1]
     npz = np.load(io.BytesIO(arrays_npz(res, record)))

@@ -14,6 +14,7 @@ import streamlit as st
 from ui import keys as K
 from ui.catalog import lac_scores
 from ui.compute import ExploreResult, Summary, running_mean
+from ui.exports import csv_text, figure_file
 from ui.format import mean_pm_var, sig
 from uqcore.families import get_family
 from uqcore.stats import conformal_from_scores
@@ -291,16 +292,17 @@ def export(res: ExploreResult, names: tuple[str, ...], name: str, family: str) -
     c2.download_button("All arrays (NPZ)", lambda: arrays_npz(res, record), f"{stem}.npz",
                        "application/octet-stream")  # fmt: skip
     with c3.popover("Figures (SVG / PNG)"):
-        figures_export(stem)
+        figures_export(stem, record)
 
 
 def samples_csv(res: ExploreResult, names: tuple[str, ...], record: dict) -> str:
-    """One row per sample: its class probabilities, then the settings (the same on each row)."""
+    """The settings as ``# key: value`` lines, then one row per sample: its class
+    probabilities, then the settings again (the same on each row)."""
     frame = pd.DataFrame(res.probs, columns=[f"p_{n}" for n in names])
     frame.insert(0, "sample", np.arange(len(frame)))
     for key, value in record.items():
         frame[key] = value
-    return frame.to_csv(index=False)
+    return csv_text(frame, record)
 
 
 def arrays_npz(res: ExploreResult, record: dict) -> bytes:
@@ -316,7 +318,7 @@ def arrays_npz(res: ExploreResult, record: dict) -> bytes:
     return buf.getvalue()
 
 
-def figures_export(stem: str) -> None:
+def figures_export(stem: str, record: dict) -> None:
     figs = st.session_state.get(K.FIGURES, {})
     if not figs:
         st.write("No figures yet.")
@@ -325,7 +327,7 @@ def figures_export(stem: str) -> None:
     fmt = st.radio("Format", ("svg", "png"), horizontal=True, key=K.EXPORT_FMT)
     if st.button("Render", key=K.EXPORT_RENDER):
         try:
-            data = F.for_export(figs[key]).to_image(format=fmt, scale=2 if fmt == "png" else 1)
+            data = figure_file(figs[key], fmt, record)  # the settings inside the file too
         except Exception as exc:  # noqa: BLE001 - kaleido needs a Chrome/Chromium on the server
             st.error(
                 f"Static export needs Chromium on the server ({type(exc).__name__}). "

@@ -22,6 +22,12 @@ def settle(page) -> None:
     page.wait_for_timeout(300)
 
 
+def csv_rows(path) -> list[dict]:
+    """A downloaded CSV's rows, past the ``# key: value`` lines of its settings."""
+    with open(path, encoding="utf-8") as f:
+        return list(csv.DictReader(line for line in f if not line.startswith("# ")))
+
+
 def metric_values(page) -> list[str]:
     return page.locator('[data-testid="stMetricValue"]').all_inner_texts()
 
@@ -131,9 +137,11 @@ def test_table3_on_the_examples_downloads_a_csv(tab, server, shots):
     with tab.expect_download() as info:
         tab.get_by_role("button", name="Download the table (CSV)").click()
     text = open(info.value.path(), encoding="utf-8").read()
-    header = text.splitlines()[0]
+    table = [line for line in text.splitlines() if not line.startswith("# ")]
+    header = table[0]
     assert "sentence" in header and "p_mean" in header and "correct" in header
-    assert len(text.splitlines()) == 11  # the 10 CoLA examples of the paper's Table 3
+    assert len(table) == 11  # the 10 CoLA examples of the paper's Table 3
+    assert "# checkpoints: cola-hsto" in text and "# seed: 1" in text  # the settings inside
 
 
 def test_concurrent_sessions_get_their_own_numbers(chrome, server, served_folder):
@@ -191,7 +199,7 @@ def test_error_analysis_sorts_by_uncertainty_and_opens_a_row(tab, server, shots)
     settle(tab)
     with tab.expect_download() as info:
         tab.get_by_role("button", name="Download these rows (CSV)").click()
-    rows = list(csv.DictReader(open(info.value.path(), encoding="utf-8")))
+    rows = csv_rows(info.value.path())
     entropy = [float(r["entropy"]) for r in rows]
     assert len(rows) > 10 and entropy == sorted(entropy, reverse=True) and entropy[0] > entropy[-1]
     shown = metric_values(tab)  # the chosen row: the first, the most uncertain
@@ -214,7 +222,7 @@ def test_compare_page_shows_every_family(tab, server, shots):
     assert {f"tiny-{f}" for f in families} <= titles, titles
     with tab.expect_download() as info:
         tab.get_by_role("button", name="Download every sample", exact=False).click()
-    rows = list(csv.DictReader(open(info.value.path(), encoding="utf-8")))
+    rows = csv_rows(info.value.path())
     assert len(rows) == 20 and {"sample", *(f"tiny-{f}" for f in families)} <= set(rows[0])
 
 
