@@ -159,6 +159,8 @@ def _knob_changes(ckpt: str, values: tuple[float, ...]) -> list[float]:
     The data caches start cold; the stored samples are then not read (another tau2)."""
     from streamlit.testing.v1 import AppTest
 
+    from ui import keys as K
+
     _quiet()
     _cold()
     out = []
@@ -168,7 +170,7 @@ def _knob_changes(ckpt: str, values: tuple[float, ...]) -> list[float]:
         at.run()
         at.switch_page("pages/errors.py").run()
         started = time.perf_counter()
-        at.button(key="err_go").click().run()
+        at.button(key=K.ERR_GO).click().run()
         out.append(round(time.perf_counter() - started, 3))
         if at.exception:
             raise RuntimeError(f"{ckpt}, tau2 {tau2}: {at.exception}")

@@ -28,8 +28,9 @@ class Story:
 def stories(frame: pd.DataFrame) -> list[Story]:
     """Three stories from a :func:`ui.dataset.frame` of the checkpoint on the bundled examples:
     the in-domain sentence it gets right with the highest mean p(gold) (every sample right),
-    the in-domain sentence with the highest mutual information, and the out-of-domain sentence
-    with the highest mutual information. Fewer when a kind is missing."""
+    the in-domain sentence with the highest mutual information among those whose samples
+    disagree (some right, some wrong; any in-domain sentence when none does), and the
+    out-of-domain sentence with the highest mutual information. Fewer when a kind is missing."""
     out = []
     ind, ood = frame[frame["domain"] == dataset.IN], frame[frame["domain"] == dataset.OUT]
     sure = ind[(ind["pred"] == ind["gold"]) & (ind["correct"] == ind["T"])]
@@ -38,12 +39,21 @@ def stories(frame: pd.DataFrame) -> list[Story]:
         out.append(Story("Sure of it", "every sample right, p(gold) "
                          f"{r['p_gold']:.2f}", r["text"], int(r["gold"])))  # fmt: skip
     if not ind.empty:
-        r = ind.sort_values("mi", ascending=False).iloc[0]
-        out.append(Story("Unsure", f"{r['correct']} of {r['T']} samples "
-                         "right: the samples disagree", r["text"], int(r["gold"])))  # fmt: skip
+        split = ind[(ind["correct"] > 0) & (ind["correct"] < ind["T"])]  # the samples disagree
+        r = (split if not split.empty else ind).sort_values("mi", ascending=False).iloc[0]
+        out.append(Story("Unsure", _unsure(r), r["text"], int(r["gold"])))
     if not ood.empty:
         r = ood.sort_values("mi", ascending=False).iloc[0]
         out.append(Story("Out of domain", f"from outside its training data; "
                          f"{r['correct']} of {r['T']} samples right", r["text"],
                          int(r["gold"])))  # fmt: skip
     return out
+
+
+def _unsure(r) -> str:
+    """What the "Unsure" story shows: the samples split between right and wrong, or (when no
+    in-domain sentence splits them) how far p(gold) moves between samples."""
+    if 0 < r["correct"] < r["T"]:
+        return f"{r['correct']} of {r['T']} samples right: the samples disagree"
+    return (f"its samples move p(gold) most (± {r['var_gold'] ** 0.5:.2f} around "
+            f"{r['p_gold']:.2f}); {r['correct']} of {r['T']} right")  # fmt: skip
