@@ -36,7 +36,7 @@ def sort_key(info: CheckpointInfo) -> tuple:
 # a family's name as the picker shows it, where its title is too long for the sidebar (the
 # title stays in the model card); any other family is shown by its title
 FAMILY_SHORT = {"trans": "Deterministic", "bam": "BAM", "probtrans": "ProbTrans (EM)"}
-LABEL_CHARS = 32  # what the sidebar's picker shows of a label before cutting it (1024 px too)
+LABEL_CHARS = 29  # what the sidebar's picker (206 px, at any window width) shows of a label
 
 
 def _short(title: str) -> str:
@@ -57,20 +57,31 @@ def display_name(info: CheckpointInfo) -> str:
 
 
 def picker_labels(infos: list[CheckpointInfo]) -> dict[str, str]:
-    """Checkpoint name -> its picker label (:func:`display_name`), the name added in brackets
-    where two checkpoints would read the same (two STO-TRANS of one task); an upload is named
-    first, as its visitor named it."""
+    """Checkpoint name -> its picker label (:func:`display_name`); where two checkpoints would
+    read the same, each adds in brackets the part of its name that tells them apart
+    (``imdb-sto-t1``, ``imdb-sto-t40``: "(t1)", "(t40)"); an upload is named first, as its
+    visitor named it."""
     short = {i.name: display_name(i) for i in infos}
-    seen: dict[str, int] = {}
-    for label in short.values():
-        seen[label] = seen.get(label, 0) + 1
+    groups: dict[str, list[str]] = {}
+    for name, text in short.items():
+        groups.setdefault(text, []).append(name)
 
     def label(name: str, text: str) -> str:
         if name.startswith(UPLOAD_PREFIX):
             return f"{name} ({text})"
-        return text if seen[text] == 1 else f"{text} ({name})"
+        group = groups[text]
+        return text if len(group) == 1 else f"{text} ({_distinct(name, group)})"
 
     return {name: label(name, text) for name, text in short.items()}
+
+
+def _distinct(name: str, group: list[str]) -> str:
+    """``name`` without the dash-separated words that every name of ``group`` starts with."""
+    words = [n.split("-") for n in group]
+    common = 0
+    while all(len(w) > common + 1 and w[common] == words[0][common] for w in words):
+        common += 1
+    return "-".join(name.split("-")[common:])
 
 
 def base_line(info: CheckpointInfo) -> str | None:
