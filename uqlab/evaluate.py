@@ -102,8 +102,7 @@ def evaluate_checkpoint(
 ) -> dict:  # fmt: skip
     """Metrics of one checkpoint (see the module docstring)."""
     info = ck.training or {}
-    if info.get("task") not in TASK_NAMES:
-        raise UQError(f"{ck.path}: config.json has no training.task; evaluate needs the task.")
+    _task_of(ck)
     data = load_task(info["task"], resolve_data_dir(data_dir), split_seed=int(info.get("seed", 0)),
                      limit=limit)  # fmt: skip
     splits: dict[str, Split] = {"id": data.test, "ood": data.ood, "dev": data.dev}
@@ -206,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
         for path in paths:
             ck = load_checkpoint(path, shared_weights=True)  # a folder of checkpoints
             ck.model.to(pick_device(args.device))
-            bar = tqdm(total=len(bundled_rows(ck.training.get("task", ""))), unit="text",
+            bar = tqdm(total=len(bundled_rows(_task_of(ck))), unit="text",
                        desc=f"{ck.name} stored", disable=args.quiet)  # fmt: skip
             stored_file = write_stored(ck, seed=args.seed, bar=bar)
             bar.close()
@@ -227,6 +226,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     return 0
+
+
+def _task_of(ck: Checkpoint) -> str:
+    """The checkpoint's task name, or a UQError that says evaluate needs one."""
+    task = (ck.training or {}).get("task")
+    if task not in TASK_NAMES:
+        raise UQError(f"{ck.name}: config.json has no training.task; evaluate needs the task.")
+    return task
 
 
 def _locate(name_or_path: str, root: str) -> Path:
