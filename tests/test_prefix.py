@@ -109,7 +109,8 @@ def test_the_noisy_layers_shortcut_equals_copying_the_rows(family, values, knob,
     calls = []
     if original is not None:  # count the calls of the shortcut
         kernel.shortcut = Shortcut(original.prepare,
-                                   lambda *a: calls.append(1) or original.repeated(*a))
+                                   lambda *a: calls.append(1) or original.noisy(*a),
+                                   original.finish, original.finish_reads)  # fmt: skip
     try:
         cache = PrefixCache(2**20)
         fast = sample(model, IDS, MASK, T=5, seed=2, settings=knob, prefix_cache=cache,
@@ -141,3 +142,78 @@ def test_prefix_states_pad_with_zeros_and_match_the_batch():
         torch.testing.assert_close(a[1], b[1], atol=1e-6, rtol=0)  # the row without padding
     plain = prefix_for(model, IDS, MASK, s, PrefixCache(2**20), "m", capture=(2,))
     assert plain.prepared is None and plain.x.shape == (3, 7, 16)  # maps wanted: x only
+
+
+def _hsto_model(backbone: str = "word"):
+    params = get_family("hsto").params(n_centroids=3)
+    cfg = ModelConfig(family="hsto", backbone=backbone, vocab_size=60, max_len=16, n_layers=3,
+                      n_heads=2, d_model=16, d_ff=32, stochastic_layers=(2,), attention=params)
+    torch.manual_seed(0)
+    return build_model(cfg)
+
+
+@pytest.mark.parametrize("backbone", ["word", "bert"])
+def test_a_tau2_change_reuses_the_kept_noisy_scores_and_gives_a_fresh_runs_numbers(backbone):
+    """The noisy scores (every draw, no tau2) are kept per example: a second tau2 draws
+    nothing and equals a run without any cache; a tau1, seed or T change is never served from
+    them (each gives a fresh run's numbers)."""
+    model = _hsto_model(backbone)
+    kernel = model.layers[2].attn.kernel
+    original, calls = kernel.shortcut, []
+    kernel.shortcut = Shortcut(original.prepare,
+                               lambda *a: calls.append(1) or original.noisy(*a),
+                               original.finish, original.finish_reads)  # fmt: skip
+    cache = PrefixCache(2**20, scores_budget=2**20)
+    try:
+        sample(model, IDS, MASK, T=4, seed=2, settings=SamplingSettings(tau2=3.0),
+               prefix_cache=cache, prefix_owner="m")  # fmt: skip
+        assert len(calls) == 1 and cache.scores_bytes > 0
+        got = sample(model, IDS, MASK, T=4, seed=2, settings=SamplingSettings(tau2=8.0),
+                     prefix_cache=cache, prefix_owner="m")  # fmt: skip
+        assert len(calls) == 1 and cache.score_hits == 3  # nothing drawn: every row served
+        others = [
+            (SamplingSettings(tau1=0.5, tau2=8.0), 4, 2),
+            (SamplingSettings(tau2=8.0), 4, 3),
+            (SamplingSettings(tau2=8.0), 6, 2),
+        ]
+        served = [sample(model, IDS, MASK, T=t, seed=sd, settings=ov, prefix_cache=cache,
+                         prefix_owner="m") for ov, t, sd in others]  # fmt: skip
+        assert len(calls) == 4 and cache.score_hits == 3
+    finally:
+        kernel.shortcut = original
+    fresh = sample(model, IDS, MASK, T=4, seed=2, settings=SamplingSettings(tau2=8.0))
+    torch.testing.assert_close(got.probs, fresh.probs, atol=1e-7, rtol=0)
+    assert not torch.allclose(got.probs[0], got.probs[1])  # the samples differ
+    for (ov, t, sd), one in zip(others, served, strict=True):
+        alone = sample(model, IDS, MASK, T=t, seed=sd, settings=ov)
+        torch.testing.assert_close(one.probs, alone.probs, atol=1e-7, rtol=0)
+
+
+def test_kept_scores_serve_an_example_in_another_batch():
+    """Scores are kept per example: the same rows in another batch (another width, another
+    order) are served and give the numbers of a run without a cache."""
+    model = _hsto_model()
+    cache = PrefixCache(2**20, scores_budget=2**20)
+    sample(model, IDS, MASK, T=3, seed=0, settings=SamplingSettings(tau2=2.0),
+           prefix_cache=cache, prefix_owner="m")  # fmt: skip
+    order = torch.tensor([2, 0])
+    ids, mask = IDS[order], MASK[order]
+    width = int(mask.sum(1).max())
+    ids, mask = ids[:, :width], mask[:, :width]
+    got = sample(model, ids, mask, T=3, seed=0, settings=SamplingSettings(tau2=9.0),
+                 prefix_cache=cache, prefix_owner="m")  # fmt: skip
+    assert cache.score_hits == 2
+    fresh = sample(model, ids, mask, T=3, seed=0, settings=SamplingSettings(tau2=9.0))
+    torch.testing.assert_close(got.probs, fresh.probs, atol=1e-6, rtol=0)
+
+
+def test_skipping_draws_gives_the_later_draws_their_numbers():
+    from uqcore.noise import SampleNoise
+
+    made = SampleNoise(1, 0, 2, 3)
+    made.uniform(4)
+    made.uniform(5, 2)
+    skipped = SampleNoise(1, 0, 2, 3)
+    skipped.skip(2)
+    assert made.draws == skipped.draws == 2
+    torch.testing.assert_close(made.uniform(6), skipped.uniform(6), atol=0, rtol=0)

@@ -14,6 +14,7 @@ from uqcore.registry import list_checkpoints, load
 from uqcore.settings import SamplingSettings, resolve
 from uqlab import stored as S
 from uqlab.paths import SHIPPED_CHECKPOINT_DIR
+from uqlab.presets import preset_rows
 
 SHIPPED = [i.name for i in list_checkpoints(SHIPPED_CHECKPOINT_DIR) if not i.error]
 ROWS = 3  # rows recomputed per checkpoint (seeded by its name)
@@ -41,6 +42,31 @@ def test_stored_rows_equal_a_live_run(name):
         np.testing.assert_allclose(kept.probs, fresh.probs, atol=S.TOLERANCE, rtol=0)
         # float16 rounding of each logit: half a unit in the last place, 2^-11 relative
         np.testing.assert_allclose(kept.logits, fresh.logits, rtol=2**-10, atol=1e-3)
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_stored_example_sentences_equal_a_live_run_at_the_explorers_T(name):
+    """The example sentences (what the explorer, Compare and Table 3 open on) are stored at
+    T_EXAMPLES samples: two seeded ones equal a live run."""
+    ck = load(name, SHIPPED_CHECKPOINT_DIR)
+    task = ck.training["task"]
+    got, why = S.read(ck.path, task, resolve(ck.config))
+    assert got is not None, f"{name}: {why}"
+    presets = [r[0] for r in preset_rows(task)]
+    rng = np.random.default_rng(sum(name.encode()))
+    texts = tuple(presets[i] for i in sorted(rng.choice(len(presets), 2, replace=False)))
+    live = compute.many_probs(ck, texts, S.T_EXAMPLES, S.SEED_STORED, SamplingSettings())
+    for text, fresh in zip(texts, live, strict=True):
+        logits = got.get(text, S.T_EXAMPLES)
+        assert logits is not None and not isinstance(fresh, str)
+        kept = compute.from_logits(logits)
+        np.testing.assert_allclose(kept.probs, fresh.probs, atol=S.TOLERANCE, rtol=0)
+
+
+def test_the_examples_are_stored_at_the_sidebars_default_T():
+    from ui.state import DEFAULT_T
+
+    assert S.T_EXAMPLES == DEFAULT_T
 
 
 def test_stored_files_fit_their_share_of_the_assets():
@@ -107,3 +133,30 @@ def test_a_request_off_the_stored_settings_is_recomputed(copy):
     text = S.bundled_rows("cola")[0][0]
     assert got.get(text, 5).shape == (5, 2)
     assert got.get("a sentence that is not bundled", 5) is None
+
+    example = preset_rows("cola")[0][0]
+    assert got.get(example, S.T_EXAMPLES).shape == (S.T_EXAMPLES, 2)  # examples: T <= 50
+    assert got.get(example, S.T_EXAMPLES + 1) is None
+    assert got.get(text, S.T_EXAMPLES) is None  # bundled rows: T <= 10 only
+
+
+def test_a_file_whose_example_sentences_changed_is_not_trusted(copy, monkeypatch):
+    monkeypatch.setattr(S, "examples_hash", lambda task: "0" * 64)
+    got, why = _read(copy)
+    assert got is None and "example sentences changed" in why
+
+
+def test_a_file_of_format_1_serves_its_bundled_rows_only(copy):
+    from safetensors import safe_open
+    from safetensors.numpy import load_file, save_file
+
+    with safe_open(str(copy / S.FILE), framework="np") as fh:
+        meta = dict(fh.metadata())
+    tensors = load_file(str(copy / S.FILE))
+    meta["format"] = "1"
+    del meta["examples"], meta["examples_T"]
+    save_file({"logits": tensors["logits"]}, str(copy / S.FILE), metadata=meta)
+    got, why = _read(copy)
+    assert got is not None and why == "" and got.examples is None
+    assert got.get(S.bundled_rows("cola")[0][0], 5).shape == (5, 2)
+    assert got.get(preset_rows("cola")[0][0], 5) is None

@@ -193,7 +193,7 @@ def _recompute_floor(ckpt: str, tau2: float) -> dict[str, float]:
 
     ck = load_checkpoint(checkpoint_dir() / ckpt, shared_weights=True)
     texts = tuple(r[0] for r in dataset.pick(ck.training["task"], None))
-    cache, rate, out = PrefixCache(2**40), matmul_flops(), {"matmul_gflops": 0.0}
+    cache, rate, out = PrefixCache(2**40, 2**40), matmul_flops(), {"matmul_gflops": 0.0}
     for what in ("first change", "second change"):
         with FlopCounterMode(display=False) as counter, matmul_linear_only():
             many_probs(ck, texts, 10, 0, SamplingSettings(tau2=tau2), cache, "bench")

@@ -192,14 +192,17 @@ def explore(
 
 
 PREFIX_BYTES = 256 * 2**20  # what the noisy layer reads of each example (a review: ~0.25 MB)
+SCORES_BYTES = 128 * 2**20  # the noisy scores of its samples (a review at T = 10: ~0.07 MB)
 
 
 @st.cache_resource
 def prefix_cache() -> PrefixCache:
     """The server's deterministic prefixes (:mod:`uqcore.prefix`), shared by every page and
     session, bounded by :data:`PREFIX_BYTES`: the 1,000 bundled IMDB examples of a MiniLM
-    H-STO / BAM checkpoint hold 243 MB."""
-    return PrefixCache(PREFIX_BYTES)
+    H-STO / BAM checkpoint hold 243 MB; and their samples' noisy scores without tau2, bounded
+    by :data:`SCORES_BYTES` (70 MB for those examples at T = 10), so a tau2 change reruns
+    only the attention's softmax and what follows it."""
+    return PrefixCache(PREFIX_BYTES, SCORES_BYTES)
 
 
 def info_of(name: str, folder: str) -> CheckpointInfo | None:
@@ -258,7 +261,7 @@ def _many(name: str, folder: str, version: str, texts: tuple[str, ...], T: int, 
             fs = resolve(ModelConfig.from_dict(info.config), overrides)
         except UQError:
             fs = None  # the live path below says what is wrong with the settings
-        if fs is not None and stored.serves(int(T), int(seed), fs) is None:
+        if fs is not None and stored.matches(int(seed), fs) is None:  # rows held at T
             got = compute.stored_probs(stored, texts, int(T))
     missing = [i for i, g in enumerate(got) if g is None]
     if missing:  # the model is loaded only for texts the file does not hold

@@ -4,15 +4,14 @@ their trained inference values, and preset sentences per task. No Streamlit here
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 
 from ui.upload import UPLOAD_PREFIX
 from uqcore.backbones import BACKBONES
 from uqcore.families import FAMILY_NAMES
 from uqcore.families import title as family_title
 from uqcore.registry import CheckpointInfo
-from uqlab.data import load_eval_subset
-from uqlab.paper import examples, metric_cell
+from uqlab.paper import metric_cell
+from uqlab.presets import preset_rows
 from uqlab.tasks import DOMAINS, METRICS, TASKS
 from uqlab.training.pretrained import BASE_TITLES
 
@@ -151,25 +150,7 @@ class Preset:
         return f"[{self.domain}] {short}"
 
 
-@lru_cache(maxsize=4)
 def presets(task: str) -> tuple[Preset, ...]:
-    """Example sentences of ``task``: the paper's Table 3 sentences where the paper has them
-    (CoLA); else the three shortest texts (40 characters or more) of each label in each bundled
-    evaluation subset (IMDB: its test sample and CR), offline, from assets/."""
-    spec = TASKS.get(task)
-    if spec is None:
-        return ()
-    paper = examples(task)
-    if paper:
-        return tuple(Preset(r.text, r.gold, DOMAINS[r.domain]) for r in paper)
-    out = []
-    for domain, subset in spec.eval_subsets.items():
-        split = load_eval_subset(subset)
-        order = sorted(range(len(split.texts)), key=lambda i: (len(split.texts[i]), i))
-        picked = {0: 0, 1: 0}
-        for i in order:
-            label = int(split.labels[i])
-            if picked[label] < 3 and len(split.texts[i]) >= 40:
-                out.append(Preset(split.texts[i], label, DOMAINS[domain]))
-                picked[label] += 1
-    return tuple(out)
+    """Example sentences of ``task`` (:func:`uqlab.presets.preset_rows`), domains by their
+    display names."""
+    return tuple(Preset(text, label, DOMAINS[domain]) for text, label, domain in preset_rows(task))

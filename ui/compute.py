@@ -18,6 +18,7 @@ import torch
 
 from uqcore.checkpoint import Checkpoint
 from uqcore.errors import UQError
+from uqcore.lru import ByteLRU
 from uqcore.maps import LayerMaps
 from uqcore.model import PAD_ID as PAD
 from uqcore.predict import predict_ids
@@ -231,12 +232,31 @@ def from_logits(logits: np.ndarray) -> Sampled:
 
 def stored_probs(stored, texts: tuple[str, ...], T: int) -> list[Sampled | None]:  # noqa: N803
     """Each text's samples read from ``stored`` (:class:`uqlab.stored.StoredSamples` whose
-    request was checked with ``serves``), or None where it holds none."""
+    seed and settings were checked with ``matches``), or None where it holds none with T
+    samples."""
     out: list[Sampled | None] = []
     for text in texts:
         got = stored.get(text, T)
         out.append(None if got is None else from_logits(got))
     return out
+
+
+ENCODED_BYTES = 32 * 2**20  # token ids of the texts many_probs read (a review: ~3 KB)
+_ENCODED: ByteLRU[tuple[tuple[int, ...], int]] = ByteLRU(ENCODED_BYTES, lambda kept: kept[1])
+
+
+def _token_ids(ck: Checkpoint, text: str, owner) -> tuple[int, ...] | list[int]:
+    """``text``'s token ids under ``ck``'s vocabulary, kept per ``(owner, text)`` when the
+    caller names what identifies the checkpoint (``owner``): a dataset page reruns every
+    bundled text at each knob change. Raises the vocabulary's :class:`UQError` (not kept)."""
+    if owner is None:
+        return ck.vocab.encode(text, ck.config.max_len).ids
+
+    def load() -> tuple[tuple[int, ...], int]:
+        ids = tuple(ck.vocab.encode(text, ck.config.max_len).ids)
+        return ids, 8 * len(ids) + len(text) + 200  # ids, the key's text, the entry
+
+    return _ENCODED.get((owner, ck.config.max_len, text), load)[0]
 
 
 def many_probs(
@@ -253,7 +273,7 @@ def many_probs(
     encoded: dict[int, list[int]] = {}
     for i, text in enumerate(texts):
         try:
-            encoded[i] = ck.vocab.encode(text, ck.config.max_len).ids
+            encoded[i] = _token_ids(ck, text, owner)
         except UQError as exc:
             out[i] = str(exc)
     if encoded:

@@ -12,10 +12,11 @@ dropout rate, EM iterations, BAM mode), so a link without them follows the check
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from urllib.parse import quote, urlencode
+from urllib.parse import quote, quote_plus
 
 from ui.format import plain
 
@@ -171,7 +172,20 @@ def parse(
 def link_holds(text: str | None) -> bool:
     """Whether ``text`` fits a link: servers and browsers refuse request lines of tens of
     kilobytes, so a long review never goes into the address bar (the page says so)."""
-    return text is None or len(quote(text)) <= MAX_LINK_TEXT_BYTES
+    if text is None:
+        return True
+    # quoting never shortens a text: a long one fails without being quoted
+    return len(text) <= MAX_LINK_TEXT_BYTES and _quoted_length(text) <= MAX_LINK_TEXT_BYTES
+
+
+@functools.lru_cache(maxsize=4096)  # a table's links are built again at every rerun
+def _quoted_length(text: str) -> int:
+    return len(quote(text))
+
+
+@functools.lru_cache(maxsize=4096)  # texts of at most MAX_LINK_TEXT_BYTES: <= 16 MB in all
+def _query_value(value: str) -> str:
+    return quote_plus(value)
 
 
 def to_params(state: ViewState) -> dict[str, str]:
@@ -192,4 +206,5 @@ def to_params(state: ViewState) -> dict[str, str]:
 def explorer_url(state: ViewState) -> str:
     """The link that opens the explorer (the app's default page) on ``state``: every page that
     links to a view builds it here."""
-    return "/?" + urlencode(to_params(state))
+    params = to_params(state).items()  # as urlencode writes them, the values' quoting kept
+    return "/?" + "&".join(f"{quote_plus(k)}={_query_value(v)}" for k, v in params)

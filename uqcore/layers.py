@@ -150,15 +150,17 @@ class MultiHeadAttention(nn.Module):
         capture: bool = False,
         rows: int | None = None,
         repeats: int = 1,
-        prepared: tuple[tuple[torch.Tensor, ...], torch.Tensor] | None = None,
+        prepared: tuple | None = None,
     ) -> tuple[torch.Tensor, LayerMaps, torch.Tensor | None]:
         """Returns ``(y [N, rows or L, D], maps, kl [N] or None)``; ``maps`` is empty unless
         ``capture``. ``repeats``: ``x`` holds unique rows whose projections are copied
         ``repeats`` times (sample-major), unless the kernel's
         :class:`uqcore.kernels.common.Shortcut` applies: only the first ``rows`` rows' output is
         wanted, no maps, no KL, no dropout. It then runs on the unique rows with only the noisy
-        part per sample. ``prepared``: the shortcut's parts and the values ``v`` of the unique
-        rows, already computed (a prefix kept them; ``x`` is then not read).
+        part per sample. ``prepared``: ``(parts, v, memo)``, the shortcut's parts and the values
+        ``v`` of the unique rows, already computed (a prefix kept them; ``x`` is then not read),
+        and a :class:`uqcore.prefix.ScoresMemo` (or None) holding or receiving the noisy
+        scores of these samples.
 
         ``rows`` (the last layer, which only needs [CLS]): only the first ``rows`` query rows
         are attended, with noise from ``noise``. The other rows are computed only when they
@@ -169,7 +171,8 @@ class MultiHeadAttention(nn.Module):
         all rows (it has no noise); without EM (training) it attends from [CLS] like the rest.
         """
         if prepared is not None:
-            return self._shortcut(*prepared, mask, s, noise, repeats), LayerMaps(), None
+            parts, v, memo = prepared
+            return self._shortcut(parts, v, mask, s, noise, repeats, memo), LayerMaps(), None
         q, k, v = self._project(x, s, noise)  # [N / repeats, H, L, d_h] each
         split = rows is not None and not self.spec.needs_every_query(s)
         if self.shortcut_applies(s, capture, repeats) and split:
@@ -204,10 +207,23 @@ class MultiHeadAttention(nn.Module):
         q, k, v = self._project(x, s, None)  # [B, H, L, d_h] each
         return self.kernel.shortcut.prepare(q[:, :, :rows], k, self._weights()), v
 
-    def _shortcut(self, parts, v, mask, s, noise, repeats: int) -> torch.Tensor:
-        """The shortcut's output for ``repeats`` copies -> ``y [R*B, rows, D]``."""
+    def _shortcut(self, parts, v, mask, s, noise, repeats: int, memo=None) -> torch.Tensor:
+        """The shortcut's output for ``repeats`` copies -> ``y [R*B, rows, D]``. ``memo``
+        (:class:`uqcore.prefix.ScoresMemo`): noisy scores given (their draws are skipped) or
+        kept for a later call."""
+        cut = self.kernel.shortcut
         unique = mask[: mask.shape[0] // repeats]  # [B, L]
-        out = self.kernel.shortcut.repeated(parts, v, unique, s, noise, repeats)  # [RB,H,Lq,dh]
+        if memo is not None and memo.value is not None:
+            z = memo.value  # [R*B, H, Lq, L]
+            if noise is not None:
+                noise.skip(memo.draws)
+        else:
+            counted = memo is not None and noise is not None  # a memo comes with SampleNoise
+            before = noise.draws if counted else 0
+            z = cut.noisy(parts, v, unique, s, noise, repeats)  # [R*B, H, Lq, L]
+            if memo is not None:
+                memo.value, memo.draws = z, (noise.draws - before) if counted else 0
+        out = cut.finish(z, v, s, repeats)  # [R*B, H, Lq, d_h]
         n, _, length, _ = out.shape
         return linear(out.transpose(1, 2).reshape(n, length, self.cfg.d_model), self.proj)
 

@@ -98,7 +98,7 @@ class StackedEncoder(nn.Module):
                 raise ValueError("a prefix needs no dropout and no captured layer below it.")
             if prefix.prepared is not None and start in capture:
                 raise ValueError("a prefix of the shortcut's parts cannot show the layer's maps.")
-            x, prepared = prefix.x, prefix.attention()  # [N / shared, L or 1, D]
+            x, prepared = prefix.x, prefix.attention()  # [N / shared, L or 1, D], (parts, v, memo)
         else:
             x = self._embed(ids[: ids.shape[0] // shared], s, noise)  # [N / shared, L, D]
             prepared = None

@@ -171,6 +171,16 @@ class SampleNoise(Draws):
                                      _draw_offset=self._offset + _SIDE_TAG)  # fmt: skip
         return self._side
 
+    @property
+    def draws(self) -> int:
+        """How many draws this object has made (the next draw's number)."""
+        return self._draws
+
+    def skip(self, n: int) -> None:
+        """Move past ``n`` draws without making them (their values were kept elsewhere), so
+        the draws after them get the numbers they get when those are made."""
+        self._draws += int(n)
+
     def _hash(self, shape: tuple[int, ...]) -> torch.Tensor:
         """The next draw's 32-bit words. -> ``[rows, *shape]`` int32"""
         draw = _i32(_mix32_int(self._offset + self._draws + 1) * 0x2545F491)

@@ -7,7 +7,13 @@ and every T. :func:`prefix_for` computes them once per example and keeps them in
 :class:`PrefixCache`, so a knob change or another page reruns only what the noise touches.
 When ``k`` is the last layer and its maps are not wanted, the prefix also holds that layer's
 projections (the [CLS] query, every key and value), which are deterministic too: a sample then
-computes only the noisy parts of one attention row (:class:`uqcore.kernels.common.RepeatedKernel`).
+computes only the noisy parts of one attention row (:class:`uqcore.kernels.common.Shortcut`).
+
+A sample's noisy scores (the shortcut's ``noisy`` part: every draw, none of the settings its
+``finish`` reads, i.e. tau2 for STO / H-STO) depend on the example, the seed, which samples and
+the other settings only: :func:`scores_memo` serves them from the cache's second store when kept,
+so a tau2 change reruns a softmax and a weighted sum per sample, and :func:`keep_scores` keeps
+what a call drew. They are kept per example (``[count, H, Lq, L]``), within their own budget.
 
 An example's entry is keyed by ``(owner, its token ids, tau, projections or not)``: ``owner`` is
 what the caller knows identifies the weights (a checkpoint's name and file version), ``tau`` the
@@ -18,6 +24,7 @@ numbers of a fresh pass (within float rounding of the batched matmuls).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Hashable
 from dataclasses import dataclass
 
@@ -40,13 +47,29 @@ class Prefix:
     x: torch.Tensor
     prepared: tuple[torch.Tensor, ...] | None = None
     v: torch.Tensor | None = None
+    memo: ScoresMemo | None = None
 
     def parts(self) -> tuple[torch.Tensor, ...]:
         return (self.x,) if self.prepared is None else (self.x, *self.prepared, self.v)
 
-    def attention(self) -> tuple[tuple[torch.Tensor, ...], torch.Tensor] | None:
-        """``(prepared, v)`` for the layer, or None when only ``x`` is kept."""
-        return None if self.prepared is None else (self.prepared, self.v)
+    def attention(self) -> tuple | None:
+        """``(prepared, v, memo)`` for the layer, or None when only ``x`` is kept."""
+        return None if self.prepared is None else (self.prepared, self.v, self.memo)
+
+
+@dataclass
+class ScoresMemo:
+    """The noisy scores of one chunk of samples of a batch: given to the layer (``given``:
+    read from the cache; the layer skips their ``draws``) or filled by it, to be kept.
+    ``value [count * B, H, Lq, L]`` sample-major; ``keys`` / ``lengths``: each example's cache
+    key and number of tokens."""
+
+    keys: list[Hashable]
+    lengths: list[int]
+    count: int
+    value: torch.Tensor | None = None
+    draws: int = 0
+    given: bool = False
 
 
 def _bytes(parts: tuple[torch.Tensor, ...]) -> int:
@@ -58,18 +81,29 @@ class PrefixCache:
     Thread-safe; shared by every caller of one process. ``hits`` and ``misses`` count examples
     served from the cache and computed."""
 
-    def __init__(self, budget: int):
+    def __init__(self, budget: int, scores_budget: int = 0):
         self.store: ByteLRU[tuple[torch.Tensor, ...]] = ByteLRU(budget, _bytes)
+        self.scores: ByteLRU[tuple[torch.Tensor, int]] | None = (
+            ByteLRU(scores_budget, lambda kept: _bytes(kept[:1])) if scores_budget > 0 else None
+        )  # (z [count, H, Lq, L], draws) per example and chunk of samples
         self.hits = 0
         self.misses = 0
+        self.score_hits = 0
 
     @property
     def bytes(self) -> int:
-        """Bytes of the states kept now."""
+        """Bytes of the states kept now (not the noisy scores: :attr:`scores_bytes`)."""
         return self.store.bytes
+
+    @property
+    def scores_bytes(self) -> int:
+        """Bytes of the noisy scores kept now."""
+        return 0 if self.scores is None else self.scores.bytes
 
     def clear(self) -> None:
         self.store.clear()
+        if self.scores is not None:
+            self.scores.clear()
 
 
 def usable(model: nn.Module, s: ForwardSettings, capture: tuple[int, ...] = ()) -> bool:
@@ -167,3 +201,52 @@ def _compute(model: nn.Module, ids: torch.Tensor, mask: torch.Tensor, s: Forward
              proj: bool) -> Prefix:  # fmt: skip
     with torch.inference_mode():
         return model.prefix_states(ids, mask, s, projections=proj)
+
+
+def scores_memo(
+    model: nn.Module,
+    ids: torch.Tensor,  # [B, L] long
+    mask: torch.Tensor,  # [B, L] bool
+    s: ForwardSettings,
+    cache: PrefixCache | None,
+    owner: Hashable,
+    seed: int,
+    first: int,
+    count: int,
+) -> ScoresMemo | None:
+    """The :class:`ScoresMemo` of samples ``first .. first + count - 1`` of the batch under
+    counter noise (:class:`uqcore.noise.SampleNoise`): given when ``cache`` keeps every
+    example's scores, else empty (to be filled, then :func:`keep_scores`). None without a
+    scores store. The key holds every setting except those the shortcut's ``finish`` reads."""
+    if cache is None or cache.scores is None:
+        return None
+    shortcut = model.layers[model.cfg.first_stochastic_layer].attn.kernel.shortcut
+    wanted = dataclasses.replace(s, **{name: None for name in shortcut.finish_reads})
+    lengths = mask.sum(1).tolist()  # [B]
+    keys = [("scores", owner, ids[b, : lengths[b]].cpu().numpy().tobytes(), wanted, int(seed),
+             int(first), int(count)) for b in range(ids.shape[0])]  # fmt: skip
+    memo = ScoresMemo(keys, lengths, count)
+    found = [cache.scores.peek(k) for k in keys]
+    if any(f is None for f in found):
+        return memo
+    draws = {f[1] for f in found}
+    if len(draws) != 1:  # every example of one model makes the same draws
+        return memo
+    first_z = found[0][0]  # [count, H, Lq, n]
+    batch, length = ids.shape
+    z = first_z.new_full((count, batch, *first_z.shape[1:-1], length), float("-inf"))
+    for b, (kept, _) in enumerate(found):
+        z[:, b, ..., : lengths[b]] = kept  # padded keys stay -inf, as the layer masks them
+    memo.value, memo.draws, memo.given = z.view(count * batch, *z.shape[2:]), draws.pop(), True
+    cache.score_hits += batch
+    return memo
+
+
+def keep_scores(cache: PrefixCache | None, memo: ScoresMemo | None) -> None:
+    """Keep the scores a layer drew into ``memo`` (nothing when they were given)."""
+    if cache is None or cache.scores is None or memo is None or memo.given or memo.value is None:
+        return
+    batch = len(memo.keys)
+    z = memo.value.view(memo.count, batch, *memo.value.shape[1:])  # [count, B, H, Lq, L]
+    for b, key in enumerate(memo.keys):
+        cache.scores.put(key, (z[:, b, ..., : memo.lengths[b]].clone(), memo.draws))

@@ -25,7 +25,7 @@ from uqcore.layers import widest_query_rows
 from uqcore.maps import MAP_NAMES, LayerMaps
 from uqcore.model import DeepEnsemble, check_batch
 from uqcore.noise import SampleNoise, example_keys
-from uqcore.prefix import PrefixCache, prefix_for, usable
+from uqcore.prefix import PrefixCache, keep_scores, prefix_for, scores_memo, usable
 from uqcore.runtime import memory_budget as runtime_budget
 from uqcore.settings import ForwardSettings, SamplingSettings, is_stochastic, resolve
 from uqcore.stream_noise import StreamNoise
@@ -230,8 +230,13 @@ def sample(
                     draws = SampleNoise(seed, first_sample + start, count, batch, ids.device, keys)
                 layers = capture.layers if start < keep else ()
                 rows_ids, rows_mask = ids.repeat(count, 1), mask.repeat(count, 1)
-                out = model(rows_ids, rows_mask, fs, draws, layers, repeats=count,
-                            prefix=prefix)  # fmt: skip
+                memo = None
+                if prefix is not None and prefix.prepared is not None and keys is not None:
+                    memo = scores_memo(model, ids, mask, fs, prefix_cache, prefix_owner, seed,
+                                       first_sample + start, count)  # fmt: skip
+                given = prefix if memo is None else dataclasses.replace(prefix, memo=memo)
+                out = model(rows_ids, rows_mask, fs, draws, layers, repeats=count, prefix=given)
+                keep_scores(prefix_cache, memo)
                 logits[start : start + count] = out.logits.view(count, batch, -1)
                 probs[start : start + count] = torch.softmax(out.logits, -1).view(count, batch, -1)
                 maps.put_chunk(out.maps, start, count)

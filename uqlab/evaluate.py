@@ -61,6 +61,7 @@ from uqcore.vocab import write_atomic
 from uqlab.data import Split, load_task, resolve_data_dir
 from uqlab.paper import examples
 from uqlab.paths import checkpoint_dir
+from uqlab.presets import preset_rows
 from uqlab.stored import bundled_rows
 from uqlab.stored import write as write_stored
 from uqlab.tasks import TASK_NAMES
@@ -205,7 +206,8 @@ def main(argv: list[str] | None = None) -> int:
         for path in paths:
             ck = load_checkpoint(path, shared_weights=True)  # a folder of checkpoints
             ck.model.to(pick_device(args.device))
-            bar = tqdm(total=len(bundled_rows(_task_of(ck))), unit="text",
+            task = _task_of(ck)
+            bar = tqdm(total=len(bundled_rows(task)) + len(preset_rows(task)), unit="text",
                        desc=f"{ck.name} stored", disable=args.quiet)  # fmt: skip
             stored_file = write_stored(ck, seed=args.seed, bar=bar)
             bar.close()

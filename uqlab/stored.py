@@ -1,11 +1,14 @@
 """Stored samples: each checkpoint's T samples of every bundled evaluation example at its default
 settings, written once by ``python -m uqlab.evaluate`` and read by the app's dataset pages.
 
-File ``samples.safetensors`` beside ``metrics.json``: one tensor ``logits [N, T', C]`` in
+File ``samples.safetensors`` beside ``metrics.json``: a tensor ``logits [N, T', C]`` in
 float16 (row ``i`` = the task's :func:`bundled_rows` ``i``; ``T' = T``, or 1 when the settings
-draw no noise and every sample is the same; NaN rows: a text the checkpoint cannot read) and a
-metadata record: the format, task, T, seed, the resolved settings, the sha256 of every subset's
-texts and labels, and the sha256 of the weights and model config. Probabilities are the softmax
+draw no noise and every sample is the same; NaN rows: a text the checkpoint cannot read), a
+tensor ``examples [P, T'', C]`` of the task's example sentences (:mod:`uqlab.presets`) at the
+explorer's and Table 3's default T (:data:`T_EXAMPLES`), and a metadata record: the format,
+task, T, seed, the resolved settings, the sha256 of every subset's texts and labels and of the
+example sentences, and the sha256 of the weights and model config. A file of format 1 (before
+the examples) is still read, for its bundled rows. Probabilities are the softmax
 of the stored logits, as in a live run. float16 keeps a logit within 2^-11 of its value
 relative (measured on the shipped checkpoints: probabilities within 1e-3 of a live run,
 ``tests/test_stored.py``).
@@ -19,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -32,11 +35,14 @@ from uqcore.predict import predict_ids
 from uqcore.settings import ForwardSettings, is_stochastic, resolve
 from uqcore.vocab import write_atomic
 from uqlab.data import load_eval_subset
+from uqlab.presets import preset_rows
 from uqlab.tasks import TASKS
 
 FILE = "samples.safetensors"
-FORMAT = "1"
+FORMAT = "2"
+READABLE_FORMATS = ("1", "2")  # 1: the bundled rows only
 T_STORED = 10  # the dataset pages' default T (the paper's protocol)
+T_EXAMPLES = 50  # the explorer's and Table 3's default T (ui.state.DEFAULT_T; a test pins it)
 SEED_STORED = 0  # the sidebar's default seed
 TOLERANCE = 1e-3  # |p stored - p live| on the shipped checkpoints (tests/test_stored.py)
 SETTING_FIELDS = tuple(
@@ -66,6 +72,12 @@ def subset_hashes(task: str) -> dict[str, str]:
     return out
 
 
+def examples_hash(task: str) -> str:
+    """sha256 of the task's example sentences and their labels (:mod:`uqlab.presets`)."""
+    doc = json.dumps([[text, label] for text, label, _ in preset_rows(task)]).encode()
+    return hashlib.sha256(doc).hexdigest()
+
+
 def weights_hash(path: str | Path) -> str:
     """sha256 of a checkpoint's model config and the weights file it loads."""
     root = Path(path)
@@ -84,75 +96,108 @@ def settings_record(fs: ForwardSettings) -> dict:
 
 @dataclass(frozen=True)
 class StoredSamples:
-    """A checkpoint's stored samples (see the module doc). ``rows``: text -> row of ``logits``."""
+    """A checkpoint's stored samples (see the module doc). ``rows``: text -> row of ``logits``;
+    ``example_rows``: text -> row of ``examples`` (``examples_T`` samples each)."""
 
     logits: np.ndarray  # [N, T', C] float16
     T: int  # noqa: N815 - the paper's name
     seed: int
     settings: dict
     rows: dict[str, int]
+    examples: np.ndarray | None = None  # [P, T'', C] float16
+    examples_T: int = 0  # noqa: N815
+    example_rows: dict[str, int] = field(default_factory=dict)
 
-    def serves(self, T: int, seed: int, fs: ForwardSettings) -> str | None:  # noqa: N803
-        """None when a request of ``T`` samples with ``seed`` and settings ``fs`` is served
-        from this file (its first T samples), else why not (one line)."""
+    def matches(self, seed: int, fs: ForwardSettings) -> str | None:
+        """None when samples drawn with ``seed`` under settings ``fs`` are the stored ones,
+        else why not (one line)."""
         if settings_record(fs) != self.settings:
             return "the settings differ from the checkpoint's own"
         if seed != self.seed:
             return f"stored for seed {self.seed}"
+        return None
+
+    def serves(self, T: int, seed: int, fs: ForwardSettings) -> str | None:  # noqa: N803
+        """None when a request of ``T`` samples with ``seed`` and settings ``fs`` on the
+        bundled examples is served from this file (their first T samples), else why not."""
+        why = self.matches(seed, fs)
+        if why:
+            return why
         if T > self.T:
             return f"stored for T up to {self.T}"
         return None
 
     def get(self, text: str, T: int) -> np.ndarray | None:  # noqa: N803
-        """``logits [T, C]`` float64 of ``text``'s first T samples, or None (not stored, or
-        a text the checkpoint cannot read)."""
-        row = self.rows.get(text)
-        if row is None:
-            return None
-        got = self.logits[row].astype(np.float64)  # [T', C]
-        if not np.isfinite(got).all():
-            return None
-        return np.broadcast_to(got, (T, got.shape[1])) if got.shape[0] == 1 else got[:T]
+        """``logits [T, C]`` float64 of ``text``'s first T samples, or None (not stored with
+        T samples, or a text the checkpoint cannot read). The caller checked :meth:`matches`."""
+        tables = ((self.logits, self.rows, self.T),
+                  (self.examples, self.example_rows, self.examples_T))  # fmt: skip
+        for table, rows, kept in tables:
+            row = rows.get(text)
+            if table is None or row is None or T > kept:
+                continue
+            got = table[row].astype(np.float64)  # [T', C]
+            if not np.isfinite(got).all():
+                return None
+            return np.broadcast_to(got, (T, got.shape[1])) if got.shape[0] == 1 else got[:T]
+        return None
 
     @property
     def nbytes(self) -> int:
-        return int(self.logits.nbytes) + 200 * len(self.rows)
+        extra = 0 if self.examples is None else int(self.examples.nbytes)
+        return int(self.logits.nbytes) + extra + 200 * (len(self.rows) + len(self.example_rows))
 
 
-def compute(ck: Checkpoint, T: int = T_STORED, seed: int = SEED_STORED, bar=None) -> np.ndarray:
-    """``logits [N, T', C]`` float16 of the bundled rows of the checkpoint's task (see module)."""
-    task = (ck.training or {}).get("task")
-    rows = bundled_rows(task)
+def compute(ck: Checkpoint, T: int = T_STORED, seed: int = SEED_STORED, bar=None,
+            texts: list[str] | None = None) -> np.ndarray:  # fmt: skip
+    """``logits [N, T', C]`` float16 of ``texts`` (default: the bundled rows of the
+    checkpoint's task) at the checkpoint's own settings (see module)."""
+    if texts is None:
+        texts = [r[0] for r in bundled_rows((ck.training or {}).get("task"))]
     fs = resolve(ck.config)
     noisy = is_stochastic(ck.config, fs) or ck.config.spec.ensemble
     t_kept = T if noisy else 1
-    out = np.full((len(rows), t_kept, ck.config.num_classes), np.nan, dtype=np.float16)
+    out = np.full((len(texts), t_kept, ck.config.num_classes), np.nan, dtype=np.float16)
     readable, encoded = [], []
-    for i, (text, *_rest) in enumerate(rows):
+    for i, text in enumerate(texts):
         try:
             encoded.append(ck.vocab.encode(text, ck.config.max_len).ids)
             readable.append(i)
         except Exception:  # noqa: BLE001 - an unreadable text stays NaN; the page says why
             continue
-    with torch.inference_mode():
-        _, logits = predict_ids(ck.model, encoded, t_kept, seed, settings=fs, bar=bar,
-                                with_logits=True)  # [T', n, C]  # fmt: skip
-    out[readable] = logits.permute(1, 0, 2).numpy().astype(np.float16)
+    if encoded:
+        with torch.inference_mode():
+            _, logits = predict_ids(ck.model, encoded, t_kept, seed, settings=fs, bar=bar,
+                                    with_logits=True)  # [T', n, C]  # fmt: skip
+        out[readable] = logits.permute(1, 0, 2).numpy().astype(np.float16)
     return out
 
 
-def write(ck: Checkpoint, T: int = T_STORED, seed: int = SEED_STORED, bar=None) -> Path:
-    """Compute and write ``samples.safetensors`` into the checkpoint's folder; its path."""
+def write(ck: Checkpoint, T: int = T_STORED, seed: int = SEED_STORED, bar=None,
+          reuse: bool = True) -> Path:  # fmt: skip
+    """Compute and write ``samples.safetensors`` into the checkpoint's folder; its path.
+    ``reuse``: bundled rows of a trusted file already there (same weights, subsets, settings,
+    T and seed) are kept, not sampled again; the example sentences are always sampled."""
     task = ck.training["task"]
-    logits = compute(ck, T, seed, bar)
+    old, _ = read(ck.path, task, resolve(ck.config)) if reuse else (None, "")
+    if old is not None and old.T == T and old.seed == seed:
+        logits = old.logits
+        if bar is not None:
+            bar.update(len(old.rows))
+    else:
+        logits = compute(ck, T, seed, bar)
+    texts = [r[0] for r in preset_rows(task)]
+    examples = compute(ck, T_EXAMPLES, seed, bar, texts=texts)
     meta = {
         "format": FORMAT, "task": task, "T": str(T), "seed": str(seed),
         "settings": json.dumps(settings_record(resolve(ck.config))),
         "subsets": json.dumps(subset_hashes(task)), "weights": weights_hash(ck.path),
+        "examples_T": str(T_EXAMPLES), "examples": examples_hash(task),
         "dtype": "float16", "command": f"python -m uqlab.evaluate --ckpt {ck.name} --stored-only",
     }  # fmt: skip
     path = Path(ck.path) / FILE
-    write_atomic(path, save({"logits": logits}, metadata=meta))
+    write_atomic(path, save({"logits": np.ascontiguousarray(logits), "examples": examples},
+                            metadata=meta))  # fmt: skip
     return path
 
 
@@ -167,12 +212,13 @@ def read(path: str | Path, task: str, fs: ForwardSettings) -> tuple[StoredSample
         with safe_open(str(file), framework="np") as fh:
             meta = fh.metadata() or {}
             logits = fh.get_tensor("logits")
+            examples = fh.get_tensor("examples") if "examples" in fh.keys() else None
         settings = json.loads(meta["settings"])
         subsets = json.loads(meta["subsets"])
         T, seed = int(meta["T"]), int(meta["seed"])  # noqa: N806
     except Exception:  # noqa: BLE001 - any unreadable file is simply not trusted
         return None, f"the stored results file does not parse ({redo})"
-    if meta.get("format") != FORMAT or meta.get("task") != task:
+    if meta.get("format") not in READABLE_FORMATS or meta.get("task") != task:
         return None, f"the stored results are of another format or task ({redo})"
     if subsets != subset_hashes(task):
         return None, f"the bundled examples changed since the results were stored ({redo})"
@@ -188,4 +234,18 @@ def read(path: str | Path, task: str, fs: ForwardSettings) -> tuple[StoredSample
     if settings != settings_record(fs):
         return None, f"the stored results are for other settings ({redo})"
     rows = {text: i for i, text in enumerate(texts)}
-    return StoredSamples(logits, T, seed, settings, rows), ""
+    if meta.get("format") == "1":
+        return StoredSamples(logits, T, seed, settings, rows), ""
+    presets = [r[0] for r in preset_rows(task)]
+    try:
+        examples_t = int(meta["examples_T"])
+    except (KeyError, ValueError):
+        return None, f"the stored results file does not parse ({redo})"
+    if meta.get("examples") != examples_hash(task):
+        return None, f"the example sentences changed since the results were stored ({redo})"
+    if (examples is None or examples.ndim != 3 or examples.shape[0] != len(presets)
+            or examples.shape[1] not in (1, examples_t)
+            or examples.shape[2] != logits.shape[2]):  # fmt: skip
+        return None, f"the stored results have the wrong shape ({redo})"
+    example_rows = {text: i for i, text in enumerate(presets)}
+    return StoredSamples(logits, T, seed, settings, rows, examples, examples_t, example_rows), ""

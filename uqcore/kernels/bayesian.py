@@ -133,7 +133,7 @@ def bam_shortcut(params: BamParams) -> Shortcut:
     def prepare(q, k, weights) -> tuple[torch.Tensor, ...]:
         return (torch.matmul(k, q.transpose(-1, -2)) / math.sqrt(q.shape[-1]),)  # [B,H,L,Lq]
 
-    def repeated(parts, v, mask, s, noise, repeats) -> torch.Tensor:
+    def noisy(parts, v, mask, s, noise, repeats) -> torch.Tensor:
         tau = math.sqrt(v.shape[-1])
         scores = parts[0].transpose(-1, -2).repeat(repeats, 1, 1, 1)  # [R*B, H, Lq, L]
         scores += masked_bias(mask, repeats, scores.dtype)
@@ -144,9 +144,12 @@ def bam_shortcut(params: BamParams) -> Shortcut:
             else:
                 term, alpha = noise.normal(*shape), s.noise_scale * params.lognormal_sigma * tau
             scores.add_(term, alpha=alpha / tau)  # (Q K^T + alpha * term) / tau
-        return attend_repeated(softmax_last(scores), v)
+        return scores
 
-    return Shortcut(prepare, repeated)
+    def finish(z, v, s, repeats) -> torch.Tensor:
+        return attend_repeated(softmax_last(z), v)
+
+    return Shortcut(prepare, noisy, finish)
 
 
 def _noisy_scores(q, k, mask, tau, dist, shape_k, sigma, noise_scale, noise) -> torch.Tensor:

@@ -81,14 +81,24 @@ class Shortcut:
     ``prepare(q [B, H, Lq, d_h], k [B, H, L, d_h], weights) -> parts``: what the noisy part needs
     of the unique rows, deterministic (kept across calls by :mod:`uqcore.prefix`); each part is
     ``[B, H, L, *]`` (per key) or ``[B, H, 1, *]`` (per query row), never masked, so padding
-    may hold anything. ``repeated(parts, v [B, H, L, d_h], mask [B, L], s, noise, R)`` ->
-    ``out [R*B, H, Lq, d_h]``: only the noisy part per sample, the same draws in the same order
-    as the kernel on the copied rows (the numbers agree within float rounding); the values are
-    never copied.
+    may hold anything.
+
+    ``noisy(parts, v, mask [B, L], s, noise, R) -> z [R*B, H, Lq, L]``: every draw of the sample
+    and everything that does not read the settings named in ``finish_reads`` (padded keys
+    ``-inf``); ``finish(z, v [B, H, L, d_h], s, R) -> out [R*B, H, Lq, d_h]`` reads ``z``
+    without changing it (so a kept ``z`` serves another value of those settings: a tau2 change
+    reruns ``finish`` only). Together they make the same draws in the same order as the kernel
+    on the copied rows (the numbers agree within float rounding); the values are never copied.
     """
 
     prepare: Callable[..., tuple[torch.Tensor, ...]]
-    repeated: Callable[..., torch.Tensor]
+    noisy: Callable[..., torch.Tensor]
+    finish: Callable[..., torch.Tensor]
+    finish_reads: tuple[str, ...] = ()
+
+    def repeated(self, parts, v, mask, s, noise, repeats: int) -> torch.Tensor:
+        """``finish(noisy(...))``: the output ``[R*B, H, Lq, d_h]`` of ``R`` samples."""
+        return self.finish(self.noisy(parts, v, mask, s, noise, repeats), v, s, repeats)
 
 
 def masked_bias(mask: torch.Tensor, repeats: int, dtype) -> torch.Tensor:

@@ -127,13 +127,19 @@ def centroid_attention(
     return out
 
 
-def _sto_repeated(raw, mask, tau2, noise_scale, noise, hard, v, repeats) -> torch.Tensor:
-    """STO attention from unscaled scores ``raw [R*B, H, Lq, L]`` (overwritten) of ``R``
-    copies of the rows: ``softmax((raw + lambda * g) / tau2)`` on real keys, over ``v``."""
+def _noisy_scores(raw, mask, noise_scale, noise, repeats) -> torch.Tensor:
+    """``raw + lambda * g`` with padded keys at ``-inf``: the unscaled scores ``raw
+    [R*B, H, Lq, L]`` (overwritten) of ``R`` copies of the rows, with the draw
+    :func:`sto_attention` makes."""
     raw += masked_bias(mask, repeats, raw.dtype)
-    if noise is not None and noise_scale != 0.0:  # + lambda * g, the draw sto_attention makes
+    if noise is not None and noise_scale != 0.0:  # + lambda * g
         raw.sub_(noise.neg_gumbel(raw.shape[1], raw.shape[2], raw.shape[3]), alpha=noise_scale)
-    return attend_repeated(soft_or_hard(softmax_last(raw.div_(tau2)), hard), v)
+    return raw
+
+
+def _finish(z, v, s, repeats) -> torch.Tensor:
+    """``softmax(z / tau2)`` (one-hot in hard mode) over ``v``; ``z`` is not changed."""
+    return attend_repeated(soft_or_hard(softmax_last(z / s.tau2), s.hard), v)
 
 
 def sto_shortcut() -> Shortcut:
@@ -142,11 +148,11 @@ def sto_shortcut() -> Shortcut:
     def prepare(q, k, weights) -> tuple[torch.Tensor, ...]:
         return (torch.matmul(k, q.transpose(-1, -2)),)  # [B, H, L, Lq]: K Q^T
 
-    def repeated(parts, v, mask, s, noise, repeats) -> torch.Tensor:
+    def noisy(parts, v, mask, s, noise, repeats) -> torch.Tensor:
         raw = parts[0].transpose(-1, -2).repeat(repeats, 1, 1, 1)  # [R*B, H, Lq, L]
-        return _sto_repeated(raw, mask, s.tau2, s.noise_scale, noise, s.hard, v, repeats)
+        return _noisy_scores(raw, mask, s.noise_scale, noise, repeats)
 
-    return Shortcut(prepare, repeated)
+    return Shortcut(prepare, noisy, _finish, finish_reads=("tau2",))
 
 
 def hsto_shortcut() -> Shortcut:
@@ -160,13 +166,13 @@ def hsto_shortcut() -> Shortcut:
             return torch.matmul(k, c), torch.matmul(q, c)  # [B, H, L, c], [B, H, Lq, c]
         return torch.einsum("bhld,hdc->bhlc", k, c), torch.einsum("bhqd,hdc->bhqc", q, c)
 
-    def repeated(parts, v, mask, s, noise, repeats) -> torch.Tensor:
+    def noisy(parts, v, mask, s, noise, repeats) -> torch.Tensor:
         kc, qc = parts
         p = gumbel_softmax(kc.repeat(repeats, 1, 1, 1), s.tau1, s.noise_scale, noise, s.hard)
         raw = torch.matmul(qc.repeat(repeats, 1, 1, 1), p.transpose(-1, -2))  # [R*B,H,Lq,L]
-        return _sto_repeated(raw, mask, s.tau2, s.noise_scale, noise, s.hard, v, repeats)
+        return _noisy_scores(raw, mask, s.noise_scale, noise, repeats)
 
-    return Shortcut(prepare, repeated)
+    return Shortcut(prepare, noisy, _finish, finish_reads=("tau2",))
 
 
 @dataclass(frozen=True)
