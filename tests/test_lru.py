@@ -64,3 +64,19 @@ def test_a_load_that_raises_stores_nothing_and_the_next_call_loads_again():
     except ValueError:
         pass
     assert store.keys() == [] and store.get("k", lambda: "ok") == "ok"
+
+
+def test_the_byte_count_follows_replacements_and_evictions():
+    """The total is kept as values come and go (not summed at each put: a dataset page puts
+    thousands of token rows), and always equals the sum of what is kept."""
+    import random
+
+    store = ByteLRU(budget=500, size=len)
+    rng = random.Random(0)
+    for i in range(3000):
+        store.put(rng.randrange(80), "x" * rng.randrange(1, 40))
+        if i % 97 == 0:
+            kept = sum(len(store.peek(k)) for k in store.keys())
+            assert store.bytes == kept <= 500
+    store.put("big", "x" * 900)
+    assert store.keys() == ["big"] and store.bytes == 900

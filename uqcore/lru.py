@@ -27,6 +27,7 @@ class ByteLRU(Generic[V]):
         self._size = size
         self._on_evict = on_evict  # called (outside the lock) after values were dropped
         self._items: OrderedDict[Hashable, tuple[V, int]] = OrderedDict()
+        self._total = 0  # bytes of the values in _items (kept, not summed at every put)
         self._lock = threading.Lock()  # guards _items and _loading
         self._loading: dict[Hashable, threading.Lock] = {}
 
@@ -34,7 +35,7 @@ class ByteLRU(Generic[V]):
     def bytes(self) -> int:
         """Bytes of the values kept now."""
         with self._lock:
-            return sum(n for _, n in self._items.values())
+            return self._total
 
     def keys(self) -> list[Hashable]:
         """Keys kept, least recently used first."""
@@ -77,12 +78,12 @@ class ByteLRU(Generic[V]):
         size = int(self._size(value))
         dropped = 0
         with self._lock:
-            self._items.pop(key, None)
+            old = self._items.pop(key, None)
+            self._total += size - (0 if old is None else old[1])
             self._items[key] = (value, size)
-            total = sum(n for _, n in self._items.values())
-            while total > self.budget and len(self._items) > 1:
+            while self._total > self.budget and len(self._items) > 1:
                 _, (_, n) = self._items.popitem(last=False)
-                total -= n
+                self._total -= n
                 dropped += 1
         if dropped and self._on_evict is not None:
             self._on_evict()
@@ -90,3 +91,4 @@ class ByteLRU(Generic[V]):
     def clear(self) -> None:
         with self._lock:
             self._items.clear()
+            self._total = 0
