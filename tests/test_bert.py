@@ -74,10 +74,10 @@ def test_a_missing_or_foreign_base_is_refused_clearly(tmp_path, minilm_base):
         read_hf_config(tmp_path)
     hf = json.loads((minilm_base / "config.json").read_text())
     (tmp_path / "config.json").write_text(json.dumps({**hf, "model_type": "gpt2"}))
-    with pytest.raises(CheckpointError, match="bert backbone reads BERT"):
+    with pytest.raises(CheckpointError, match="describes a .gpt2. model; this app reads Bert"):
         read_hf_config(tmp_path)
     cfg = ModelConfig.from_dict({**read_hf_config(minilm_base), "family": "trans", "n_layers": 7})
-    with pytest.raises(CheckpointError, match="lacks BERT tensor"):
+    with pytest.raises(CheckpointError, match="lacks tensor.*BertForSequenceClassification"):
         load_hf_bert(build_model(cfg.replace(n_layers=7)), minilm_base)
 
 

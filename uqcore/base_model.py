@@ -5,6 +5,10 @@ LayerNorms, the family's own tensors); the base weights stay in the installed pa
 them. :class:`BaseRecord` names that base (package, its version, the folder inside it, the
 sha256 of its ``model.safetensors``); :func:`locate` finds the folder and checks the hash, with a
 message that says which package to install when it is missing. Nothing is ever downloaded.
+
+A base may also be a local Hugging Face folder (an imported classifier, :mod:`uqlab.import_hf`):
+``package`` is then empty and ``folder`` is the folder's absolute path, or a path relative to
+the checkpoint's own directory (a copy kept inside it, as uploads and ``--copy`` imports do).
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import hashlib
 import importlib.metadata
 import importlib.util
 import os
+import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -38,6 +43,21 @@ class BaseRecord:
     def to_dict(self) -> dict[str, str]:
         return asdict(self)
 
+    @property
+    def local(self) -> bool:
+        """A local folder (no package): ``folder`` is a path."""
+        return self.package == ""
+
+    @property
+    def inside(self) -> bool:
+        """A local folder inside the checkpoint's own directory (a relative path)."""
+        return self.local and not Path(self.folder).is_absolute()
+
+    @classmethod
+    def for_folder(cls, folder: str, sha256: str) -> BaseRecord:
+        """The record of a local Hugging Face folder (absolute, or relative to the checkpoint)."""
+        return cls("", "", "", folder, sha256)
+
     @classmethod
     def from_dict(cls, data: Any) -> BaseRecord:
         fields = ("package", "distribution", "version", "folder", "sha256")
@@ -46,7 +66,12 @@ class BaseRecord:
                 f"The checkpoint's 'base' record must give {', '.join(fields)} as strings; got "
                 f"{data!r}. Re-save the checkpoint."
             )
-        return cls(**{f: data[f] for f in fields})
+        record = cls(**{f: data[f] for f in fields})
+        if record.local and (not record.folder or ".." in Path(record.folder).parts
+                             or not re.fullmatch(r"[0-9a-f]{64}", record.sha256)):  # fmt: skip
+            raise CheckpointError("The checkpoint's local 'base' record must name a folder "
+                                  "(no '..') and the sha256 of its weights; import it again.")
+        return record
 
     @property
     def install(self) -> str:
@@ -82,9 +107,16 @@ def record_for(package: str, distribution: str, folder: str) -> BaseRecord:
                       file_sha256(path / WEIGHTS))  # fmt: skip
 
 
-def locate(record: BaseRecord, base_dir: str | os.PathLike | None = None) -> Path:
-    """The base's folder (``base_dir`` if given, else inside the installed package), checked:
-    its ``model.safetensors`` must have the recorded sha256."""
+def locate(
+    record: BaseRecord, base_dir: str | os.PathLike | None = None,
+    root: str | os.PathLike | None = None, *, allow_outside: bool = True,
+) -> Path:  # fmt: skip
+    """The base's folder (``base_dir`` if given, else inside the installed package, else the
+    local folder a record names, relative to the checkpoint directory ``root``), checked: its
+    ``model.safetensors`` must have the recorded sha256. ``allow_outside=False`` (an upload)
+    refuses a local folder outside ``root``."""
+    if base_dir is None and record.local:
+        return _local(record, root, allow_outside)
     try:
         folder = Path(base_dir) if base_dir is not None else package_folder(
             record.package, record.folder
@@ -104,5 +136,32 @@ def locate(record: BaseRecord, base_dir: str | os.PathLike | None = None) -> Pat
         raise CheckpointError(
             f"The base model in {folder} is not the one this checkpoint was trained on (sha256 "
             f"{found[:12]}…, expected {record.sha256[:12]}…): {record.install}."
+        )
+    return folder
+
+
+def _local(record: BaseRecord, root, allow_outside: bool) -> Path:
+    """The local Hugging Face folder of an imported checkpoint, checked (no link, the sha256)."""
+    if not record.inside and not allow_outside:
+        raise CheckpointError("This checkpoint names a folder of the server as its base; an "
+                              "uploaded checkpoint must carry its base inside it.")  # fmt: skip
+    if record.inside and root is None:
+        raise CheckpointError("The checkpoint's base is a folder inside it: load it with "
+                              "uqcore.checkpoint.load_checkpoint(path).")  # fmt: skip
+    folder = Path(root) / record.folder if record.inside else Path(record.folder)
+    weights = folder / WEIGHTS
+    where = "its base folder" if record.inside else f"the folder {folder}"
+    if folder.is_symlink() or weights.is_symlink():
+        raise CheckpointError(f"The base of this checkpoint ({where}) is a link; links are not "
+                              "followed.")  # fmt: skip
+    if not weights.is_file():
+        raise CheckpointError(
+            f"This checkpoint was imported from {where}, which has no {WEIGHTS} now; import the "
+            "model again (python -m uqlab.import_hf FOLDER --name NAME)."
+        )
+    if file_sha256(weights) != record.sha256:
+        raise CheckpointError(
+            f"The weights in {where} changed since this checkpoint was imported (sha256 "
+            "differs); import the model again (python -m uqlab.import_hf FOLDER --name NAME)."
         )
     return folder

@@ -19,7 +19,6 @@ training or adapter ever changes, are one copy per process for every model on th
 from __future__ import annotations
 
 import dataclasses
-import json
 import weakref
 from pathlib import Path
 
@@ -28,9 +27,9 @@ import torch.nn.functional as F
 from safetensors import safe_open
 from torch import nn
 
-from uqcore.backbones import BertParams
 from uqcore.config import ModelConfig
 from uqcore.errors import CheckpointError
+from uqcore.hf_layouts import HFLayout, layout_of, read_config_json
 from uqcore.layers import MultiHeadAttention, linear
 from uqcore.maps import LayerMaps
 from uqcore.model import StackedEncoder
@@ -80,34 +79,43 @@ class BertLayer(nn.Module):
 
 
 class BertClassifier(StackedEncoder):
-    """Embeddings + ``n_layers`` post-LN blocks + pooler + linear head on [CLS]."""
+    """Embeddings + ``n_layers`` post-LN blocks + a dense layer (``pooler``) + linear head on
+    the first token. The backbone's params say what differs between BERT, RoBERTa and
+    DistilBERT: token types (none when ``type_vocab_size`` is 0), where positions start
+    (``position_offset``), the head's activation and its dropout sites."""
 
     def __init__(self, cfg: ModelConfig):
         super().__init__()
         self.cfg = cfg.validate()
-        bp: BertParams = cfg.backbone_params
+        bp = cfg.backbone_params
         d = cfg.d_model
+        self.offset = bp.position_offset
         self.embed = nn.Embedding(cfg.vocab_size, d)
-        self.pos = nn.Embedding(cfg.max_len, d)
-        self.types = nn.Embedding(bp.type_vocab_size, d)
+        self.pos = nn.Embedding(cfg.max_len + self.offset, d)
+        self.types = nn.Embedding(bp.type_vocab_size, d) if bp.type_vocab_size else None
         self.embed_norm = nn.LayerNorm(d, eps=bp.layer_norm_eps)
         self.layers = nn.ModuleList(
             BertLayer(cfg, bp.layer_norm_eps, i) for i in range(cfg.n_layers)
         )
         self.pooler = nn.Linear(d, d)
         self.head = nn.Linear(d, cfg.num_classes)
+        self.head_act = torch.tanh if bp.head_activation == "tanh" else torch.relu
+        self.drop_before_dense = bp.drop_before_dense
 
     def _embed(self, ids, s: ForwardSettings, noise: SampleNoise | None) -> torch.Tensor:
         n, length = ids.shape
         tok = self.embed(ids)  # [N, L, D]
-        pos = self.pos.weight[:length].expand(n, length, -1)  # [N, L, D]
-        typ = self.types.weight[0].expand(n, length, -1)  # one segment: type 0 everywhere
+        pos = self.pos.weight[self.offset : self.offset + length].expand(n, length, -1)
         p = s.drop_p
         if self.cfg.spec.dropout_site == "variational":
             ones = tok.new_ones(n, length, 1)  # drop whole token / position inputs
-            return self.embed_norm(tok * dropout(ones, p, noise) + pos * dropout(ones, p, noise)
-                                   + typ)  # fmt: skip
-        return dropout(self.embed_norm(tok + pos + typ), p, noise)
+            x = tok * dropout(ones, p, noise) + pos * dropout(ones, p, noise)
+        else:
+            x = tok + pos  # [N, L, D]
+        if self.types is not None:  # one segment: type 0 everywhere
+            x = x + self.types.weight[0]
+        x = self.embed_norm(x)
+        return x if self.cfg.spec.dropout_site == "variational" else dropout(x, p, noise)
 
     def hidden_states(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         """Every token's last hidden state ``[N, L, D]``, deterministic (no noise, no dropout):
@@ -119,99 +127,83 @@ class BertClassifier(StackedEncoder):
         return x
 
     def _logits(self, cls: torch.Tensor, s: ForwardSettings, noise) -> torch.Tensor:
-        """BERT's pooler ``tanh(W h_CLS)``, dropout, the classifier: ``[N, D]`` -> ``[N, C]``."""
+        """The head on the first token: ``[N, D]`` -> ``[N, C]``. BERT: ``head(drop(tanh(
+        pooler(x))))``; RoBERTa drops ``x`` first too; DistilBERT uses ReLU."""
         p = s.drop_p
-        return self.head(dropout(torch.tanh(self.pooler(cls)), p, noise))
+        if self.drop_before_dense:
+            cls = dropout(cls, p, noise)
+        return self.head(dropout(self.head_act(self.pooler(cls)), p, noise))
 
 
 # ------------------------------------------------------------------------- Hugging Face weights
 def read_hf_config(folder: str | Path) -> dict:
-    """The shape of a Hugging Face BERT folder's ``config.json`` as :class:`ModelConfig` fields
-    (``backbone="bert"``); :class:`CheckpointError` if it is missing or not a BERT encoder."""
-    path = Path(folder) / "config.json"
-    try:
-        hf = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise CheckpointError(f"Cannot read the base model's config {path}: {exc}.") from None
-    if hf.get("model_type") != "bert" or hf.get("hidden_act", "gelu") != "gelu":
-        raise CheckpointError(
-            f"{path} describes a {hf.get('model_type')!r} model with {hf.get('hidden_act')!r} "
-            "activation; the bert backbone reads BERT encoders with GELU only."
-        )
-    if hf.get("position_embedding_type", "absolute") != "absolute":
-        raise CheckpointError(f"{path}: only absolute position embeddings are supported.")
-    return {
-        "backbone": "bert",
-        "vocab_size": hf["vocab_size"],
-        "max_len": hf["max_position_embeddings"],
-        "n_layers": hf["num_hidden_layers"],
-        "n_heads": hf["num_attention_heads"],
-        "d_model": hf["hidden_size"],
-        "d_ff": hf["intermediate_size"],
-        "dropout": hf.get("hidden_dropout_prob", 0.1),
-        "backbone_params": {"type_vocab_size": hf.get("type_vocab_size", 2),
-                            "layer_norm_eps": hf.get("layer_norm_eps", 1e-12)},
-    }  # fmt: skip
+    """The shape of a Hugging Face folder's ``config.json`` as :class:`ModelConfig` fields
+    (``backbone`` by its ``model_type``: bert, roberta or distilbert); :class:`CheckpointError`
+    if it is missing, too large or of another architecture."""
+    hf = read_config_json(folder)
+    layout = layout_of(hf)
+    return {"backbone": layout.backbone, **layout.fields(hf)}
 
 
-def hf_names(n_layers: int) -> dict[str, tuple[str, ...]]:
-    """Our tensor name -> the Hugging Face tensor(s) it is made of (Q, K, V are concatenated)."""
-    names = {
-        "embed.weight": ("embeddings.word_embeddings.weight",),
-        "pos.weight": ("embeddings.position_embeddings.weight",),
-        "types.weight": ("embeddings.token_type_embeddings.weight",),
-        "embed_norm.weight": ("embeddings.LayerNorm.weight",),
-        "embed_norm.bias": ("embeddings.LayerNorm.bias",),
-        "pooler.weight": ("pooler.dense.weight",),
-        "pooler.bias": ("pooler.dense.bias",),
-    }
-    for i in range(n_layers):
-        hf = f"encoder.layer.{i}."
-        ours = f"layers.{i}."
-        for kind in ("weight", "bias"):
-            names[ours + f"attn.qkv.{kind}"] = tuple(
-                f"{hf}attention.self.{part}.{kind}" for part in ("query", "key", "value")
-            )
-            names[ours + f"attn.proj.{kind}"] = (f"{hf}attention.output.dense.{kind}",)
-            names[ours + f"norm1.{kind}"] = (f"{hf}attention.output.LayerNorm.{kind}",)
-            names[ours + f"ff1.{kind}"] = (f"{hf}intermediate.dense.{kind}",)
-            names[ours + f"ff2.{kind}"] = (f"{hf}output.dense.{kind}",)
-            names[ours + f"norm2.{kind}"] = (f"{hf}output.LayerNorm.{kind}",)
-    return names
+def _layout(cfg: ModelConfig) -> HFLayout:
+    from uqcore.backbones import get_backbone  # late: backbones imports this module lazily
+
+    return get_backbone(cfg.backbone).hf
 
 
-def hf_tensors(folder: str | Path, n_layers: int) -> dict[str, torch.Tensor]:
-    """Our encoder's base tensors read from ``folder/model.safetensors`` (a ``BertModel``'s, with
-    or without the ``bert.`` prefix); :class:`CheckpointError` naming what is missing."""
+def hf_names(cfg: ModelConfig) -> dict[str, tuple[str, ...]]:
+    """Our tensor name -> the Hugging Face tensor(s) it is made of (Q, K, V are concatenated);
+    names relative to the encoder's prefix, a head's marked by a leading ``/``. The head is
+    included when the base provides it (``backbone_params.head_from_base``)."""
+    return _layout(cfg).names(cfg.n_layers, cfg.backbone_params.head_from_base)
+
+
+def hf_tensors(folder: str | Path, cfg: ModelConfig) -> dict[str, torch.Tensor]:
+    """Our model's base tensors read from ``folder/model.safetensors`` (an encoder's, with or
+    without its classifier's prefix such as ``bert.``), as float32; :class:`CheckpointError`
+    naming what is missing or not finite."""
+    layout = _layout(cfg)
     path = Path(folder) / "model.safetensors"
+    first = layout.embeddings["embed.weight"][0]
     try:
         with safe_open(str(path), framework="pt") as f:
             keys = set(f.keys())
-            prefix = "bert." if not keys & {"embeddings.word_embeddings.weight"} else ""
+            prefix = "" if first in keys else layout.prefix
             out, missing = {}, []
-            for ours, theirs in hf_names(n_layers).items():
-                found = [prefix + t for t in theirs if prefix + t in keys]
-                if len(found) < len(theirs):
-                    missing += [prefix + t for t in theirs if prefix + t not in keys]
+            for ours, theirs in hf_names(cfg).items():
+                full = [t[1:] if t.startswith("/") else prefix + t for t in theirs]
+                if any(t not in keys for t in full):
+                    missing += [t for t in full if t not in keys]
                     continue
-                out[ours] = torch.cat([f.get_tensor(t).float() for t in found])
-    except (OSError, ValueError) as exc:
-        raise CheckpointError(f"Cannot read the base model's weights {path}: {exc}.") from None
+                out[ours] = torch.cat([f.get_tensor(t).float() for t in full])
+    except (OSError, ValueError, RuntimeError) as exc:
+        raise CheckpointError(f"Cannot read the base model's weights {path.name}: "
+                              f"{type(exc).__name__}: {exc}.") from None  # fmt: skip
+    except Exception as exc:  # safetensors raises its own types for malformed files
+        raise CheckpointError(f"{path.name} is not a readable safetensors file "
+                              f"({type(exc).__name__}).") from None  # fmt: skip
     if missing:
         shown = ", ".join(missing[:5]) + (" ..." if len(missing) > 5 else "")
-        raise CheckpointError(f"{path} lacks BERT tensor(s) {shown}; is it a BertModel?")
+        raise CheckpointError(f"{path.name} lacks tensor(s) {shown}; is it a "
+                              f"{layout.architecture} (or its encoder)?")  # fmt: skip
+    bad = [k for k, t in out.items() if not bool(torch.isfinite(t).all())]
+    if bad:
+        raise CheckpointError(f"{path.name}: tensor(s) {', '.join(bad[:3])} hold NaN or "
+                              "infinite values; the model cannot be used.")  # fmt: skip
     return out
 
 
-TRAINED_IN_BASE = ("norm", "pooler")  # LayerNorms and the pooler train with the adapters
+TRAINED_IN_BASE = ("norm", "pooler", "head")  # trained with the adapters, unless from the base
 
 
-def frozen_base_names(n_layers: int) -> frozenset[str]:
-    """The tensor names whose values come from the base and never change in training: every
-    base tensor but the LayerNorms. A checkpoint on this backbone stores all the others."""
-    return frozenset(
-        k for k in hf_names(n_layers) if not any(part in k for part in TRAINED_IN_BASE)
-    )
+def frozen_base_names(cfg: ModelConfig) -> frozenset[str]:
+    """The tensor names whose values come from the base and never change: every base tensor
+    but the LayerNorms and the head when the base is an encoder; every one of them when the
+    base is a whole classifier. A checkpoint on this backbone stores all the others."""
+    names = hf_names(cfg)
+    if cfg.backbone_params.head_from_base:
+        return frozenset(names)
+    return frozenset(k for k in names if not any(part in k for part in TRAINED_IN_BASE))
 
 
 SHARED_TABLES = ("embed.weight", "pos.weight", "types.weight")  # frozen, never merged into
@@ -230,7 +222,7 @@ def _share_tables(model: BertClassifier, folder: str | Path) -> None:
     path = (Path(folder) / "model.safetensors").resolve()
     stat = path.stat()
     own = dict(model.named_parameters())
-    for name in SHARED_TABLES:
+    for name in (n for n in SHARED_TABLES if n in own):  # DistilBERT has no token types
         param = own[name]
         key = (str(path), stat.st_size, stat.st_mtime_ns, name)
         donor = _tables.get(key)
@@ -245,7 +237,7 @@ def load_hf_bert(
     """Copy the base weights of ``folder`` into ``model`` (its family's own tensors, the head,
     stay as they are); shapes must match exactly. ``share_tables``: see the module docstring;
     only for models whose embedding tables nothing writes (inference, not training)."""
-    tensors = hf_tensors(folder, model.cfg.n_layers)
+    tensors = hf_tensors(folder, model.cfg)
     own = model.state_dict()
     wrong = [f"{k} {list(t.shape)} vs {list(own[k].shape)}" for k, t in tensors.items()
              if own[k].shape != t.shape]  # fmt: skip

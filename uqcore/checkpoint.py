@@ -176,11 +176,12 @@ def read_checkpoint_info(
 
 def load_checkpoint(
     path: str | os.PathLike, *, base_dir: str | os.PathLike | None = None,
-    shared_weights: bool = False,
+    shared_weights: bool = False, local_base: bool = True,
 ) -> Checkpoint:  # fmt: skip
     """Load and verify a checkpoint directory; see the module docstring for what is checked.
     ``shared_weights``: follow a ``weights`` record to a sibling checkpoint's tensors (refused
-    when False, the default).
+    when False, the default). ``local_base=False`` (an upload): a base named by a local path
+    must lie inside the checkpoint's directory.
 
     The tensors are compared with ``build_model(cfg).state_dict()`` (names, shapes, kinds) before
     loading; floating tensors stored in half precision become float32. On a pretrained backbone
@@ -196,9 +197,9 @@ def load_checkpoint(
         if "base" not in doc:
             raise CheckpointError(f"{root / CONFIG_FILE} has no 'base' record; re-save it.")
         base = BaseRecord.from_dict(doc["base"])
-        folder = locate(base, base_dir)
-        vocab = WordPiece.from_folder(folder)
-        if len(vocab) != cfg.vocab_size:
+        folder = locate(base, base_dir, root, allow_outside=local_base)
+        vocab = WordPiece.from_folder(folder, backbone.hf.specials)
+        if len(vocab) > cfg.vocab_size:
             raise CheckpointError(
                 f"The base's tokenizer has {len(vocab)} ids but the model embeds "
                 f"{cfg.vocab_size}: the base in {folder} does not fit this checkpoint."

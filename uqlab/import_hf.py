@@ -1,0 +1,396 @@
+"""Turn a local Hugging Face classifier folder into a checkpoint: ``python -m uqlab.import_hf
+FOLDER --name NAME --task TASK [--family trans|mcdropout|sto|bam] [--layers last|all|0,5]
+[--copy] [--root DIR]``.
+
+The folder is what ``save_pretrained`` writes for a ``BertForSequenceClassification``,
+``RobertaForSequenceClassification`` or ``DistilBertForSequenceClassification`` (BERT, MiniLM,
+TinyBERT... in BERT's layout): ``config.json`` with ``id2label``, ``model.safetensors`` and
+``tokenizer.json``. The checkpoint references the folder by its path and the sha256 of its
+weights (no copy: :class:`uqcore.base_model.BaseRecord`), or with ``--copy`` keeps a float16
+copy of the weights, config and tokenizer inside it (``base/``). Its own ``model.safetensors``
+holds only the family's tensors (none for the training-free families).
+
+The families need no training; each adds noise to this model, which stays itself at zero noise:
+``trans`` (the model as it is), ``mcdropout`` (dropout kept on, at the model's hidden dropout
+rate), ``sto`` (Gumbel noise of scale lambda on the attention logits of the stochastic layers,
+before their division by tau2 = sqrt(d_head): lambda = 0 is the model) and ``bam`` (Weibull
+attention weights whose mean is the model's attention, shape k = 10 / lambda; the prior is fixed,
+uniform: this model has no learned prior). A folder written by :mod:`uqlab.export_hf` carries
+its family in ``uq_family.json`` / ``uq_family.safetensors`` and is imported as that family.
+
+Everything is checked before anything is built or written: the architecture, ``id2label``
+against the classifier's rows, the sizes the config claims (at most
+:data:`uqcore.checkpoint.MAX_PARAMETERS`), links, pickles, the tokenizer's size, finite weights.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import shutil
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+from safetensors import safe_open
+from safetensors.torch import save_file
+
+from uqcore.backbones import get_backbone
+from uqcore.base_model import BaseRecord, file_sha256
+from uqcore.bert import read_hf_config
+from uqcore.checkpoint import (
+    MAX_HEADER_BYTES,
+    MAX_PARAMETERS,
+    PICKLE_SUFFIXES,
+    load_checkpoint,
+    save_checkpoint,
+)
+from uqcore.config import ModelConfig
+from uqcore.errors import CheckpointError, ConfigError, UQError
+from uqcore.hf_layouts import ARCHITECTURES, layout_of, read_config_json
+from uqcore.kernels.bayesian import BamParams
+from uqcore.model import build_model
+from uqcore.registry import check_name
+from uqcore.settings import SamplingSettings
+from uqcore.wordpiece import TOKENIZER_FILE, WordPiece
+from uqlab.paths import checkpoint_dir
+from uqlab.tasks import TASK_NAMES, get_task
+
+TRAINING_FREE = ("trans", "mcdropout", "sto", "bam")
+SIDE_JSON, SIDE_TENSORS = "uq_family.json", "uq_family.safetensors"  # written by uqlab.export_hf
+WEIGHTS = "model.safetensors"
+BASE_COPY = "base"  # --copy / uploads: the folder inside the checkpoint
+HF_FILES = ("config.json", WEIGHTS, TOKENIZER_FILE)  # + the side files, when present
+MAX_LABELS = 1000
+STO_NOISE = 1.0  # lambda on Q K^T before / tau2
+BAM_K = 10.0  # Weibull shape at lambda = 1 (k = BAM_K / lambda)
+
+
+class ImportError_(UQError):  # noqa: N801 - "ImportError" is a builtin
+    """A refused folder; the message names what is wrong and what to do."""
+
+
+@dataclass
+class HFFolder:
+    """A checked Hugging Face classifier folder: its path, config, architecture, labels, the
+    :class:`ModelConfig` fields of its shape, and the family record of an exported checkpoint."""
+
+    path: Path
+    hf: dict
+    backbone: str
+    labels: tuple[str, ...]
+    fields: dict[str, Any]
+    side: dict | None = None  # uq_family.json, when the folder was written by uqlab.export_hf
+    side_tensors: dict[str, torch.Tensor] = field(default_factory=dict)
+
+    @property
+    def architecture(self) -> str:
+        return get_backbone(self.backbone).hf.architecture
+
+
+def inspect(folder: str | Path) -> HFFolder:
+    """Check ``folder`` without building anything; :class:`CheckpointError` says what is wrong."""
+    path = Path(folder)
+    if path.is_symlink() or not path.is_dir():
+        raise CheckpointError("That is not a folder (links are not followed).")
+    entries = list(path.iterdir())
+    links = sorted(e.name for e in entries if e.is_symlink())
+    if links:
+        raise CheckpointError(
+            f"{', '.join(links[:3])} in the folder is a link; links are not followed (a Hub "
+            "cache folder is made of them): copy the files into a plain folder."
+        )
+    names = {e.name for e in entries}
+    if WEIGHTS not in names:
+        pickles = sorted(n for n in names if Path(n).suffix.lower() in PICKLE_SUFFIXES)
+        if pickles:
+            raise CheckpointError(
+                f"The folder holds {', '.join(pickles[:3])}, a pickle, and no {WEIGHTS}: pickles "
+                "can run code and are never loaded. Convert it: model.save_pretrained(folder, "
+                "safe_serialization=True)."
+            )
+        raise CheckpointError(f"The folder has no {WEIGHTS}; save the model with "
+                              "save_pretrained.")  # fmt: skip
+    hf = read_config_json(path)
+    layout = layout_of(hf)
+    archs = hf.get("architectures") or [layout.architecture]
+    if not isinstance(archs, list) or layout.architecture not in archs:
+        raise CheckpointError(
+            f"config.json names {archs!r}; this app imports sequence classifiers only "
+            f"({', '.join(ARCHITECTURES)}). Fine-tune a classification head first."
+        )
+    labels = _labels(hf)
+    fields = read_hf_config(path)
+    shape = ModelConfig.from_dict({**fields, "family": "trans", "num_classes": len(labels)})
+    if shape.n_parameters() > MAX_PARAMETERS:  # refused before anything is allocated
+        raise CheckpointError(
+            f"config.json describes {shape.n_parameters() / 1e6:,.0f}M parameters; this app "
+            f"imports models of at most {MAX_PARAMETERS / 1e6:,.0f}M."
+        )
+    _check_header(path / WEIGHTS, layout, len(labels))
+    info = HFFolder(path, hf, layout.backbone, labels, fields)
+    check_tokenizer(info)
+    if SIDE_JSON in names:
+        _read_side(info)
+    return info
+
+
+def _labels(hf: dict) -> tuple[str, ...]:
+    """``id2label`` as a tuple ordered by id 0..n-1."""
+    raw = hf.get("id2label")
+    if not isinstance(raw, dict) or not raw:
+        raise CheckpointError(
+            "config.json has no id2label: set the label names (model.config.id2label = {0: "
+            "'negative', 1: 'positive'}) and save again; the app shows them."
+        )
+    if len(raw) > MAX_LABELS:
+        raise CheckpointError(f"config.json lists {len(raw):,} labels; at most {MAX_LABELS}.")
+    try:
+        ids = sorted(int(k) for k in raw)
+    except (TypeError, ValueError):
+        raise CheckpointError(
+            "config.json's id2label keys must be the class ids 0, 1, ..."
+        ) from None
+    if ids != list(range(len(ids))):
+        raise CheckpointError("config.json's id2label must number the classes 0, 1, ... n-1.")
+    names = tuple(str(raw.get(str(i), raw.get(i))) for i in ids)
+    if any(not n or len(n) > 40 for n in names):
+        raise CheckpointError("Each label name in id2label must have 1 to 40 characters.")
+    if len(names) < 2:
+        raise CheckpointError("config.json's id2label lists one class; a classifier needs two.")
+    return names
+
+
+def _check_header(weights: Path, layout, n_labels: int) -> None:
+    """The classifier's rows against ``id2label``, from the safetensors header alone."""
+    if weights.is_symlink():
+        raise CheckpointError(f"{WEIGHTS} is a link; links are not followed.")
+    with weights.open("rb") as fh:
+        head = fh.read(8)
+    if len(head) < 8 or int.from_bytes(head, "little") > MAX_HEADER_BYTES:
+        raise CheckpointError(f"{WEIGHTS} is not a readable safetensors file; save it again.")
+    name = layout.head["head.weight"]
+    try:
+        with safe_open(str(weights), framework="pt") as f:
+            keys = set(f.keys())
+            if name not in keys:
+                raise CheckpointError(
+                    f"{WEIGHTS} has no {name}: it is not a {layout.architecture} (a bare "
+                    "encoder has no classifier to import)."
+                )
+            rows = f.get_slice(name).get_shape()[0]
+    except CheckpointError:
+        raise
+    except Exception as exc:  # safetensors' own error types
+        raise CheckpointError(f"{WEIGHTS} is not a readable safetensors file "
+                              f"({type(exc).__name__}); save it again.") from None  # fmt: skip
+    if rows != n_labels:
+        raise CheckpointError(
+            f"id2label names {n_labels} classes but the classifier ({name}) has {rows} rows; "
+            "fix id2label in config.json to match the trained head."
+        )
+
+
+def _read_side(info: HFFolder) -> None:
+    """The family record an export wrote beside the weights (JSON + safetensors)."""
+    try:
+        side = json.loads((info.path / SIDE_JSON).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        raise CheckpointError(f"{SIDE_JSON} cannot be read; export the checkpoint again.") from None
+    if not isinstance(side, dict) or not isinstance(side.get("model"), dict):
+        raise CheckpointError(f"{SIDE_JSON} must hold an object with 'model'; export again.")
+    info.side = side
+    tensors = info.path / SIDE_TENSORS
+    if tensors.is_file() and not tensors.is_symlink():
+        try:
+            with safe_open(str(tensors), framework="pt") as f:
+                info.side_tensors = {k: f.get_tensor(k) for k in f.keys()}
+        except Exception as exc:  # safetensors' own error types
+            raise CheckpointError(f"{SIDE_TENSORS} is not readable ({type(exc).__name__}); "
+                                  "export the checkpoint again.") from None  # fmt: skip
+
+
+def parse_layers(text: str | None, n_layers: int) -> tuple[int, ...] | None:
+    """``last`` (default) -> ``(n-1,)``; ``all`` -> None (every layer); ``0,5`` -> ``(0, 5)``."""
+    if text in (None, "", "last"):
+        return (n_layers - 1,)
+    if text == "all":
+        return None
+    try:
+        layers = tuple(sorted({int(x) for x in text.split(",")}))
+    except ValueError:
+        raise ConfigError(
+            f"--layers must be 'last', 'all' or indices like 0,5; got {text!r}."
+        ) from None
+    if not layers or any(not 0 <= i < n_layers for i in layers):
+        raise ConfigError(f"--layers: this model has layers 0-{n_layers - 1}; got {text!r}.")
+    return layers
+
+
+def family_config(info: HFFolder, family: str, layers: str | None = None) -> ModelConfig:
+    """The :class:`ModelConfig` of ``info`` as ``family`` (one of :data:`TRAINING_FREE`), the
+    base providing every tensor of the encoder and its head; an exported folder's own family
+    when it carries one."""
+    base = {**info.fields, "num_classes": len(info.labels)}
+    base["backbone_params"] = {**base["backbone_params"], "head_from_base": True}
+    if info.side is not None:
+        model = {**info.side["model"], **{k: base[k] for k in base if k != "backbone_params"}}
+        model["backbone_params"] = base["backbone_params"]
+        model.pop("adapters", None)
+        return ModelConfig.from_dict({**model, "adapters": None})
+    if family not in TRAINING_FREE:
+        raise ConfigError(f"--family must be one of {', '.join(TRAINING_FREE)} (no training "
+                          f"needed); got {family!r}.")  # fmt: skip
+    cfg = ModelConfig.from_dict({**base, "family": family})
+    d_head = cfg.d_head
+    if family == "sto":
+        inference = SamplingSettings(tau2=math.sqrt(d_head), noise_scale=STO_NOISE)
+        return cfg.replace(
+            inference=inference, stochastic_layers=parse_layers(layers, cfg.n_layers)
+        )
+    if family == "bam":
+        return cfg.replace(
+            attention=BamParams(prior="fixed", weibull_k=BAM_K),
+            inference=SamplingSettings(noise_scale=1.0, bam_mode="sample"),
+            stochastic_layers=parse_layers(layers, cfg.n_layers),
+        )
+    return cfg
+
+
+def import_folder(
+    folder: str | Path, name: str, task: str, *, family: str = "mcdropout",
+    layers: str | None = None, copy: bool = False, root: str | Path | None = None,
+    info: HFFolder | None = None,
+) -> Path:  # fmt: skip
+    """Write checkpoint ``root/name`` from the folder; returns its path. Nothing is written when
+    a check fails; an earlier checkpoint of that name is replaced only once the new one loads."""
+    info = info or inspect(folder)
+    spec = get_task(task)
+    if len(spec.label_names) != len(info.labels):
+        raise ConfigError(
+            f"The model has {len(info.labels)} classes ({', '.join(info.labels)}) but task "
+            f"{task!r} has {len(spec.label_names)}; pick a task with as many labels."
+        )
+    cfg = family_config(info, family, layers)
+    root = Path(root) if root is not None else checkpoint_dir()
+    target = root / check_name(name)
+    staging = root / f".staging-{name}"
+    shutil.rmtree(staging, ignore_errors=True)
+    try:
+        staging.mkdir(parents=True)
+        record = _base(info, staging, copy)
+        model = build_model(cfg)
+        own = {k: v for k, v in info.side_tensors.items() if k in model.state_dict()}
+        model.load_state_dict(own, strict=False)
+        training = {
+            "task": task,
+            "family": cfg.family,
+            "label_names": list(info.labels),
+            "imported": {
+                "architecture": info.architecture,
+                "folder": info.path.name,
+                "copy": copy,
+                "family_from_export": info.side is not None,
+            },
+        }
+        if info.side is not None:
+            training = {**info.side.get("training", {}), **training}
+        save_checkpoint(staging, model, cfg, None, training=training, base=record)
+        load_checkpoint(staging)  # everything checked again, as the app will
+        shutil.rmtree(target, ignore_errors=True)
+        staging.rename(target)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return target
+
+
+def _base(info: HFFolder, staging: Path, copy: bool) -> BaseRecord:
+    """The base record: the folder itself (absolute path, sha256), or a float16 copy inside."""
+    if not copy:
+        return BaseRecord.for_folder(str(info.path.resolve()), file_sha256(info.path / WEIGHTS))
+    out = staging / BASE_COPY
+    out.mkdir()
+    for fname in ("config.json", TOKENIZER_FILE):
+        shutil.copyfile(info.path / fname, out / fname)
+    with safe_open(str(info.path / WEIGHTS), framework="pt") as f:
+        tensors = {k: _half(f.get_tensor(k)) for k in f.keys()}
+    save_file(tensors, str(out / WEIGHTS))
+    return BaseRecord.for_folder(BASE_COPY, file_sha256(out / WEIGHTS))
+
+
+def _half(t: torch.Tensor) -> torch.Tensor:
+    return t.to(torch.float16).contiguous() if t.is_floating_point() else t.contiguous()
+
+
+def copy_files(info: HFFolder, into: Path) -> BaseRecord:
+    """Copy the folder's files (as they are) into ``into`` and return its record relative to
+    the checkpoint (:data:`BASE_COPY`); for uploads, whose files live in a temporary folder."""
+    into.mkdir(parents=True, exist_ok=True)
+    for fname in (*HF_FILES, SIDE_JSON, SIDE_TENSORS):
+        if (info.path / fname).is_file():
+            shutil.copyfile(info.path / fname, into / fname)
+    return BaseRecord.for_folder(into.name, file_sha256(into / WEIGHTS))
+
+
+def check_tokenizer(info: HFFolder) -> WordPiece:
+    """The folder's tokenizer, loaded (size and specials checked)."""
+    tok = WordPiece.from_folder(info.path, get_backbone(info.backbone).hf.specials)
+    if len(tok) > info.fields["vocab_size"]:
+        raise CheckpointError(
+            f"The tokenizer has {len(tok):,} ids but the model embeds "
+            f"{info.fields['vocab_size']:,}; use the model's own tokenizer."
+        )
+    return tok
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("folder", help="a local Hugging Face classifier folder")
+    p.add_argument("--name", required=True, help="the checkpoint's name")
+    p.add_argument(
+        "--task",
+        required=True,
+        choices=TASK_NAMES,
+        help="the task whose bundled data the dataset pages use (labels in order)",
+    )
+    p.add_argument("--family", default="mcdropout", choices=TRAINING_FREE)
+    p.add_argument(
+        "--layers",
+        default="last",
+        help="which layers draw noise (sto, bam): last, all, or indices like 0,5",
+    )
+    p.add_argument(
+        "--copy",
+        action="store_true",
+        help="keep a float16 copy of the weights inside the checkpoint",
+    )
+    p.add_argument("--root", default=None, help="checkpoint folder (default: UQ_CHECKPOINT_DIR)")
+    args = p.parse_args(argv)
+    start = time.perf_counter()
+    try:
+        info = inspect(args.folder)
+        out = import_folder(
+            args.folder,
+            args.name,
+            args.task,
+            family=args.family,
+            layers=args.layers,
+            copy=args.copy,
+            root=args.root,
+            info=info,
+        )
+    except UQError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    family = args.family if info.side is None else f"{info.side['model'].get('family')} (exported)"
+    print(f"{out}: {info.architecture} as {family} in {time.perf_counter() - start:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
