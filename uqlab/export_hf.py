@@ -1,0 +1,122 @@
+"""Export a BERT-backbone checkpoint as a Hugging Face classifier folder: ``python -m
+uqlab.export_hf NAME OUT [--root DIR]``.
+
+``OUT`` becomes a standard ``BertForSequenceClassification`` folder that ``transformers`` loads
+(``config.json`` with ``id2label``, ``model.safetensors`` with the adapters merged into their
+weights, the base's ``tokenizer.json`` and tokenizer config): its deterministic logits are the
+checkpoint's. What a stochastic family adds (H-STO's centroids, BAM's prior network, the
+family, its structure, its trained knobs and which layers are stochastic) goes in two side files
+that ``transformers`` ignores and :mod:`uqlab.import_hf` reads back: ``uq_family.json`` and
+``uq_family.safetensors``. So export -> import gives the checkpoint's samples again.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import torch
+from safetensors.torch import save_file
+
+from uqcore.base_model import locate
+from uqcore.bert import hf_names
+from uqcore.checkpoint import Checkpoint
+from uqcore.errors import UQError
+from uqcore.registry import load
+from uqlab.import_hf import SIDE_JSON, SIDE_TENSORS
+from uqlab.paths import checkpoint_dir
+
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json",
+                   "vocab.txt")  # fmt: skip
+
+
+def hf_config(ck: Checkpoint) -> dict:
+    """The ``BertConfig`` of the checkpoint's encoder, with its label names."""
+    cfg, bp = ck.config, ck.config.backbone_params
+    labels = ck.training.get("label_names") or [f"LABEL_{i}" for i in range(cfg.num_classes)]
+    return {
+        "architectures": ["BertForSequenceClassification"], "model_type": "bert",
+        "vocab_size": cfg.vocab_size, "hidden_size": cfg.d_model,
+        "num_hidden_layers": cfg.n_layers, "num_attention_heads": cfg.n_heads,
+        "intermediate_size": cfg.d_ff, "hidden_act": "gelu",
+        "hidden_dropout_prob": cfg.dropout, "attention_probs_dropout_prob": cfg.dropout,
+        "max_position_embeddings": cfg.max_len, "type_vocab_size": bp.type_vocab_size,
+        "layer_norm_eps": bp.layer_norm_eps, "position_embedding_type": "absolute",
+        "pad_token_id": ck.vocab.pad_id, "initializer_range": 0.02,
+        "id2label": {str(i): n for i, n in enumerate(labels)},
+        "label2id": {n: i for i, n in enumerate(labels)},
+    }  # fmt: skip
+
+
+def split_tensors(ck: Checkpoint) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
+    """The model's tensors as ``(Hugging Face tensors, the family's own tensors)``: Q, K, V
+    split from our fused projection, the encoder under ``bert.``, the head as ``classifier``."""
+    bp = dataclasses.replace(ck.config.backbone_params, head_from_base=True)
+    cfg = ck.config.replace(backbone_params=bp)
+    names = hf_names(cfg)
+    state = {k: v.detach().float().contiguous() for k, v in ck.model.state_dict().items()}
+    hf, own = {}, {}
+    for key, value in state.items():
+        theirs = names.get(key)
+        if theirs is None:
+            own[key] = value
+            continue
+        full = [t[1:] if t.startswith("/") else "bert." + t for t in theirs]
+        parts = value.chunk(len(full)) if len(full) > 1 else (value,)
+        hf |= {t: p.clone().contiguous() for t, p in zip(full, parts, strict=True)}
+    return hf, own
+
+
+def export(name: str, out: str | Path, root: str | Path | None = None) -> Path:
+    """Write checkpoint ``name`` (of ``root``, default the shipped folder) as a Hugging Face
+    folder ``out`` (created; an existing folder must be empty). Returns ``out``."""
+    ck = load(name, root if root is not None else checkpoint_dir())
+    cfg = ck.config
+    if cfg.backbone != "bert" or ck.base is None:
+        raise UQError(f"{name} is a {cfg.backbone!r} checkpoint; only BERT-backbone checkpoints "
+                      "(the *-minilm-* ones) export as a BertForSequenceClassification.")
+    if cfg.spec.ensemble:
+        raise UQError(f"{name} is a deep ensemble of {cfg.ensemble_size} models; a Hugging Face "
+                      "folder holds one. Export a single-model checkpoint.")  # fmt: skip
+    out = Path(out)
+    if out.exists() and any(out.iterdir()):
+        raise UQError(f"{out} is not empty; give a new folder.")
+    hf, own = split_tensors(ck)
+    base = locate(ck.base)
+    out.mkdir(parents=True, exist_ok=True)
+    save_file(hf, str(out / "model.safetensors"), metadata={"format": "pt"})
+    (out / "config.json").write_text(json.dumps(hf_config(ck), indent=2))
+    for fname in TOKENIZER_FILES:
+        if (base / fname).is_file():
+            shutil.copyfile(base / fname, out / fname)
+    model = {k: v for k, v in cfg.to_dict().items() if k != "adapters"}
+    side = {"model": model, "training": {"task": ck.training.get("task"),
+                                         "label_names": ck.training.get("label_names"),
+                                         "exported_from": name}}  # fmt: skip
+    (out / SIDE_JSON).write_text(json.dumps(side, indent=2))
+    if own:
+        save_file(own, str(out / SIDE_TENSORS))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("name", help="a BERT-backbone checkpoint, e.g. cola-minilm-trans")
+    p.add_argument("out", help="the folder to write (new or empty)")
+    p.add_argument("--root", default=None, help="checkpoint folder (default: UQ_CHECKPOINT_DIR)")
+    args = p.parse_args(argv)
+    try:
+        out = export(args.name, args.out, args.root)
+    except UQError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"{out}: BertForSequenceClassification of {args.name}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
