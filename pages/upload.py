@@ -1,5 +1,6 @@
-"""Your own checkpoint: upload a zip of a checkpoint folder (or its files), or give a folder path
-on the server; once validated it is in the sidebar's picker on every page, for this session."""
+"""Your own checkpoint: upload a zip of a checkpoint folder or of a Hugging Face classifier folder
+(or their files), pick one of the operator's Hugging Face folders, or give a folder path on the
+server; once validated it is in the sidebar's picker on every page, for this session."""
 
 from __future__ import annotations
 
@@ -8,19 +9,38 @@ import streamlit as st
 from ui import cached, sidebar
 from ui import keys as K
 from ui.upload import (
+    HF_DIR_ENV,
     MAX_UPLOAD_BYTES,
     SERVER_PATHS_ENV,
     UploadError,
     files_from_zip,
     from_path,
+    hf_folders,
     install,
+    install_hf_folder,
+    is_hf,
     server_paths_allowed,
 )
+from uqcore.families import title as family_title
+from uqlab.import_hf import TRAINING_FREE
+from uqlab.tasks import TASK_NAMES, task_title
+
+FAMILY_HELP = {
+    "trans": "the model as it is: one answer, no spread",
+    "mcdropout": "dropout kept on at the model's own rate",
+    "sto": "Gumbel noise on the attention logits (lambda = 0 is the model)",
+    "bam": "Weibull attention weights whose mean is the model's attention",
+}
 
 sidebar.page("Your own checkpoint", needs_checkpoint=False)
-st.write("A checkpoint is a folder with `config.json`, `model.safetensors` and `vocab.json` "
-         "(plus optional `metrics.json` and `README.md`), as `python -m uqlab.train` writes it. "
-         "It is checked strictly (every tensor, shape and setting) and never executed; it stays "
+st.write("Two kinds of folder are read. **This project's checkpoints**: `config.json`, "
+         "`model.safetensors` and `vocab.json` (plus optional `metrics.json` and `README.md`), "
+         "as `python -m uqlab.train` writes them. **A Hugging Face classifier**: "
+         "`config.json` (with `id2label`), `model.safetensors` and `tokenizer.json` of a "
+         "BertForSequenceClassification (BERT, MiniLM, TinyBERT...), "
+         "RobertaForSequenceClassification or DistilBertForSequenceClassification; you pick how "
+         "to make it stochastic, no training needed. Everything is checked strictly (every "
+         "tensor, shape and setting) and never executed; pickles are refused. It stays "
          "available on every page until you close this browser tab.")  # fmt: skip
 folder = cached.upload_folder()
 
@@ -32,32 +52,90 @@ def _done(name: str) -> None:
     st.rerun()
 
 
-zip_tab, files_tab, path_tab = st.tabs(["Zip of the folder", "Loose files", "Folder on the server"])
+def hf_options(where: str) -> dict:
+    """The task, family and noisy layers for a Hugging Face folder (widgets keyed by ``where``)."""
+    c1, c2, c3 = st.columns([2, 3, 2])
+    task = c1.selectbox("Its task (the labels, in order, and the bundled data)", TASK_NAMES,
+                        format_func=task_title, key=f"{K.UP_TASK}_{where}")  # fmt: skip
+    family = c2.selectbox(
+        "Make it stochastic with", TRAINING_FREE, index=TRAINING_FREE.index("mcdropout"),
+        format_func=lambda f: f"{family_title(f)}: {FAMILY_HELP[f]}", key=f"{K.UP_FAMILY}_{where}",
+    )  # fmt: skip
+    layers = c3.radio("Noise in", ("last", "all"), horizontal=True,
+                      format_func={"last": "the last layer", "all": "every layer"}.get,
+                      disabled=family not in ("sto", "bam"), key=f"{K.UP_LAYERS}_{where}",
+                      help="Which layers' attention draws noise (STO, BAM); MC dropout drops "
+                           "at every dropout site of the model.")  # fmt: skip
+    st.caption("Class i of the model is read as label i of the task: check that its id2label "
+               "order matches (CoLA: unacceptable, acceptable; IMDB: negative, positive).")
+    return {"task": task, "family": family, "layers": layers}
+
+
+def _zip_kind(up) -> str:
+    """``"hf"``, ``"project"`` or the reason the zip cannot be read (peeked once per file)."""
+    seen = st.session_state.get(K.UP_KIND)
+    if seen and seen[0] == up.file_id:
+        return seen[1]
+    try:
+        kind = "hf" if is_hf(files_from_zip(up.getvalue())) else "project"
+    except UploadError as exc:
+        kind = str(exc)
+    st.session_state[K.UP_KIND] = (up.file_id, kind)
+    return kind
+
+
+zip_tab, files_tab, hf_tab, path_tab = st.tabs(
+    ["Zip of the folder", "Loose files", "Hugging Face folders here", "Folder on the server"]
+)
 with zip_tab:
     up = st.file_uploader(f"Zip (at most {MAX_UPLOAD_BYTES // 2**20} MB)", type=["zip"],
                           key=K.UP_ZIP)  # fmt: skip
+    opts = {}
+    if up is not None and _zip_kind(up) == "hf":
+        st.info("A Hugging Face classifier folder: pick its task and how to sample it.", icon="🤗")
+        opts = hf_options("zip")
     if up is not None and st.button("Validate and add", key=K.UP_ZIP_GO, type="primary"):
         try:
-            name = install(files_from_zip(up.getvalue()), up.name.rsplit(".", 1)[0], folder)
-            _done(name)
+            stem = up.name.rsplit(".", 1)[0]
+            _done(install(files_from_zip(up.getvalue()), stem, folder, **opts))
         except UploadError as exc:
             st.error(str(exc), icon="✋")
 with files_tab:
     ups = st.file_uploader(
-        "config.json, model.safetensors, vocab.json (+ metrics.json, README.md)",
+        "config.json, model.safetensors, vocab.json (+ metrics.json, README.md), or a Hugging "
+        "Face folder's config.json, model.safetensors, tokenizer.json",
         accept_multiple_files=True,
         key=K.UP_FILES,
     )
     label = st.text_input("Name", "my-checkpoint", key=K.UP_NAME, max_chars=40)
+    config = next((u for u in ups or [] if u.name == "config.json"), None)
+    loose = hf_options("files") if config is not None and is_hf(
+        {"config.json": config.getvalue()}) else {}  # fmt: skip
     if ups and st.button("Validate and add", key=K.UP_FILES_GO, type="primary"):
         try:
             total = sum(u.size for u in ups)
             if total > MAX_UPLOAD_BYTES:
                 raise UploadError(f"The files have {total / 2**20:.0f} MB together; the limit is "
                                   f"{MAX_UPLOAD_BYTES // 2**20} MB.")  # fmt: skip
-            _done(install({u.name: u.getvalue() for u in ups}, label, folder))
+            _done(install({u.name: u.getvalue() for u in ups}, label, folder, **loose))
         except UploadError as exc:
             st.error(str(exc), icon="✋")
+with hf_tab:
+    offered = hf_folders()
+    if not offered:
+        st.info(f"The operator of this server offers no Hugging Face folders. To offer some, "
+                f"set the environment variable {HF_DIR_ENV} to a folder of classifier folders "
+                "(each as save_pretrained writes it) before starting the app.")  # fmt: skip
+    else:
+        pick = st.selectbox("Model folder", list(offered), key=K.UP_HF)
+        opts = hf_options("server")
+        if st.button("Import and add", key=K.UP_HF_GO, type="primary"):
+            try:
+                name = f"{pick}-{opts['family']}"
+                with st.spinner("Checking and importing the model…"):
+                    _done(install_hf_folder(offered[pick], name, folder, **opts))
+            except UploadError as exc:
+                st.error(str(exc), icon="✋")
 with path_tab:
     if not server_paths_allowed():
         st.info(f"Loading a folder of the server is off on this deployment (anyone with the "
@@ -66,10 +144,12 @@ with path_tab:
     else:
         path = st.text_input("Folder path on the server", key=K.UP_PATH,
                              placeholder="/path/to/assets/checkpoints/cola-hsto")  # fmt: skip
+        with st.expander("If it is a Hugging Face classifier folder"):
+            path_opts = hf_options("path")
         if path and st.button("Validate and add", key=K.UP_PATH_GO, type="primary"):
             try:
                 files, name = from_path(path)
-                _done(install(files, name, folder))
+                _done(install(files, name, folder, **(path_opts if is_hf(files) else {})))
             except UploadError as exc:
                 st.error(str(exc), icon="✋")
 

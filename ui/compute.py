@@ -20,7 +20,6 @@ from uqcore.checkpoint import Checkpoint
 from uqcore.errors import UQError
 from uqcore.lru import ByteLRU
 from uqcore.maps import LayerMaps
-from uqcore.model import PAD_ID as PAD
 from uqcore.predict import predict_ids
 from uqcore.runtime import model_device
 from uqcore.sampling import Capture, sample
@@ -121,7 +120,7 @@ def encode(ck: Checkpoint, text: str):
     (raises InputError for an empty text or one without a known word)."""
     enc = ck.vocab.encode(text, ck.config.max_len)
     ids = torch.tensor([enc.ids], device=model_device(ck.model))  # [1, L]
-    return enc, ids, ids != PAD
+    return enc, ids, torch.ones_like(ids, dtype=torch.bool)  # one text: no padding
 
 
 def captured_samples(ck: Checkpoint, length: int, T: int) -> int:

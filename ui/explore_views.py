@@ -209,6 +209,11 @@ def bam(res: ExploreResult, n_layers: int, names: tuple[str, ...]) -> None:
     samples = m.attention[:5, head, query, lo:hi].astype(np.float32)  # [<=5, W]
     chart(F.prior_posterior_figure(prior, mean, samples, tokens[lo:hi], tokens[query]),
           "prior_post")  # fmt: skip
+    if float(np.ptp(m.prior[0, head])) < 1e-6:  # the same weight on every key
+        st.caption("This model has no learned prior: its prior over the keys is fixed and "
+                   "uniform (a BAM with a fixed prior, or a pretrained model made stochastic "
+                   "without training). The samples still scatter around the model's own "
+                   "attention; the KL then measures how far that attention is from uniform.")
     if m.kl_per_head is not None:
         n = len(tokens)
         rows = 1 if layer == n_layers - 1 else n  # the last layer's KL covers the [CLS] row

@@ -101,6 +101,9 @@ UPLOADED = "_uploaded"  # the name of the checkpoint just added (for the success
 UP_ZIP, UP_ZIP_GO = "up_zip", "up_zip_go"  # a zip upload and its button
 UP_FILES, UP_NAME, UP_FILES_GO = "up_files", "up_name", "up_files_go"  # loose files
 UP_PATH, UP_PATH_GO = "up_path", "up_path_go"  # a server folder
+UP_TASK, UP_FAMILY, UP_LAYERS = "up_task", "up_family", "up_layers"  # a Hugging Face folder's
+UP_HF, UP_HF_GO = "up_hf", "up_hf_go"  # the operator's Hugging Face folders (UQ_HF_DIR)
+UP_KIND = "_up_kind"  # (upload file id, "hf" or "project" or an error) of the zip last peeked at
 
 ALL: frozenset[str] = frozenset(
     v

@@ -2,10 +2,13 @@
 
 Nothing from the user is executed or unpickled: only the files of the checkpoint format
 (``config.json``, ``model.safetensors``, ``vocab.json``, optional ``metrics.json`` and
-``README.md``) are accepted, written into a fresh folder under this session's temporary
-directory, and then loaded strictly by :func:`uqcore.checkpoint.load_checkpoint` (safetensors +
-JSON, every tensor checked). Zip entries that climb out of their folder (``../``), absolute
-paths, links, pickles, oversized files and zip bombs are refused with a message.
+``README.md``) or of a Hugging Face classifier folder (``config.json``, ``model.safetensors``,
+``tokenizer.json`` and the tokenizer's small files; :mod:`uqlab.import_hf` checks the
+architecture, labels and sizes) are accepted, written into a fresh folder under this session's
+temporary directory, and then loaded strictly by :func:`uqcore.checkpoint.load_checkpoint`
+(safetensors + JSON, every tensor checked). Zip entries that climb out of their folder
+(``../``), absolute paths, links, pickles, oversized files and zip bombs are refused with a
+message.
 No Streamlit here.
 """
 
@@ -22,16 +25,25 @@ import zipfile
 import zlib
 from pathlib import Path, PurePosixPath
 
+from uqcore.base_model import BaseRecord, file_sha256
 from uqcore.checkpoint import load_checkpoint
 from uqcore.errors import UQError
+from uqlab.import_hf import BASE_COPY, SIDE_JSON, SIDE_TENSORS, inspect, write_checkpoint
 from uqlab.tasks import TASK_NAMES as TASKS
 
 MAX_UPLOAD_BYTES = 100 * 2**20  # one upload (zip or files together)
 MAX_UNZIPPED_BYTES = 300 * 2**20  # zip bombs stop here
 REQUIRED = ("config.json", "model.safetensors")  # + vocab.json for a word-level checkpoint
 ALLOWED = (*REQUIRED, "vocab.json", "metrics.json", "README.md")
+HF_REQUIRED = ("config.json", "model.safetensors", "tokenizer.json")
+HF_ALLOWED = (*HF_REQUIRED, "tokenizer_config.json", "special_tokens_map.json", "vocab.txt",
+              SIDE_JSON, SIDE_TENSORS)  # fmt: skip
 MAX_FILE_BYTES = {"config.json": 2**20, "metrics.json": 2 * 2**20, "README.md": 256 * 2**10,
-                  "vocab.json": 32 * 2**20, "model.safetensors": MAX_UPLOAD_BYTES}  # fmt: skip
+                  "vocab.json": 32 * 2**20, "model.safetensors": MAX_UPLOAD_BYTES,
+                  "tokenizer.json": 16 * 2**20, "tokenizer_config.json": 2**20,
+                  "special_tokens_map.json": 64 * 2**10, "vocab.txt": 8 * 2**20,
+                  SIDE_JSON: 2**20, SIDE_TENSORS: 16 * 2**20}  # fmt: skip
+ANY_ALLOWED = tuple(dict.fromkeys((*ALLOWED, *HF_ALLOWED)))
 PICKLE = re.compile(r"\.(pkl|pickle|pt|pth|bin|ckpt|npy)$", re.IGNORECASE)
 
 
@@ -77,7 +89,7 @@ def files_from_zip(data: bytes) -> dict[str, bytes]:
         infos = archive.infolist()
         if len(infos) > 50:
             raise UploadError(f"The zip holds {len(infos)} entries; a checkpoint has at most "
-                              f"{len(ALLOWED)} files.")  # fmt: skip
+                              f"{len(ANY_ALLOWED)} files.")  # fmt: skip
         total = 0
         out: dict[str, bytes] = {}
         for info in infos:
@@ -91,7 +103,7 @@ def files_from_zip(data: bytes) -> dict[str, bytes]:
                 raise UploadError("The zip expands to more than "
                                   f"{MAX_UNZIPPED_BYTES // 2**20} MB; refused.")  # fmt: skip
             base = PurePosixPath(info.filename).name
-            if base in ALLOWED:
+            if base in ANY_ALLOWED:
                 if base in out:
                     raise UploadError(f"The zip holds two '{base}' files; zip one checkpoint.")
                 if info.file_size > MAX_FILE_BYTES[base]:
@@ -126,7 +138,19 @@ def _too_big(name: str) -> str:
             "accepts for that file.")
 
 
+def is_hf(files: dict[str, bytes]) -> bool:
+    """Whether the files are a Hugging Face folder: a config.json with a ``model_type`` and no
+    ``format_version`` (this project's checkpoints have one)."""
+    try:
+        doc = json.loads(files.get("config.json", b"").decode("utf-8"))
+    except (ValueError, UnicodeDecodeError):
+        return False
+    return isinstance(doc, dict) and "model_type" in doc and "format_version" not in doc
+
+
 def check_files(files: dict[str, bytes]) -> None:
+    if is_hf(files):
+        return _check_hf_files(files)
     for name, blob in files.items():
         _check_member(name)
         if name in MAX_FILE_BYTES and len(blob) > MAX_FILE_BYTES[name]:
@@ -144,6 +168,24 @@ def check_files(files: dict[str, bytes]) -> None:
     if unknown:
         raise UploadError(f"Unexpected file(s) {', '.join(unknown)[:120]}; a checkpoint holds "
                           f"only {', '.join(ALLOWED)}.")  # fmt: skip
+
+
+def _check_hf_files(files: dict[str, bytes]) -> None:
+    for name, blob in files.items():
+        _check_member(name)
+        if name in MAX_FILE_BYTES and len(blob) > MAX_FILE_BYTES[name]:
+            raise UploadError(_too_big(name))
+    missing = [n for n in HF_REQUIRED if n not in files]
+    if missing:
+        raise UploadError(
+            f"Missing {', '.join(missing)}: a Hugging Face classifier folder holds config.json, "
+            "model.safetensors and tokenizer.json (model.save_pretrained(folder, "
+            "safe_serialization=True) and the fast tokenizer's save_pretrained(folder))."
+        )
+    unknown = sorted(set(files) - set(HF_ALLOWED))
+    if unknown:
+        raise UploadError(f"Unexpected file(s) {', '.join(unknown)[:120]}; a Hugging Face "
+                          f"folder here holds only {', '.join(HF_ALLOWED)}.")  # fmt: skip
 
 
 def _word_level(config: bytes) -> bool:
@@ -211,10 +253,14 @@ def _public(message: str, *folders: Path) -> str:
     return SERVER_PATH.sub("a folder of the server", message)
 
 
-def install(files: dict[str, bytes], name: str, folder: str | Path) -> str:
+def install(
+    files: dict[str, bytes], name: str, folder: str | Path, *, task: str | None = None,
+    family: str = "mcdropout", layers: str = "last",
+) -> str:  # fmt: skip
     """Write ``files`` as checkpoint ``upload-<name>`` under ``folder``, load it strictly and
     return its name; on any problem nothing is left behind and :class:`UploadError` says why,
-    in words that never name a folder of the server."""
+    in words that never name a folder of the server. A Hugging Face folder (:func:`is_hf`)
+    becomes a checkpoint of ``family`` for ``task`` whose base is a copy inside it."""
     check_files(files)
     folder = Path(folder)
     target_name = _safe_name(name)
@@ -223,18 +269,10 @@ def install(files: dict[str, bytes], name: str, folder: str | Path) -> str:
     shutil.rmtree(staging, ignore_errors=True)
     try:
         staging.mkdir(parents=True)
-        for fname, blob in files.items():
-            (staging / fname).write_bytes(blob)
-        ck = load_checkpoint(staging)  # strict: raises CheckpointError with the reason
-        task = ck.training.get("task")
-        if task not in TASKS:
-            raise UploadError(
-                f"The checkpoint's training info names task {task!r}; the app "
-                f"knows {', '.join(TASKS)} (config.json -> training.task)."
-            )
-        _check_training(ck.training, ck.config.num_classes)
-        if ck.metrics:
-            _check_metrics(ck.metrics)
+        if is_hf(files):
+            _stage_hf(files, staging, task, family, layers)
+        else:
+            _stage(files, staging)
     except UQError as exc:
         shutil.rmtree(staging, ignore_errors=True)
         raise UploadError(_public(f"Not a valid checkpoint: {exc}", staging, folder)) from None
@@ -253,6 +291,36 @@ def install(files: dict[str, bytes], name: str, folder: str | Path) -> str:
         raise UploadError(f"The server could not store the upload ({exc.strerror or 'error'}); "
                           "try again later.") from None  # fmt: skip
     return target_name
+
+
+def _stage(files: dict[str, bytes], staging: Path) -> None:
+    """A checkpoint in this project's format: written as it is, then loaded strictly."""
+    for fname, blob in files.items():
+        (staging / fname).write_bytes(blob)
+    ck = load_checkpoint(staging, local_base=False)  # strict: raises with the reason
+    task = ck.training.get("task")
+    if task not in TASKS:
+        raise UploadError(
+            f"The checkpoint's training info names task {task!r}; the app "
+            f"knows {', '.join(TASKS)} (config.json -> training.task)."
+        )
+    _check_training(ck.training, ck.config.num_classes)
+    if ck.metrics:
+        _check_metrics(ck.metrics)
+
+
+def _stage_hf(files: dict[str, bytes], staging: Path, task, family: str, layers: str) -> None:
+    """A Hugging Face folder: its files go to ``base/`` inside the checkpoint (referenced by
+    their sha256), the checkpoint of ``family`` beside them, loaded strictly."""
+    if task not in TASKS:
+        raise UploadError(f"Pick the task whose data the pages use: one of {', '.join(TASKS)}.")
+    base = staging / BASE_COPY
+    base.mkdir()
+    for fname, blob in files.items():
+        (base / fname).write_bytes(blob)
+    info = inspect(base)
+    record = BaseRecord.for_folder(BASE_COPY, file_sha256(base / "model.safetensors"))
+    write_checkpoint(staging, info, task, family, layers, record, local_base=False)
 
 
 SERVER_PATHS_ENV = "UQ_ALLOW_SERVER_PATHS"  # "1": visitors may load folders of the server
@@ -274,7 +342,7 @@ def from_path(path: str) -> tuple[dict[str, bytes], str]:
     if folder.is_symlink() or not folder.is_dir():
         raise UploadError("That is not a folder on this server (links are not followed).")
     files = {}
-    for fname in ALLOWED:
+    for fname in ANY_ALLOWED:
         f = folder / fname
         if f.is_symlink():
             raise UploadError(f"{fname} is a link; links are not followed: copy the file in.")
@@ -283,3 +351,43 @@ def from_path(path: str) -> tuple[dict[str, bytes], str]:
                 raise UploadError(f"{fname} is larger than {MAX_UPLOAD_BYTES // 2**20} MB.")
             files[fname] = f.read_bytes()
     return files, folder.name
+
+
+HF_DIR_ENV = "UQ_HF_DIR"  # a folder of Hugging Face classifier folders the operator offers
+
+
+def hf_folders() -> dict[str, Path]:
+    """The Hugging Face classifier folders of ``$UQ_HF_DIR`` (off when unset): name -> folder,
+    sorted; a sub-folder is listed when it holds a config.json with a ``model_type`` (the
+    import checks the rest when one is picked). Links are not followed."""
+    root = os.environ.get(HF_DIR_ENV, "").strip()
+    if not root or not Path(root).is_dir():
+        return {}
+    out = {}
+    for sub in sorted(Path(root).iterdir())[:200]:
+        config = sub / "config.json"
+        if sub.is_symlink() or not sub.is_dir() or config.is_symlink() or not config.is_file():
+            continue
+        if config.stat().st_size <= MAX_FILE_BYTES["config.json"] and is_hf(
+            {"config.json": config.read_bytes()}
+        ):
+            out[sub.name] = sub
+    return out
+
+
+def install_hf_folder(path: Path, name: str, folder: str | Path, *, task: str, family: str,
+                      layers: str = "last") -> str:  # fmt: skip
+    """Import an operator's Hugging Face folder (:func:`hf_folders`) as ``upload-<name>`` of
+    ``family`` under this session's ``folder``; the checkpoint references the folder (no copy).
+    :class:`UploadError` with a message that names no server path."""
+    from uqlab.import_hf import import_folder
+
+    target_name = _safe_name(name)
+    try:
+        import_folder(path, target_name, task, family=family, layers=layers, root=folder)
+    except UQError as exc:
+        raise UploadError(_public(f"Not a valid model folder: {exc}", Path(folder))) from None
+    except OSError as exc:
+        raise UploadError(f"The server could not store the checkpoint "
+                          f"({exc.strerror or 'error'}); try again later.") from None  # fmt: skip
+    return target_name

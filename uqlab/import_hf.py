@@ -269,6 +269,28 @@ def import_folder(
     """Write checkpoint ``root/name`` from the folder; returns its path. Nothing is written when
     a check fails; an earlier checkpoint of that name is replaced only once the new one loads."""
     info = info or inspect(folder)
+    root = Path(root) if root is not None else checkpoint_dir()
+    target = root / check_name(name)
+    staging = root / f".staging-{name}"
+    shutil.rmtree(staging, ignore_errors=True)
+    try:
+        staging.mkdir(parents=True)
+        write_checkpoint(staging, info, task, family, layers, _base(info, staging, copy))
+        shutil.rmtree(target, ignore_errors=True)
+        staging.rename(target)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return target
+
+
+def write_checkpoint(
+    out: Path, info: HFFolder, task: str, family: str, layers: str | None, record: BaseRecord,
+    *, local_base: bool = True,
+) -> None:  # fmt: skip
+    """Write the checkpoint files of ``info`` as ``family`` into ``out`` (its base named by
+    ``record``) and load it back strictly (``local_base=False``: as an upload, whose base must
+    lie inside it)."""
     spec = get_task(task)
     if len(spec.label_names) != len(info.labels):
         raise ConfigError(
@@ -276,37 +298,17 @@ def import_folder(
             f"{task!r} has {len(spec.label_names)}; pick a task with as many labels."
         )
     cfg = family_config(info, family, layers)
-    root = Path(root) if root is not None else checkpoint_dir()
-    target = root / check_name(name)
-    staging = root / f".staging-{name}"
-    shutil.rmtree(staging, ignore_errors=True)
-    try:
-        staging.mkdir(parents=True)
-        record = _base(info, staging, copy)
-        model = build_model(cfg)
-        own = {k: v for k, v in info.side_tensors.items() if k in model.state_dict()}
-        model.load_state_dict(own, strict=False)
-        training = {
-            "task": task,
-            "family": cfg.family,
-            "label_names": list(info.labels),
-            "imported": {
-                "architecture": info.architecture,
-                "folder": info.path.name,
-                "copy": copy,
-                "family_from_export": info.side is not None,
-            },
-        }
-        if info.side is not None:
-            training = {**info.side.get("training", {}), **training}
-        save_checkpoint(staging, model, cfg, None, training=training, base=record)
-        load_checkpoint(staging)  # everything checked again, as the app will
-        shutil.rmtree(target, ignore_errors=True)
-        staging.rename(target)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
-    return target
+    model = build_model(cfg)
+    own = {k: v for k, v in info.side_tensors.items() if k in model.state_dict()}
+    model.load_state_dict(own, strict=False)
+    training = {"task": task, "family": cfg.family, "label_names": list(info.labels),
+                "imported": {"architecture": info.architecture, "folder": info.path.name,
+                             "base": "inside" if record.inside else "referenced",
+                             "family_from_export": info.side is not None}}  # fmt: skip
+    if info.side is not None:
+        training = {**info.side.get("training", {}), **training}
+    save_checkpoint(out, model, cfg, None, training=training, base=record)
+    load_checkpoint(out, local_base=local_base)  # everything checked again, as the app will
 
 
 def _base(info: HFFolder, staging: Path, copy: bool) -> BaseRecord:
@@ -325,16 +327,6 @@ def _base(info: HFFolder, staging: Path, copy: bool) -> BaseRecord:
 
 def _half(t: torch.Tensor) -> torch.Tensor:
     return t.to(torch.float16).contiguous() if t.is_floating_point() else t.contiguous()
-
-
-def copy_files(info: HFFolder, into: Path) -> BaseRecord:
-    """Copy the folder's files (as they are) into ``into`` and return its record relative to
-    the checkpoint (:data:`BASE_COPY`); for uploads, whose files live in a temporary folder."""
-    into.mkdir(parents=True, exist_ok=True)
-    for fname in (*HF_FILES, SIDE_JSON, SIDE_TENSORS):
-        if (info.path / fname).is_file():
-            shutil.copyfile(info.path / fname, into / fname)
-    return BaseRecord.for_folder(into.name, file_sha256(into / WEIGHTS))
 
 
 def check_tokenizer(info: HFFolder) -> WordPiece:
