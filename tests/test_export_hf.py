@@ -43,3 +43,12 @@ def test_export_then_transformers_then_import_gives_the_same_numbers(name, tmp_p
     a = sample(shipped.model, ids, mask, T=8, seed=5)
     b = sample(back.model, ids, mask, T=8, seed=5)
     assert (a.probs - b.probs).abs().max() < 1e-4
+
+
+def test_an_exported_folder_imported_as_another_family_is_that_family(tmp_path):
+    out = export("cola-minilm-trans", tmp_path / "hf")
+    ck = load_checkpoint(import_folder(out, "mc", "cola", family="mcdropout", root=tmp_path))
+    assert ck.config.family == "mcdropout" and not ck.training["imported"]["family_from_export"]
+    ids, mask = _batch(ck)
+    probs = sample(ck.model, ids, mask, T=6, seed=1).probs  # [T, B, C]
+    assert probs.std(0).max() > 1e-3  # dropout is drawn: the samples differ

@@ -231,17 +231,23 @@ def parse_layers(text: str | None, n_layers: int) -> tuple[int, ...] | None:
     return layers
 
 
-def family_config(info: HFFolder, family: str, layers: str | None = None) -> ModelConfig:
-    """The :class:`ModelConfig` of ``info`` as ``family`` (one of :data:`TRAINING_FREE`), the
-    base providing every tensor of the encoder and its head; an exported folder's own family
-    when it carries one."""
+def uses_side(info: HFFolder, family: str | None) -> bool:
+    """Whether the import takes the family an export recorded (no family asked, or that one)."""
+    return info.side is not None and family in (None, info.side["model"].get("family"))
+
+
+def family_config(info: HFFolder, family: str | None, layers: str | None = None) -> ModelConfig:
+    """The :class:`ModelConfig` of ``info`` as ``family`` (one of :data:`TRAINING_FREE`; None:
+    the family an export recorded, else MC dropout), the base providing every tensor of the
+    encoder and its head."""
     base = {**info.fields, "num_classes": len(info.labels)}
     base["backbone_params"] = {**base["backbone_params"], "head_from_base": True}
-    if info.side is not None:
+    if uses_side(info, family):
         model = {**info.side["model"], **{k: base[k] for k in base if k != "backbone_params"}}
         model["backbone_params"] = base["backbone_params"]
         model.pop("adapters", None)
         return ModelConfig.from_dict({**model, "adapters": None})
+    family = family or "mcdropout"
     if family not in TRAINING_FREE:
         raise ConfigError(f"--family must be one of {', '.join(TRAINING_FREE)} (no training "
                           f"needed); got {family!r}.")  # fmt: skip
@@ -262,7 +268,7 @@ def family_config(info: HFFolder, family: str, layers: str | None = None) -> Mod
 
 
 def import_folder(
-    folder: str | Path, name: str, task: str, *, family: str = "mcdropout",
+    folder: str | Path, name: str, task: str, *, family: str | None = None,
     layers: str | None = None, copy: bool = False, root: str | Path | None = None,
     info: HFFolder | None = None,
 ) -> Path:  # fmt: skip
@@ -285,7 +291,8 @@ def import_folder(
 
 
 def write_checkpoint(
-    out: Path, info: HFFolder, task: str, family: str, layers: str | None, record: BaseRecord,
+    out: Path, info: HFFolder, task: str, family: str | None, layers: str | None,
+    record: BaseRecord,
     *, local_base: bool = True,
 ) -> None:  # fmt: skip
     """Write the checkpoint files of ``info`` as ``family`` into ``out`` (its base named by
@@ -299,13 +306,18 @@ def write_checkpoint(
         )
     cfg = family_config(info, family, layers)
     model = build_model(cfg)
-    own = {k: v for k, v in info.side_tensors.items() if k in model.state_dict()}
-    model.load_state_dict(own, strict=False)
+    side = uses_side(info, family)
+    if side:  # the exported family's own tensors (centroids, prior network)
+        try:
+            model.load_state_dict(info.side_tensors, strict=False)
+        except RuntimeError:
+            raise CheckpointError(f"{SIDE_TENSORS} does not fit {SIDE_JSON}; export the "
+                                  "checkpoint again.") from None  # fmt: skip
     training = {"task": task, "family": cfg.family, "label_names": list(info.labels),
                 "imported": {"architecture": info.architecture, "folder": info.path.name,
                              "base": "inside" if record.inside else "referenced",
-                             "family_from_export": info.side is not None}}  # fmt: skip
-    if info.side is not None:
+                             "family_from_export": side}}  # fmt: skip
+    if side:
         training = {**info.side.get("training", {}), **training}
     save_checkpoint(out, model, cfg, None, training=training, base=record)
     load_checkpoint(out, local_base=local_base)  # everything checked again, as the app will
@@ -350,7 +362,8 @@ def main(argv: list[str] | None = None) -> int:
         choices=TASK_NAMES,
         help="the task whose bundled data the dataset pages use (labels in order)",
     )
-    p.add_argument("--family", default="mcdropout", choices=TRAINING_FREE)
+    p.add_argument("--family", default=None, choices=TRAINING_FREE,
+                   help="default: the family an export recorded (uq_family.json), else mcdropout")
     p.add_argument(
         "--layers",
         default="last",
@@ -379,7 +392,9 @@ def main(argv: list[str] | None = None) -> int:
     except UQError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    family = args.family if info.side is None else f"{info.side['model'].get('family')} (exported)"
+    family = args.family or "mcdropout"
+    if uses_side(info, args.family):
+        family = f"{info.side['model'].get('family')} (as exported)"
     print(f"{out}: {info.architecture} as {family} in {time.perf_counter() - start:.1f} s")
     return 0
 
