@@ -21,16 +21,9 @@ from ui.upload import (
     is_hf,
     server_paths_allowed,
 )
+from uqcore.families import TRAINING_FREE, get_family
 from uqcore.families import title as family_title
-from uqlab.import_hf import TRAINING_FREE
 from uqlab.tasks import TASK_NAMES, task_title
-
-FAMILY_HELP = {
-    "trans": "the model as it is: one answer, no spread",
-    "mcdropout": "dropout kept on at the model's own rate",
-    "sto": "Gumbel noise on the attention logits (lambda = 0 is the model)",
-    "bam": "Weibull attention weights whose mean is the model's attention",
-}
 
 sidebar.page("Your own checkpoint", needs_checkpoint=False)
 st.write("Two kinds of folder are read. **This project's checkpoints**: `config.json`, "
@@ -59,11 +52,12 @@ def hf_options(where: str) -> dict:
                         format_func=task_title, key=f"{K.UP_TASK}_{where}")  # fmt: skip
     family = c2.selectbox(
         "Make it stochastic with", TRAINING_FREE, index=TRAINING_FREE.index("mcdropout"),
-        format_func=lambda f: f"{family_title(f)}: {FAMILY_HELP[f]}", key=f"{K.UP_FAMILY}_{where}",
+        format_func=lambda f: f"{family_title(f)}: {get_family(f).untrained_help}",
+        key=f"{K.UP_FAMILY}_{where}",
     )  # fmt: skip
     layers = c3.radio("Noise in", ("last", "all"), horizontal=True,
                       format_func={"last": "the last layer", "all": "every layer"}.get,
-                      disabled=family not in ("sto", "bam"), key=f"{K.UP_LAYERS}_{where}",
+                      disabled=not get_family(family).layered, key=f"{K.UP_LAYERS}_{where}",
                       help="Which layers' attention draws noise (STO, BAM); MC dropout drops "
                            "at every dropout site of the model.")  # fmt: skip
     st.caption("Class i of the model is read as label i of the task: check that its id2label "

@@ -13,6 +13,7 @@ family does not read is shown disabled with :func:`disabled_reason`.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
@@ -27,7 +28,7 @@ from uqcore.kernels.gumbel import HstoParams, StoParams, bind_hsto, bind_sto, hs
 from uqcore.kernels.softmax import NoParams, bind_softmax
 
 if TYPE_CHECKING:  # types only: settings imports this module
-    from uqcore.settings import ForwardSettings
+    from uqcore.settings import ForwardSettings, SamplingSettings
 
 Knob = Literal["tau", "tau1", "tau2", "noise_scale", "hard", "bam_mode", "em_iterations",
                "em_precision", "dropout"]  # fmt: skip
@@ -74,6 +75,31 @@ def _never(s: ForwardSettings) -> bool:
     return False
 
 
+def _settings(**values) -> SamplingSettings:
+    from uqcore.settings import SamplingSettings  # late: settings imports this module
+
+    return SamplingSettings(**values)
+
+
+# A pretrained classifier, no training (uqlab.import_hf). STO: tau2 = sqrt(d_head), the model's
+# own scale, so lambda = 0 is the model; BAM: a fixed (uniform) prior, Weibull shape k = 10 at
+# lambda = 1 (k = 10 / lambda), mean = the model's attention.
+BAM_UNTRAINED_K = 10.0
+
+
+def _untrained_plain(d_head: int):
+    return NoParams(), _settings()
+
+
+def _untrained_sto(d_head: int):
+    return StoParams(), _settings(tau2=math.sqrt(d_head), noise_scale=1.0)
+
+
+def _untrained_bam(d_head: int):
+    return (BamParams(prior="fixed", weibull_k=BAM_UNTRAINED_K),
+            _settings(noise_scale=1.0, bam_mode="sample"))  # fmt: skip
+
+
 @dataclass(frozen=True)
 class FamilySpec:
     """One model family.
@@ -92,7 +118,11 @@ class FamilySpec:
     ``needs_every_query(s)``: its last layer must attend from every token (EM);
     ``extra_bytes``: activations per row and token beyond the standard ones, in units of
     ``n_heads * d_model`` floats (BayesFormer's per-head masked inputs), for chunk sizing;
-    ``has_kl``: its kernel returns a KL term (added to the training loss).
+    ``has_kl``: its kernel returns a KL term (added to the training loss);
+    ``untrained(d_head)``: how the family applies to a pretrained classifier with no training
+    (an imported Hugging Face model, :mod:`uqlab.import_hf`): its structure and its knobs'
+    values, chosen so that zero noise is the model itself; None: it needs training.
+    ``untrained_help``: that in one line, for the app.
     """
 
     name: str
@@ -109,6 +139,13 @@ class FamilySpec:
     needs_every_query: Callable[[ForwardSettings], bool] = field(default=_never)
     extra_bytes: int = 0
     has_kl: bool = False
+    untrained: Callable[[int], tuple[object, SamplingSettings]] | None = None
+    untrained_help: str = ""
+
+    @property
+    def layered(self) -> bool:
+        """Its noise is in the attention, so which layers draw it is a choice."""
+        return "noise_scale" in self.knobs
 
     @property
     def ensemble(self) -> bool:
@@ -131,13 +168,17 @@ SOFTMAX_KNOBS = ("tau",)
 FAMILIES: dict[str, FamilySpec] = {
     spec.name: spec
     for spec in (
-        FamilySpec("trans", "Deterministic transformer", NoParams, bind_softmax),
-        FamilySpec("mcdropout", "MC dropout", NoParams, bind_softmax, mc_dropout=True),
+        FamilySpec("trans", "Deterministic transformer", NoParams, bind_softmax,
+                   untrained=_untrained_plain, untrained_help="the model as it is: one answer"),
+        FamilySpec("mcdropout", "MC dropout", NoParams, bind_softmax, mc_dropout=True,
+                   untrained=_untrained_plain,
+                   untrained_help="dropout kept on, at the model's own rate"),
         FamilySpec("ensemble", "Deep ensemble", NoParams, bind_softmax, member_family="trans"),
         FamilySpec(
             "sto", "STO-TRANS", StoParams, bind_sto,
             knobs=("tau2", "noise_scale", "hard"),
-            noisy=lambda s: s.noise_scale > 0,
+            noisy=lambda s: s.noise_scale > 0, untrained=_untrained_sto,
+            untrained_help="Gumbel noise on the attention logits (lambda = 0: the model)",
         ),
         FamilySpec(
             "hsto", "H-STO-TRANS", HstoParams, bind_hsto, weights=hsto_weights,
@@ -148,6 +189,8 @@ FAMILIES: dict[str, FamilySpec] = {
             "bam", "Bayesian Attention Modules", BamParams, bind_bam, weights=bam_weights,
             knobs=("noise_scale", "bam_mode"), maps=("prior", "posterior_mean", "kl_per_head"),
             noisy=lambda s: s.bam_mode == "sample" and s.noise_scale > 0, has_kl=True,
+            untrained=_untrained_bam,
+            untrained_help="Weibull attention weights around the model's own attention",
         ),
         FamilySpec(
             "bayesformer", "BayesFormer", NoParams, bind_softmax, dropout_site="variational",
@@ -162,6 +205,7 @@ FAMILIES: dict[str, FamilySpec] = {
 }  # fmt: skip
 
 FAMILY_NAMES: tuple[str, ...] = tuple(FAMILIES)
+TRAINING_FREE: tuple[str, ...] = tuple(n for n, f in FAMILIES.items() if f.untrained)
 
 # The attention of a layer that ModelConfig.stochastic_layers leaves out: plain softmax, no
 # structure and no weights of its own (the family's dropout placement still applies).

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import shutil
 import sys
 import time
@@ -51,23 +50,19 @@ from uqcore.checkpoint import (
 )
 from uqcore.config import ModelConfig
 from uqcore.errors import CheckpointError, ConfigError, UQError
+from uqcore.families import TRAINING_FREE, get_family
 from uqcore.hf_layouts import ARCHITECTURES, layout_of, read_config_json
-from uqcore.kernels.bayesian import BamParams
 from uqcore.model import build_model
 from uqcore.registry import check_name
-from uqcore.settings import SamplingSettings
 from uqcore.wordpiece import TOKENIZER_FILE, WordPiece
 from uqlab.paths import checkpoint_dir
 from uqlab.tasks import TASK_NAMES, get_task
 
-TRAINING_FREE = ("trans", "mcdropout", "sto", "bam")
 SIDE_JSON, SIDE_TENSORS = "uq_family.json", "uq_family.safetensors"  # written by uqlab.export_hf
 WEIGHTS = "model.safetensors"
 BASE_COPY = "base"  # --copy / uploads: the folder inside the checkpoint
 HF_FILES = ("config.json", WEIGHTS, TOKENIZER_FILE)  # + the side files, when present
 MAX_LABELS = 1000
-STO_NOISE = 1.0  # lambda on Q K^T before / tau2
-BAM_K = 10.0  # Weibull shape at lambda = 1 (k = BAM_K / lambda)
 
 
 class ImportError_(UQError):  # noqa: N801 - "ImportError" is a builtin
@@ -251,20 +246,13 @@ def family_config(info: HFFolder, family: str | None, layers: str | None = None)
     if family not in TRAINING_FREE:
         raise ConfigError(f"--family must be one of {', '.join(TRAINING_FREE)} (no training "
                           f"needed); got {family!r}.")  # fmt: skip
-    cfg = ModelConfig.from_dict({**base, "family": family})
-    d_head = cfg.d_head
-    if family == "sto":
-        inference = SamplingSettings(tau2=math.sqrt(d_head), noise_scale=STO_NOISE)
-        return cfg.replace(
-            inference=inference, stochastic_layers=parse_layers(layers, cfg.n_layers)
-        )
-    if family == "bam":
-        return cfg.replace(
-            attention=BamParams(prior="fixed", weibull_k=BAM_K),
-            inference=SamplingSettings(noise_scale=1.0, bam_mode="sample"),
-            stochastic_layers=parse_layers(layers, cfg.n_layers),
-        )
-    return cfg
+    spec = get_family(family)
+    d_head = base["d_model"] // base["n_heads"]
+    params, inference = spec.untrained(d_head)
+    layers_ = parse_layers(layers, base["n_layers"]) if spec.layered else None
+    return ModelConfig.from_dict({**base, "family": family}).replace(
+        attention=params, inference=inference, stochastic_layers=layers_
+    )
 
 
 def import_folder(
@@ -319,8 +307,24 @@ def write_checkpoint(
                              "family_from_export": side}}  # fmt: skip
     if side:
         training = {**info.side.get("training", {}), **training}
-    save_checkpoint(out, model, cfg, None, training=training, base=record)
+    save_checkpoint(out, model, cfg, None, training=training, base=record, card=_card(info, cfg))
     load_checkpoint(out, local_base=local_base)  # everything checked again, as the app will
+
+
+def _card(info: HFFolder, cfg: ModelConfig) -> str:
+    """The model card of an imported checkpoint: where it came from and what its noise means."""
+    spec = cfg.spec
+    where = ("every layer" if cfg.stochastic_layers is None
+             else "layer(s) " + ", ".join(map(str, cfg.stochastic_layers)))  # fmt: skip
+    noise = f" Noise in {where}." if spec.layered else ""
+    return (
+        f"# {info.path.name} as {spec.title}\n\nA pretrained {info.architecture} "
+        f"({cfg.n_layers} layers, width {cfg.d_model}, labels {', '.join(info.labels)}), "
+        f"imported as it is. {spec.title}: {spec.untrained_help or 'as exported'}.{noise}\n\n"
+        "Made stochastic without training: the samples measure how sensitive this model is to "
+        "that noise, not a posterior of a model trained with it (docs/models.md, section 3b). "
+        "Not evaluated here: `python -m uqlab.evaluate --ckpt NAME` measures its calibration.\n"
+    )
 
 
 def _base(info: HFFolder, staging: Path, copy: bool) -> BaseRecord:
@@ -362,8 +366,12 @@ def main(argv: list[str] | None = None) -> int:
         choices=TASK_NAMES,
         help="the task whose bundled data the dataset pages use (labels in order)",
     )
-    p.add_argument("--family", default=None, choices=TRAINING_FREE,
-                   help="default: the family an export recorded (uq_family.json), else mcdropout")
+    p.add_argument(
+        "--family",
+        default=None,
+        choices=TRAINING_FREE,
+        help="default: the family an export recorded (uq_family.json), else mcdropout",
+    )
     p.add_argument(
         "--layers",
         default="last",
