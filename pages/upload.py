@@ -15,6 +15,7 @@ from ui.upload import (
     UploadError,
     files_from_zip,
     from_path,
+    guess_task,
     hf_folders,
     install,
     install_hf_folder,
@@ -45,17 +46,21 @@ def _done(name: str) -> None:
     st.rerun()
 
 
-def hf_options(where: str) -> dict:
-    """The task, family and noisy layers for a Hugging Face folder (widgets keyed by ``where``)."""
-    c1, c2, c3 = st.columns([2, 3, 2])
+def hf_options(where: str, config: bytes | None = None) -> dict:
+    """The task, family and noisy layers for a Hugging Face folder (widgets keyed by ``where``);
+    the task whose labels its ``config`` names is chosen first."""
+    c1, c2 = st.columns([3, 2])
+    guess = guess_task(config) if config else None
     task = c1.selectbox("Its task (the labels, in order, and the bundled data)", TASK_NAMES,
+                        index=TASK_NAMES.index(guess) if guess else 0,
                         format_func=task_title, key=f"{K.UP_TASK}_{where}")  # fmt: skip
-    family = c2.selectbox(
-        "Make it stochastic with", TRAINING_FREE, index=TRAINING_FREE.index("mcdropout"),
+    family = st.radio(
+        "Make it stochastic with (no training)", TRAINING_FREE,
+        index=TRAINING_FREE.index("mcdropout"),
         format_func=lambda f: f"{family_title(f)}: {get_family(f).untrained_help}",
         key=f"{K.UP_FAMILY}_{where}",
     )  # fmt: skip
-    layers = c3.radio("Noise in", ("last", "all"), horizontal=True,
+    layers = c2.radio("Noise in", ("last", "all"), horizontal=True,
                       format_func={"last": "the last layer", "all": "every layer"}.get,
                       disabled=not get_family(family).layered, key=f"{K.UP_LAYERS}_{where}",
                       help="Which layers' attention draws noise (STO, BAM); MC dropout drops "
@@ -65,15 +70,17 @@ def hf_options(where: str) -> dict:
     return {"task": task, "family": family, "layers": layers}
 
 
-def _zip_kind(up) -> str:
-    """``"hf"``, ``"project"`` or the reason the zip cannot be read (peeked once per file)."""
+def _zip_kind(up) -> tuple[str, bytes | None]:
+    """``("hf", its config.json)``, ``("project", None)`` or ``(why it cannot be read, None)``,
+    peeked once per uploaded file."""
     seen = st.session_state.get(K.UP_KIND)
     if seen and seen[0] == up.file_id:
         return seen[1]
     try:
-        kind = "hf" if is_hf(files_from_zip(up.getvalue())) else "project"
+        files = files_from_zip(up.getvalue())
+        kind = ("hf", files["config.json"]) if is_hf(files) else ("project", None)
     except UploadError as exc:
-        kind = str(exc)
+        kind = (str(exc), None)
     st.session_state[K.UP_KIND] = (up.file_id, kind)
     return kind
 
@@ -85,9 +92,11 @@ with zip_tab:
     up = st.file_uploader(f"Zip (at most {MAX_UPLOAD_BYTES // 2**20} MB)", type=["zip"],
                           key=K.UP_ZIP)  # fmt: skip
     opts = {}
-    if up is not None and _zip_kind(up) == "hf":
-        st.info("A Hugging Face classifier folder: pick its task and how to sample it.", icon="🤗")
-        opts = hf_options("zip")
+    kind, config = _zip_kind(up) if up is not None else (None, None)
+    if kind == "hf":
+        st.info("A Hugging Face classifier folder: pick its task and how to sample it.",
+                icon=":material/model_training:")  # fmt: skip
+        opts = hf_options("zip", config)
     if up is not None and st.button("Validate and add", key=K.UP_ZIP_GO, type="primary"):
         try:
             stem = up.name.rsplit(".", 1)[0]
@@ -102,9 +111,9 @@ with files_tab:
         key=K.UP_FILES,
     )
     label = st.text_input("Name", "my-checkpoint", key=K.UP_NAME, max_chars=40)
-    config = next((u for u in ups or [] if u.name == "config.json"), None)
-    loose = hf_options("files") if config is not None and is_hf(
-        {"config.json": config.getvalue()}) else {}  # fmt: skip
+    config_up = next((u for u in ups or [] if u.name == "config.json"), None)
+    loose = hf_options("files", config_up.getvalue()) if config_up is not None and is_hf(
+        {"config.json": config_up.getvalue()}) else {}  # fmt: skip
     if ups and st.button("Validate and add", key=K.UP_FILES_GO, type="primary"):
         try:
             total = sum(u.size for u in ups)
@@ -122,7 +131,7 @@ with hf_tab:
                 "(each as save_pretrained writes it) before starting the app.")  # fmt: skip
     else:
         pick = st.selectbox("Model folder", list(offered), key=K.UP_HF)
-        opts = hf_options("server")
+        opts = hf_options("server", (offered[pick] / "config.json").read_bytes())
         if st.button("Import and add", key=K.UP_HF_GO, type="primary"):
             try:
                 name = f"{pick}-{opts['family']}"
@@ -149,7 +158,7 @@ with path_tab:
 
 if st.session_state.get(K.UPLOADED):
     st.success(f"Added **{st.session_state[K.UPLOADED]}** and selected it in the sidebar: "
-               "open any page to use it.", icon="✅")  # fmt: skip
+               "open any page to use it.", icon=":material/check_circle:")  # fmt: skip
 mine = cached.catalog(folder)
 if mine:
     st.subheader("Uploaded in this session")

@@ -85,7 +85,7 @@ def test_an_operators_hf_folder_imports_on_the_upload_page(hf_root, monkeypatch)
     at.switch_page("pages/upload.py").run()
     at.selectbox(key=K.UP_HF).set_value("tiny-roberta")
     at.selectbox(key=f"{K.UP_TASK}_server").set_value("cola")
-    at.selectbox(key=f"{K.UP_FAMILY}_server").set_value("bam").run()
+    at.radio(key=f"{K.UP_FAMILY}_server").set_value("bam").run()
     at.button(key=K.UP_HF_GO).click().run()
     assert not _problems(at), _problems(at)
     assert any("upload-tiny-roberta-bam" in s.value for s in at.success)
@@ -111,3 +111,20 @@ def test_an_imported_model_opens_on_every_page(hf_root, tmp_path, monkeypatch, a
     for script, title, _, _ in PAGES[1:]:
         at.switch_page(script).run()
         assert not _problems(at), f"{title}: {_problems(at)}"
+
+
+def test_the_task_is_guessed_from_id2label(hf_root):
+    from ui.upload import guess_task
+
+    config = (hf_root / "tiny-bert" / "config.json").read_bytes()
+    assert guess_task(config) == "cola"  # unacceptable, acceptable
+    doc = json.loads(config)
+    assert (
+        guess_task(json.dumps({**doc, "id2label": {"0": "NEGATIVE", "1": "positive"}}).encode())
+        == "imdb"
+    )
+    assert (
+        guess_task(json.dumps({**doc, "id2label": {"0": "LABEL_0", "1": "LABEL_1"}}).encode())
+        is None
+    )
+    assert guess_task(b"not json") is None

@@ -148,6 +148,25 @@ def is_hf(files: dict[str, bytes]) -> bool:
     return isinstance(doc, dict) and "model_type" in doc and "format_version" not in doc
 
 
+def guess_task(config: bytes) -> str | None:
+    """The task whose label names are a Hugging Face config's ``id2label`` (in order, any case,
+    a name or its start: ``negative`` is ``neg``), for the upload form's default; None when none
+    matches or the config cannot be read."""
+    from uqlab.tasks import get_task
+
+    try:
+        raw = json.loads(config.decode("utf-8")).get("id2label") or {}
+        names = [str(raw[k]).lower() for k in sorted(raw, key=int)]
+    except (ValueError, UnicodeDecodeError, AttributeError, TypeError):
+        return None
+    for task in TASKS:
+        ours = [n.lower() for n in get_task(task).label_names]
+        if len(ours) == len(names) and all(a.startswith(b) or b.startswith(a)
+                                           for a, b in zip(names, ours, strict=True)):  # fmt: skip
+            return task
+    return None
+
+
 def check_files(files: dict[str, bytes]) -> None:
     if is_hf(files):
         return _check_hf_files(files)

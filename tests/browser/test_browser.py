@@ -416,3 +416,38 @@ def test_a_gold_label_does_not_follow_the_user_to_another_task(tab, served_folde
         assert not tab.get_by_role("radio", name="neg").is_checked()
     finally:
         stop()
+
+
+def test_upload_a_zipped_hugging_face_classifier_and_use_it(tab, server, shots, tmp_path):
+    """A BertForSequenceClassification folder (tiny, random) uploads as MC dropout: its task is
+    guessed from id2label, then it explores a sentence and fills Error analysis."""
+    pytest.importorskip("transformers")
+    from tests.hf_tiny import tiny_folder
+
+    folder = tiny_folder("bert", tmp_path / "tiny-bert")
+    open_view(tab, server, "/?ckpt=tiny-trans")
+    goto(tab, "Your checkpoint")
+    upload = {"name": "tiny-bert.zip", "mimeType": "application/zip", "buffer": _zip(folder)}
+    tab.locator('[data-testid="stFileUploaderDropzoneInput"]').first.set_input_files(upload)
+    settle(tab)
+    tab.get_by_text("A Hugging Face classifier folder", exact=False).wait_for()
+    tab.get_by_text("MC dropout: dropout kept on", exact=False).click()
+    settle(tab)
+    tab.get_by_role("button", name="Validate and add").first.click()
+    tab.get_by_text("Added upload-tiny-bert", exact=False).wait_for()
+    settle(tab)
+    tab.screenshot(path=str(shots / "upload-hf.png"), full_page=True)
+    assert parse_qs(urlparse(tab.url).query)["ckpt"] == ["upload-tiny-bert"]
+    goto(tab, "Explore a sentence")
+    box = tab.locator("textarea").first
+    box.fill("the cat sat on the mat .")
+    box.press("Control+Enter")
+    settle(tab)
+    tab.wait_for_selector('[data-testid="stMetricValue"]')
+    assert tab.get_by_role("heading", name="MC dropout", exact=False).count()
+    goto(tab, "Error analysis")
+    if tab.get_by_role("button", name="Compute").count():
+        tab.get_by_role("button", name="Compute").click()
+    tab.get_by_text("examples.", exact=False).first.wait_for()
+    settle(tab)
+    tab.screenshot(path=str(shots / "errors-hf.png"), full_page=True)
