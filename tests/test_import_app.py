@@ -128,3 +128,16 @@ def test_the_task_is_guessed_from_id2label(hf_root):
         is None
     )
     assert guess_task(b"not json") is None
+
+
+def test_an_imported_model_is_named_for_what_it_is(hf_root, tmp_path):
+    from ui.catalog import base_line, display_name
+    from ui.intro import what_you_see
+    from uqcore.registry import list_checkpoints
+    from uqlab.import_hf import import_folder
+
+    import_folder(hf_root / "tiny-roberta", "mine", "cola", family="sto", root=tmp_path)
+    (info,) = list_checkpoints(tmp_path)
+    assert display_name(info) == "CoLA · Roberta · STO-TRANS"
+    assert "RobertaForSequenceClassification brought as it is" in what_you_see(info)
+    assert "referenced by the sha256" in base_line(info) and "layer(s) 1" in base_line(info)

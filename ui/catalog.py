@@ -48,7 +48,10 @@ def display_name(info: CheckpointInfo) -> str:
     named: ``"CoLA · MiniLM · BAM"``. The long names are in the model card."""
     spec = TASKS.get(info.task)
     parts = [spec.short if spec else info.task]
-    if backbone_of(info) != "word":
+    if isinstance(info.training.get("imported"), dict):  # "BertForSequenceClassification"
+        arch = str(info.training["imported"].get("architecture", "HF"))
+        parts.append(arch.replace("ForSequenceClassification", ""))
+    elif backbone_of(info) != "word":
         base = info.training.get("config", {}).get("base")
         parts.append(_short(BASE_TITLES.get(base, backbone_of(info))))
     parts.append(FAMILY_SHORT.get(info.family) or family_title(info.family))
@@ -91,6 +94,13 @@ def base_line(info: CheckpointInfo) -> str | None:
     record = info.base or {}
     layers = info.config.get("stochastic_layers")
     where = "every layer" if layers is None else "layer(s) " + ", ".join(map(str, layers))
+    imported = info.training.get("imported")
+    if isinstance(imported, dict):
+        kept = ("kept inside the checkpoint" if imported.get("base") == "inside"
+                else "referenced by the sha256 of its weights")  # fmt: skip
+        return (f"Base: the Hugging Face folder {imported.get('folder')} "
+                f"({imported.get('architecture')}), every tensor as it is, {kept}; "
+                f"noise in {where}.")  # fmt: skip
     adapters = info.config.get("adapters") or {}
     rank = f", adapters of rank {adapters['rank']}" if "rank" in adapters else ""
     package = f" ({record['distribution']} {record['version']})" if record else ""

@@ -35,6 +35,9 @@ def what_you_see(info: CheckpointInfo) -> str:
     if backbone_of(info) == "word":
         model = f"A small transformer trained from scratch on {task} (the paper's word-level " \
                 "set-up)"  # fmt: skip
+    elif isinstance(info.training.get("imported"), dict):
+        arch = info.training["imported"].get("architecture", "Hugging Face classifier")
+        model = f"A pretrained {arch} brought as it is and read as a {task} model, untrained here"
     else:
         base = info.training.get("config", {}).get("base")
         name = BASE_TITLES.get(base, backbone_of(info)).split(" (")[0].split("-")[0]
