@@ -28,7 +28,7 @@ import json, sys, time
 from pathlib import Path
 start = time.perf_counter()
 from uqlab.import_hf import import_folder
-import_folder(sys.argv[1], sys.argv[2], "cola", family=sys.argv[2], root=sys.argv[3])
+import_folder(sys.argv[1], sys.argv[2], sys.argv[4], family=sys.argv[2], root=sys.argv[3])
 seconds = time.perf_counter() - start
 hwm = next(int(x.split()[1]) for x in Path("/proc/self/status").read_text().splitlines()
            if x.startswith("VmHWM:"))
@@ -57,7 +57,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"exported {args.source} as a BertForSequenceClassification: {size:.0f} MB "
               f"in {report['export_s']} s")  # fmt: skip
         for family in TRAINING_FREE:
-            run = subprocess.run([sys.executable, "-c", IMPORT, str(hf), family, str(root)],
+            task = json.loads((hf / "uq_family.json").read_text())["training"]["task"]
+            run = subprocess.run([sys.executable, "-c", IMPORT, str(hf), family, str(root), task],
                                  cwd=ROOT, capture_output=True, text=True, check=True)  # fmt: skip
             out = json.loads(run.stdout.strip().splitlines()[-1])
             report["import"][family] = {k: round(v, 2) for k, v in out.items()}
