@@ -102,14 +102,14 @@ def task_data(data_dir):
 def test_table3_rows_in_metrics_are_what_this_machine_computes(name, task_data):
     """The seeded Table 3 rows of metrics.json, recomputed here: the same numbers whichever
     device evaluated them (the imdb-minilm checkpoints were evaluated on an H100)."""
-    from uqlab.evaluate import table3_rows
+    from uqlab.evaluate import table3_for
 
     ck = load(name, SHIPPED_CHECKPOINT_DIR)
     metrics = json.loads((ck.path / "metrics.json").read_text())
     task = ck.training["config"]["task"]
     stored = metrics["table3"]
     per_domain = sum(r["source"].startswith("test[") for r in stored)
-    rows = table3_rows(ck, task_data[task], metrics["samples"], metrics["seed"], per_domain)
+    rows = table3_for(ck, task_data[task], metrics["samples"], metrics["seed"], per_domain)
     assert [r["text"] for r in rows] == [r["text"] for r in stored]
     for new, old in zip(rows, stored, strict=True):
         assert new["p_gold_mean"] == pytest.approx(old["p_gold_mean"], abs=1e-5), new["text"]

@@ -60,7 +60,7 @@ def length_batches(lengths: Sequence[int], max_rows: int, T: int = 1,  # noqa: N
 def predict_ids(
     model, encoded, T: int, seed: int, rows: int | None = None, bar=None, device=None,
     noise: str = "counter", settings=None, with_logits: bool = False, prefix_cache=None,
-    prefix_owner=None,
+    prefix_owner=None, batches: list[list[int]] | None = None,
 ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:  # fmt: skip
     """Class probabilities ``[T, N, C]`` of token-id rows (each starting with [CLS]); the output
     keeps the input order. ``device``: where to run (default: the model's); ``rows``: the most
@@ -71,12 +71,14 @@ def predict_ids(
     ``settings``: as :func:`uqcore.sampling.sample` takes them (None = the checkpoint's).
     ``with_logits``: also return the logits ``[T, N, C]``. ``prefix_cache`` / ``prefix_owner``:
     keep the layers below the first stochastic one across calls (:mod:`uqcore.prefix`).
-    ``bar``: anything with ``update(n)`` (a tqdm bar), told how many rows each batch finished."""
+    ``bar``: anything with ``update(n)`` (a tqdm bar), told how many rows each batch finished.
+    ``batches``: run only these batches of row indices (a part of :func:`batch_plan`, so that a
+    process computes exactly what one process would: the rows of other batches stay unset)."""
     device = model_device(model) if device is None else torch.device(device)
     rows = rows or (64 if device.type == "cpu" else 512)
-    if noise == "counter":
+    if batches is None and noise == "counter":
         batches = length_batches([len(e) for e in encoded], rows, T)
-    else:
+    elif batches is None:
         order = sorted(range(len(encoded)), key=lambda i: len(encoded[i]))
         batches = [order[start : start + rows] for start in range(0, len(order), rows)]
     out = torch.empty(T, len(encoded), model.cfg.num_classes)
@@ -93,6 +95,14 @@ def predict_ids(
     return (out, raw) if with_logits else out
 
 
+def batch_plan(model, encoded, T: int, rows: int | None = None, device=None) -> list[list[int]]:
+    """The batches :func:`predict_ids` runs (counter noise) for these rows, so several processes
+    can share them out and compute each batch as one process would."""
+    device = model_device(model) if device is None else torch.device(device)
+    return length_batches([len(e) for e in encoded], rows or (64 if device.type == "cpu" else 512),
+                          T)  # fmt: skip
+
+
 def predict(
     model, vocab: Vocab, texts, max_len: int, T: int, seed: int, rows: int | None = None,
     bar=None, with_logits: bool = False,
@@ -103,17 +113,23 @@ def predict(
     return predict_ids(model, encoded, T, seed, rows, bar, with_logits=with_logits)
 
 
-def features_ids(model, encoded, rows: int | None = None) -> torch.Tensor:
-    """The last layer's [CLS] state ``[N, D]`` of token-id rows, from one pass without noise or
-    dropout (a deep ensemble: the mean over its members), in length-sorted batches."""
-    device = model_device(model)
-    rows = rows or (64 if device.type == "cpu" else 512)
-    members = list(model.members) if hasattr(model, "members") else [model]
+def feature_batches(model, encoded, rows: int | None = None) -> list[list[int]]:
+    """The length-sorted batches :func:`features_ids` runs."""
+    rows = rows or (64 if model_device(model).type == "cpu" else 512)
     order = sorted(range(len(encoded)), key=lambda i: len(encoded[i]))
+    return [order[start : start + rows] for start in range(0, len(order), rows)]
+
+
+def features_ids(model, encoded, rows: int | None = None,
+                 batches: list[list[int]] | None = None) -> torch.Tensor:  # fmt: skip
+    """The last layer's [CLS] state ``[N, D]`` of token-id rows, from one pass without noise or
+    dropout (a deep ensemble: the mean over its members), in length-sorted batches
+    (:func:`feature_batches`; ``batches``: only these, the other rows stay unset)."""
+    device = model_device(model)
+    members = list(model.members) if hasattr(model, "members") else [model]
     out = torch.empty(len(encoded), model.cfg.d_model)
     with torch.inference_mode():
-        for start in range(0, len(order), rows):
-            chunk = order[start : start + rows]
+        for chunk in feature_batches(model, encoded, rows) if batches is None else batches:
             ids, mask = pad([tuple(encoded[i]) for i in chunk],
                             max(len(encoded[i]) for i in chunk))  # fmt: skip
             ids, mask = ids.to(device), mask.to(device)

@@ -19,13 +19,21 @@ the last layer's [CLS] feature on up to 5,000 training examples).
 It also writes ``samples.safetensors`` beside it: the samples of every bundled evaluation example
 at the checkpoint's own settings (:mod:`uqlab.stored`; ``--stored-only`` writes just that), which
 the app's dataset pages read instead of recomputing.
+
+``torchrun --nproc_per_node=N -m uqlab.evaluate ...`` (gloo on CPUs, nccl on GPUs with
+``--device cuda``) shares the batches of each split out across N processes and gathers the
+samples on rank 0, which writes the same metrics.json (:mod:`uqlab.shards`): bit for bit at the
+same ``--threads`` per process (torch's reductions split by thread count change logits in their
+last bits).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -33,7 +41,7 @@ from tqdm import tqdm
 
 from uqcore.checkpoint import Checkpoint, load_checkpoint
 from uqcore.errors import UQError
-from uqcore.predict import features_ids, predict
+from uqcore.predict import batch_plan, feature_batches, features_ids, predict, predict_ids
 from uqcore.registry import list_checkpoints
 from uqcore.runtime import pick_device, tune_cpu
 from uqcore.stats import (
@@ -62,6 +70,7 @@ from uqlab.data import Split, load_task, resolve_data_dir
 from uqlab.paper import examples
 from uqlab.paths import checkpoint_dir
 from uqlab.presets import preset_rows
+from uqlab.shards import Shards, join, leave
 from uqlab.stored import bundled_rows
 from uqlab.stored import write as write_stored
 from uqlab.tasks import TASK_NAMES
@@ -74,9 +83,10 @@ def _normalise(text: str) -> str:
     return " ".join(text.lower().replace(" n't", "n't").split())
 
 
-def table3_rows(ck: Checkpoint, task_data, T: int, seed: int, per_domain: int) -> list[dict]:
-    """Per-example Table 3 statistics: the paper's sentences of the task (:mod:`uqlab.paper`;
-    CoLA) plus ``per_domain`` seeded picks from each of the test and out-of-domain splits."""
+def table3_picks(task_data, seed: int, per_domain: int) -> list[tuple[str, int, str, str]]:
+    """The examples of the per-example Table 3: the paper's sentences of the task
+    (:mod:`uqlab.paper`; CoLA) plus ``per_domain`` seeded picks from each of the test and
+    out-of-domain splits, as ``(text, label, domain, where)``."""
     picks: list[tuple[str, int, str, str]] = []
     ours = examples(task_data.task)
     seen = {_normalise(t) for t in task_data.train.texts} if ours else set()
@@ -87,7 +97,11 @@ def table3_rows(ck: Checkpoint, task_data, T: int, seed: int, per_domain: int) -
     for split, domain in ((task_data.test, "id"), (task_data.ood, "ood")):
         for i in rng.choice(len(split), size=min(per_domain, len(split)), replace=False):
             picks.append((split.texts[i], split.labels[i], domain, f"{split.name}[{int(i)}]"))
-    probs = predict(ck.model, ck.vocab, [p[0] for p in picks], ck.config.max_len, T, seed)
+    return picks
+
+
+def table3_rows(picks: list[tuple[str, int, str, str]], probs) -> list[dict]:
+    """Per-example Table 3 statistics of ``picks`` from their samples ``probs [T, N, C]``."""
     stats = table3_stats(probs, [p[1] for p in picks])
     return [
         {"text": text, "label": int(label), "domain": domain, "source": where,
@@ -97,21 +111,59 @@ def table3_rows(ck: Checkpoint, task_data, T: int, seed: int, per_domain: int) -
     ]  # fmt: skip
 
 
+def table3_for(ck: Checkpoint, task_data, T: int, seed: int, per_domain: int) -> list[dict]:
+    """The per-example Table 3 rows of one process (:func:`table3_picks`, sampled here)."""
+    picks = table3_picks(task_data, seed, per_domain)
+    probs = predict(ck.model, ck.vocab, [p[0] for p in picks], ck.config.max_len, T, seed)
+    return table3_rows(picks, probs)
+
+
+def _encode(ck: Checkpoint, texts) -> list[list[int]]:
+    return [ck.vocab.encode(t, ck.config.max_len, allow_all_unknown=True).ids for t in texts]
+
+
+def _predict(ck: Checkpoint, texts, T: int, seed: int, shards: Shards, bar=None):
+    """``(probs [T, N, C], logits [T, N, C])`` of ``texts`` on rank 0 (None elsewhere); the
+    batches of a one-process run are shared out whole, so the numbers are that run's."""
+    encoded = _encode(ck, texts)
+    mine = shards.mine(batch_plan(ck.model, encoded, T))
+    local = predict_ids(ck.model, encoded, T, seed, bar=bar, with_logits=True, batches=mine)
+    return shards.collect(mine, local, len(texts), axis=1)
+
+
+def _features(ck: Checkpoint, texts, shards: Shards):
+    """The last layer's [CLS] features ``[N, D]`` of ``texts`` on rank 0 (None elsewhere)."""
+    encoded = _encode(ck, texts)
+    mine = shards.mine(feature_batches(ck.model, encoded))
+    got = shards.collect(mine, (features_ids(ck.model, encoded, batches=mine),), len(texts))
+    return None if got is None else got[0]
+
+
 def evaluate_checkpoint(
     ck: Checkpoint, data_dir=None, *, T: int = 10, seed: int = 0, limit: int | None = None,
-    per_domain: int = 5, progress: bool = True,
-) -> dict:  # fmt: skip
-    """Metrics of one checkpoint (see the module docstring)."""
+    per_domain: int = 5, progress: bool = True, shards: Shards | None = None,
+) -> dict | None:  # fmt: skip
+    """Metrics of one checkpoint (see the module docstring). Under torchrun every rank samples
+    its block of each split (``shards``) and rank 0 computes and returns the metrics from the
+    gathered samples (the other ranks return None)."""
+    shards = shards or Shards()
     info = ck.training or {}
     _task_of(ck)
     data = load_task(info["task"], resolve_data_dir(data_dir), split_seed=int(info.get("seed", 0)),
                      limit=limit)  # fmt: skip
     splits: dict[str, Split] = {"id": data.test, "ood": data.ood, "dev": data.dev}
-    total = sum(len(s) for s in splits.values())
-    bar = tqdm(total=total, unit="text", desc=ck.name, disable=not progress)
-    both = {k: predict(ck.model, ck.vocab, s.texts, ck.config.max_len, T, seed, bar=bar,
-                       with_logits=True) for k, s in splits.items()}  # fmt: skip
+    total = sum(len(s) for s in splits.values()) // shards.world
+    bar = tqdm(total=total, unit="text", desc=ck.name, disable=not (progress and shards.main))
+    both = {k: _predict(ck, s.texts, T, seed, shards, bar) for k, s in splits.items()}
     bar.close()
+    # the distance baseline's features: the [CLS] feature of training examples and both domains
+    fit_rows = np.random.default_rng(seed).permutation(len(data.train))[:MAHALANOBIS_FIT]
+    train_feats = _features(ck, [data.train.texts[i] for i in fit_rows], shards)
+    feats = {k: _features(ck, splits[k].texts, shards) for k in ("id", "ood")}
+    picks = table3_picks(data, seed, per_domain)
+    table3_probs = _predict(ck, [p[0] for p in picks], T, seed, shards)
+    if not shards.main:
+        return None
     probs = {k: p for k, (p, _) in both.items()}
     scored = ("id", "ood")
     metrics = {
@@ -160,20 +212,13 @@ def evaluate_checkpoint(
         r = ood_detection(*(logit_scores(both[k][1], score) for k in ("id", "ood")))
         detection[score] = scored_by(r)
     # the distance baseline: Mahalanobis distance of the [CLS] feature to the training classes
-    fit_rows = np.random.default_rng(seed).permutation(len(data.train))[:MAHALANOBIS_FIT]
-
-    def encode(texts) -> list:
-        return [ck.vocab.encode(t, ck.config.max_len, allow_all_unknown=True).ids for t in texts]
-
-    train_feats = features_ids(ck.model, encode([data.train.texts[i] for i in fit_rows]))
-    maha = fit_mahalanobis(train_feats.numpy(), [data.train.labels[i] for i in fit_rows])
-    r = ood_detection(*(maha.scores(features_ids(ck.model, encode(splits[k].texts)).numpy())
-                        for k in ("id", "ood")))  # fmt: skip
+    maha = fit_mahalanobis(train_feats, [data.train.labels[i] for i in fit_rows])
+    r = ood_detection(*(maha.scores(feats[k]) for k in ("id", "ood")))
     detection["mahalanobis"] = {**scored_by(r), "fitted_on": f"{len(fit_rows)} training examples"}
     metrics["ood_detection"] = detection
     if ck.config.backbone != "word":  # said only when not the original word-level encoder
         metrics["backbone"] = ck.config.backbone
-    metrics["table3"] = table3_rows(ck, data, T, seed, per_domain)
+    metrics["table3"] = table3_rows(picks, table3_probs[0])
     return metrics
 
 
@@ -196,37 +241,50 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--table3", type=int, default=5, help="seeded examples per domain")
     p.add_argument("--device", default="cpu", help="cpu (default), cuda or auto")
     p.add_argument("--quiet", action="store_true")
+    p.add_argument("--threads", type=int, default=None,
+                   help="torch threads per process (default: 2 alone, 2 // N under torchrun); "
+                   "a one-process run equals an N-process one bit for bit at the same threads")
     p.add_argument("--stored-only", action="store_true",
                    help="only write the stored samples of the bundled examples (uqlab.stored)")
     args = p.parse_args(argv)
-    tune_cpu(2)
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    tune_cpu(args.threads or max(1, 2 // world))  # this machine's 2 cores, shared by the ranks
+    shards, device = join(args.device)
     try:
         paths = ([Path(i.path) for i in list_checkpoints(args.root) if not i.error] if args.all
                  else [_locate(c, args.root) for c in args.ckpt])  # fmt: skip
         for path in paths:
             ck = load_checkpoint(path, shared_weights=True)  # a folder of checkpoints
-            ck.model.to(pick_device(args.device))
+            ck.model.to(device if shards.world > 1 else pick_device(args.device))
             task = _task_of(ck)
-            bar = tqdm(total=len(bundled_rows(task)) + len(preset_rows(task)), unit="text",
-                       desc=f"{ck.name} stored", disable=args.quiet)  # fmt: skip
-            stored_file = write_stored(ck, seed=args.seed, bar=bar)
-            bar.close()
-            print(f"{ck.name}: stored samples -> {stored_file}")
+            if shards.main:  # the stored samples are small: rank 0 alone
+                bar = tqdm(total=len(bundled_rows(task)) + len(preset_rows(task)), unit="text",
+                           desc=f"{ck.name} stored", disable=args.quiet)  # fmt: skip
+                stored_file = write_stored(ck, seed=args.seed, bar=bar)
+                bar.close()
+                print(f"{ck.name}: stored samples -> {stored_file}")
+            shards.barrier()
             if args.stored_only:
                 continue
+            started = time.perf_counter()
             metrics = evaluate_checkpoint(ck, args.data_dir, T=args.samples, seed=args.seed,
                                           limit=args.limit, per_domain=args.table3,
-                                          progress=not args.quiet)  # fmt: skip
+                                          progress=not args.quiet, shards=shards)  # fmt: skip
+            if metrics is None:  # not rank 0: its samples went to rank 0
+                continue
             write_metrics(path, metrics)
             m = metrics
             print(
                 f"{ck.name}: id acc {m['id']['accuracy_mean']:.4f}±{m['id']['accuracy_std']:.4f} "
                 f"ood acc {m['ood']['accuracy_mean']:.4f} AUROC(MI) "
-                f"{m['ood_detection']['mutual_information']['auroc']:.3f} -> {path}/metrics.json"
+                f"{m['ood_detection']['mutual_information']['auroc']:.3f} -> {path}/metrics.json "
+                f"({time.perf_counter() - started:.1f} s, {shards.world} process(es))"
             )
     except UQError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    finally:
+        leave()
     return 0
 
 

@@ -30,6 +30,7 @@ from uqcore.vocab import N_SPECIALS, Vocab
 from uqcore.wordpiece import WordPiece
 from uqlab.data import load_task, resolve_data_dir
 from uqlab.paths import checkpoint_dir
+from uqlab.shards import join
 from uqlab.tasks import TASK_NAMES
 from uqlab.training.batches import encode_split
 from uqlab.training.centroids import init_centroids_from_keys
@@ -74,20 +75,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def setup_distributed(device: str) -> tuple[Dist, torch.device]:
-    """Join the process group when started by torchrun; pick the device."""
-    world = int(os.environ.get("WORLD_SIZE", "1"))
-    rank = int(os.environ.get("RANK", "0"))
-    use_cuda = device == "cuda" or (device == "auto" and torch.cuda.is_available())
-    dev = (
-        torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0")))
-        if use_cuda
-        else torch.device("cpu")
-    )
-    if use_cuda:
+    """Join the process group when started by torchrun; pick the device (uqlab.shards)."""
+    shards, dev = join(device)
+    if dev.type == "cuda":
         deterministic_cuda()
-    if world > 1 and not dist.is_initialized():
-        dist.init_process_group("nccl" if use_cuda else "gloo")
-    return Dist(rank, world), dev
+    return Dist(shards.rank, shards.world), dev
 
 
 def deterministic_cuda() -> None:
