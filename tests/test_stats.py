@@ -229,6 +229,8 @@ def test_summarize_keys_and_json():
         "mean_expected_entropy",
         "mean_mutual_information",
         "mean_variance",
+        "macro_f1_mean",
+        "macro_f1_std",
     }
     assert set(out3) == base
     out2 = stats.summarize(_random_probs(4, 10, 2), np.arange(10) % 2)
@@ -414,3 +416,16 @@ def test_mahalanobis_by_hand():
     m = fit_mahalanobis(x, y)
     assert np.allclose(m.means, [[0, 0], [4, 0]])
     assert np.allclose(m.scores(np.array([[0.0, 2.0], [2.0, 0.0], [4.0, 0.0]])), [1.0, 4.0, 0.0])
+
+
+def test_macro_f1_is_sklearns_per_sample_run():
+    from sklearn.metrics import f1_score
+
+    y = np.array([0, 1, 2, 2, 1, 0, 2])
+    p = _random_probs(3, 7, 3)
+    mean, std = stats.sampled_macro_f1(p, y)
+    per_run = [f1_score(y, p[t].argmax(-1), labels=[0, 1, 2], average="macro", zero_division=0)
+               for t in range(3)]  # fmt: skip
+    assert mean == pytest.approx(np.mean(per_run)) and std == pytest.approx(np.std(per_run))
+    perfect = np.eye(3)[y][None].repeat(2, 0)  # [T, N, C], always right
+    assert stats.sampled_macro_f1(perfect, y) == (1.0, 0.0)

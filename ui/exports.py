@@ -24,9 +24,23 @@ def _value(value: object) -> str:
     return text if plain else json.dumps(text, ensure_ascii=False)
 
 
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # a spreadsheet reads these as a formula
+
+
+def defuse(value: object) -> object:
+    """A text cell a spreadsheet would run as a formula (``=HYPERLINK(...)``), quoted with a
+    leading ``'`` (OWASP's advice for CSV injection); anything else as it is."""
+    return "'" + value if isinstance(value, str) and value.startswith(FORMULA_START) else value
+
+
 def csv_text(frame: pd.DataFrame, record: dict[str, object]) -> str:
     """``frame`` as CSV after one ``# key: value`` line per entry of ``record``, and a last
-    comment line saying how to read the table past them."""
+    comment line saying how to read the table past them. Text cells that a spreadsheet would
+    run as formulas are quoted (:func:`defuse`)."""
+    frame = frame.copy()
+    for col in frame.columns:
+        if frame[col].dtype == object or pd.api.types.is_string_dtype(frame[col]):
+            frame[col] = frame[col].map(defuse)
     lines = [f"# {key}: {_value(value)}" for key, value in record.items()]
     lines.append(f"# the table follows; read it with pandas.read_csv(file, skiprows="
                  f"{len(lines) + 1})")  # no ": " in it, so not read as a setting

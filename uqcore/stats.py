@@ -15,7 +15,13 @@ from typing import Any
 
 import numpy as np
 from scipy.special import xlogy
-from sklearn.metrics import average_precision_score, matthews_corrcoef, roc_auc_score, roc_curve
+from sklearn.metrics import (
+    average_precision_score,
+    f1_score,
+    matthews_corrcoef,
+    roc_auc_score,
+    roc_curve,
+)
 
 from uqcore.errors import InputError
 
@@ -295,6 +301,18 @@ def sampled_mcc(probs: Any, labels: Any) -> tuple[float, float]:
     return float(mcc.mean()), float(mcc.std())
 
 
+def sampled_macro_f1(probs: Any, labels: Any) -> tuple[float, float]:
+    """Macro-averaged F1 of each run t (the mean of the per-class F1 over the C classes, a class
+    never predicted nor present counting 0); mean and population std over T."""
+    p = _check_probs(probs)  # [T, N, C]
+    y = _check_labels(labels, *p.shape[1:])  # [N]
+    pred = p.argmax(axis=-1)  # [T, N]
+    classes = list(range(p.shape[2]))
+    f1 = np.array([f1_score(y, pred_t, labels=classes, average="macro", zero_division=0)
+                   for pred_t in pred])  # fmt: skip
+    return float(f1.mean()), float(f1.std())
+
+
 def ood_scores(probs: Any, score: str) -> np.ndarray:
     """Per-example OOD score, higher = more likely OOD. ``score`` is one of :data:`OOD_SCORES`.
 
@@ -391,8 +409,8 @@ def summarize(probs: Any, labels: Any) -> dict[str, float]:
 
     Keys: accuracy_mean, accuracy_std, nll, brier, ece, aece (adaptive), aurc and
     accuracy_at_80_coverage (selective prediction on the mean prediction), mean_entropy,
-    mean_expected_entropy, mean_mutual_information, mean_variance (of p(gold)); plus mcc_mean,
-    mcc_std when C == 2.
+    mean_expected_entropy, mean_mutual_information, mean_variance (of p(gold)), macro_f1_mean,
+    macro_f1_std; plus mcc_mean, mcc_std when C == 2.
     """
     p = _check_probs(probs)  # [T, N, C]
     y = _check_labels(labels, *p.shape[1:])  # [N]
@@ -410,6 +428,7 @@ def summarize(probs: Any, labels: Any) -> dict[str, float]:
     }
     rc = risk_coverage(mean_p, y)
     out |= {"aurc": rc.aurc, "accuracy_at_80_coverage": rc.accuracy_at(0.8)}
+    out["macro_f1_mean"], out["macro_f1_std"] = sampled_macro_f1(p, y)
     if p.shape[2] == 2:
         out["mcc_mean"], out["mcc_std"] = sampled_mcc(p, y)
     return out

@@ -55,7 +55,7 @@ _Rows = tuple[tuple[str, ...], tuple[int, ...]]
 
 @dataclass(frozen=True)
 class Split:
-    """One split: ``texts[i]`` has label ``labels[i]`` (0 or 1)."""
+    """One split: ``texts[i]`` has label id ``labels[i]`` (0..C-1)."""
 
     name: str  # "train", "dev", "test", "ood"
     texts: tuple[str, ...]
@@ -101,7 +101,8 @@ def split_positions(task: str, n: int, split_seed: int = 0) -> dict[str, np.ndar
 
 def _check_task(task: str) -> TaskSpec:
     if task not in TASK_TABLE:
-        raise InputError(f"unknown task {task!r}: choose one of {', '.join(TASKS)}")
+        raise InputError(f"unknown task {task!r}: choose one of {', '.join(TASK_TABLE)} or "
+                         "describe yours in a task file (--task-file)")  # fmt: skip
     return TASK_TABLE[task]
 
 
@@ -199,6 +200,10 @@ def load_task(
     ):
         raise InputError(f"limit must be a positive integer or None, got {limit!r}")
     folder = resolve_data_dir(data_dir)
+    if spec.description is not None:  # a task described by a file
+        from uqlab.task_file import load_described
+
+        return load_described(spec, folder, split_seed, limit)
     if folder is None:
         first, second, ood = _read_hub(spec)
     elif not folder.is_dir():

@@ -73,7 +73,8 @@ from uqlab.presets import preset_rows
 from uqlab.shards import Shards, join, leave
 from uqlab.stored import bundled_rows
 from uqlab.stored import write as write_stored
-from uqlab.tasks import TASK_NAMES
+from uqlab.task_file import read_task_file, register_from_training
+from uqlab.tasks import TASKS
 
 MAHALANOBIS_FIT = 5000  # training examples the distance baseline is fitted on (seeded draw)
 RESPLITS = 1000  # random dev + test re-splits behind the resampled conformal coverage
@@ -152,6 +153,8 @@ def evaluate_checkpoint(
     data = load_task(info["task"], resolve_data_dir(data_dir), split_seed=int(info.get("seed", 0)),
                      limit=limit)  # fmt: skip
     splits: dict[str, Split] = {"id": data.test, "ood": data.ood, "dev": data.dev}
+    if not len(data.ood):  # a described task without an out-of-domain file
+        del splits["ood"]
     total = sum(len(s) for s in splits.values()) // shards.world
     bar = tqdm(total=total, unit="text", desc=ck.name, disable=not (progress and shards.main))
     both = {k: _predict(ck, s.texts, T, seed, shards, bar) for k, s in splits.items()}
@@ -159,13 +162,13 @@ def evaluate_checkpoint(
     # the distance baseline's features: the [CLS] feature of training examples and both domains
     fit_rows = np.random.default_rng(seed).permutation(len(data.train))[:MAHALANOBIS_FIT]
     train_feats = _features(ck, [data.train.texts[i] for i in fit_rows], shards)
-    feats = {k: _features(ck, splits[k].texts, shards) for k in ("id", "ood")}
+    feats = {k: _features(ck, splits[k].texts, shards) for k in ("id", "ood") if k in splits}
     picks = table3_picks(data, seed, per_domain)
     table3_probs = _predict(ck, [p[0] for p in picks], T, seed, shards)
     if not shards.main:
         return None
     probs = {k: p for k, (p, _) in both.items()}
-    scored = ("id", "ood")
+    scored = tuple(k for k in ("id", "ood") if k in splits)
     metrics = {
         "task": data.task, "family": ck.config.family, "samples": T, "seed": seed,
         "data_source": data.source, "sizes": {k: len(splits[k]) for k in scored},
@@ -200,6 +203,16 @@ def evaluate_checkpoint(
         metrics["id"]["conformal_90"][method]["resampled"] = resampled_coverage(
             cal_scores[method], held, 0.9, RESPLITS, seed
         ).as_dict()
+    if "ood" in splits:
+        metrics["ood_detection"] = _detection(probs, both, train_feats, feats, data, fit_rows)
+    if ck.config.backbone != "word":  # said only when not the original word-level encoder
+        metrics["backbone"] = ck.config.backbone
+    metrics["table3"] = table3_rows(picks, table3_probs[0])
+    return metrics
+
+
+def _detection(probs, both, train_feats, feats, data, fit_rows) -> dict:
+    """Out-of-domain detection by every score: AUROC, AUPR, FPR at 95 % TPR."""
     detection = {}
 
     def scored_by(r) -> dict[str, float]:
@@ -215,11 +228,7 @@ def evaluate_checkpoint(
     maha = fit_mahalanobis(train_feats, [data.train.labels[i] for i in fit_rows])
     r = ood_detection(*(maha.scores(feats[k]) for k in ("id", "ood")))
     detection["mahalanobis"] = {**scored_by(r), "fitted_on": f"{len(fit_rows)} training examples"}
-    metrics["ood_detection"] = detection
-    if ck.config.backbone != "word":  # said only when not the original word-level encoder
-        metrics["backbone"] = ck.config.backbone
-    metrics["table3"] = table3_rows(picks, table3_probs[0])
-    return metrics
+    return detection
 
 
 def write_metrics(path: Path, metrics: dict) -> None:
@@ -241,6 +250,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--table3", type=int, default=5, help="seeded examples per domain")
     p.add_argument("--device", default="cpu", help="cpu (default), cuda or auto")
     p.add_argument("--quiet", action="store_true")
+    p.add_argument("--task-file", help="the task's description (default: the one the checkpoint "
+                   "was trained with, kept in its config.json)")
     p.add_argument("--threads", type=int, default=None,
                    help="torch threads per process (default: 2 alone, 2 // N under torchrun); "
                    "a one-process run equals an N-process one bit for bit at the same threads")
@@ -251,6 +262,8 @@ def main(argv: list[str] | None = None) -> int:
     tune_cpu(args.threads or max(1, 2 // world))  # this machine's 2 cores, shared by the ranks
     shards, device = join(args.device)
     try:
+        if args.task_file:
+            read_task_file(args.task_file)
         paths = ([Path(i.path) for i in list_checkpoints(args.root) if not i.error] if args.all
                  else [_locate(c, args.root) for c in args.ckpt])  # fmt: skip
         for path in paths:
@@ -274,10 +287,12 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             write_metrics(path, metrics)
             m = metrics
+            ood = (f"ood acc {m['ood']['accuracy_mean']:.4f} AUROC(MI) "
+                   f"{m['ood_detection']['mutual_information']['auroc']:.3f} "
+                   if "ood" in m else "no ood set ")  # fmt: skip
             print(
                 f"{ck.name}: id acc {m['id']['accuracy_mean']:.4f}±{m['id']['accuracy_std']:.4f} "
-                f"ood acc {m['ood']['accuracy_mean']:.4f} AUROC(MI) "
-                f"{m['ood_detection']['mutual_information']['auroc']:.3f} -> {path}/metrics.json "
+                f"{ood}-> {path}/metrics.json "
                 f"({time.perf_counter() - started:.1f} s, {shards.world} process(es))"
             )
     except UQError as exc:
@@ -289,10 +304,15 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _task_of(ck: Checkpoint) -> str:
-    """The checkpoint's task name, or a UQError that says evaluate needs one."""
-    task = (ck.training or {}).get("task")
-    if task not in TASK_NAMES:
+    """The checkpoint's task name (a described task is registered from its training info), or
+    a UQError that says evaluate needs one."""
+    task = register_from_training(ck.training)
+    if task not in TASKS:
         raise UQError(f"{ck.name}: config.json has no training.task; evaluate needs the task.")
+    labels = TASKS[task].label_names
+    if len(labels) != ck.config.num_classes:
+        raise UQError(f"{ck.name} has {ck.config.num_classes} classes but task {task!r} has "
+                      f"{len(labels)} ({', '.join(labels)}); give the task it was trained on.")
     return task
 
 

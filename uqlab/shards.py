@@ -96,7 +96,7 @@ def join(device: str = "cpu") -> tuple[Shards, torch.device]:
     use_cuda = device == "cuda" or (device == "auto" and torch.cuda.is_available())
     dev = torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0"))) if use_cuda else (
         torch.device("cpu"))  # fmt: skip
-    if use_cuda:
+    if use_cuda and torch.cuda.is_available():  # nccl's object collectives use the current one
         torch.cuda.set_device(dev)
     if world > 1 and not dist.is_initialized():
         dist.init_process_group("nccl" if use_cuda else "gloo")

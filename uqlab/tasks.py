@@ -44,6 +44,7 @@ class MetricSpec:
 METRICS: dict[str, MetricSpec] = {
     "accuracy": MetricSpec("accuracy", "Accuracy", 100, " %", "accuracy %"),
     "mcc": MetricSpec("mcc", "MCC", 1, "", "MCC × 100", n_classes=2),
+    "macro_f1": MetricSpec("macro_f1", "Macro-F1", 100, " %", "macro-F1 %"),
 }
 
 
@@ -83,12 +84,15 @@ class TaskSpec:
     files: tuple[str, str, str]
     layout: str  # the data folder's files, as the error hint describes them
     test_in_pool: bool
-    hub: HubSource
+    hub: HubSource | None
     eval_subsets: dict[str, str] = field(hash=False)
     eval_id_sample: bool
     ood_name: str  # the OOD set as the paper calls it
     train_defaults: dict[str, Any] = field(hash=False)
     paper_tables: tuple[int, ...] = ()
+    label_column: str = "label"
+    # a task described by a file (uqlab.task_file): the description as read, its paths resolved
+    description: dict[str, Any] | None = field(default=None, hash=False, compare=False)
 
     @property
     def metric_spec(self) -> MetricSpec:
@@ -136,6 +140,16 @@ TASKS: dict[str, TaskSpec] = {
     )
 }  # fmt: skip
 TASK_NAMES: tuple[str, ...] = tuple(TASKS)
+
+
+def register(spec: TaskSpec) -> TaskSpec:
+    """Add a task described by a file (:mod:`uqlab.task_file`) to the table, for this process;
+    a built-in task's name is refused. Registering the same description again is a no-op."""
+    known = TASKS.get(spec.name)
+    if known is not None and known.description is None:
+        raise ConfigError(f"Task name {spec.name!r} is a built-in task's; name yours otherwise.")
+    TASKS[spec.name] = spec
+    return spec
 
 
 def get_task(name: str) -> TaskSpec:

@@ -31,7 +31,8 @@ from uqcore.wordpiece import WordPiece
 from uqlab.data import load_task, resolve_data_dir
 from uqlab.paths import checkpoint_dir
 from uqlab.shards import join
-from uqlab.tasks import TASK_NAMES
+from uqlab.task_file import read_task_file
+from uqlab.tasks import TASK_NAMES, get_task
 from uqlab.training.batches import encode_split
 from uqlab.training.centroids import init_centroids_from_keys
 from uqlab.training.config import TrainConfig, build_config
@@ -42,7 +43,8 @@ from uqlab.training.storage import storage_check
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m uqlab.train", description=__doc__.splitlines()[0])
-    p.add_argument("--task", choices=TASK_NAMES, help="or 'task' in the --config file")
+    p.add_argument("--task", help=f"{', '.join(TASK_NAMES)}, or 'task' in the --config file")
+    p.add_argument("--task-file", help="a task described by a JSON file (uqlab.task_file)")
     p.add_argument("--family", help="model family, or 'family' in the --config file")
     p.add_argument(
         "--out", help="checkpoint directory (default assets/checkpoints/<task>-<family>)"
@@ -163,6 +165,9 @@ def run(tc: TrainConfig, quiet: bool = False) -> Path:
             # same bits need the same thread count: it sets the order of float sums on the CPU
             "threads": torch.get_num_threads(), "processes": dist_ctx.world,
         }  # fmt: skip
+        described = get_task(tc.task).description
+        if described is not None:  # evaluating or opening it needs no task file
+            training["task_spec"] = described
         dtype = torch.float16 if tc.save_dtype == "float16" else None
         model = model.cpu()
         if dtype is not None:
@@ -217,6 +222,8 @@ def _identity(args: argparse.Namespace) -> tuple[str, str, str]:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     try:
+        if args.task_file:  # registered in the task table; its name is the task
+            args.task = read_task_file(args.task_file).name
         task, family, name = _identity(args)
         out = args.out or str(checkpoint_dir() / name)
         tc = build_config(

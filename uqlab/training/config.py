@@ -101,10 +101,12 @@ class TrainConfig:
             data = {**shape, **self.model, "family": self.family}
             data.update({k: v for k, v in shape.items() if k != "dropout"})  # the base's shape
             data["ensemble_size"] = self.ensemble_size if get_family(self.family).ensemble else 1
+            data["num_classes"] = len(get_task(self.task).label_names)
             return ModelConfig.from_dict(data)
         data = dict(self.model)
         data.update(family=self.family, vocab_size=vocab_size, max_len=self.max_len)
         data["ensemble_size"] = self.ensemble_size if get_family(self.family).ensemble else 1
+        data["num_classes"] = len(get_task(self.task).label_names)
         return ModelConfig.from_dict(data)
 
     def to_dict(self) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from pathlib import Path
 import torch
 import torch.distributed as dist
 import torch.nn.functional as F
-from sklearn.metrics import matthews_corrcoef
+from sklearn.metrics import f1_score, matthews_corrcoef
 
 from uqcore.layers import widest_query_rows
 from uqcore.noise import sample_seed
@@ -42,13 +42,17 @@ class Dist:
 
 
 def evaluate(model, data: Encoded, metric: str, samples: int, seed: int, device) -> float:
-    """Dev metric of the mean prediction over ``samples`` draws (accuracy or MCC)."""
+    """Dev metric of the mean prediction over ``samples`` draws (accuracy, MCC or macro-F1)."""
     model.eval()
     probs = predict_ids(model, data.ids, samples, seed, rows=256, device=device,
                         noise="stream")  # [T, N, C]
     predicted, labels = probs.mean(0).argmax(-1), data.labels
     if metric == "mcc":
         return float(matthews_corrcoef(labels.numpy(), predicted.numpy()))
+    if metric == "macro_f1":
+        classes = list(range(probs.shape[-1]))
+        return float(f1_score(labels.numpy(), predicted.numpy(), labels=classes, average="macro",
+                              zero_division=0))  # fmt: skip
     return float((predicted == labels).float().mean())
 
 
