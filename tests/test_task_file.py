@@ -11,8 +11,8 @@ import pytest
 
 from uqcore.errors import ConfigError, InputError
 from uqlab.labelled import read_labelled
-from uqlab.task_file import describe, read_task_file
-from uqlab.tasks import TASKS
+from uqlab.task_file import read_task_file
+from uqlab.tasks import TASKS, describe
 
 WORDS = {"red": 0, "green": 1, "blue": 2}
 FILL = "the a big small old new shiny dull car house ball hat box".split()
@@ -54,7 +54,7 @@ def _task(tmp_path, name="colours", **changes):
 @pytest.fixture(autouse=True)
 def _forget_described_tasks():
     yield
-    for name in [n for n, s in TASKS.items() if s.description is not None]:
+    for name in [n for n, s in TASKS.items() if not s.builtin]:
         del TASKS[name]
 
 

@@ -27,8 +27,11 @@ def test_every_task_is_complete_and_consistent(name: str) -> None:
     n = metric.n_classes
     assert len(spec.label_names) == n if n else len(spec.label_names) >= 2
     assert len(set(spec.label_names)) == len(spec.label_names)
-    assert len(spec.files) == 3 and all(f.endswith(".parquet") for f in spec.files)
-    assert all(f.split("/")[0] in spec.layout for f in spec.files)  # the error hint names them
+    data = spec.description["data"]
+    files = [*data["pool"], *([data["test"]] if "test" in data else []),
+             spec.description["ood"]["file"]]  # fmt: skip
+    assert spec.builtin and all(f.startswith("${data}/") and f.endswith(".parquet") for f in files)
+    assert all(f.split("/")[1] in spec.layout for f in files)  # the error hint names them
     assert set(spec.eval_subsets) == set(DOMAINS)  # one bundled subset per domain
     for domain, stem in spec.eval_subsets.items():
         assert (EVAL_DIR / f"{stem}.parquet").is_file(), stem
@@ -87,3 +90,16 @@ def test_only_the_task_table_names_a_task() -> None:
         if quoted.search(line)
     ]
     assert not offenders, offenders
+
+
+def test_the_built_in_tasks_are_descriptions_read_through_the_same_code() -> None:
+    """uqlab/task_files/<name>.json through uqlab.tasks.describe, as a user's task file is."""
+    import json
+
+    from uqlab.tasks import TASK_FILES, describe
+
+    for name in ("imdb", "cola"):
+        doc = json.loads((TASK_FILES / f"{name}.json").read_text())
+        again = describe(doc, TASK_FILES, builtin=True)
+        assert again == TASKS[name]
+    assert {p.stem for p in TASK_FILES.glob("*.json")} == set(TASKS) & {"imdb", "cola"}

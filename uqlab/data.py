@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import os
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -43,7 +44,7 @@ DATA_ENV = "UQ_DATA_DIR"
 TASKS = TASK_NAMES
 HINT = (
     f"set {DATA_ENV} or pass --data-dir pointing at a folder laid out like ../shared/data: "
-    + ", ".join(spec.layout for spec in TASK_TABLE.values())
+    + ", ".join(spec.layout for spec in TASK_TABLE.values() if spec.builtin)
 )
 # file stem -> the name of its Split: "test" (in-domain) or "ood"
 EVAL_SUBSETS = {stem: _SPLIT_OF[d] for stem, d in eval_subset_domains().items()}
@@ -85,11 +86,19 @@ def resolve_data_dir(flag: _Dir = None) -> Path | None:
     return None if value is None else Path(value).expanduser()
 
 
+def _part(fraction: float, n: int) -> int:
+    """``round(fraction * n)`` with halves up, exactly (``Fraction`` of the decimal)."""
+    return int(Fraction(str(fraction)) * n + Fraction(1, 2))
+
+
 def _split_from(spec: TaskSpec, n: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
-    """train/dev (and test, when ``spec.test_in_pool``) positions in a pool of ``n`` rows."""
+    """train/dev (and test, when ``spec.test_in_pool``) positions in a pool of ``n`` rows: one
+    permutation, train first, then dev, then test, their sizes the description's fractions of
+    ``n`` (halves up: CoLA 0.1 and 0.2, IMDB 0.1)."""
+    split = spec.description["data"].get("split", {"dev": 0.1, "test": 0.2})
     p = rng.permutation(n)
-    n_test = (2 * n + 5) // 10 if spec.test_in_pool else 0  # round(0.2 n), halves up
-    n_train = n - (n + 5) // 10 - n_test  # dev = round(0.1 n), halves up
+    n_test = _part(split["test"], n) if spec.test_in_pool else 0
+    n_train = n - _part(split["dev"], n) - n_test
     out = {"train": p[:n_train], "dev": p[n_train : n - n_test]}
     return out | ({"test": p[n - n_test :]} if spec.test_in_pool else {})
 
@@ -106,16 +115,19 @@ def _check_task(task: str) -> TaskSpec:
     return TASK_TABLE[task]
 
 
-def _rows(where: str, text_col: str, names: list[str], get) -> _Rows:
+def _rows(where: str, text_col: str, names: list[str], get, n_labels: int = 2) -> _Rows:
     """Texts and labels from a table with columns ``names`` (``get(col)`` -> list), validated."""
     if text_col not in names or "label" not in names:
         raise InputError(f"{where} has columns {names}; expected {text_col!r} and 'label' ({HINT})")
     texts, labels = get(text_col), get("label")
     if not texts:
         raise InputError(f"{where} is an empty split (0 rows); {HINT}")
-    bad = sorted({repr(v) for v in labels if v not in (0, 1) or isinstance(v, float)})
+    ids = range(n_labels)
+    bad = sorted({repr(v) for v in labels if v not in ids or isinstance(v, float)})
     if bad:
-        raise InputError(f"{where} has labels outside {{0, 1}}: {', '.join(bad[:5])}; fix the file")
+        allowed = ", ".join(map(str, ids)) if n_labels <= 4 else f"0, ..., {n_labels - 1}"
+        raise InputError(f"{where} has labels outside {{{allowed}}}: {', '.join(bad[:5])}; "
+                         "fix the file")  # fmt: skip
     if any(not isinstance(t, str) for t in texts):
         raise InputError(f"{where} has missing or non-string texts in column {text_col!r}")
     return tuple(texts), tuple(int(v) for v in labels)
@@ -134,7 +146,7 @@ def _datasets():
     return datasets
 
 
-def _read_local(path: Path, text_col: str) -> _Rows:
+def _read_local(path: Path, text_col: str, n_labels: int = 2) -> _Rows:
     if not path.is_file():
         raise InputError(f"missing split file: expected {path}; {HINT}")
     try:
@@ -148,11 +160,12 @@ def _read_local(path: Path, text_col: str) -> _Rows:
     except Exception as exc:
         raise InputError(f"{path} is not a readable Parquet file ({exc}); {HINT}") from exc
     names = list(table.column_names)
-    return _rows(str(path), text_col, names, lambda c: table.column(c).to_pylist())
+    return _rows(str(path), text_col, names, lambda c: table.column(c).to_pylist(), n_labels)
 
 
 def _read_hub(spec: TaskSpec) -> tuple[_Rows, _Rows, _Rows]:
-    """The same three parts as ``spec.files``, from the Hub; offline is checked first."""
+    """The task's rows from the Hub as ``(first, second, ood)``: the pool's two parts (CoLA,
+    test in the pool) or the pool and the test split (IMDB); offline is checked first."""
     env = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")
     if any(os.environ.get(k, "").strip().lower() in ("1", "true", "yes", "on") for k in env):
         raise InputError(f"no data folder given and the Hugging Face Hub is offline ({HINT})")
@@ -200,29 +213,70 @@ def load_task(
     ):
         raise InputError(f"limit must be a positive integer or None, got {limit!r}")
     folder = resolve_data_dir(data_dir)
-    if spec.description is not None:  # a task described by a file
-        from uqlab.task_file import load_described
-
-        return load_described(spec, folder, split_seed, limit)
-    if folder is None:
-        first, second, ood = _read_hub(spec)
-    elif not folder.is_dir():
+    if folder is not None and not folder.is_dir():
         given = "--data-dir" if data_dir not in (None, "") else DATA_ENV
-        raise InputError(f"data folder {folder} (from {given}) does not exist; {HINT}")
+        raise InputError(f"data folder {folder} (from {given}) does not exist; {_hint(spec)}")
+    data, ood_doc = spec.description["data"], spec.description.get("ood")
+    seed = data.get("seed", split_seed)
+    rng = np.random.default_rng(seed)
+    if folder is None and spec.hub is not None:
+        first, second, ood = _read_hub(spec)
+        pool = (first[0] + second[0], first[1] + second[1]) if spec.test_in_pool else first
+        test = None if spec.test_in_pool else second
+    elif "train" in data:  # three files: train and dev as they are, test and ood shuffled
+        rows = {k: _read_split(spec, data[k], folder) for k in ("train", "dev", "test")}
+        splits = {k: _take(k, rows[k], np.arange(len(rows[k][0])), limit)
+                  for k in ("train", "dev")}  # fmt: skip
+        splits["test"] = _take("test", rows["test"], rng.permutation(len(rows["test"][0])), limit)
+        return _with_ood(spec, splits, _ood_rows(spec, ood_doc, folder), rng, limit, folder)
     else:
-        first, second, ood = (_read_local(folder / f, spec.text_column) for f in spec.files)
-    rng = np.random.default_rng(split_seed)
-    if spec.test_in_pool:
-        pool = test = (first[0] + second[0], first[1] + second[1])
-        pos = _split_from(spec, len(pool[0]), rng)
-    else:
-        pool, test = first, second
-        pos = _split_from(spec, len(pool[0]), rng) | {"test": rng.permutation(len(test[0]))}
+        parts = [_read_split(spec, f, folder) for f in data.get("pool") or [data["file"]]]
+        pool = (sum((t for t, _ in parts), ()), sum((y for _, y in parts), ()))
+        test = None if spec.test_in_pool else _read_split(spec, data["test"], folder)
+        ood = _ood_rows(spec, ood_doc, folder)
+    n = len(pool[0])
+    if not spec.builtin and spec.test_in_pool and min(
+            _part(f, n) for f in data.get("split", {}).values()) < 1:  # fmt: skip
+        raise InputError(f"{spec.name}: the pool has {n} rows, too few for a train, dev and "
+                         "test split with these fractions; give more rows.")  # fmt: skip
+    pos = _split_from(spec, n, rng)
+    if test is not None:
+        pos["test"] = rng.permutation(len(test[0]))
     splits = {s: _take(s, pool, pos[s], limit) for s in ("train", "dev")}
-    splits |= {"test": _take("test", test, pos["test"], limit)}
-    splits |= {"ood": _take("ood", ood, rng.permutation(len(ood[0])), limit)}
-    source = "hub" if folder is None else str(folder)
-    return TaskData(task, spec.label_names, spec.metric, **splits, source=source)
+    splits["test"] = _take("test", pool if test is None else test, pos["test"], limit)
+    return _with_ood(spec, splits, ood, rng, limit, folder)
+
+
+def _with_ood(spec, splits, ood, rng, limit, folder) -> TaskData:
+    """The task's data with its OOD rows (shuffled by the next permutation; none: empty)."""
+    splits["ood"] = (Split("ood", (), ()) if ood is None
+                     else _take("ood", ood, rng.permutation(len(ood[0])), limit))  # fmt: skip
+    source = "hub" if folder is None and spec.hub is not None else str(
+        folder or spec.description["base"])  # fmt: skip
+    return TaskData(spec.name, spec.label_names, spec.metric, **splits, source=source)
+
+
+def _ood_rows(spec: TaskSpec, ood_doc, folder) -> _Rows | None:
+    return None if not ood_doc else _read_split(spec, ood_doc["file"], folder)
+
+
+def _read_split(spec: TaskSpec, value: str, folder: Path | None) -> _Rows:
+    """One file of the description: a built-in task's Parquet through the strict reader whose
+    messages name the data folder's layout; any other through :mod:`uqlab.labelled`."""
+    from uqlab.task_file import read_split, resolve
+
+    if folder is None and value.startswith("${data}"):
+        raise InputError(f"no data folder given and {spec.name} has no Hub copy; "
+                         f"{_hint(spec)}")  # fmt: skip
+    path = resolve(spec, value, folder)
+    if spec.builtin and path.suffix == ".parquet":
+        return _read_local(path, spec.text_column, len(spec.label_names))
+    rows = read_split(spec, value, folder)
+    return rows.texts, rows.labels
+
+
+def _hint(spec: TaskSpec) -> str:
+    return HINT if spec.builtin else f"check the files named in {spec.name}'s task description"
 
 
 def load_eval_subset(name: str, eval_dir: _Dir = None) -> Split:
@@ -263,13 +317,13 @@ def export_eval_subsets(
     if folder is None:
         raise InputError(f"export-eval needs a local data folder; {HINT}")
     subsets: dict[str, tuple[Split, str]] = {}
-    for spec in TASK_TABLE.values():
+    for spec in (s for s in TASK_TABLE.values() if s.eval_subsets):
         test = load_task(spec.name, folder, split_seed=split_seed).test
         if spec.eval_id_sample:
             labels = np.asarray(test.labels)
             by_label = [np.flatnonzero(labels == y)[: id_sample // 2] for y in (0, 1)]
             test = _take("test", (test.texts, test.labels), np.sort(np.concatenate(by_label)))
-        ood = Split("ood", *_read_local(folder / spec.files[2], spec.text_column))
+        ood = Split("ood", *_read_split(spec, spec.description["ood"]["file"], folder))
         subsets[spec.eval_subsets["id"]] = (test, "id")
         subsets[spec.eval_subsets["ood"]] = (ood, "ood")
     out = Path(out_dir)

@@ -1,10 +1,12 @@
-"""The task table: what each task is, in one entry each.
+"""The task table: what each task is, in one entry each, read from task descriptions.
 
 A :class:`TaskSpec` holds everything the lab and the app need to know about a task: its title
-and label names, its metric, where its data lives (local files, Hub ids) and how its splits are
-drawn, the evaluation subsets bundled in ``assets/eval`` (by domain), its training defaults and
-the rows of the paper's tables that report it (:mod:`uqlab.paper`). Every other module asks this
-table; adding a task is one entry in :data:`TASKS` (plus its data and its eval subsets).
+and label names, its metric, where its data lives (files, Hub ids) and how its splits are drawn,
+the evaluation subsets bundled in ``assets/eval`` (by domain), its training defaults and the
+rows of the paper's tables that report it (:mod:`uqlab.paper`). Every other module asks this
+table. Each task is a JSON description (:func:`describe`): the built-in ones are
+``uqlab/task_files/imdb.json`` and ``cola.json``; a user's is read by ``--task-file``
+(:mod:`uqlab.task_file`) and added with :func:`register`. Adding a task is one description.
 
 Domains have one key and one display name each (:data:`DOMAINS`): ``"id"`` (in-domain: the
 task's test split) and ``"ood"`` (out-of-domain: the task's OOD set). ``metrics.json`` uses the
@@ -13,7 +15,10 @@ keys; the app shows the display names.
 
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from uqcore.errors import ConfigError
@@ -26,6 +31,8 @@ DEFAULT_CHECKPOINT = "cola-minilm-hsto"
 PAPER_CHECKPOINT = "cola-hsto"  # the paper's word-level H-STO-TRANS (its Table 3 model), MCC 0.14
 LONG_TEXT_TASK = "imdb"  # the task whose reviews the app benchmark times on a long text
 LONG_TEXT_CHECKPOINT = "imdb-hsto"  # ... and its checkpoint there
+TASK_FILES = Path(__file__).resolve().parent / "task_files"
+BUILTIN = ("imdb", "cola")  # in the app's order
 
 
 @dataclass(frozen=True)
@@ -67,13 +74,14 @@ class HubSource:
 
 @dataclass(frozen=True)
 class TaskSpec:
-    """One task. ``files``: the three Parquet files under the data folder, (pool, test, ood) when
-    ``test_in_pool`` is False (the pool splits 9:1 into train and dev), else (pool part 1, pool
-    part 2, ood) with the pool split 7:1:2 into train, dev and test (see :mod:`uqlab.data`).
-    ``eval_subsets``: domain key -> file stem under ``assets/eval``; ``eval_id_sample``: the
-    in-domain subset is a label-balanced sample of the test split (else the whole test split).
-    ``train_defaults``: the base of every training config (``uqlab.training.config``).
-    ``paper_tables``: the numbers of the paper's tables that report this task."""
+    """One task, as its description says (:func:`describe`). ``description``: the description
+    itself (its ``data`` and ``ood`` files; ``base``: the folder relative paths start from);
+    ``test_in_pool``: the test split is drawn from the pool (else a file of its own);
+    ``eval_subsets``: domain key -> file stem under ``assets/eval`` (built-in tasks);
+    ``eval_id_sample``: the in-domain subset is a label-balanced sample of the test split;
+    ``train_defaults``: the base of every training config (``uqlab.training.config``);
+    ``paper_tables``: the numbers of the paper's tables that report this task; ``builtin``:
+    shipped with the lab (``uqlab/task_files``)."""
 
     name: str
     title: str  # "CoLA acceptability"
@@ -81,72 +89,147 @@ class TaskSpec:
     label_names: tuple[str, ...]
     metric: str  # a key of METRICS
     text_column: str
-    files: tuple[str, str, str]
-    layout: str  # the data folder's files, as the error hint describes them
-    test_in_pool: bool
+    label_column: str
+    layout: str  # the data files, as the error hint describes them
     hub: HubSource | None
     eval_subsets: dict[str, str] = field(hash=False)
     eval_id_sample: bool
     ood_name: str  # the OOD set as the paper calls it
     train_defaults: dict[str, Any] = field(hash=False)
+    description: dict[str, Any] = field(hash=False, compare=False)
     paper_tables: tuple[int, ...] = ()
-    label_column: str = "label"
-    # a task described by a file (uqlab.task_file): the description as read, its paths resolved
-    description: dict[str, Any] | None = field(default=None, hash=False, compare=False)
+    builtin: bool = False
 
     @property
     def metric_spec(self) -> MetricSpec:
         return METRICS[self.metric]
 
+    @property
+    def test_in_pool(self) -> bool:
+        data = self.description["data"]
+        return "file" in data or "test" in data.get("split", {})
 
-TASKS: dict[str, TaskSpec] = {
-    spec.name: spec
-    for spec in (
-        TaskSpec(
-            "imdb", "IMDB sentiment", "IMDB", ("neg", "pos"), "accuracy", "text",
-            ("imdb/train.parquet", "imdb/test.parquet", "cr/test.parquet"),
-            "imdb/{train,test}.parquet (text, label), "
-            "cr/{train,validation,test}.parquet (text, label)",
-            test_in_pool=False,
-            hub=HubSource("stanfordnlp/imdb", None, ("train", "test"), ood_subset="cr_test"),
-            eval_subsets={"id": "imdb_test_sample", "ood": "cr_test"}, eval_id_sample=True,
-            ood_name="CR",
-            # the paper's IMDB model: 1 layer, 8 heads, embedding and hidden size 128, Adam 1e-3,
-            # batch 128
-            train_defaults={
-                "max_len": 256, "batch_size": 128, "lr": 1e-3, "vocab_size": 20_000,
-                "model": {"n_layers": 1, "n_heads": 8, "d_model": 128, "d_ff": 128,
-                          "dropout": 0.1},
-            },
-            paper_tables=(1,),
-        ),
-        TaskSpec(
-            "cola", "CoLA acceptability", "CoLA", ("unacceptable", "acceptable"), "mcc",
-            "sentence",
-            ("cola/train.parquet", "cola/validation.parquet", "cola/ood.parquet"),
-            "cola/{train,validation,ood}.parquet (sentence, label, idx, source)",
-            test_in_pool=True,
-            hub=HubSource("nyu-mll/glue", "cola", ("train", "validation"), ood_tail=(527, 516)),
-            eval_subsets={"id": "cola_test", "ood": "cola_ood"}, eval_id_sample=False,
-            ood_name="CoLA out-of-domain",
-            # word-level CoLA from scratch (the paper used ELMo inputs, which we do not have)
-            train_defaults={
-                "max_len": 48, "batch_size": 32, "lr": 5e-4, "vocab_size": 8_000, "min_freq": 1,
-                "model": {"n_layers": 4, "n_heads": 8, "d_model": 128, "d_ff": 512,
-                          "dropout": 0.1},
-            },
-            paper_tables=(2, 3),
-        ),
-    )
+
+USER_KEYS = {"name", "title", "short", "text_column", "label_column", "label_names", "metric",
+             "data", "ood", "train_defaults", "notes"}  # fmt: skip
+BUILTIN_KEYS = USER_KEYS | {"layout", "hub", "eval_subsets", "eval_id_sample", "paper_tables"}
+MAX_LABELS = 100
+DEFAULT_TRAINING = {  # a small word-level recipe: trains in minutes on 2 cores
+    "max_len": 64, "batch_size": 32, "lr": 5e-4, "vocab_size": 8_000, "min_freq": 1,
+    "model": {"n_layers": 2, "n_heads": 4, "d_model": 128, "d_ff": 256, "dropout": 0.1},
 }  # fmt: skip
-TASK_NAMES: tuple[str, ...] = tuple(TASKS)
+
+
+def describe(doc: Any, base: Path | str, where: str = "the task file",
+             builtin: bool = False) -> TaskSpec:  # fmt: skip
+    """The :class:`TaskSpec` of a description ``doc`` whose relative paths start at ``base``;
+    :class:`ConfigError` naming ``where`` and what is wrong. The format is in
+    :mod:`uqlab.task_file`; built-in descriptions may also give ``layout``, ``hub``,
+    ``eval_subsets``, ``eval_id_sample`` and ``paper_tables``."""
+    if not isinstance(doc, dict):
+        raise ConfigError(f"{where} must hold a JSON object.")
+    allowed = BUILTIN_KEYS if builtin else USER_KEYS
+    unknown = sorted(set(doc) - allowed - {"base"})
+    if unknown:
+        raise ConfigError(f"{where} has unknown key(s) {', '.join(unknown)}; known: "
+                          f"{', '.join(sorted(allowed))}.")  # fmt: skip
+    missing = [k for k in ("name", "label_names", "text_column", "data") if k not in doc]
+    if missing:
+        raise ConfigError(f"{where} lacks {', '.join(missing)}.")
+    name = doc["name"]
+    if not isinstance(name, str) or not re.fullmatch(r"[a-z0-9][a-z0-9-]{0,39}", name):
+        raise ConfigError(f"{where}: name must be 1-40 lower-case letters, digits or dashes; "
+                          f"got {name!r}.")  # fmt: skip
+    if not builtin and name in BUILTIN:
+        raise ConfigError(f"{where}: {name!r} is a built-in task's name; choose another.")
+    labels = doc["label_names"]
+    if (not isinstance(labels, list) or not 2 <= len(labels) <= MAX_LABELS
+            or not all(isinstance(x, str) and 0 < len(x) <= 40 for x in labels)
+            or len({x.lower() for x in labels}) != len(labels)):  # fmt: skip
+        raise ConfigError(f"{where}: label_names must list 2-{MAX_LABELS} distinct names of "
+                          "1-40 characters, in the order of the label ids.")  # fmt: skip
+    metric = doc.get("metric", "accuracy" if len(labels) == 2 else "macro_f1")
+    spec_m = METRICS.get(metric) if isinstance(metric, str) else None
+    if spec_m is None:
+        raise ConfigError(f"{where}: metric must be one of {', '.join(METRICS)}; got {metric!r}.")
+    if spec_m.n_classes is not None and spec_m.n_classes != len(labels):
+        raise ConfigError(f"{where}: {spec_m.title} is for {spec_m.n_classes} classes; this task "
+                          f"has {len(labels)}: use macro_f1 or accuracy.")  # fmt: skip
+    columns = {k: doc.get(k, "label" if k == "label_column" else None)
+               for k in ("text_column", "label_column")}  # fmt: skip
+    for key, col in columns.items():
+        if not isinstance(col, str) or not col or len(col) > 200:
+            raise ConfigError(f"{where}: {key} must name a column, got {col!r}.")
+    _check_data(doc["data"], where)
+    ood = doc.get("ood")
+    if ood is not None and (not isinstance(ood, dict) or set(ood) - {"file", "name"}
+                            or not isinstance(ood.get("file"), str)):  # fmt: skip
+        raise ConfigError(f'{where}: ood must be {{"file": PATH, "name": TEXT}} or left out.')
+    defaults = doc.get("train_defaults", DEFAULT_TRAINING)
+    if not isinstance(defaults, dict):
+        raise ConfigError(f"{where}: train_defaults must be a JSON object.")
+    title = str(doc.get("title") or name)[:60]
+    hub = doc.get("hub")
+    return TaskSpec(
+        name, title, str(doc.get("short") or title)[:20], tuple(labels), metric,
+        columns["text_column"], columns["label_column"],
+        layout=str(doc.get("layout") or f"the files named in {where}"),
+        hub=None if hub is None else HubSource(**{**hub, "splits": tuple(hub["splits"]),
+            "ood_tail": tuple(hub["ood_tail"]) if hub.get("ood_tail") else None}),
+        eval_subsets=dict(doc.get("eval_subsets", {})),
+        eval_id_sample=bool(doc.get("eval_id_sample", False)),
+        ood_name=str((ood or {}).get("name") or "out-of-domain")[:40], train_defaults=defaults,
+        description={**doc, "base": str(doc.get("base", base))},
+        paper_tables=tuple(doc.get("paper_tables", ())), builtin=builtin,
+    )  # fmt: skip
+
+
+def _check_data(data: Any, where: str) -> None:
+    """``data``: three files (train, dev, test); one file with split fractions and a seed; or
+    (built-in form) a pool of files with split fractions and, unless the split has a test
+    fraction, a test file."""
+    if not isinstance(data, dict):
+        raise ConfigError(f"{where}: data must be an object (train/dev/test files, or a file "
+                          "with split fractions).")  # fmt: skip
+    if "train" in data:
+        if set(data) != {"train", "dev", "test"} or not all(isinstance(v, str)
+                                                            for v in data.values()):  # fmt: skip
+            raise ConfigError(f"{where}: data with a train file takes train, dev and test "
+                              "files and nothing else.")  # fmt: skip
+        return
+    one = "file" in data
+    keys = {"file", "split", "seed"} if one else {"pool", "split", "seed", "test"}
+    files = [data.get("file")] if one else list(data.get("pool") or [])
+    if set(data) - keys or not files or not all(isinstance(f, str) for f in files):
+        raise ConfigError(f"{where}: data must name train, dev and test files, or one file "
+                          "with split (dev and test fractions) and seed.")  # fmt: skip
+    split = data.get("split", {"dev": 0.1, "test": 0.2})
+    needs_test = one or "test" not in data
+    ok = (isinstance(split, dict) and {"dev"} <= set(split) <= {"dev", "test"}
+          and (("test" in split) == needs_test)
+          and all(isinstance(v, int | float) and 0 < v < 0.5 for v in split.values())
+          and sum(split.values()) < 0.9)  # fmt: skip
+    seed = data.get("seed", 0)
+    if not ok or isinstance(seed, bool) or not isinstance(seed, int):
+        raise ConfigError(
+            f'{where}: split must be {{"dev": f, "test": f}} with each '
+            "fraction in (0, 0.5) and their sum under 0.9; seed an integer."
+        )
+
+
+def _builtin(name: str) -> TaskSpec:
+    path = TASK_FILES / f"{name}.json"
+    return describe(json.loads(path.read_text(encoding="utf-8")), TASK_FILES, path.name, True)
+
+
+TASKS: dict[str, TaskSpec] = {name: _builtin(name) for name in BUILTIN}
+TASK_NAMES: tuple[str, ...] = tuple(TASKS)  # the built-in tasks
 
 
 def register(spec: TaskSpec) -> TaskSpec:
     """Add a task described by a file (:mod:`uqlab.task_file`) to the table, for this process;
-    a built-in task's name is refused. Registering the same description again is a no-op."""
-    known = TASKS.get(spec.name)
-    if known is not None and known.description is None:
+    a built-in task's name is refused. Registering a name again replaces its description."""
+    if spec.name in BUILTIN:
         raise ConfigError(f"Task name {spec.name!r} is a built-in task's; name yours otherwise.")
     TASKS[spec.name] = spec
     return spec

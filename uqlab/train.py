@@ -165,9 +165,9 @@ def run(tc: TrainConfig, quiet: bool = False) -> Path:
             # same bits need the same thread count: it sets the order of float sums on the CPU
             "threads": torch.get_num_threads(), "processes": dist_ctx.world,
         }  # fmt: skip
-        described = get_task(tc.task).description
-        if described is not None:  # evaluating or opening it needs no task file
-            training["task_spec"] = described
+        spec = get_task(tc.task)
+        if not spec.builtin:  # evaluating or opening it needs no task file
+            training["task_spec"] = spec.description
         dtype = torch.float16 if tc.save_dtype == "float16" else None
         model = model.cpu()
         if dtype is not None:
