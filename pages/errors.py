@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui import cached, dataset, sidebar
+from ui import cached, data_source, dataset, sidebar
 from ui import keys as K
 from ui.catalog import label_names, lac_scores
 from ui.compute import Summary, settings_key
@@ -15,18 +15,29 @@ from ui.progress import Eta
 from ui.state import explorer_url
 from ui.tables import fitted
 from uqcore.stats import conformal_from_scores
+from uqlab.tasks import task_title
 
 view, info = sidebar.page("Error analysis")
 names = label_names(info)
-st.caption(f"{info.name} on the bundled {info.task} examples ("
-           + ", ".join(f"{s}: {d}" for s, d in dataset.SUBSETS[info.task])
-           + f"), seed {view.seed}; the sidebar's temperatures apply.")  # fmt: skip
+source = data_source.choose(names, task_title(info.task), "errors")
+if source is None:
+    st.stop()
+if source.rows is None:
+    st.caption(f"{info.name} on the bundled {info.task} examples ("
+               + ", ".join(f"{s}: {d}" for s, d in dataset.subsets(info.task))
+               + f"), seed {view.seed}; the sidebar's temperatures apply.")  # fmt: skip
+else:
+    st.caption(f"{info.name} on {source.title} ({len(source.rows):,} labelled rows), seed "
+               f"{view.seed}; the sidebar's temperatures apply.")  # fmt: skip
 c1, c2 = st.columns(2)
 T = c1.number_input("T", 1, 100, 10, key=K.ERR_T, help="Samples per example (paper: 10).")
 per = c2.number_input("Examples per domain (0 = all)", 0, 2000, 0, step=100, key=K.ERR_N)
 ov = settings_key(view.overrides())
-request = (info.name, int(T), int(per), view.seed, ov)
-note = cached.stored_note(info.name, int(T), view.seed, ov)
+request = (info.name, int(T), int(per), view.seed, ov, source.key)
+if source.rows is None:
+    note = cached.stored_note(info.name, int(T), view.seed, ov)
+else:
+    note = "Sampled here: your file has no stored results."
 stored = note.startswith("Read")
 if st.button("Compute", type="primary", key=K.ERR_GO) or stored:  # stored: read at once
     st.session_state[K.ERR_REQUEST] = request
@@ -38,7 +49,7 @@ computed = st.session_state.get(K.ERR_FRAME)
 if computed is None or computed[0] != request:  # filters and sorts below reuse this frame
     bar, early, eta = st.progress(0.0), st.empty(), Eta()
     df, skipped = dataset.frame(
-        dataset.pick(info.task, int(per) or None, view.seed),
+        dataset.pick(info.task, int(per) or None, view.seed, source.rows),
         cached.sampler(info.name, T, view.seed, ov),
         lambda f: bar.progress(f, eta.text(f)),
         partial=lambda d: early.dataframe(d[["domain", "text", "p_gold", "correct", "mi"]],
@@ -117,8 +128,9 @@ chosen = part.iloc[row]
 summary_metrics(Summary.of_row(chosen), names, gold=True)
 st.link_button("Open in the explorer ↗", top["open"].iloc[row], type="primary",
                help="The explorer shows the same numbers for this sentence.")  # fmt: skip
-record = {"checkpoint": info.name, "T": int(T), "seed": view.seed, **overrides(view),
-          "examples per domain": int(per) or "all", "domain": domain, "show": which,
+record = {"checkpoint": info.name, "examples": source.title, "T": int(T), "seed": view.seed,
+          **overrides(view), "examples per domain": int(per) or "all", "domain": domain,
+          "show": which,
           "sorted by": sort}  # inside the CSV
 st.download_button("Download these rows (CSV)", lambda: csv_text(part, record),
                    f"errors-{info.name}-T{int(T)}-seed{view.seed}.csv", "text/csv")  # fmt: skip

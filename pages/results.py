@@ -47,7 +47,7 @@ st.caption("Ours: each checkpoint's metrics.json, written by `python -m uqlab.ev
 st.header("On the bundled evaluation subsets")
 st.caption(
     "Recomputed here, example by example, so every row matches the explorer: "
-    + ", ".join(f"{s} ({d})" for s, d in dataset.SUBSETS[task])
+    + ", ".join(f"{s} ({d})" for s, d in dataset.subsets(task))
     + "."
 )
 c1, c2, c3 = st.columns([3, 1, 1])
@@ -106,9 +106,14 @@ with left:
                "Temperature-scaled: every sample's logits divided by the temperature fitted on "
                "the dev split (for checkpoints evaluated with it).")
 with right:
-    st.plotly_chart(F.roc_figure({n: dataset.roc(f, score) for n, f in frames.items()},
-                                 dataset.SCORES[score][1]), width="stretch")  # fmt: skip
-    st.caption("Higher curves separate out-of-domain inputs better by their uncertainty.")
+    with_ood = {n: f for n, f in frames.items() if (f["domain"] == dataset.OUT).any()}
+    if with_ood:
+        st.plotly_chart(F.roc_figure({n: dataset.roc(f, score) for n, f in with_ood.items()},
+                                     dataset.SCORES[score][1]), width="stretch")  # fmt: skip
+        st.caption("Higher curves separate out-of-domain inputs better by their uncertainty.")
+    else:
+        st.info("This task has no out-of-domain examples, so there is no out-of-domain "
+                "detection to show.")
 st.plotly_chart(F.risk_coverage_figure({n: dataset.risk_coverage(f) for n, f in frames.items()}),
                 width="stretch")  # fmt: skip
 st.caption("Selective prediction: answer only the most confident share of the inputs. A lower "

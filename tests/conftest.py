@@ -45,3 +45,17 @@ def minilm_base():
         return minilm_dir()
     except ConfigError as exc:
         pytest.skip(str(exc))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _shipped_tasks():
+    """Tasks described by a file that shipped checkpoints were trained on (their config.json
+    carries the description), registered as the app's scan and ``python -m uqlab.evaluate``
+    register them."""
+    from uqcore.registry import list_checkpoints
+    from uqlab.paths import SHIPPED_CHECKPOINT_DIR
+    from uqlab.task_file import register_from_training
+
+    for info in list_checkpoints(SHIPPED_CHECKPOINT_DIR):
+        if not info.error:
+            register_from_training(info.training)

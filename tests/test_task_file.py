@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import json
 import random
+from pathlib import Path
 
 import pytest
 
@@ -53,9 +54,10 @@ def _task(tmp_path, name="colours", **changes):
 
 @pytest.fixture(autouse=True)
 def _forget_described_tasks():
+    before = dict(TASKS)
     yield
-    for name in [n for n, s in TASKS.items() if not s.builtin]:
-        del TASKS[name]
+    TASKS.clear()
+    TASKS.update(before)
 
 
 def test_a_three_class_task_trains_and_evaluates_from_its_file_only(tmp_path):
@@ -162,3 +164,36 @@ def test_a_checkpoint_with_another_label_count_is_refused(tmp_path, capsys):
     (root / "cola-trans" / "config.json").write_text(json.dumps(doc))
     assert evaluate.main(["--ckpt", str(root / "cola-trans"), "--quiet"]) == 2
     assert "has 2 classes but task 'colours' has 3" in capsys.readouterr().err
+
+
+def test_a_three_class_checkpoint_opens_on_every_page(tmp_path, monkeypatch):
+    """A task with three labels, described by a file with its example files, trained for one
+    epoch: the explorer and every dataset page open on it with no exception or error box."""
+    from streamlit.testing.v1 import AppTest
+
+    from ui.routes import PAGES
+    from uqlab import train
+
+    _csv(tmp_path / "examples.csv", _rows(24, seed=5))
+    task = _task(tmp_path, examples={"id": "examples.csv"})
+    root = tmp_path / "ck"
+    out = str(root / "colours-mc")
+    args = ["--task-file", str(task), "--family", "mcdropout", "--out", out, "--epochs", "1"]
+    assert train.main([*args, "--quiet"]) == 0
+    del TASKS["colours"]  # the app registers it from the checkpoint
+    monkeypatch.setenv("UQ_CHECKPOINT_DIR", str(root))
+    app = Path(__file__).resolve().parent.parent / "app.py"
+    at = AppTest.from_file(str(app), default_timeout=300)
+    at.query_params.update({"ckpt": "colours-mc", "T": "5", "text": "the big red car"})
+    at.run()
+    problems = [str(e) for e in at.exception] + [e.value for e in at.error]
+    assert not problems, problems
+    assert at.metric
+    for script, title, _, _ in PAGES[1:]:
+        at.switch_page(script).run()
+        for button in at.button:  # dataset pages compute on a click
+            if button.label == "Compute":
+                button.click().run()
+                break
+        problems = [str(e) for e in at.exception] + [e.value for e in at.error]
+        assert not problems, f"{title}: {problems}"

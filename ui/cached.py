@@ -5,6 +5,7 @@ the same numbers."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import tempfile
 import threading
@@ -28,6 +29,7 @@ from uqlab.paths import checkpoint_dir
 from uqlab.stored import TOLERANCE as STORED_TOLERANCE
 from uqlab.stored import StoredSamples
 from uqlab.stored import read as read_stored
+from uqlab.task_file import register_from_training
 from uqlab.tasks import TASKS
 
 DEVICE_ENV = "UQ_DEVICE"
@@ -57,8 +59,19 @@ def root() -> str:
 
 @st.cache_data(ttl=60, show_spinner=False)
 def _scan(folder: str) -> list[CheckpointInfo]:
-    """Every checkpoint folder of ``folder``, read once per minute (readable or not)."""
-    return _list(folder)
+    """Every checkpoint folder of ``folder``, read once per minute (readable or not). A
+    checkpoint of a task described by a file registers that task (its ``task_spec``), so every
+    page reads it from the task table; a description that does not hold is the checkpoint's
+    error."""
+    out = []
+    for info in _list(folder):
+        if not info.error:
+            try:
+                register_from_training(info.training)
+            except UQError as exc:
+                info = dataclasses.replace(info, error=f"its task description: {exc}")
+        out.append(info)
+    return out
 
 
 def rescan() -> None:

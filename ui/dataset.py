@@ -25,14 +25,17 @@ from uqcore.stats import (
     table3_stats,
 )
 from uqcore.stats import risk_coverage as stats_risk_coverage
+from uqlab.data import task_examples
 from uqlab.stored import bundled_rows
 from uqlab.tasks import DOMAINS, TASKS
 
 IN, OUT = DOMAINS["id"], DOMAINS["ood"]  # the ``domain`` column's values
-SUBSETS = {  # task -> ((file stem, domain display name), ...), in-domain first
-    name: tuple((stem, DOMAINS[d]) for d, stem in spec.eval_subsets.items())
-    for name, spec in TASKS.items()
-}
+@lru_cache(maxsize=16)
+def subsets(task: str) -> tuple[tuple[str, str], ...]:
+    """``((subset name, domain display name), ...)`` of a task's examples, in-domain first."""
+    if task not in TASKS:
+        return ()
+    return tuple((name, DOMAINS[d]) for d, (name, _) in task_examples(task).items())
 SCORES = {  # OOD score name -> (column, label); higher = more likely out of domain
     "mutual_information": ("mi", "mutual information"),
     "entropy": ("entropy", "predictive entropy"),
@@ -51,14 +54,16 @@ def examples(task: str) -> tuple[tuple[str, int, str, int], ...]:
     return tuple((t, y, DOMAINS[d], i) for t, y, d, i in bundled_rows(task))
 
 
-def pick(task: str, per_domain: int | None, seed: int = 0) -> list[tuple[str, int, str, int]]:
-    """All examples, or ``per_domain`` of each domain drawn with ``seed`` (kept in order)."""
-    rows = examples(task)
+def pick(task: str, per_domain: int | None, seed: int = 0,
+         rows: tuple | None = None) -> list[tuple[str, int, str, int]]:  # fmt: skip
+    """All examples of ``task`` (or the given ``rows``: a visitor's file), or ``per_domain`` of
+    each domain drawn with ``seed`` (kept in order)."""
+    rows = examples(task) if rows is None else rows
     if per_domain is None:
         return list(rows)
     rng = np.random.default_rng(seed)
     out = []
-    for _, domain in SUBSETS[task]:
+    for domain in dict.fromkeys(r[2] for r in rows):
         idx = [i for i, r in enumerate(rows) if r[2] == domain]
         chosen = sorted(rng.choice(idx, size=min(per_domain, len(idx)), replace=False))
         out += [rows[i] for i in chosen]
@@ -126,15 +131,29 @@ def _records(rows: list, sampled: list, temperature: float | None) -> pd.DataFra
         "neg_max_logit": logit_scores(logits, "max_logit"),
         "energy": logit_scores(logits, "energy"),
     })  # fmt: skip
+    for c in range(mean.shape[1]):  # every class, for any number of classes
+        out[f"{CLASS_P}{c}"] = mean[:, c]
     if temperature is not None:
-        out["p1_scaled"] = scaled_probs(logits, temperature)[:, :, -1].mean(0)
+        scaled = scaled_probs(logits, temperature).mean(0)  # [N, C]
+        out["p1_scaled"] = scaled[:, -1]
+        for c in range(scaled.shape[1]):
+            out[f"{CLASS_P_SCALED}{c}"] = scaled[:, c]
     return out
 
 
+CLASS_P, CLASS_P_SCALED = "p@", "p_scaled@"  # column prefixes of the mean p of each class
+
+
 def _mean_probs(part: pd.DataFrame, column: str = "p1") -> np.ndarray:
-    """The mean prediction ``[N, 2]`` of a two-class frame's rows from ``column`` (p(class 1))."""
-    p1 = part[column].to_numpy(dtype=np.float64)
-    return np.stack([1.0 - p1, p1], 1)
+    """The mean prediction ``[N, C]`` of a frame's rows (``column`` "p1_scaled": after
+    temperature scaling), from its per-class columns."""
+    prefix = CLASS_P_SCALED if column == "p1_scaled" else CLASS_P
+    cols = sorted((c for c in part.columns if c.startswith(prefix)),
+                  key=lambda c: int(c[len(prefix):]))  # fmt: skip
+    if not cols:  # a two-class frame that only has p(class 1)
+        p1 = part[column].to_numpy(dtype=np.float64)
+        return np.stack([1.0 - p1, p1], 1)
+    return part[cols].to_numpy(dtype=np.float64)
 
 
 def reliability(df: pd.DataFrame, n_bins: int = 15, column: str = "p1"):
@@ -159,14 +178,13 @@ def risk_coverage(df: pd.DataFrame) -> dict:
 
 
 def conformal_members(df: pd.DataFrame, sets: ConformalSets) -> np.ndarray:
-    """Which classes are in each row's conformal set, ``[N, 2]`` bool, for a two-class frame
-    (``p1`` = mean p(class 1)); the set rule is the library's (:meth:`ConformalSets.sets`)."""
+    """Which classes are in each row's conformal set, ``[N, C]`` bool; the set rule is the
+    library's (:meth:`ConformalSets.sets`)."""
     return sets.sets(_mean_probs(df))  # [N, 2]
 
 
 def conformal_rows(df: pd.DataFrame, sets: ConformalSets) -> dict[str, dict[str, float]]:
-    """Per domain: empirical coverage and mean size of the conformal ``sets`` on a two-class
-    frame (``p1`` = mean p(class 1))."""
+    """Per domain: empirical coverage and mean size of the conformal ``sets`` on a frame."""
     out = {}
     for domain in (IN, OUT):
         part = df[df["domain"] == domain]

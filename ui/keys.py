@@ -103,6 +103,9 @@ UP_FILES, UP_NAME, UP_FILES_GO = "up_files", "up_name", "up_files_go"  # loose f
 UP_PATH, UP_PATH_GO = "up_path", "up_path_go"  # a server folder
 UP_TASK, UP_FAMILY, UP_LAYERS = "up_task", "up_family", "up_layers"  # a Hugging Face folder's
 UP_HF, UP_HF_GO = "up_hf", "up_hf_go"  # the operator's Hugging Face folders (UQ_HF_DIR)
+DATA_KIND = "data_kind"  # a dataset page's examples: bundled or the visitor's file (prefix)
+DATA_FILE, DATA_OOD = "data_file", "data_ood"  # the visitor's files (prefixes; "_" + key: read)
+DATA_TEXT, DATA_LABEL, DATA_MAP = "data_text", "data_label", "data_map"  # columns, label map
 UP_KIND = "_up_kind"  # (upload file id, "hf" or "project" or an error) of the zip last peeked at
 
 ALL: frozenset[str] = frozenset(

@@ -29,7 +29,9 @@ from uqcore.base_model import BaseRecord, file_sha256
 from uqcore.checkpoint import load_checkpoint
 from uqcore.errors import UQError
 from uqlab.import_hf import BASE_COPY, SIDE_JSON, SIDE_TENSORS, inspect, write_checkpoint
+from uqlab.task_file import register_from_training
 from uqlab.tasks import TASK_NAMES as TASKS
+from uqlab.tasks import TASKS as TASK_TABLE
 
 MAX_UPLOAD_BYTES = 100 * 2**20  # one upload (zip or files together)
 MAX_UNZIPPED_BYTES = 300 * 2**20  # zip bombs stop here
@@ -317,12 +319,16 @@ def _stage(files: dict[str, bytes], staging: Path) -> None:
     for fname, blob in files.items():
         (staging / fname).write_bytes(blob)
     ck = load_checkpoint(staging, local_base=False)  # strict: raises with the reason
-    task = ck.training.get("task")
-    if task not in TASKS:
+    task = register_from_training(ck.training)  # a described task comes with its description
+    if task not in TASK_TABLE:
         raise UploadError(
             f"The checkpoint's training info names task {task!r}; the app "
-            f"knows {', '.join(TASKS)} (config.json -> training.task)."
+            f"knows {', '.join(TASK_TABLE)} (config.json -> training.task, or training.task_spec "
+            "for a task described by a file)."
         )
+    if len(TASK_TABLE[task].label_names) != ck.config.num_classes:
+        raise UploadError(f"The checkpoint has {ck.config.num_classes} classes but its task "
+                          f"{task!r} has {len(TASK_TABLE[task].label_names)}.")  # fmt: skip
     _check_training(ck.training, ck.config.num_classes)
     if ck.metrics:
         _check_metrics(ck.metrics)

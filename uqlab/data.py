@@ -300,6 +300,20 @@ def load_eval_subset(name: str, eval_dir: _Dir = None) -> Split:
     return Split(EVAL_SUBSETS[stem], texts, labels)
 
 
+def task_examples(task: str) -> dict[str, tuple[str, Split]]:
+    """The examples a task's dataset pages show, by domain key: ``(name, split)``. A built-in
+    task's bundled subsets (``assets/eval``); a described task's ``examples`` files (its
+    description: ``{"id": PATH, "ood": PATH}``, each named by its file stem), or none."""
+    spec = _check_task(task)
+    if spec.builtin:
+        return {d: (stem, load_eval_subset(stem)) for d, stem in spec.eval_subsets.items()}
+    out = {}
+    for domain, value in (spec.description.get("examples") or {}).items():
+        rows = _read_split(spec, value, resolve_data_dir(None))
+        out[domain] = (Path(value).stem, Split("test" if domain == "id" else "ood", *rows))
+    return out
+
+
 def export_eval_subsets(
     data_dir: _Dir, out_dir: str | os.PathLike, *, split_seed: int = 0, id_sample: int = 500
 ) -> dict[str, int]:

@@ -85,7 +85,12 @@ def read_table(source: str | os.PathLike | bytes, kind: str | None = None,
             opts = pacsv.ParseOptions(delimiter="\t" if kind == "tsv" else ",",
                                       newlines_in_values=True)  # fmt: skip
             convert = pacsv.ConvertOptions(strings_can_be_null=False)
-            return pacsv.read_csv(handle, parse_options=opts, convert_options=convert)
+            table = pacsv.read_csv(handle, parse_options=opts, convert_options=convert)
+            binary = [f.name for f in table.schema if pa.types.is_binary(f.type)]
+            if binary:  # pyarrow keeps bytes that are not UTF-8 as binary
+                raise InputError(f"{where} is not UTF-8 text (column {binary[0]!r}); save it "
+                                 "as UTF-8.")  # fmt: skip
+            return table
         if kind == "jsonl":
             return _jsonl(handle, where)
         if kind == "parquet":

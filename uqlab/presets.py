@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from uqlab.data import load_eval_subset
+from uqlab.data import task_examples
 from uqlab.paper import examples
 from uqlab.tasks import TASKS
 
@@ -29,10 +29,9 @@ def preset_rows(task: str) -> tuple[tuple[str, int, str], ...]:
     if paper:
         return tuple((r.text, int(r.gold), r.domain) for r in paper)
     out = []
-    for domain, subset in spec.eval_subsets.items():
-        split = load_eval_subset(subset)
+    for domain, (_, split) in task_examples(task).items():
         order = sorted(range(len(split.texts)), key=lambda i: (len(split.texts[i]), i))
-        picked = {0: 0, 1: 0}
+        picked = dict.fromkeys(range(len(spec.label_names)), 0)
         for i in order:
             label = int(split.labels[i])
             if picked[label] < PER_LABEL and len(split.texts[i]) >= MIN_CHARS:

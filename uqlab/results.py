@@ -25,6 +25,7 @@ from uqlab.paper import (
     p_gold_cell,
 )
 from uqlab.paths import checkpoint_dir
+from uqlab.task_file import register_from_training
 from uqlab.tasks import METRICS, TASKS, get_task
 from uqlab.training.storage import LOGIT_TOLERANCE
 
@@ -60,13 +61,14 @@ def metric_rows(task: str, entries: Iterable[tuple[str, dict | None]]) -> list[d
         rows.append({
             "checkpoint": name,
             "ours ID": metric_cell(m["id"], key) if m else "not evaluated",
-            "ours OOD": metric_cell(m["ood"], key) if m else "not evaluated",
+            "ours OOD": (metric_cell(m["ood"], key) if "ood" in m else "no OOD set")
+            if m else "not evaluated",
             "Δ ID vs TRANS": f"{100 * (m['id'][f'{key}_mean'] - base['id'][f'{key}_mean']):+.2f}"
             if m and base else "—",
             "paper row": p[0], "paper ID": p[1], "paper OOD": p[2],
             "ECE (ID)": round(m["id"]["ece"], 4) if m else None,
             "MI ID → OOD": f"{m['id']['mean_mutual_information']:.4f} → "
-            f"{m['ood']['mean_mutual_information']:.4f}" if m else "—",
+            f"{m['ood']['mean_mutual_information']:.4f}" if m and "ood" in m else "—",
             "AUROC (MI)": round(det["auroc"], 3) if det else None,
         })  # fmt: skip
     return rows
@@ -87,6 +89,25 @@ def _main_table(rows: list, task: str) -> list[str]:
     return [*lines, ""]
 
 
+def _described_table(rows: list, task: str) -> list[str]:
+    """A task no paper reports (described by a file): its checkpoints' metric in and out of
+    domain, the OOD AUROC of MI, and where the task comes from."""
+    spec = get_task(task)
+    mine = [(n, m) for n, m in rows if (m or {}).get("task") == task]
+    if not mine:
+        return []
+    ood = spec.ood_name
+    lines = [f"## {spec.title} (a task described by a file)", "",
+             f"Trained and evaluated from its task file only (`{spec.name}`: "
+             f"{', '.join(spec.label_names)}); OOD = {ood}.", "",
+             f"| checkpoint | {spec.metric_spec.title} ID | {spec.metric_spec.title} OOD | "
+             "MI ID → OOD | AUROC (MI) |", "|---|---:|---:|---:|---:|"]  # fmt: skip
+    for r in metric_rows(task, mine):
+        lines.append(f"| {r['checkpoint']} | {r['ours ID']} | {r['ours OOD']} | "
+                     f"{r['MI ID → OOD']} | {r['AUROC (MI)']} |")  # fmt: skip
+    return [*lines, ""]
+
+
 def render(
     rows: list[tuple[str, dict | None]], storage: dict[str, dict | None] | None = None
 ) -> str:
@@ -101,6 +122,8 @@ def render(
     for task in TASKS:
         if metric_table(task):
             lines += _main_table(rows, task)
+        else:
+            lines += _described_table(rows, task)
     lines += ["## Table 3: per-example statistics", "",
               "| checkpoint | domain | example (gold) | p(gold) mean ± var | correct/T | paper |",
               "|---|---|---|---:|---:|---|"]  # fmt: skip
@@ -119,11 +142,11 @@ def render(
     for name, m in rows:
         if m is None:
             continue
-        det = m["ood_detection"]
-        for side in ("id", "ood"):
+        det = m.get("ood_detection")
+        for side in (k for k in ("id", "ood") if k in m):
             s = m[side]
             auroc = (f"{det['mutual_information']['auroc']:.3f} | {det['max_prob']['auroc']:.3f}"
-                     if side == "ood" else " | ")  # fmt: skip
+                     if side == "ood" and det else " | ")  # fmt: skip
             lines.append(f"| {name} | {side} | {s['nll']:.3f} | {s['brier']:.3f} | {s['ece']:.3f}"
                          f" | {s['mean_entropy']:.3f} | {s['mean_mutual_information']:.4f} | "
                          f"{s['mean_variance']:.5f} | {auroc} |")  # fmt: skip
@@ -318,6 +341,8 @@ def main(argv: list[str] | None = None) -> int:
         print(training_table(args.root, args.training_table))
         return 0
     infos = [i for i in list_checkpoints(args.root) if not i.error]
+    for info in infos:  # a task described by a file comes with its checkpoints
+        register_from_training(info.training)
     rows = [(i.name, i.metrics) for i in infos]
     storage = {i.name: i.training.get("storage") for i in infos
                if i.training.get("config", {}).get("save_dtype") == "float16"}  # fmt: skip

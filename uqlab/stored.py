@@ -34,9 +34,8 @@ from uqcore.checkpoint import Checkpoint, weights_path
 from uqcore.predict import predict_ids
 from uqcore.settings import ForwardSettings, is_stochastic, resolve
 from uqcore.vocab import write_atomic
-from uqlab.data import load_eval_subset
+from uqlab.data import task_examples
 from uqlab.presets import preset_rows
-from uqlab.tasks import TASKS
 
 FILE = "samples.safetensors"
 FORMAT = "2"
@@ -53,10 +52,9 @@ SETTING_FIELDS = tuple(
 
 def bundled_rows(task: str) -> list[tuple[str, int, str, int]]:
     """``(text, gold, domain key, index in its subset)`` of every bundled example of ``task``:
-    its subsets (``TASKS[task].eval_subsets``) in order, in-domain first."""
+    its subsets (:func:`uqlab.data.task_examples`) in order, in-domain first."""
     out = []
-    for domain, stem in TASKS[task].eval_subsets.items():
-        split = load_eval_subset(stem)
+    for domain, (_, split) in task_examples(task).items():
         pairs = zip(split.texts, split.labels, strict=True)
         out += [(t, int(y), domain, i) for i, (t, y) in enumerate(pairs)]
     return out
@@ -65,8 +63,7 @@ def bundled_rows(task: str) -> list[tuple[str, int, str, int]]:
 def subset_hashes(task: str) -> dict[str, str]:
     """sha256 of each bundled subset's texts and labels (what a stored row depends on)."""
     out = {}
-    for stem in TASKS[task].eval_subsets.values():
-        split = load_eval_subset(stem)
+    for stem, split in task_examples(task).values():
         doc = json.dumps([list(split.texts), [int(y) for y in split.labels]]).encode()
         out[stem] = hashlib.sha256(doc).hexdigest()
     return out

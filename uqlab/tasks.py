@@ -111,7 +111,7 @@ class TaskSpec:
 
 
 USER_KEYS = {"name", "title", "short", "text_column", "label_column", "label_names", "metric",
-             "data", "ood", "train_defaults", "notes"}  # fmt: skip
+             "data", "ood", "examples", "train_defaults", "notes"}  # fmt: skip
 BUILTIN_KEYS = USER_KEYS | {"layout", "hub", "eval_subsets", "eval_id_sample", "paper_tables"}
 MAX_LABELS = 100
 DEFAULT_TRAINING = {  # a small word-level recipe: trains in minutes on 2 cores
@@ -165,6 +165,12 @@ def describe(doc: Any, base: Path | str, where: str = "the task file",
     if ood is not None and (not isinstance(ood, dict) or set(ood) - {"file", "name"}
                             or not isinstance(ood.get("file"), str)):  # fmt: skip
         raise ConfigError(f'{where}: ood must be {{"file": PATH, "name": TEXT}} or left out.')
+    examples = doc.get("examples")
+    if examples is not None and (not isinstance(examples, dict) or not examples
+                                 or set(examples) - set(DOMAINS)
+                                 or not all(isinstance(v, str) for v in examples.values())):
+        raise ConfigError(f"{where}: examples must map 'id' (and 'ood') to a file or be left "
+                          "out.")  # fmt: skip
     defaults = doc.get("train_defaults", DEFAULT_TRAINING)
     if not isinstance(defaults, dict):
         raise ConfigError(f"{where}: train_defaults must be a JSON object.")

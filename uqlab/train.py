@@ -204,6 +204,17 @@ def _card_text(task: str, family: str, seed: int, scores: str, command: str) -> 
     )
 
 
+def _config_task_file(config: str | None) -> str | None:
+    """A config file's ``task_file`` (relative to the config file's folder), if it names one."""
+    if not config:
+        return None
+    try:
+        value = json.loads(Path(config).read_text()).get("task_file")
+    except (OSError, ValueError, AttributeError):
+        return None  # _identity says what is wrong with the file
+    return None if not isinstance(value, str) else str(Path(config).parent / value)
+
+
 def _identity(args: argparse.Namespace) -> tuple[str, str, str]:
     """Task, family and checkpoint name from the flags or, failing them, the --config file
     (whose ``name`` defaults to ``<task>-<family>``)."""
@@ -222,8 +233,9 @@ def _identity(args: argparse.Namespace) -> tuple[str, str, str]:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     try:
-        if args.task_file:  # registered in the task table; its name is the task
-            args.task = read_task_file(args.task_file).name
+        task_file = args.task_file or _config_task_file(args.config)
+        if task_file:  # registered in the task table; its name is the task
+            args.task = read_task_file(task_file).name
         task, family, name = _identity(args)
         out = args.out or str(checkpoint_dir() / name)
         tc = build_config(

@@ -142,6 +142,7 @@ def build_config(
         _merge(data, _nested(key.split("."), _parse_value(raw)))
     data.update({k: v for k, v in flags.items() if v is not None})
     data.pop("name", None)  # a config file's checkpoint name; used by the CLI for --out
+    data.pop("task_file", None)  # a config file's task description; the CLI has read it
     data.update(task=task, family=family, out=out)
     known = {f.name for f in dataclasses.fields(TrainConfig)}
     unknown = sorted(set(data) - known)
