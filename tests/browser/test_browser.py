@@ -451,3 +451,54 @@ def test_upload_a_zipped_hugging_face_classifier_and_use_it(tab, server, shots, 
     tab.get_by_text("examples.", exact=False).first.wait_for()
     settle(tab)
     tab.screenshot(path=str(shots / "errors-hf.png"), full_page=True)
+
+
+YOUR_CSV = (
+    "Sentence (raw),Is it OK?,id#\n"
+    "The cat slept.,no,1\n"  # labelled wrong on purpose: the model is confidently against it
+    "She reads books every day.,no,2\n"
+    "Books reads she the.,no,3\n"
+    "The dog chased the cat.,yes,4\n"
+    "\"=HYPERLINK(\"\"http://x\"\")\",yes,5\n"
+    "Cat the the the.,maybe,6\n"
+)
+
+
+def test_your_labelled_file_on_error_analysis(tab, server, shots):
+    """Upload a CSV with unusual column names, map its label values, filter to the confidently
+    wrong rows and open one in the explorer with the same numbers (1400x1000 and 1024x768)."""
+    open_view(tab, server, "/?ckpt=cola-minilm-hsto&T=10&seed=1")
+    goto(tab, "Error analysis")
+    tab.get_by_text("your labelled file").click()
+    settle(tab)
+    upload = {"name": "my sentences.csv", "mimeType": "text/csv", "buffer": YOUR_CSV.encode()}
+    tab.locator('[data-testid="stFileUploaderDropzoneInput"]').first.set_input_files(upload)
+    settle(tab)
+    tab.get_by_text("no row has a label mapped", exact=False).wait_for()  # yes/no: not names
+    for value, name in (("yes", "acceptable"), ("no", "unacceptable")):
+        tab.locator('[data-testid="stSelectbox"]', has_text=f"{value} is").click()
+        tab.get_by_role("option", name=name, exact=True).click()
+        settle(tab)
+    tab.get_by_role("button", name="Compute").click()
+    tab.get_by_text("examples.", exact=False).first.wait_for()
+    settle(tab)
+    tab.locator('[data-testid="stSelectbox"]', has_text="Show").click()
+    tab.get_by_role("option", name="confidently wrong (p(gold) < 0.2)").click()
+    settle(tab)
+    for width, height in ((1400, 1000), (1024, 768)):
+        tab.set_viewport_size({"width": width, "height": height})
+        settle(tab)
+        tab.screenshot(path=str(shots / f"your-data-{width}.png"), full_page=True)
+    tab.set_viewport_size({"width": 1400, "height": 1800})
+    settle(tab)
+    with tab.expect_download() as info:
+        tab.get_by_role("button", name="Download these rows (CSV)").click()
+    text = open(info.value.path(), encoding="utf-8").read()
+    assert "# examples: my sentences.csv" in text
+    rows = csv_rows(info.value.path())
+    assert rows and all(float(r["p_gold"]) < 0.2 for r in rows)
+    assert {r["text"] for r in rows} <= {"The cat slept.", "She reads books every day."}
+    shown = metric_values(tab)
+    href = tab.get_by_role("link", name="Open in the explorer ↗").get_attribute("href")
+    open_view(tab, server, "/?" + urlparse(href).query)
+    assert metric_values(tab)[:4] == shown
