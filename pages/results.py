@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from ui import cached, dataset, guard, sidebar
+from ui import cached, data_source, dataset, guard, sidebar
 from ui import keys as K
 from ui.catalog import lac_scores, sort_key
 from ui.compute import settings_key
@@ -44,12 +44,16 @@ st.caption("Ours: each checkpoint's metrics.json, written by `python -m uqlab.ev
            "full test and out-of-domain sets (T = 10, the paper's protocol). Paper: quoted from "
            "its tables. docs/results.md has the full set of metrics.")  # fmt: skip
 
-st.header("On the bundled evaluation subsets")
+st.header("Example by example")
+picked = data_source.choose(get_task(task).label_names, task_title(task), "results")
+if picked is None:
+    st.stop()
 st.caption(
     "Recomputed here, example by example, so every row matches the explorer: "
-    + ", ".join(f"{s} ({d})" for s, d in dataset.subsets(task))
+    + (", ".join(f"{s} ({d})" for s, d in dataset.subsets(task)) if picked.rows is None
+       else picked.title)
     + "."
-)
+)  # fmt: skip
 c1, c2, c3 = st.columns([3, 1, 1])
 chosen = sidebar.multiselect(c1, "Checkpoints", [i.name for i in mine],
                              [i.name for i in mine if i.family in PAPER_FAMILIES][:2] or
@@ -63,13 +67,14 @@ per = c3.number_input(
     300,
     step=50,
     key=K.RES_N,
-    help="Drawn with the sidebar's seed from each bundled subset.",
+    help="Drawn with the sidebar's seed from each domain (bundled subsets or your files).",
 )
 score = st.selectbox("OOD score", list(dataset.SCORES), format_func=lambda s:
                      dataset.SCORES[s][1], key=K.RES_SCORE)  # fmt: skip
-request = (tuple(chosen), int(T), int(per), view.seed)
+request = (tuple(chosen), int(T), int(per), view.seed, picked.key)
 own = settings_key(SamplingSettings())
-notes = {name: cached.stored_note(name, int(T), view.seed, own) for name in chosen}
+notes = {name: cached.stored_note(name, int(T), view.seed, own) if picked.rows is None
+         else "sampled here: your file has no stored results" for name in chosen}  # fmt: skip
 stored = bool(chosen) and all(n.startswith("Read") for n in notes.values())
 if st.button("Compute", type="primary", key=K.RES_GO) or stored:  # stored: read at once
     st.session_state[K.RES_REQUEST] = request
@@ -81,7 +86,7 @@ if st.session_state.get(K.RES_REQUEST) != request or not chosen:
 chosen = guard.usable(chosen)  # one line for each checkpoint that cannot be loaded
 if not chosen:
     st.stop()
-rows = dataset.pick(task, int(per), view.seed)
+rows = dataset.pick(task, int(per), view.seed, picked.rows)
 frames = {}
 bar, eta = st.progress(0.0), Eta()
 by_name = {i.name: i for i in mine}
@@ -136,7 +141,8 @@ if conformal:
                "the coverage should be about 90 %; out of domain the guarantee does not hold, "
                "and larger sets there are the uncertainty showing.")
 every = pd.concat([f.assign(checkpoint=n) for n, f in frames.items()], ignore_index=True)
-record = {"task": task, "checkpoints": ", ".join(frames), "T": int(T), "seed": view.seed,
+record = {"task": task, "examples": picked.title, "checkpoints": ", ".join(frames),
+          "T": int(T), "seed": view.seed,
           "examples per domain": int(per), "settings": "each checkpoint's own trained settings"}
 st.download_button("Download the per-example values (CSV)", lambda: csv_text(every, record),
                    f"results-{task}-T{int(T)}-seed{view.seed}.csv", "text/csv",
