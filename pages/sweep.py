@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui import cached, dataset, guard, sidebar
+from ui import cached, data_source, dataset, guard, sidebar
 from ui import keys as K
 from ui import sweep as S
-from ui.catalog import sort_key
+from ui.catalog import label_names, sort_key
 from ui.compute import settings_key
 from ui.exports import csv_text
 from uqcore.settings import SamplingSettings
+from uqlab.tasks import task_title
 from viz import figures as F
 
 view, info = sidebar.page("Temperature sweep", needs_checkpoint=False)
@@ -37,7 +38,10 @@ T = c3.number_input("T", 2, 50, 10, key=K.SW_T)
 for other in S.knobs(ck):
     if other != swept:
         st.caption(f"{other} stays at its trained value {S.trained(ck, other):g}.")
-request = (name, swept, tuple(sorted(grid)), int(per), int(T), view.seed)
+picked = data_source.choose(label_names(ck), task_title(ck.task), "sweep")
+if picked is None:
+    st.stop()
+request = (name, swept, tuple(sorted(grid)), int(per), int(T), view.seed, picked.key)
 if st.button("Run the sweep", type="primary", key=K.SW_GO):
     st.session_state[K.SW_REQUEST] = request
 if st.session_state.get(K.SW_REQUEST) != request or not grid:
@@ -47,7 +51,7 @@ if not guard.usable([name]):  # says why this checkpoint cannot be loaded
     st.stop()
 bar = st.progress(0.0)
 table = S.records(
-    dataset.pick(ck.task, int(per), view.seed),
+    dataset.pick(ck.task, int(per), view.seed, picked.rows),
     lambda v: cached.sampler(name, T, view.seed, settings_key(SamplingSettings(**{swept: v}))),
     grid, lambda f, v: bar.progress(f, f"{swept} = {v:g}"),
 )  # fmt: skip
@@ -61,6 +65,7 @@ st.caption(
 st.dataframe(table, hide_index=True)
 record = {"checkpoint": name, "swept": swept, "values": ", ".join(f"{v:g}" for v in sorted(grid)),
           **{k: S.trained(ck, k) for k in S.knobs(ck) if k != swept},
-          "examples per domain": int(per), "T": int(T), "seed": view.seed}  # inside the CSV
+          "examples": picked.title, "examples per domain": int(per), "T": int(T),
+          "seed": view.seed}  # inside the CSV
 st.download_button("Download (CSV)", lambda: csv_text(table, record), f"sweep-{name}-{swept}.csv",
                    "text/csv")  # fmt: skip

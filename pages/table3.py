@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from ui import cached, dataset, guard, sidebar
+from ui import cached, data_source, dataset, guard, sidebar
 from ui import keys as K
 from ui.catalog import label_names, picker_labels, presets
 from ui.compute import settings_key, table3_record
@@ -23,8 +23,8 @@ names = label_names(info)
 same_task = [i for i in cached.infos() if i.task == info.task]
 chosen = st.multiselect("Checkpoints", [i.name for i in same_task], default=[info.name],
                         format_func=picker_labels(same_task).__getitem__)  # fmt: skip
-source = st.radio("Sentences", ("Examples", "Paste lines", "Upload CSV", "Random sample"),
-                  horizontal=True, key=K.T3_SOURCE)  # fmt: skip
+source = st.radio("Sentences", ("Examples", "Paste lines", "Upload CSV", "Your labelled file",
+                               "Random sample"), horizontal=True, key=K.T3_SOURCE)  # fmt: skip
 rows, problems = [], []
 if source == "Examples":
     rows = [(p.text, p.label, p.domain) for p in presets(info.task)]
@@ -40,6 +40,12 @@ elif source == "Upload CSV":
             rows, problems = parse_csv(up.getvalue(), names)
         except ValueError as exc:
             st.error(str(exc), icon="✋")
+elif source == "Your labelled file":  # any columns, label values mapped (ui.data_source)
+    picked = data_source.your_file(names, "table3")
+    if picked is not None:
+        rows = [(text, gold, domain) for text, gold, domain, _ in picked.rows][:MAX_ROWS]
+        if len(picked.rows) > MAX_ROWS:
+            st.caption(f"The first {MAX_ROWS} labelled rows of {picked.title}.")
 else:
     n = st.number_input("Sentences per domain", 1, MAX_ROWS // 2, 5, key=K.T3_N)
     rows = [(text, gold, domain) for text, gold, domain, _ in dataset.pick(info.task, int(n),

@@ -49,6 +49,12 @@ def choose(names: tuple[str, ...], task_title: str, where: str) -> Source | None
                                  MINE: "your labelled file"}.get)  # fmt: skip
     if kind == BUNDLED:
         return Source(None, (BUNDLED,), f"the bundled {task_title} examples")
+    return your_file(names, where)
+
+
+def your_file(names: tuple[str, ...], where: str) -> Source | None:
+    """The visitor's labelled file (and optional out-of-domain file), its columns and labels
+    mapped; None while it is not ready (a message says what is missing)."""
     st.caption(f"CSV, TSV, JSON lines or Parquet with a text and a label column; at most "
                f"{MAX_ROWS:,} rows and {MAX_BYTES >> 20} MB. It stays in this browser session "
                "only.")  # fmt: skip
