@@ -197,3 +197,19 @@ def test_a_three_class_checkpoint_opens_on_every_page(tmp_path, monkeypatch):
                 break
         problems = [str(e) for e in at.exception] + [e.value for e in at.error]
         assert not problems, f"{title}: {problems}"
+
+
+def test_a_shipped_task_reads_its_files_from_any_clone():
+    """The shipped CR checkpoints keep their description's base relative to the repository
+    (``repo:configs/tasks``), so a clone in another folder reads the example files."""
+    import json as _json
+
+    from uqlab.data import task_examples
+    from uqlab.paths import SHIPPED_CHECKPOINT_DIR
+    from uqlab.task_file import portable
+
+    for name in ("cr-minilm-trans", "cr-minilm-hsto"):
+        doc = _json.loads((SHIPPED_CHECKPOINT_DIR / name / "config.json").read_text())
+        assert doc["training"]["task_spec"]["base"] == "repo:configs/tasks"
+    assert {k: len(v[1]) for k, v in task_examples("cr").items()} == {"id": 500, "ood": 500}
+    assert portable(Path("/elsewhere/tasks")) == "/elsewhere/tasks"

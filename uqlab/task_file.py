@@ -37,6 +37,7 @@ from pathlib import Path
 
 from uqcore.errors import ConfigError, InputError
 from uqlab.labelled import Labelled, read_labelled
+from uqlab.paths import REPO_ROOT
 from uqlab.tasks import TASKS, TaskSpec, describe, register
 
 DATA = "${data}"  # stands for the data folder (--data-dir or UQ_DATA_DIR) in a path
@@ -56,7 +57,25 @@ def read_task_file(path: str | os.PathLike) -> TaskSpec:
         raise ConfigError(f"{path.name} is not UTF-8 text.") from None
     except ValueError as exc:
         raise ConfigError(f"{path.name} is not valid JSON ({exc}).") from None
-    return register(describe(doc, path.resolve().parent, path.name))
+    return register(describe(doc, portable(path.resolve().parent), path.name))
+
+
+REPO = "repo:"  # a base inside this repository, kept relative so a clone elsewhere reads it
+
+
+def portable(folder: Path) -> str:
+    """A description's base folder as stored in a checkpoint: ``repo:<path>`` inside this
+    repository (a shipped example still reads its files from another clone), else absolute."""
+    try:
+        return REPO + folder.relative_to(REPO_ROOT).as_posix()
+    except ValueError:
+        return str(folder)
+
+
+def base_of(spec: TaskSpec) -> Path:
+    """The folder a description's relative paths start from."""
+    base = str(spec.description["base"])
+    return REPO_ROOT / base[len(REPO):] if base.startswith(REPO) else Path(base)
 
 
 def resolve(spec: TaskSpec, value: str, data_dir: Path | None) -> Path:
@@ -68,7 +87,7 @@ def resolve(spec: TaskSpec, value: str, data_dir: Path | None) -> Path:
                              "(--data-dir or UQ_DATA_DIR).")  # fmt: skip
         return Path(data_dir) / value[len(DATA) :].lstrip("/\\")
     path = Path(value).expanduser()
-    return path if path.is_absolute() else Path(spec.description["base"]) / path
+    return path if path.is_absolute() else base_of(spec) / path
 
 
 def read_split(spec: TaskSpec, value: str, data_dir: Path | None) -> Labelled:
