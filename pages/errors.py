@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui import cached, data_source, dataset, sidebar
+from ui import cached, data_source, dataset, sidebar, slices
 from ui import keys as K
 from ui.catalog import label_names, lac_scores
 from ui.compute import Summary, settings_key
@@ -14,6 +14,7 @@ from ui.exports import csv_text, overrides
 from ui.progress import Eta
 from ui.state import explorer_url
 from ui.tables import fitted
+from uqcore.errors import InputError
 from uqcore.stats import conformal_from_scores
 from uqlab.tasks import task_title
 
@@ -134,3 +135,23 @@ record = {"checkpoint": info.name, "examples": source.title, "T": int(T), "seed"
           "sorted by": sort}  # inside the CSV
 st.download_button("Download these rows (CSV)", lambda: csv_text(part, record),
                    f"errors-{info.name}-T{int(T)}-seed{view.seed}.csv", "text/csv")  # fmt: skip
+
+st.subheader("Slices: which groups of examples is the model unsure about?")
+c1, c2 = st.columns([1, 2])
+by = c1.selectbox("Group every example by", slices.BY, key=K.ERR_SLICE_BY)
+pattern = c2.text_input("Word or pattern (a regular expression, any case)", key=K.ERR_SLICE_PATTERN,
+                        max_chars=slices.MAX_PATTERN, disabled=by != "word or pattern",
+                        placeholder="e.g. not|never")  # fmt: skip
+try:
+    sliced = slices.table(df, by, names, pattern)
+except InputError as exc:
+    st.info(str(exc))
+else:
+    st.dataframe(sliced, hide_index=True, width="stretch", column_config=fitted(
+        sliced, accuracy=st.column_config.NumberColumn("accuracy", format="%.3f"),
+        ECE=st.column_config.NumberColumn("ECE", format="%.3f"),
+        **{"mean MI": st.column_config.NumberColumn("mean MI", format="%.2e")},
+    ))  # fmt: skip
+    st.caption("All the examples computed above (not only the filtered rows): each slice's "
+               "accuracy of the mean prediction, its expected calibration error and its mean "
+               "mutual information, side by side.")

@@ -48,6 +48,21 @@ def test_results_page_shows_tables_reliability_and_roc():
     assert labels == ["Download this table (CSV)", "Download the per-example values (CSV)"]
 
 
+def test_error_analysis_shows_slices_side_by_side():
+    at = on_page("pages/errors.py", seed="3")
+    at.number_input(key="err_n").set_value(15)
+    at.button(key="err_go").click().run()
+    slices = at.dataframe[-1].value
+    assert list(slices.columns) == ["slice", "examples", "accuracy", "ECE", "mean MI"]
+    assert slices["examples"].sum() == 30  # every computed example, in one length slice each
+    at.selectbox(key="err_slice_by").set_value("word or pattern").run()
+    at.text_input(key="err_slice_pattern").set_value("the").run()
+    got = at.dataframe[-1].value
+    assert set(got["slice"]) <= {"contains 'the'", "without 'the'"} and got["examples"].sum() == 30
+    at.text_input(key="err_slice_pattern").set_value("(oops").run()
+    assert any("Not a regular expression" in i.value for i in at.info) and not at.exception
+
+
 def test_error_analysis_sorts_filters_and_links_to_the_same_numbers():
     at = on_page("pages/errors.py", seed="3")
     at.number_input(key="err_n").set_value(15)

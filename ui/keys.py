@@ -78,6 +78,7 @@ ERR_REQUEST = "err_request"  # the request last computed
 ERR_FRAME = "err_frame"  # (request, per-example frame, skipped): filters and sorts reuse it
 ERR_DOMAIN, ERR_VIEW, ERR_SORT = "err_domain", "err_view", "err_sort"  # filters and order
 ERR_OPEN = "err_open"  # the row shown below the table
+ERR_SLICE_BY, ERR_SLICE_PATTERN = "err_slice_by", "err_slice_pattern"  # the slices' grouping
 
 # ----------------------------------------------------------------- pages/compare.py
 CMP_TEXT, CMP_LABEL, CMP_CKPTS = "cmp_text", "cmp_label", "cmp_ckpts"  # the compared input
