@@ -144,7 +144,7 @@ def _records(rows: list, sampled: list, temperature: float | None) -> pd.DataFra
 CLASS_P, CLASS_P_SCALED = "p@", "p_scaled@"  # column prefixes of the mean p of each class
 
 
-def _mean_probs(part: pd.DataFrame, column: str = "p1") -> np.ndarray:
+def mean_probs(part: pd.DataFrame, column: str = "p1") -> np.ndarray:
     """The mean prediction ``[N, C]`` of a frame's rows (``column`` "p1_scaled": after
     temperature scaling), from its per-class columns."""
     prefix = CLASS_P_SCALED if column == "p1_scaled" else CLASS_P
@@ -161,7 +161,7 @@ def reliability(df: pd.DataFrame, n_bins: int = 15, column: str = "p1"):
     class against accuracy, ``n_bins`` equal-width bins; ``column`` = "p1_scaled" after
     temperature scaling."""
     part = df[df["domain"] == IN]
-    return reliability_diagram(_mean_probs(part, column), part["gold"].to_numpy(), n_bins)
+    return reliability_diagram(mean_probs(part, column), part["gold"].to_numpy(), n_bins)
 
 
 def risk_coverage(df: pd.DataFrame) -> dict:
@@ -169,7 +169,7 @@ def risk_coverage(df: pd.DataFrame) -> dict:
     prediction): ``coverage``, ``risk``, ``aurc``, plus the ``oracle`` risk (every error kept
     for last) and the ``random`` one (the overall error rate at every coverage)."""
     part = df[df["domain"] == IN]
-    rc = stats_risk_coverage(_mean_probs(part), part["gold"].to_numpy())
+    rc = stats_risk_coverage(mean_probs(part), part["gold"].to_numpy())
     errors = int(round(rc.risk[-1] * len(rc.risk)))
     k = np.arange(1, len(rc.risk) + 1)
     oracle = np.maximum(0, k - (len(k) - errors)) / k  # [N]
@@ -180,7 +180,7 @@ def risk_coverage(df: pd.DataFrame) -> dict:
 def conformal_members(df: pd.DataFrame, sets: ConformalSets) -> np.ndarray:
     """Which classes are in each row's conformal set, ``[N, C]`` bool; the set rule is the
     library's (:meth:`ConformalSets.sets`)."""
-    return sets.sets(_mean_probs(df))  # [N, 2]
+    return sets.sets(mean_probs(df))  # [N, 2]
 
 
 def conformal_rows(df: pd.DataFrame, sets: ConformalSets) -> dict[str, dict[str, float]]:

@@ -7,21 +7,15 @@ from __future__ import annotations
 
 import re
 
-import numpy as np
 import pandas as pd
 
+from ui.dataset import mean_probs
 from uqcore.errors import InputError
 from uqcore.stats import ece
 
 BY = ("length", "gold label", "prediction", "domain", "word or pattern")
 LENGTH_BINS = (0, 10, 20, 40, 80, 10**9)  # words: 1-10, 11-20, 21-40, 41-80, more
 MAX_PATTERN = 200
-
-
-def _mean_probs(part: pd.DataFrame) -> np.ndarray:
-    """``[N, C]`` from the frame's per-class columns (``p@0``, ``p@1``, ...)."""
-    cols = sorted((c for c in part.columns if c.startswith("p@")), key=lambda c: int(c[2:]))
-    return part[cols].to_numpy(dtype=np.float64)
 
 
 def groups(df: pd.DataFrame, by: str, names: tuple[str, ...], pattern: str = "") -> pd.Series:
@@ -59,7 +53,7 @@ def table(df: pd.DataFrame, by: str, names: tuple[str, ...], pattern: str = "") 
     keys = groups(df, by, names, pattern)
     rows = []
     for key, part in df.groupby(keys, sort=False):
-        probs = _mean_probs(part)
+        probs = mean_probs(part)
         gold = part["gold"].to_numpy()
         rows.append({"slice": key, "examples": len(part),
                      "accuracy": float((part["pred"] == part["gold"]).mean()),

@@ -169,13 +169,17 @@ def guess_task(config: bytes) -> str | None:
     return None
 
 
-def check_files(files: dict[str, bytes]) -> None:
-    if is_hf(files):
-        return _check_hf_files(files)
+def _check_sizes(files: dict[str, bytes]) -> None:
     for name, blob in files.items():
         _check_member(name)
         if name in MAX_FILE_BYTES and len(blob) > MAX_FILE_BYTES[name]:
             raise UploadError(_too_big(name))
+
+
+def check_files(files: dict[str, bytes]) -> None:
+    _check_sizes(files)
+    if is_hf(files):
+        return _check_hf_files(files)
     missing = [n for n in REQUIRED if n not in files]
     if "vocab.json" not in files and _word_level(files.get("config.json", b"")):
         missing.append("vocab.json")
@@ -192,10 +196,6 @@ def check_files(files: dict[str, bytes]) -> None:
 
 
 def _check_hf_files(files: dict[str, bytes]) -> None:
-    for name, blob in files.items():
-        _check_member(name)
-        if name in MAX_FILE_BYTES and len(blob) > MAX_FILE_BYTES[name]:
-            raise UploadError(_too_big(name))
     missing = [n for n in HF_REQUIRED if n not in files]
     if missing:
         raise UploadError(

@@ -61,31 +61,31 @@ class HFLayout:
         return out
 
 
-def _bert_layer(i: int) -> dict[str, tuple[str, ...]]:
-    hf = f"encoder.layer.{i}."
-    out = {}
-    for kind in ("weight", "bias"):
-        out[f"attn.qkv.{kind}"] = tuple(f"{hf}attention.self.{p}.{kind}"
-                                        for p in ("query", "key", "value"))  # fmt: skip
-        out[f"attn.proj.{kind}"] = (f"{hf}attention.output.dense.{kind}",)
-        out[f"norm1.{kind}"] = (f"{hf}attention.output.LayerNorm.{kind}",)
-        out[f"ff1.{kind}"] = (f"{hf}intermediate.dense.{kind}",)
-        out[f"ff2.{kind}"] = (f"{hf}output.dense.{kind}",)
-        out[f"norm2.{kind}"] = (f"{hf}output.LayerNorm.{kind}",)
-    return out
+def _layer(prefix: str, qkv: tuple[str, ...], parts: dict[str, str]):
+    """Layer ``i``'s names: ``qkv`` (our fused projection from three) and ``parts`` (our name ->
+    theirs), all under ``prefix.format(i)``."""
+
+    def names(i: int) -> dict[str, tuple[str, ...]]:
+        hf = prefix.format(i)
+        out = {}
+        for kind in ("weight", "bias"):
+            out[f"attn.qkv.{kind}"] = tuple(f"{hf}{p}.{kind}" for p in qkv)
+            out |= {f"{ours}.{kind}": (f"{hf}{theirs}.{kind}",) for ours, theirs in parts.items()}
+        return out
+
+    return names
 
 
-def _distil_layer(i: int) -> dict[str, tuple[str, ...]]:
-    hf = f"transformer.layer.{i}."
-    out = {}
-    for kind in ("weight", "bias"):
-        out[f"attn.qkv.{kind}"] = tuple(f"{hf}attention.{p}_lin.{kind}" for p in "qkv")
-        out[f"attn.proj.{kind}"] = (f"{hf}attention.out_lin.{kind}",)
-        out[f"norm1.{kind}"] = (f"{hf}sa_layer_norm.{kind}",)
-        out[f"ff1.{kind}"] = (f"{hf}ffn.lin1.{kind}",)
-        out[f"ff2.{kind}"] = (f"{hf}ffn.lin2.{kind}",)
-        out[f"norm2.{kind}"] = (f"{hf}output_layer_norm.{kind}",)
-    return out
+_bert_layer = _layer(
+    "encoder.layer.{}.", tuple(f"attention.self.{p}" for p in ("query", "key", "value")),
+    {"attn.proj": "attention.output.dense", "norm1": "attention.output.LayerNorm",
+     "ff1": "intermediate.dense", "ff2": "output.dense", "norm2": "output.LayerNorm"},
+)  # fmt: skip
+_distil_layer = _layer(
+    "transformer.layer.{}.", tuple(f"attention.{p}_lin" for p in "qkv"),
+    {"attn.proj": "attention.out_lin", "norm1": "sa_layer_norm", "ff1": "ffn.lin1",
+     "ff2": "ffn.lin2", "norm2": "output_layer_norm"},
+)  # fmt: skip
 
 
 def _embeddings(types: bool) -> dict[str, tuple[str, ...]]:

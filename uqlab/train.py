@@ -81,7 +81,7 @@ def setup_distributed(device: str) -> tuple[Dist, torch.device]:
     shards, dev = join(device)
     if dev.type == "cuda":
         deterministic_cuda()
-    return Dist(shards.rank, shards.world), dev
+    return shards, dev
 
 
 def deterministic_cuda() -> None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import torch
@@ -24,21 +23,13 @@ from uqcore.noise import sample_seed
 from uqcore.predict import predict_ids
 from uqcore.settings import resolve
 from uqcore.stream_noise import StreamNoise
+from uqlab.shards import Shards
 from uqlab.training.batches import Encoded, epoch_batches, epoch_order
 from uqlab.training.config import TrainConfig
 from uqlab.training.state import Progress, load_state, save_state
 
-
-@dataclass(frozen=True)
-class Dist:
-    """This process's place in a (possibly single-process) run."""
-
-    rank: int = 0
-    world: int = 1
-
-    @property
-    def main(self) -> bool:
-        return self.rank == 0
+Dist = Shards  # this process's place in a (possibly single-process) run
+ALONE = Shards()
 
 
 def evaluate(model, data: Encoded, metric: str, samples: int, seed: int, device) -> float:
@@ -64,7 +55,7 @@ def train_model(
     metric: str,
     seed: int,
     state_dir: Path,
-    dist_ctx: Dist = Dist(),
+    dist_ctx: Dist = ALONE,
     progress_bar: Callable | None = None,
 ) -> tuple[dict[str, torch.Tensor], Progress]:
     """Train ``model`` in place; return the best state dict (by dev metric) and the progress.
