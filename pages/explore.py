@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui import cached, intro, sidebar
+from ui import cached, intro, sidebar, why_views
 from ui import explore_views as V
 from ui import keys as K
 from ui.catalog import label_names, presets
@@ -114,6 +114,18 @@ for name in spec.maps:  # the family's own maps, each with its view
         heading, show = V.MAP_VIEWS[name]
         st.header(heading)
         show(res, cfg["n_layers"], names)
+st.header("Why is it unsure?")
+st.subheader("Which words? Salience over the samples")
+why_views.salience(res, names, info.name, info.family, settings_key(view.overrides()))
+st.subheader("Word by word: remove each word")
+why_views.occlusion(res, names, info.name, info.family,
+                    cached.sampler(info.name, view.T, view.seed, settings_key(view.overrides())))
+st.subheader("Edit the sentence and compare")
+why_views.edit(res, names, lambda typed: cached.explore(
+    info.name, cached.where(info.name), typed[:MAX_TEXT_CHARS], view.T, view.seed,
+    settings_key(view.overrides()), view.label, t), cfg["n_layers"], cfg["n_heads"])
+st.subheader("Every head at once")
+why_views.head_grid(res, cfg["n_layers"], cfg["n_heads"])
 st.header("Export")
 V.export(res, names, info.name, info.family)
 st.caption(f"Computed in {res.seconds:.2f} s on the server (cached for repeat views).")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from ui import compute
+from ui import compute, why
 from ui import keys as K
 from uqcore.checkpoint import Checkpoint
 from uqcore.config import ModelConfig
@@ -202,6 +202,36 @@ def explore(
     version = stamp(name, folder)
     res = _explore(name, folder, version, text, T, seed, settings)
     return (res if temperature is None else res.with_temperature(temperature)).for_label(label)
+
+
+ATTRIBUTION_BYTES = 64 * 2**20  # explained sentences kept (a review at T = 20: ~70 kB)
+
+
+@st.cache_resource
+def attributions() -> ByteLRU:
+    """The server's salience results (:func:`ui.why.salience`), shared read-only by every
+    session, bounded by :data:`ATTRIBUTION_BYTES`."""
+    return ByteLRU(ATTRIBUTION_BYTES, why.attribution_bytes)
+
+
+def salience_key(name: str, text: str, T: int, seed: int, settings: tuple, target: int,  # noqa: N803
+                 method: str, steps: int, temperature: float | None) -> tuple:  # fmt: skip
+    folder = where(name)
+    return (name, folder, stamp(name, folder), text, T, seed, settings, target, method, steps,
+            temperature)  # fmt: skip
+
+
+def salience_cached(key: tuple):
+    """The cached attributions of ``key`` (:func:`salience_key`), or None if not computed."""
+    return attributions().peek(key)
+
+
+def salience(key: tuple, progress=None):
+    """:func:`ui.why.salience` cached by value (``key``: :func:`salience_key`)."""
+    name, folder, version, text, T, seed, settings, target, method, steps, temp = key
+    return attributions().get(key, lambda: why.salience(
+        _checkpoint(name, folder, version), text, T, seed, compute.SamplingSettings(*settings),
+        target, method, steps, temp, progress))  # fmt: skip
 
 
 PREFIX_BYTES = 256 * 2**20  # what the noisy layer reads of each example (a review: ~0.25 MB)

@@ -53,6 +53,16 @@ BAM_LAYER, BAM_HEAD, BAM_QUERY = "bam_layer", "bam_head", "bam_query"  # prior v
 BAM_WINDOW = "bam_window"  # the keys shown when a text has more than WINDOW tokens
 EM_LAYER, EM_HEAD, EM_WINDOW = "em_layer", "em_head", "em_window"  # before vs after EM
 EXPORT_FIG, EXPORT_FMT, EXPORT_RENDER = "export_fig", "export_fmt", "export_render"
+WHY_CLASS, WHY_METHOD, WHY_STEPS = "why_class", "why_method", "why_steps"  # salience: what, how
+WHY_GO = "why_go"  # the button that computes integrated gradients
+WHY_ASKED = "why_asked"  # the integrated-gradients requests asked for in this session
+WHY_WINDOW = "why_window"  # salience: the first token shown of a long text
+OCC_START, OCC_GO = "occ_start", "occ_go"  # occlusion: first word of the window, its button
+EDIT_TEXT, EDIT_LAYER, EDIT_HEAD = "edit_text", "edit_layer", "edit_head"  # the edit view
+EDIT_OF = "_edit_of"  # the sentence the edit box started from
+GRID_STAT, GRID_WINDOW = "grid_stat", "grid_window"  # head grid: mean or std, token window
+GRID_PICK = "grid_pick"  # head grid: the cell to open in the detailed view
+WHY_CSV, OCC_CSV = "why_csv", "occ_csv"  # download buttons
 
 # ----------------------------------------------------------------- pages/table3.py
 T3_SOURCE = "t3_source"  # where the sentences come from (examples, pasted, CSV, random)
@@ -79,6 +89,8 @@ ERR_FRAME = "err_frame"  # (request, per-example frame, skipped): filters and so
 ERR_DOMAIN, ERR_VIEW, ERR_SORT = "err_domain", "err_view", "err_sort"  # filters and order
 ERR_OPEN = "err_open"  # the row shown below the table
 ERR_SLICE_BY, ERR_SLICE_PATTERN = "err_slice_by", "err_slice_pattern"  # the slices' grouping
+MAP_COLOR = "map_color"  # the dataset map's colouring
+MAP_PLOT = "map_plot"  # the dataset map's chart (its selection filters the table)
 
 # ----------------------------------------------------------------- pages/compare.py
 CMP_TEXT, CMP_LABEL, CMP_CKPTS = "cmp_text", "cmp_label", "cmp_ckpts"  # the compared input

@@ -102,9 +102,10 @@ class BertClassifier(StackedEncoder):
         self.head_act = torch.tanh if bp.head_activation == "tanh" else torch.relu
         self.drop_before_dense = bp.drop_before_dense
 
-    def _embed(self, ids, s: ForwardSettings, noise: SampleNoise | None) -> torch.Tensor:
+    def _embed(self, ids, s: ForwardSettings, noise: SampleNoise | None,
+               tok: torch.Tensor | None = None) -> torch.Tensor:
         n, length = ids.shape
-        tok = self.embed(ids)  # [N, L, D]
+        tok = self.embed(ids) if tok is None else tok  # [N, L, D]
         pos = self.pos.weight[self.offset : self.offset + length].expand(n, length, -1)
         p = s.drop_p
         if self.cfg.spec.dropout_site == "variational":

@@ -69,7 +69,8 @@ def check_batch(ids: torch.Tensor, mask: torch.Tensor, cfg: ModelConfig) -> None
 class StackedEncoder(nn.Module):
     """What every backbone's classifier shares: the forward pass. A subclass defines
     ``cfg``, ``layers`` (blocks with :class:`uqcore.layers.EncoderLayer`'s contract),
-    ``_embed(ids, s, noise) -> [N, L, D]`` and ``_logits(cls [N, D], s, noise) -> [N, C]``."""
+    ``_embed(ids, s, noise, tok=None) -> [N, L, D]`` (``tok``: the token embeddings to use
+    instead of looking ``ids`` up) and ``_logits(cls [N, D], s, noise) -> [N, C]``."""
 
     def forward(
         self,
@@ -80,14 +81,21 @@ class StackedEncoder(nn.Module):
         capture: Collection[int] = (),
         repeats: int = 1,
         prefix: torch.Tensor | None = None,
+        token_embeddings: torch.Tensor | None = None,
     ) -> ForwardOutput:
         """``repeats``: the rows are ``repeats`` sample-major copies of the first
         ``N / repeats`` rows (as the sampler lays them out). Without dropout, the embeddings and
         the layers up to the first stochastic one are then computed once (:func:`run_layers`).
         ``prefix``: a :class:`uqcore.prefix.Prefix` of the unique rows (:meth:`prefix_states`),
         what enters layer ``cfg.first_stochastic_layer``, already computed: the embeddings and
-        the layers below are then skipped (no dropout, nothing below captured)."""
+        the layers below are then skipped (no dropout, nothing below captured).
+        ``token_embeddings [N, L, D]``: used in place of the token-embedding lookup
+        ``self.embed(ids)`` (positions, types and norms still added), so attributions can
+        differentiate with respect to them (:mod:`uqcore.salience`); needs ``repeats == 1`` and
+        no ``prefix``."""
         s = settings or resolve(self.cfg)
+        if token_embeddings is not None and (repeats != 1 or prefix is not None):
+            raise ValueError("token_embeddings need repeats == 1 and no prefix.")
         if repeats < 1 or ids.shape[0] % repeats:
             raise ValueError(f"repeats={repeats} does not divide the {ids.shape[0]} rows.")
         shared = repeats if not (s.drop_p > 0 and noise is not None) else 1
@@ -100,7 +108,7 @@ class StackedEncoder(nn.Module):
                 raise ValueError("a prefix of the shortcut's parts cannot show the layer's maps.")
             x, prepared = prefix.x, prefix.attention()  # [N / shared, L or 1, D], (parts, v, memo)
         else:
-            x = self._embed(ids[: ids.shape[0] // shared], s, noise)  # [N / shared, L, D]
+            x = self._embed(ids[: ids.shape[0] // shared], s, noise, token_embeddings)
             prepared = None
         x, maps, kl = run_layers(self.layers, x, mask, s, noise, capture, shared, self.cfg, start,
                                  prepared)  # fmt: skip
@@ -143,10 +151,11 @@ class EncoderClassifier(StackedEncoder):
         self.head = nn.Linear(cfg.d_model, cfg.num_classes)
 
     def _embed(
-        self, ids: torch.Tensor, s: ForwardSettings, noise: SampleNoise | None
+        self, ids: torch.Tensor, s: ForwardSettings, noise: SampleNoise | None,
+        tok: torch.Tensor | None = None,
     ) -> torch.Tensor:
         n, length = ids.shape
-        tok = self.embed(ids)  # [N, L, D]
+        tok = self.embed(ids) if tok is None else tok  # [N, L, D]
         pos = self.pos.weight[:length].expand(n, length, -1)  # [N, L, D]
         p = s.drop_p
         if self.cfg.spec.dropout_site == "variational":
