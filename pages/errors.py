@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui import cached, data_source, dataset, sidebar, slices
+from ui import cached, data_source, dataset, dataset_map, sidebar, slices
 from ui import keys as K
 from ui.catalog import label_names, lac_scores
 from ui.compute import Summary, settings_key
@@ -89,10 +89,19 @@ part = df[VIEWS[which](df)]
 if domain != "both":
     part = part[part["domain"] == domain]
 part = part.sort_values(SORTS[sort], ascending=SORTS[sort] == "p_gold")
-st.caption(f"{len(part):,} of {len(df):,} examples.")
 if part.empty:
     st.info("No example matches these filters.")
     st.stop()
+record = {"checkpoint": info.name, "examples": source.title, "T": int(T), "seed": view.seed,
+          **overrides(view), "examples per domain": int(per) or "all", "domain": domain,
+          "show": which, "sorted by": sort}  # inside the exported files
+with st.expander("Map of the dataset: where are the uncertain examples?", expanded=True):
+    chosen = dataset_map.show(part, names, info.name, info.task, source.rows, record)
+picked = part[part.index.isin(chosen or [])]
+if not picked.empty:
+    part = picked
+    st.caption(f"{len(part):,} example(s) selected on the map (double-click it to clear).")
+st.caption(f"{len(part):,} of {len(df):,} examples.")
 
 
 table = part.assign(
@@ -129,10 +138,7 @@ chosen = part.iloc[row]
 summary_metrics(Summary.of_row(chosen), names, gold=True)
 st.link_button("Open in the explorer ↗", top["open"].iloc[row], type="primary",
                help="The explorer shows the same numbers for this sentence.")  # fmt: skip
-record = {"checkpoint": info.name, "examples": source.title, "T": int(T), "seed": view.seed,
-          **overrides(view), "examples per domain": int(per) or "all", "domain": domain,
-          "show": which,
-          "sorted by": sort}  # inside the CSV
+record["selected on the map"] = len(picked) or "none"
 st.download_button("Download these rows (CSV)", lambda: csv_text(part, record),
                    f"errors-{info.name}-T{int(T)}-seed{view.seed}.csv", "text/csv")  # fmt: skip
 

@@ -137,3 +137,15 @@ def test_bad_arguments_get_messages():
         attribute(model, IDS.repeat(2, 1), MASK.repeat(2, 1), 2, 0, 0, baseline_id=0, hold=HOLD)
     with pytest.raises(ConfigError, match="inference_mode"), torch.inference_mode():
         attribute(model, IDS, MASK, 2, 0, 0, baseline_id=0, hold=HOLD)
+
+
+def test_hard_samples_say_their_gradient_is_a_surrogate():
+    """Straight-through one-hot attention has no gradient of its own: the result says so."""
+    from uqcore.settings import SamplingSettings
+
+    model = tiny_model("hsto")
+    got = attribute(model, IDS, MASK, 3, 0, 0, baseline_id=0, hold=HOLD, steps=8,
+                    settings=SamplingSettings(hard=True))  # fmt: skip
+    assert got.straight_through
+    assert not attribute(model, IDS, MASK, 3, 0, 0, baseline_id=0, hold=HOLD,
+                         steps=8).straight_through  # fmt: skip

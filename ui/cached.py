@@ -12,6 +12,7 @@ import threading
 from pathlib import Path
 
 import streamlit as st
+import torch
 
 from ui import compute, why
 from ui import keys as K
@@ -25,6 +26,7 @@ from uqcore.registry import list_checkpoints as _list
 from uqcore.registry import load as _load
 from uqcore.runtime import pick_device, release_memory, tune_cpu
 from uqcore.settings import resolve
+from uqlab import feature_map
 from uqlab.paths import checkpoint_dir
 from uqlab.stored import TOLERANCE as STORED_TOLERANCE
 from uqlab.stored import StoredSamples
@@ -232,6 +234,48 @@ def salience(key: tuple, progress=None):
     return attributions().get(key, lambda: why.salience(
         _checkpoint(name, folder, version), text, T, seed, compute.SamplingSettings(*settings),
         target, method, steps, temp, progress))  # fmt: skip
+
+
+@st.cache_resource(max_entries=32)  # a CoLA map: 19 kB
+def _stored_map(name: str, folder: str, version: str):
+    """The stored map of a checkpoint's bundled examples (:mod:`uqlab.feature_map`):
+    ``((xy [N, 2], explained), "")`` or ``(None, why not)``."""
+    info = info_of(name, folder)
+    if info is None or info.error or info.task not in TASKS:
+        return None, "the checkpoint has no task with bundled examples"
+    return feature_map.read(Path(folder) / name, info.task)
+
+
+@st.cache_resource
+def live_maps() -> ByteLRU:
+    """Maps computed here (a visitor's rows, or a checkpoint without a trusted stored map),
+    shared by every session, bounded by bytes (5,000 rows: 40 kB)."""
+    return ByteLRU(16 * 2**20, lambda got: got[0].nbytes + 64)
+
+
+def _live_map(name: str, folder: str, version: str, texts: tuple[str, ...], progress=None):
+    def load():
+        ck = _checkpoint(name, folder, version)
+        with torch.inference_mode():
+            return feature_map.project(feature_map.features(ck, list(texts), progress))
+
+    return live_maps().get((name, folder, version, texts), load)
+
+
+def dataset_map(name: str, texts: tuple[str, ...], bundled: bool, progress=None):
+    """``(xy [N, 2], explained variance ratios, note)`` of ``texts`` (the bundled examples
+    in their order when ``bundled``, else a visitor's rows): read from the checkpoint's stored
+    map when it is trusted, else computed here (features, then PCA) and cached."""
+    folder = where(name)
+    version = stamp(name, folder)
+    if bundled:
+        got, why_not = _stored_map(name, folder, version)
+        if got is not None:
+            return (*got, "Read from the stored map of `python -m uqlab.feature_map`.")
+        xy, explained = _live_map(name, folder, version, texts, progress)
+        return xy, explained, f"Computed here: {why_not}."
+    xy, explained = _live_map(name, folder, version, texts, progress)
+    return xy, explained, "Computed here: your file has no stored map."
 
 
 PREFIX_BYTES = 256 * 2**20  # what the noisy layer reads of each example (a review: ~0.25 MB)

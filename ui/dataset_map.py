@@ -1,0 +1,84 @@
+"""The map of a dataset on Error analysis: every example's last-layer [CLS] features in 2D,
+coloured by uncertainty, correctness, domain or label; a selection filters the error table."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from ui import cached, dataset
+from ui import keys as K
+from ui.explore_views import PLOT_CONFIG
+from ui.exports import csv_text, figure_file
+from ui.progress import Eta
+from viz import why as W
+
+COLORS = ("mutual information", "correct (mean prediction)", "domain", "gold label",
+          "predicted label", "p(gold)")  # fmt: skip
+
+
+def coordinates(df: pd.DataFrame, name: str, task: str, rows: tuple | None):
+    """``(xy [len(df), 2], explained, note)`` for the frame's rows: each row's place among the
+    examples the map was made of (the bundled ones, or the visitor's ``rows``)."""
+    every = dataset.examples(task) if rows is None else rows  # (text, gold, domain, index)
+    where = {(r[2], r[3]): i for i, r in enumerate(every)}
+    bar, eta = st.empty(), Eta()
+    xy_all, explained, note = cached.dataset_map(
+        name, tuple(r[0] for r in every), rows is None,
+        lambda f: bar.progress(f, "Features of every example… " + eta.text(f)),
+    )  # fmt: skip
+    bar.empty()
+    index = np.array([where[(d, i)] for d, i in zip(df["domain"], df["index"], strict=True)])
+    return xy_all[index], explained, note
+
+
+def _colour(df: pd.DataFrame, by: str, names: tuple[str, ...]):
+    """(values, categorical?) of a colouring."""
+    if by == "mutual information":
+        return df["mi"].to_numpy(), False
+    if by == "p(gold)":
+        return df["p_gold"].to_numpy(), False
+    if by == "correct (mean prediction)":
+        return np.where(df["pred"] == df["gold"], "right", "wrong"), True
+    if by == "domain":
+        return df["domain"].to_numpy(), True
+    column = "gold" if by == "gold label" else "pred"
+    return np.array([names[int(v)] for v in df[column]]), True
+
+
+def show(df: pd.DataFrame, names: tuple[str, ...], name: str, task: str, rows: tuple | None,
+         record: dict) -> list[int] | None:  # fmt: skip
+    """Draw the map of ``df``'s rows; return the frame indices selected on it (None: none)."""
+    xy, explained, note = coordinates(df, name, task, rows)
+    ok = np.isfinite(xy).all(1)
+    by = st.selectbox("Colour by", COLORS, key=K.MAP_COLOR)
+    values, categorical = _colour(df, by, names)
+    share = sum(explained)
+    fig = W.dataset_map(xy[ok], values[ok], df["text"].to_numpy()[ok],
+                        f"{name}: last-layer [CLS] features, PCA ({share:.0%} of the variance)",
+                        by, categorical, df.index.to_numpy()[ok])  # fmt: skip
+    event = st.plotly_chart(fig, width="stretch", config=PLOT_CONFIG, key=K.MAP_PLOT,
+                            on_select="rerun",
+                            selection_mode=("points", "box", "lasso"))  # fmt: skip
+    st.caption(f"One point per example ({int(ok.sum()):,}); hover for its text. Drag a box or a "
+               "lasso (or click a point) to keep only those examples in the table below; "
+               "double-click the map to clear the selection. " + note
+               + f" Component 1 explains {explained[0]:.0%} of the features' variance, component "
+               f"2 {explained[1]:.0%}.")  # fmt: skip
+    frame = df.assign(x=xy[:, 0], y=xy[:, 1])[["x", "y", "domain", "index", "text", "gold", "pred",
+                                                "p_gold", "mi"]]  # fmt: skip
+    c1, c2 = st.columns(2)
+    c1.download_button("The map's points (CSV)", lambda: csv_text(frame, {**record,
+                       "projection": "PCA of the last-layer [CLS] features"}),
+                       f"map-{name}.csv", "text/csv")  # fmt: skip
+    c2.download_button("The map (SVG)", lambda: figure_file(fig, "svg", {**record, "colour": by}),
+                       f"map-{name}.svg", "image/svg+xml")  # fmt: skip
+    points = (event or {}).get("selection", {}).get("points", []) if event else []
+    chosen = []
+    for p in points:
+        got = p.get("customdata")
+        got = got[0] if isinstance(got, list) and got else got
+        if got is not None:
+            chosen.append(int(got))
+    return chosen or None

@@ -1,0 +1,149 @@
+"""A map of a dataset: each example's last-layer [CLS] features projected to 2D, written once per
+checkpoint for its bundled examples and read by the Error analysis page.
+
+Features: :func:`uqcore.predict.features_ids`, one pass without noise or dropout (a deep
+ensemble: the mean over its members), the same features as the distance baseline of
+:mod:`uqlab.evaluate`. Projection: PCA (scikit-learn) fitted on the examples shown, centred,
+two components; the file also keeps the share of variance each explains. UMAP is not used: its
+package pulls numba and llvmlite (about 150 MB) into the app's install for a picture PCA
+already gives deterministically.
+
+File ``map.safetensors`` beside ``samples.safetensors``: ``xy [N, 2]`` float32 (row ``i`` =
+:func:`uqlab.stored.bundled_rows` ``i``; NaN: a text the checkpoint cannot read) and metadata
+(format, task, method, explained variance, the sha256 of the subsets and of the weights).
+:func:`read` trusts nothing else and says why, as :mod:`uqlab.stored` does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import torch
+from safetensors import safe_open
+from safetensors.numpy import save
+from sklearn.decomposition import PCA
+
+from uqcore.checkpoint import Checkpoint, load_checkpoint
+from uqcore.errors import UQError
+from uqcore.predict import features_ids
+from uqcore.registry import list_checkpoints
+from uqcore.runtime import tune_cpu
+from uqcore.vocab import write_atomic
+from uqlab.paths import checkpoint_dir
+from uqlab.stored import bundled_rows, subset_hashes, weights_hash
+from uqlab.task_file import register_from_training
+from uqlab.tasks import TASKS
+
+FILE = "map.safetensors"
+FORMAT = "1"
+METHOD = "pca"
+
+
+def features(ck: Checkpoint, texts: list[str], bar=None) -> np.ndarray:
+    """``[N, D]`` float32 last-layer [CLS] features of ``texts`` (NaN rows: unreadable)."""
+    out = np.full((len(texts), ck.config.d_model), np.nan, dtype=np.float32)
+    readable, encoded = [], []
+    for i, text in enumerate(texts):
+        try:
+            encoded.append(ck.vocab.encode(text, ck.config.max_len).ids)
+            readable.append(i)
+        except UQError:  # no known word: stays NaN, the page leaves it out
+            continue
+    step = 64
+    for lo in range(0, len(encoded), step):
+        out[readable[lo : lo + step]] = features_ids(ck.model, encoded[lo : lo + step]).numpy()
+        if bar is not None:
+            bar(min(1.0, (lo + step) / max(1, len(encoded))))
+    return out
+
+
+def project(feats: np.ndarray) -> tuple[np.ndarray, list[float]]:
+    """PCA to two components of the finite rows of ``feats [N, D]`` -> ``(xy [N, 2],
+    explained variance ratios)``; NaN rows stay NaN. Fewer than 3 rows: zeros."""
+    xy = np.full((feats.shape[0], 2), np.nan, dtype=np.float32)
+    ok = np.isfinite(feats).all(1)
+    if ok.sum() < 3:
+        xy[ok] = 0.0
+        return xy, [0.0, 0.0]
+    pca = PCA(n_components=2, svd_solver="full")
+    xy[ok] = pca.fit_transform(feats[ok].astype(np.float64)).astype(np.float32)
+    sign = np.sign(xy[ok][np.abs(xy[ok]).argmax(0), [0, 1]])  # a fixed orientation
+    xy[ok] *= np.where(sign == 0, 1, sign)
+    return xy, [float(v) for v in pca.explained_variance_ratio_]
+
+
+def write(ck: Checkpoint) -> Path:
+    """Compute and write the map of the checkpoint's bundled examples; its path."""
+    task = ck.training["task"]
+    texts = [r[0] for r in bundled_rows(task)]
+    with torch.inference_mode():
+        xy, explained = project(features(ck, texts))
+    meta = {"format": FORMAT, "task": task, "method": METHOD,
+            "explained": json.dumps(explained), "subsets": json.dumps(subset_hashes(task)),
+            "weights": weights_hash(ck.path),
+            "command": f"python -m uqlab.feature_map --ckpt {ck.name}"}  # fmt: skip
+    path = Path(ck.path) / FILE
+    write_atomic(path, save({"xy": np.ascontiguousarray(xy)}, metadata=meta))
+    return path
+
+
+def read(path: str | Path, task: str) -> tuple[tuple[np.ndarray, list[float]] | None, str]:
+    """``((xy [N, 2], explained), "")`` of the checkpoint folder ``path``, or ``(None, why)``."""
+    file = Path(path) / FILE
+    redo = "run `python -m uqlab.feature_map --ckpt NAME` to write it"
+    if not file.is_file():
+        return None, f"no stored map for this checkpoint ({redo})"
+    try:
+        with safe_open(str(file), framework="np") as fh:
+            meta = fh.metadata() or {}
+            xy = fh.get_tensor("xy")
+        explained = [float(v) for v in json.loads(meta["explained"])]
+        subsets = json.loads(meta["subsets"])
+    except Exception:  # noqa: BLE001 - any unreadable file is simply not trusted
+        return None, f"the stored map does not parse ({redo})"
+    if meta.get("format") != FORMAT or meta.get("task") != task or meta.get("method") != METHOD:
+        return None, f"the stored map is of another format, task or method ({redo})"
+    if subsets != subset_hashes(task):
+        return None, f"the bundled examples changed since the map was stored ({redo})"
+    try:
+        same = meta.get("weights") == weights_hash(path)
+    except Exception:  # noqa: BLE001
+        same = False
+    if not same:
+        return None, f"the stored map is from other weights ({redo})"
+    if xy.shape != (len(bundled_rows(task)), 2) or xy.dtype != np.float32:
+        return None, f"the stored map has the wrong shape ({redo})"
+    return (xy, explained), ""
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description="Write each checkpoint's map of its bundled "
+                                "examples (map.safetensors).")  # fmt: skip
+    p.add_argument("--ckpt", nargs="*", default=[], help="checkpoint names")
+    p.add_argument("--all", action="store_true", help="every checkpoint of the folder")
+    p.add_argument("--root", default=str(checkpoint_dir()))
+    args = p.parse_args(argv)
+    tune_cpu(2)
+    infos = [i for i in list_checkpoints(args.root) if not i.error]
+    names = [i.name for i in infos] if args.all else args.ckpt
+    if not names:
+        p.error("name checkpoints with --ckpt or pass --all")
+    try:
+        for name in names:
+            ck = load_checkpoint(Path(args.root) / name, shared_weights=True)
+            if register_from_training(ck.training) not in TASKS:
+                print(f"{name}: no task with bundled examples, skipped", flush=True)
+                continue
+            print(f"{name}: map -> {write(ck)}", flush=True)
+    except UQError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
