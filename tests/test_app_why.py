@@ -80,7 +80,7 @@ def test_a_single_word_and_a_long_text_are_handled():
     at = explorer(text="film")
     assert any("single word" in i.value for i in at.info)
     long = " ".join(["the film was dull"] * 15)  # 60 words: occlusion is windowed
-    at = explorer(text=long)
+    at = explorer(text=long, T="50")
     assert any(b.label.startswith("Remove each of these 40 words") for b in at.button)
     assert any("waits for the button" in c.value for c in at.caption)
 

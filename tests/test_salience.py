@@ -149,3 +149,28 @@ def test_hard_samples_say_their_gradient_is_a_surrogate():
     assert got.straight_through
     assert not attribute(model, IDS, MASK, 3, 0, 0, baseline_id=0, hold=HOLD,
                          steps=8).straight_through  # fmt: skip
+
+
+def test_three_classes_take_a_second_backward_pass_and_stay_complete():
+    from uqcore.model import build_model
+
+    torch.manual_seed(0)
+    model = build_model(tiny_config("mcdropout").replace(num_classes=3))
+    got = attribute(model, IDS, MASK, 5, 2, 2, baseline_id=0, hold=HOLD, steps=128)
+    assert got.probs.shape == (5, 3)
+    assert got.prob_gap.abs().max() < 5e-3 and abs(got.mi_gap) < 5e-3
+    gxi = attribute(model, IDS, MASK, 5, 2, 2, baseline_id=0, hold=HOLD,
+                    method="gradient_x_input")  # fmt: skip
+    assert gxi.mi is not None and gxi.mi.abs().sum() > 0
+
+
+@pytest.mark.parametrize("family", ["hsto", "mcdropout"])
+def test_the_mutual_informations_attribution_is_the_same_in_one_chunk_or_many(family):
+    """All T samples of a point in one chunk (the MI cotangent computed in the chunk) or
+    spread over chunks (computed from a first pass over every row): the same numbers."""
+    model = tiny_model(family)
+    whole = attribute(model, IDS, MASK, 6, 3, 1, baseline_id=0, hold=HOLD, steps=8)
+    split = attribute(model, IDS, MASK, 6, 3, 1, baseline_id=0, hold=HOLD, steps=8,
+                      memory_budget=40_000)  # fmt: skip  # fewer rows per chunk than T
+    torch.testing.assert_close(whole.mi, split.mi, atol=1e-6, rtol=1e-4)
+    torch.testing.assert_close(whole.prob, split.prob, atol=1e-6, rtol=1e-4)

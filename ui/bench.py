@@ -65,6 +65,8 @@ def _cold() -> None:
     cached.explored().clear()
     cached.prefix_cache().clear()
     cached.stored_cache_clear()
+    cached.attributions().clear()
+    cached.live_maps().clear()
 
 
 def _run_once(ckpt: str, T: int, text: str = TEXT) -> dict:
@@ -83,7 +85,7 @@ def _run_once(ckpt: str, T: int, text: str = TEXT) -> dict:
     if at.exception:
         raise RuntimeError(str(at.exception))
     charts = len(at.get("plotly_chart"))
-    caption = next(c.value for c in at.caption if c.value.startswith("Computed in"))
+    caption = [c.value for c in at.caption if c.value.startswith("Computed in")][-1]  # sampling
     sampling = float(caption.split()[2])
     return {"seconds": total, "sampling_seconds": sampling, "charts": charts}
 
@@ -275,6 +277,54 @@ def _explore(ckpt: str, text: str, words: str, repeats: int) -> dict:
             "T1000_peak_rss_mb": round(big["peak_rss_mb"])}  # fmt: skip
 
 
+def _click(at, label: str) -> float:
+    """Seconds of the script run after pressing the button labelled ``label``."""
+    button = next(b for b in at.button if b.label == label)
+    started = time.perf_counter()
+    button.click().run()
+    if at.exception:
+        raise RuntimeError(str(at.exception))
+    return time.perf_counter() - started
+
+
+def _why(ckpt: str, text: str, T: int, steps: int = 32) -> dict:  # noqa: N803
+    """The explorer's "Why is it unsure?" views on ``ckpt`` (server side, cold caches): the
+    page with them (salience by gradient x input, occlusion and the head grid when they run
+    without a click), then each button: the salience of a long text, integrated gradients
+    with ``steps`` steps, the occlusion of a long text; then Error analysis's first view with
+    the dataset map."""
+    from streamlit.testing.v1 import AppTest
+
+    _quiet()
+    _run_once(ckpt, 1, TEXT)  # imports and the checkpoint load, not timed
+    _cold()
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=1800)
+    for key, value in {"ckpt": ckpt, "text": text, "T": str(T), "seed": "1"}.items():
+        at.query_params[key] = value
+    started = time.perf_counter()
+    at.run()
+    out = {"explore page with the views": time.perf_counter() - started}
+    labels = [b.label for b in at.button]
+    if "Compute the salience" in labels:
+        out["salience, gradient x input (button)"] = _click(at, "Compute the salience")
+    occlusion = next((x for x in labels if x.startswith("Remove each of these")), None)
+    if occlusion:
+        out[f"occlusion, {occlusion.split()[4]} words (button)"] = _click(at, occlusion)
+    at.radio(key="why_method").set_value("integrated_gradients").run()
+    at.number_input(key="why_steps").set_value(steps).run()
+    out[f"integrated gradients, {steps} steps"] = _click(at, "Compute integrated gradients")
+    caption = next(c.value for c in at.caption if c.value.startswith("Completeness"))
+    out["completeness"] = caption
+    _cold()
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=900)
+    at.query_params["ckpt"] = ckpt
+    at.run()
+    started = time.perf_counter()
+    at.switch_page("pages/errors.py").run()
+    out["Error analysis first view with the map (stored)"] = time.perf_counter() - started
+    return {k: (round(v, 3) if isinstance(v, float) else v) for k, v in out.items()}
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m ui.bench", description=__doc__.splitlines()[0])
     p.add_argument("--ckpt", default=DEFAULT_CHECKPOINT, help="the CoLA checkpoint")
@@ -290,6 +340,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="timed after two tau2 changes (prefix computed, then reused)")
     p.add_argument("--ckpt-word", default=WORD_CHECKPOINT,
                    help="the word-level checkpoint timed after a tau2 change")
+    p.add_argument("--why", action="store_true", help="time the explorer's 'why' views: the "
+                   "CoLA sentence at T = 100 and the review at T = 20")  # fmt: skip
     p.add_argument("--markdown", metavar="PATH",
                    help="also write the figures as the app's section of PATH "
                    "(docs/performance.md)")  # fmt: skip
@@ -302,6 +354,24 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(out))
         return 0
     report: dict = {"explore": {}, "pages": {}}
+    if args.why:
+        report["why"] = {f"{args.ckpt}, {len(TEXT.split())} words, T = 100":
+                         _why(args.ckpt, TEXT, 100)}  # fmt: skip
+        print(json.dumps(report["why"]), flush=True)
+        if args.imdb:
+            report["why"][f"{args.imdb}, {REVIEW_WORDS} words, T = 20"] = _why(args.imdb,
+                                                                              review(), 20)
+        for where, got in report["why"].items():
+            print(f"why views, {where}, server side, cold caches:")
+            for what, value in got.items():
+                print(f"  {what:<48} {value if isinstance(value, str) else f'{value:7.2f} s'}")
+        if args.markdown:
+            from uqlab.bench_report import write_section
+
+            write_section(args.markdown, "ui.bench --why", render_why(report["why"]))
+            print(f"wrote the why views' section of {args.markdown}")
+        print(json.dumps(report))
+        return 0
     report["explore"][args.ckpt] = _explore(args.ckpt, TEXT, f"{len(TEXT.split())} words",
                                             args.repeats)  # fmt: skip
     if args.imdb:
@@ -362,6 +432,26 @@ def _dataset_pages(report: dict, args) -> None:
             print(f"  {what:<14} {sec:7.2f} s; matmul work {floor[what + ' gflop']:.0f} GFLOP, "
                   f"floor {floor[what + ' floor_s']:.2f} s at {floor['matmul_gflops']:.0f} "
                   f"GFLOP/s: {sec / floor[what + ' floor_s']:.1f}x")  # fmt: skip
+
+
+def render_why(why: dict) -> str:
+    """The "why" views' section of docs/performance.md from one run."""
+    import datetime
+
+    when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    lines = ["## The explorer's \"why\" views, server side", "",
+             "Written by `python -m ui.bench --why --markdown docs/performance.md` "
+             f"({os.cpu_count()} logical CPUs, {when}): the real app script under "
+             "`streamlit.testing`, cold caches, no browser.", "",
+             "| checkpoint, text, T | view | seconds |", "|---|---|---:|"]  # fmt: skip
+    notes = []
+    for where, got in why.items():
+        for what, value in got.items():
+            if isinstance(value, str):
+                notes.append(f"- {where}: {value}")
+            else:
+                lines.append(f"| {where} | {what} | {value:.2f} |")
+    return "\n".join(lines + [""] + notes) + "\n"
 
 
 def render_markdown(report: dict) -> str:

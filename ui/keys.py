@@ -58,6 +58,7 @@ WHY_GO = "why_go"  # the button that computes integrated gradients
 WHY_ASKED = "why_asked"  # the integrated-gradients requests asked for in this session
 WHY_WINDOW = "why_window"  # salience: the first token shown of a long text
 OCC_START, OCC_GO = "occ_start", "occ_go"  # occlusion: first word of the window, its button
+OCC_ASKED = "occ_asked"  # the long-text occlusion asked for (its button was pressed)
 EDIT_TEXT, EDIT_LAYER, EDIT_HEAD = "edit_text", "edit_layer", "edit_head"  # the edit view
 EDIT_OF = "_edit_of"  # the sentence the edit box started from
 GRID_STAT, GRID_WINDOW = "grid_stat", "grid_window"  # head grid: mean or std, token window

@@ -23,6 +23,8 @@ from viz import why as W
 
 SALIENCE_T = 200  # samples explained at most (the first ones of the explorer's T)
 GRID_TOKENS = 24  # tokens per cell of the head grid (a window of a longer text)
+AUTO_ROWS = 4_000  # samples x tokens explained without a click (gradient x input)
+AUTO_OCCLUDED = 60_000  # removed words x samples x tokens sampled without a click
 
 
 def _record(res: ExploreResult, name: str, family: str, **more) -> dict:
@@ -66,12 +68,15 @@ def salience(res: ExploreResult, names: tuple[str, ...], name: str, family: str,
     key = cached.salience_key(name, res.text, T, res.seed, settings, int(target), method, steps,
                               res.temperature)  # fmt: skip
     got = cached.salience_cached(key)
-    if got is None and ig and st.session_state.get(K.WHY_ASKED) != key:
+    auto = not ig and T * len(res.tokens) <= AUTO_ROWS
+    if got is None and not auto and st.session_state.get(K.WHY_ASKED) != key:
         quick = cached.salience_cached(key[:-3] + ("gradient_x_input", 1, key[-1]))
-        guess = f" (about {quick.seconds * steps * 0.8:.0f} s here)" if quick else ""
+        guess = f" (about {quick.seconds * steps * 0.8:.0f} s here)" if quick and ig else ""
         st.info(f"Integrated gradients run {steps} forward and backward passes of all {T} "
-                f"samples{guess}.")  # fmt: skip
-        if not st.button("Compute integrated gradients", key=K.WHY_GO, type="primary"):
+                 f"samples{guess}." if ig else f"A long text: one forward and backward pass of "
+                 f"{T} samples x {len(res.tokens)} tokens waits for the button.")  # fmt: skip
+        label = "Compute integrated gradients" if ig else "Compute the salience"
+        if not st.button(label, key=K.WHY_GO, type="primary"):
             return
         st.session_state[K.WHY_ASKED] = key
     if got is None:
@@ -154,11 +159,15 @@ def occlusion(res: ExploreResult, names: tuple[str, ...], name: str, family: str
         start = st.slider(f"First word removed (a window of {why.MAX_OCCLUDED} of the "
                           f"{len(words)} words)", 0, len(words) - why.MAX_OCCLUDED, 0,
                           step=5, key=K.OCC_START)  # fmt: skip
-        if not st.button(f"Remove each of these {why.MAX_OCCLUDED} words in turn", key=K.OCC_GO):
-            st.caption("A long text: each removal samples the whole text again "
-                       f"({why.MAX_OCCLUDED} texts x T samples), so it waits for the button.")
-            return
     lo, hi = why.occlusion_window(len(words), start)
+    asked = (name, res.text, len(res.probs), res.seed, str(res.settings), lo, hi)
+    big = (hi - lo) * len(res.probs) * len(res.tokens) > AUTO_OCCLUDED
+    if big and st.session_state.get(K.OCC_ASKED) != asked:
+        if not st.button(f"Remove each of these {hi - lo} words in turn", key=K.OCC_GO):
+            st.caption(f"A long text: each removal samples the whole text again ({hi - lo} texts"
+                       f" x {len(res.probs)} samples), so it waits for the button.")  # fmt: skip
+            return
+        st.session_state[K.OCC_ASKED] = asked
     with st.spinner(f"Sampling {hi - lo} texts, {len(res.probs)} samples each…"):
         table = why.occlusion(res.text, res.probs, sampler, res.summary.target, lo, hi)
     ok = table.dropna(subset=["shift of p"])

@@ -22,7 +22,8 @@ positions (``[CLS]``, ``[SEP]``: their attribution is 0); positions, token types
 Batched: sample ``t`` at path point ``s`` is row ``t * S' + s`` of a chunk (``S'`` points per
 chunk), every row with its own copy of the embeddings, so one backward pass gives every row's
 gradient (rows never interact). The class-probability and mutual-information gradients are
-two vector-Jacobian products of the same forward pass; the mutual information's cotangent comes
+vector-Jacobian products of the same forward pass (one backward pass for two classes, where
+``p_other = 1 - p_target``; two otherwise); the mutual information's cotangent comes
 from a forward pass without gradients over all rows first (it couples the T samples of a path
 point, which may fall in different chunks). A deterministic setting is computed once (spread 0);
 a deep ensemble's sample ``t`` is member ``t mod M``, each member explained once.
@@ -50,6 +51,7 @@ from uqcore.settings import ForwardSettings, SamplingSettings, is_stochastic, re
 METHODS = ("gradient_x_input", "integrated_gradients")
 MAX_STEPS = 256
 MAX_SAMPLES = 1_000
+BUDGET_FACTOR = 4  # a chunk keeps its activations for the backward pass: 4x a sampling chunk
 
 
 @dataclass(frozen=True)
@@ -156,7 +158,8 @@ def attribute(
     ``baseline_id``: the token whose embedding is the baseline (the vocabulary's padding id).
     ``temperature``: divide each sample's logits by it before the softmax (temperature
     scaling), as the explorer does when asked. ``progress(fraction)`` is called after each
-    chunk. ``memory_budget``: bytes of activations per chunk (default: the device's).
+    chunk. ``memory_budget``: bytes of activations per chunk (default: :data:`BUDGET_FACTOR`
+    times the device's sampling budget, :func:`uqcore.runtime.memory_budget`).
     Raises :class:`ConfigError` / :class:`InputError` for bad arguments. Never changes
     ``model``; runs with gradients whatever the caller's grad mode (not under
     ``torch.inference_mode``)."""
@@ -180,11 +183,14 @@ def attribute(
         units = [_Unit(model, T if noisy else 1, noisy)]
         members, stochastic = None, noisy
         index = torch.arange(T) if noisy else torch.zeros(T, dtype=torch.long)
-    budget = runtime_budget(ids.device) if memory_budget is None else memory_budget
+    budget = BUDGET_FACTOR * runtime_budget(ids.device) if memory_budget is None else memory_budget
     per_chunk = max(1, budget // _row_bytes(cfg, ids.shape[1]))
     key = example_keys(ids, mask)  # [1] the text's noise key
     ends = [0.0, 1.0] if method == "integrated_gradients" else [1.0]
-    total = sum(u.count for u in units) * (len(alphas) * (2 + with_mi) + len(ends))
+    second = with_mi and cfg.num_classes > 2  # a second backward pass (see _Runner.grads)
+    total = sum(u.count for u in units) * (len(alphas) * (2 + second) + len(ends))
+    if with_mi and len(units) == 1 and units[0].count <= per_chunk:
+        total -= units[0].count * len(alphas)  # no separate pass over the path points
     done = [0]
 
     def tick(rows: int) -> None:
@@ -193,12 +199,15 @@ def attribute(
             progress(min(1.0, done[0] / total))
 
     run = _Runner(ids, mask, fs, seed, first_sample, key, baseline_id, hold, scale, per_chunk)
-    with torch.no_grad():  # the probabilities at the path points and the ends
-        at = [run.probs(u, alphas + ends, tick) for u in units]  # [count, A + E, C] each
-    unit_probs = [a[:, : len(alphas)] for a in at]  # [count, S, C]
-    sample_probs = _per_sample(at, index, units, slice(len(alphas), None))  # [T, E, C]
+    # one noisy model whose T rows fit a chunk: each chunk computes its points' MI cotangent
+    inline = with_mi and stochastic and len(units) == 1 and units[0].count <= per_chunk
+    first = [] if inline else alphas  # else the path points' probabilities first
+    with torch.no_grad():  # the probabilities at the ends (and the path points)
+        at = [run.probs(u, first + ends, tick) for u in units]  # [count, A + E, C] each
+    unit_probs = [a[:, : len(first)] for a in at]  # [count, S or 0, C]
+    sample_probs = _per_sample(at, index, units, slice(len(first), None))  # [T, E, C]
     cot_mi = None
-    if with_mi and stochastic:
+    if with_mi and stochastic and not inline:
         path = _per_sample(unit_probs, index, units, slice(None))  # [T, S, C]
         path = path.detach().requires_grad_(True)
         (grad_path,) = torch.autograd.grad(mutual_information(path).sum(), path)  # [T, S, C]
@@ -208,9 +217,8 @@ def attribute(
             cot_mi[u][row] += grad_path[t]
     prob_units, mi_units = [], []
     for u, unit in enumerate(units):
-        cot = torch.zeros_like(unit_probs[u])
-        cot[..., target] = 1.0
-        got = run.grads(unit, alphas, cot, None if cot_mi is None else cot_mi[u], tick)
+        got = run.grads(unit, alphas, target, None if cot_mi is None else cot_mi[u], tick,
+                        mi_inline=inline)  # fmt: skip
         prob_units.append(got[0])  # [count, L]
         mi_units.append(got[1])  # [count, L] or None
     prob = torch.stack([prob_units[u][r] for u, r in (_where(t, index, units)
@@ -220,7 +228,7 @@ def attribute(
     out = Salience(method=method, steps=steps, target=target, seed=seed, probs=probs_in,
                    prob=prob, mi=None, mi_value=mi_value, stochastic=stochastic,
                    members=members, straight_through=bool(fs.hard) and stochastic)  # fmt: skip
-    if cot_mi is not None:
+    if cot_mi is not None or inline:
         out = dataclasses.replace(out, mi=sum(m.sum(0) for m in mi_units))  # [L]
     if method == "integrated_gradients":
         base = sample_probs[:, 0]  # [T, C]
@@ -264,9 +272,13 @@ class _Runner:
         return x, x0
 
     def _chunks(self, unit: _Unit, n_points: int):
-        """(first unit row, rows, first point, points) chunks of ``count x n_points`` rows."""
-        points = max(1, min(n_points, self.per_chunk))
-        per = max(1, self.per_chunk // points)
+        """(first unit row, rows, first point, points) chunks of ``count x n_points`` rows:
+        every unit row of a few points at a time when they fit (the mutual information of a
+        point is then computed inside its chunk), else one point of some unit rows."""
+        if unit.count <= self.per_chunk:
+            per, points = unit.count, max(1, min(n_points, self.per_chunk // unit.count))
+        else:
+            per, points = self.per_chunk, 1
         for u0 in range(0, unit.count, per):
             for s0 in range(0, n_points, points):
                 yield u0, min(per, unit.count - u0), s0, min(points, n_points - s0)
@@ -299,27 +311,47 @@ class _Runner:
         return out
 
     def grads(
-        self, unit: _Unit, alphas: list[float], cot: torch.Tensor, cot_mi: torch.Tensor | None,
-        tick,
+        self, unit: _Unit, alphas: list[float], target: int, cot_mi: torch.Tensor | None,
+        tick, mi_inline: bool = False,
     ) -> tuple[torch.Tensor, torch.Tensor | None]:  # fmt: skip
-        """Each unit row's attribution ``[count, L]`` of the quantity whose cotangent on its
-        probabilities ``[count, S, C]`` is ``cot`` (and of the mutual information's,
-        ``cot_mi``), averaged over the path points."""
+        """Each unit row's attribution ``[count, L]`` of ``p(target)`` (and of the mutual
+        information, whose cotangent on the rows' probabilities ``[count, S, C]`` is
+        ``cot_mi``), averaged over the path points. With two classes ``p_other = 1 -
+        p_target``, so any cotangent ``c`` gives ``(c_target - c_other)`` times the gradient of
+        ``p_target``: one backward pass serves both; otherwise a second one runs.
+        ``mi_inline``: every chunk holds all the unit's rows (samples) of its points, so the
+        mutual information's cotangent is computed from the chunk's own probabilities."""
         x, x0 = self._ends(unit.model)
         diff = x - x0  # [L, D]
         a = torch.tensor(alphas, dtype=x.dtype, device=x.device)
         n = len(alphas)
+        classes = unit.model.cfg.num_classes
         prob = torch.zeros(unit.count, x.shape[0], device=x.device)  # [count, L]
-        mi = None if cot_mi is None else torch.zeros_like(prob)
+        mi = None if cot_mi is None and not mi_inline else torch.zeros_like(prob)
         with torch.enable_grad():
             for u0, nu, s0, ns in self._chunks(unit, n):
                 p, emb = self._forward(unit, u0, nu, a[s0 : s0 + ns], x, x0, grad=True)
-                wanted = [cot[u0 : u0 + nu, s0 : s0 + ns].reshape(nu * ns, -1)]
-                if mi is not None:
-                    wanted.append(cot_mi[u0 : u0 + nu, s0 : s0 + ns].reshape(nu * ns, -1))
-                for j, w in enumerate(wanted):
-                    (g,) = torch.autograd.grad(p, emb, w, retain_graph=j + 1 < len(wanted))
-                    share = (g * diff).sum(-1).view(nu, ns, -1).sum(1) / n  # [nu, L]
-                    (prob if j == 0 else mi)[u0 : u0 + nu] += share.detach()
-                tick(nu * ns * len(wanted))
+                one_hot = torch.zeros_like(p)
+                one_hot[:, target] = 1.0
+                c_mi = None
+                if mi_inline:
+                    at = p.detach().view(nu, ns, -1).requires_grad_(True)  # [T, ns, C]
+                    (c_mi,) = torch.autograd.grad(mutual_information(at).sum(), at)
+                    c_mi = c_mi.reshape(nu * ns, -1)
+                elif mi is not None:
+                    c_mi = cot_mi[u0 : u0 + nu, s0 : s0 + ns].reshape(nu * ns, -1)
+                shared = c_mi is not None and classes == 2
+                again = c_mi is not None and not shared
+                (g,) = torch.autograd.grad(p, emb, one_hot, retain_graph=again)
+                per_row = (g * diff).sum(-1)  # [rows, L]
+                prob[u0 : u0 + nu] += per_row.view(nu, ns, -1).sum(1).detach() / n
+                if shared:
+                    k = c_mi[:, target] - c_mi[:, 1 - target]  # [rows]
+                    mi_row = per_row * k[:, None]
+                elif again:
+                    (g,) = torch.autograd.grad(p, emb, c_mi)
+                    mi_row = (g * diff).sum(-1)
+                if c_mi is not None:
+                    mi[u0 : u0 + nu] += mi_row.view(nu, ns, -1).sum(1).detach() / n
+                tick(nu * ns * (2 if again else 1))
         return prob, mi

@@ -17,7 +17,8 @@ and in ``id`` -> ``conformal_90`` -> method -> ``resampled`` their in-domain cov
 the last layer's [CLS] feature on up to 5,000 training examples).
 
 It also writes ``samples.safetensors`` beside it: the samples of every bundled evaluation example
-at the checkpoint's own settings (:mod:`uqlab.stored`; ``--stored-only`` writes just that), which
+at the checkpoint's own settings (:mod:`uqlab.stored`; ``--stored-only`` writes just that, and the
+map of those examples, :mod:`uqlab.feature_map`), which
 the app's dataset pages read instead of recomputing.
 
 ``torchrun --nproc_per_node=N -m uqlab.evaluate ...`` (gloo on CPUs, nccl on GPUs with
@@ -67,6 +68,7 @@ from uqcore.stats import (
 )
 from uqcore.vocab import write_atomic
 from uqlab.data import Split, load_task, resolve_data_dir
+from uqlab.feature_map import write as write_map
 from uqlab.paper import examples
 from uqlab.paths import checkpoint_dir
 from uqlab.presets import preset_rows
@@ -276,6 +278,7 @@ def main(argv: list[str] | None = None) -> int:
                 stored_file = write_stored(ck, seed=args.seed, bar=bar)
                 bar.close()
                 print(f"{ck.name}: stored samples -> {stored_file}")
+                print(f"{ck.name}: map of the examples -> {write_map(ck)}")
             shards.barrier()
             if args.stored_only:
                 continue

@@ -502,3 +502,79 @@ def test_your_labelled_file_on_error_analysis(tab, server, shots):
     href = tab.get_by_role("link", name="Open in the explorer ↗").get_attribute("href")
     open_view(tab, server, "/?" + urlparse(href).query)
     assert metric_values(tab)[:4] == shown
+
+
+WHY = ("/?ckpt=cola-minilm-hsto&text=Bill%20and%20Mary%20washed%20himself.&label=0&T=50"
+       "&seed=0")  # fmt: skip  # its samples disagree (about 6 in 10 say acceptable)
+
+
+@pytest.mark.parametrize(("width", "height"), [(1400, 1000), (1024, 768), (390, 844)])
+def test_why_views_salience_and_every_head_at_a_projector_and_a_phone(chrome, server, shots,
+                                                                      width, height):  # fmt: skip
+    context = chrome.new_context(viewport={"width": width, "height": height})
+    page = context.new_page()
+    page.set_default_timeout(120_000)
+    try:
+        open_view(page, server, WHY)
+        wait_title(page, "Salience of p(unacceptable)")
+        wait_title(page, "Attribution of the mutual information")
+        wait_title(page, "every layer and head")
+        settle(page)
+        wide = page.evaluate("document.documentElement.scrollWidth > window.innerWidth + 1")
+        assert not wide, "the page scrolls sideways"
+        heading = page.get_by_role("heading", name="Why is it unsure?")
+        heading.scroll_into_view_if_needed()
+        page.screenshot(path=str(shots / f"why-salience-{width}x{height}.png"))
+        page.get_by_role("heading", name="Every head at once").scroll_into_view_if_needed()
+        page.screenshot(path=str(shots / f"why-heads-{width}x{height}.png"))
+        page.screenshot(path=str(shots / f"why-{width}x{height}.png"), full_page=True)
+    finally:
+        context.close()
+
+
+def test_integrated_gradients_and_the_edit_view(tab, server, shots):
+    open_view(tab, server, WHY)
+    wait_title(tab, "Salience of p(unacceptable)")
+    tab.get_by_text("integrated gradients", exact=True).click()
+    settle(tab)
+    tab.get_by_role("button", name="Compute integrated gradients").click()
+    wait_title(tab, "integrated gradients, 32 steps")
+    settle(tab)
+    assert tab.get_by_text("Completeness: each sample's attributions add up", exact=False).count()
+    box = tab.get_by_label("Your edit of the text")
+    box.fill("Bill and Mary washed themselves.")
+    tab.get_by_role("button", name="Compare with the original").click()
+    wait_title(tab, "the original and the edit")
+    wait_title(tab, "edit minus original")
+    settle(tab)
+    tab.get_by_role("heading", name="Edit the sentence and compare").scroll_into_view_if_needed()
+    tab.screenshot(path=str(shots / "why-edit.png"))
+
+
+def test_the_dataset_map_selection_filters_the_table_and_opens_the_explorer(tab, server, shots):
+    tab.set_viewport_size({"width": 1400, "height": 1000})
+    tab.goto(server + "/errors?ckpt=cola-minilm-hsto")  # stored samples and map: read at once
+    wait_title(tab, "last-layer [CLS] features, PCA")
+    settle(tab)
+    total = int(tab.get_by_text(" examples.", exact=False).first.inner_text().split(" of ")[1]
+                .split()[0].replace(",", ""))  # fmt: skip
+    plot = tab.locator(".js-plotly-plot").first
+    plot.scroll_into_view_if_needed()
+    box = plot.locator(".nsewdrag").first.bounding_box()
+    cx, cy = box["x"] + box["width"] * 0.5, box["y"] + box["height"] * 0.5
+    w, h = box["width"] * 0.12, box["height"] * 0.12
+    tab.mouse.move(cx - w, cy - h)
+    tab.mouse.down()
+    for x, y in ((cx + w, cy - h), (cx + w, cy + h), (cx - w, cy + h), (cx - w, cy - h)):
+        tab.mouse.move(x, y, steps=8)
+    tab.mouse.up()
+    tab.get_by_text("selected on the map", exact=False).first.wait_for()
+    settle(tab)
+    tab.screenshot(path=str(shots / "why-map-selection.png"))
+    shown = tab.get_by_text(" examples.", exact=False).first.inner_text()
+    picked = int(shown.split(" of ")[0].replace(",", ""))
+    assert 0 < picked < total
+    href = tab.get_by_role("link", name="Open in the explorer ↗").get_attribute("href")
+    assert href and "ckpt=cola-minilm-hsto" in href
+    open_view(tab, server, "/?" + urlparse(href).query)
+    wait_title(tab, "Salience of p(")
