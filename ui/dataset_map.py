@@ -63,7 +63,9 @@ def show(df: pd.DataFrame, names: tuple[str, ...], name: str, task: str, rows: t
                             selection_mode=("points", "box", "lasso"))  # fmt: skip
     st.caption(f"One point per example ({int(ok.sum()):,}); hover for its text. Drag a box or a "
                "lasso (or click a point) to keep only those examples in the table below; "
-               "double-click the map to clear the selection. " + note
+               "double-click the map to clear the selection. "
+               + ("" if categorical else "The colour scale stops at the 99th percentile, so "
+                  "the top 1 % share its brightest colour. ") + note
                + f" Component 1 explains {explained[0]:.0%} of the features' variance, component "
                f"2 {explained[1]:.0%}.")  # fmt: skip
     frame = df.assign(x=xy[:, 0], y=xy[:, 1])[["x", "y", "domain", "index", "text", "gold", "pred",

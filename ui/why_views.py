@@ -128,6 +128,9 @@ def _show_salience(a: why.Attribution, res, names, name: str, family: str) -> No
                    f"{a.steps} steps)." + (f" Mutual information: {a.mi_value - a.mi_base:+.3g} "
                    f"nats to explain, gap {abs(a.mi_gap):.2g}." if a.mi_gap is not None
                    else ""))  # fmt: skip
+        if np.abs(a.prob_gap).max() > 0.05:
+            st.caption("A gap this large means the path bends sharply for some samples: more "
+                       "steps follow it more closely (the gap shrinks as they grow).")
     if a.mi is not None:
         chart(W.token_bars(a.mi[lo:hi], tokens, f"Which tokens raise the samples' disagreement? "
                            f"Attribution of the mutual information ({sig(a.mi_value)} nats)",

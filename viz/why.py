@@ -27,10 +27,11 @@ def salience_strip(prob: np.ndarray, tokens: Sequence[str], title: str, axis: st
     mean, std = prob.mean(0), prob.std(0)
     fig = go.Figure()
     fig.add_trace(go.Bar(
-        x=labels, y=mean, name="mean over samples",
+        x=np.arange(len(labels)), y=mean, name="mean over samples", customdata=labels,
         marker_color=[_RED if m >= 0 else _BLUE for m in mean],
         error_y={"type": "data", "array": std, "color": _INK, "thickness": 1.5},
-        hovertemplate="%{x}<br>mean %{y:.4f}<br>± %{error_y.array:.4f} (std)<extra></extra>",
+        hovertemplate="%{customdata}<br>mean %{y:.4f}<br>± %{error_y.array:.4f} (std)"
+                      "<extra></extra>",
     ))  # fmt: skip
     shown = prob[:max_dots]
     if len(shown) > 1:
@@ -101,6 +102,7 @@ def difference_map(diff: np.ndarray, tokens: Sequence[str], title: str) -> go.Fi
     return fig
 
 
+@phone_titles
 def head_grid(maps: np.ndarray, tokens: Sequence[str], title: str, scale: str) -> go.Figure:
     """Every layer x head at once (bertviz's model view, for distributions): ``maps
     [n_layers, H, K, K]`` of the mean (or std) attention over samples, one small heat map per
@@ -130,6 +132,7 @@ def head_grid(maps: np.ndarray, tokens: Sequence[str], title: str, scale: str) -
     return fig
 
 
+@phone_titles
 def dataset_map(xy: np.ndarray, color: np.ndarray, texts: Sequence[str], title: str,
                 color_name: str, categorical: bool, custom: np.ndarray) -> go.Figure:  # fmt: skip
     """A 2D projection of a dataset's features ``xy [N, 2]``: one point per example, coloured by
@@ -152,10 +155,13 @@ def dataset_map(xy: np.ndarray, color: np.ndarray, texts: Sequence[str], title: 
             x=xy[:, 0], y=xy[:, 1], mode="markers", name=color_name, text=hover,
             customdata=custom,
             marker={"size": 6, "color": color, "colorscale": "Viridis", "opacity": 0.8,
-                    "colorbar": {"title": {"text": color_name}, "thickness": 12}},
+                    "cmin": float(np.nanmin(color)) if len(color) else 0.0,
+                    "cmax": float(np.nanpercentile(color, 99)) if len(color) else 1.0,
+                    "colorbar": {"title": {"text": color_name, "side": "top"}, "thickness": 10,
+                                 "orientation": "h", "y": -0.32, "len": 0.8}},
             hovertemplate="%{text}<br>" + color_name + " %{marker.color:.3g}<extra></extra>",
         ))  # fmt: skip
-    fig.update_layout(title=title, margin=_MARGIN, height=520, dragmode="lasso",
+    fig.update_layout(title=title, margin={**_MARGIN, "b": 30}, height=560, dragmode="lasso",
                       xaxis_title="component 1", yaxis_title="component 2",
                       legend={"orientation": "h", "y": -0.15})  # fmt: skip
     return fig
