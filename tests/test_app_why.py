@@ -10,6 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 from tests.app_fixtures import app_checkpoints, ckdir  # noqa: F401 (fixtures)
 from tests.helpers import chart_titles
+from ui import keys as K
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 TEXT = "the film was dull and the movie was great"
@@ -40,6 +41,10 @@ def test_salience_occlusion_edit_and_head_grid_render():
     assert list(occlusion["word"]) == TEXT.split()
     salience = next(d.value for d in at.dataframe if "top share" in d.value.columns)
     assert list(salience["token"]) == TEXT.split()
+    exported = set(at.session_state[K.FIGURES])  # the export panel offers each view's figure
+    assert {"salience", "salience_mi", "occlusion", "occlusion_mi", "head_grid"} <= exported
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert "Salience per token (CSV)" in labels and "Occlusion table (CSV)" in labels
     # integrated gradients wait for their button, then report completeness
     at.radio(key="why_method").set_value("integrated_gradients").run()
     assert any(b.label == "Compute integrated gradients" for b in at.button)

@@ -295,6 +295,8 @@ def _why(ckpt: str, text: str, T: int, steps: int = 32) -> dict:  # noqa: N803
     the dataset map."""
     from streamlit.testing.v1 import AppTest
 
+    from ui import keys as K
+
     _quiet()
     _run_once(ckpt, 1, TEXT)  # imports and the checkpoint load, not timed
     _cold()
@@ -305,13 +307,16 @@ def _why(ckpt: str, text: str, T: int, steps: int = 32) -> dict:  # noqa: N803
     at.run()
     out = {"explore page with the views": time.perf_counter() - started}
     labels = [b.label for b in at.button]
+    if "Compute the salience" not in labels:  # it ran in the page: its own time
+        said = next(c.value for c in at.caption if c.value.startswith("Computed in"))
+        out["of which salience, gradient x input"] = float(said.split()[2])
     if "Compute the salience" in labels:
         out["salience, gradient x input (button)"] = _click(at, "Compute the salience")
     occlusion = next((x for x in labels if x.startswith("Remove each of these")), None)
     if occlusion:
         out[f"occlusion, {occlusion.split()[4]} words (button)"] = _click(at, occlusion)
-    at.radio(key="why_method").set_value("integrated_gradients").run()
-    at.number_input(key="why_steps").set_value(steps).run()
+    at.radio(key=K.WHY_METHOD).set_value("integrated_gradients").run()
+    at.number_input(key=K.WHY_STEPS).set_value(steps).run()
     out[f"integrated gradients, {steps} steps"] = _click(at, "Compute integrated gradients")
     caption = next(c.value for c in at.caption if c.value.startswith("Completeness"))
     out["completeness"] = caption

@@ -204,7 +204,7 @@ def edit(res: ExploreResult, names: tuple[str, ...], explore_text, n_layers: int
         st.session_state[K.EDIT_TEXT] = res.text
         st.session_state[K.EDIT_OF] = res.text
     with st.form("edit"):
-        st.text_area("Your edit of the text", key=K.EDIT_TEXT, height=80)
+        st.text_area("Your edited sentence", key=K.EDIT_TEXT, height=80)
         st.form_submit_button("Compare with the original")
     typed = st.session_state[K.EDIT_TEXT]
     if typed == res.text:

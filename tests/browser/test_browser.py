@@ -541,7 +541,7 @@ def test_integrated_gradients_and_the_edit_view(tab, server, shots):
     wait_title(tab, "integrated gradients, 32 steps")
     settle(tab)
     assert tab.get_by_text("Completeness: each sample's attributions add up", exact=False).count()
-    box = tab.get_by_label("Your edit of the text")
+    box = tab.get_by_label("Your edited sentence")
     box.fill("Bill and Mary washed themselves.")
     tab.get_by_role("button", name="Compare with the original").click()
     wait_title(tab, "the original and the edit")
