@@ -99,6 +99,9 @@ def _show_salience(a: why.Attribution, res, names, name: str, family: str) -> No
                    "everywhere, so the attributions are the straight-through surrogate's (the "
                    "soft sample's gradient). The completeness gap below says how far they are "
                    "from the real change.", icon="⚠️")  # fmt: skip
+    if len(res.probs) > a.T:
+        st.caption(f"Salience explains the first {a.T} of the {len(res.probs)} samples (each "
+                   "one is a forward and a backward pass of its own).")  # fmt: skip
     if a.members is not None:
         st.info(f"A deep ensemble: each of its {int(a.members.max()) + 1} members is explained "
                 "once; sample t is member t mod M, so the spread is between members.")  # fmt: skip

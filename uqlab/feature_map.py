@@ -34,7 +34,7 @@ from uqcore.registry import list_checkpoints
 from uqcore.runtime import tune_cpu
 from uqcore.vocab import write_atomic
 from uqlab.paths import checkpoint_dir
-from uqlab.stored import bundled_rows, subset_hashes, weights_hash
+from uqlab.stored import bundled_rows, provenance, subset_hashes, weights_hash
 from uqlab.task_file import register_from_training
 from uqlab.tasks import TASKS
 
@@ -107,14 +107,9 @@ def read(path: str | Path, task: str) -> tuple[tuple[np.ndarray, list[float]] | 
         return None, f"the stored map does not parse ({redo})"
     if meta.get("format") != FORMAT or meta.get("task") != task or meta.get("method") != METHOD:
         return None, f"the stored map is of another format, task or method ({redo})"
-    if subsets != subset_hashes(task):
-        return None, f"the bundled examples changed since the map was stored ({redo})"
-    try:
-        same = meta.get("weights") == weights_hash(path)
-    except Exception:  # noqa: BLE001
-        same = False
-    if not same:
-        return None, f"the stored map is from other weights ({redo})"
+    stale = provenance(meta, subsets, path, task, "the stored map", redo)
+    if stale:
+        return None, stale
     if xy.shape != (len(bundled_rows(task)), 2) or xy.dtype != np.float32:
         return None, f"the stored map has the wrong shape ({redo})"
     return (xy, explained), ""

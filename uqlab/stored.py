@@ -198,6 +198,21 @@ def write(ck: Checkpoint, T: int = T_STORED, seed: int = SEED_STORED, bar=None,
     return path
 
 
+def provenance(meta: dict, subsets: dict, path: str | Path, task: str, what: str,
+               redo: str) -> str:  # fmt: skip
+    """Why a file stored for ``task``'s bundled examples in checkpoint folder ``path`` is not
+    trusted for where it came from (``subsets``: the sha256 it records of each subset,
+    ``meta["weights"]``: of the weights), or "" when it is. ``what`` names the file in the
+    message, ``redo`` says how to write it again."""
+    if subsets != subset_hashes(task):
+        return f"the bundled examples changed since {what} was written ({redo})"
+    try:
+        same_weights = meta.get("weights") == weights_hash(path)
+    except Exception:  # noqa: BLE001 - an unreadable weights file is not the same weights
+        same_weights = False
+    return "" if same_weights else f"{what} comes from other weights ({redo})"
+
+
 def read(path: str | Path, task: str, fs: ForwardSettings) -> tuple[StoredSamples | None, str]:
     """The stored samples of the checkpoint folder ``path`` (task ``task``, own settings
     ``fs``), or None and why they are not trusted (one line; also "" when read)."""
@@ -217,14 +232,9 @@ def read(path: str | Path, task: str, fs: ForwardSettings) -> tuple[StoredSample
         return None, f"the stored results file does not parse ({redo})"
     if meta.get("format") not in READABLE_FORMATS or meta.get("task") != task:
         return None, f"the stored results are of another format or task ({redo})"
-    if subsets != subset_hashes(task):
-        return None, f"the bundled examples changed since the results were stored ({redo})"
-    try:
-        same_weights = meta.get("weights") == weights_hash(path)
-    except Exception:  # noqa: BLE001
-        same_weights = False
-    if not same_weights:
-        return None, f"the stored results are from other weights ({redo})"
+    stale = provenance(meta, subsets, path, task, "the stored results", redo)
+    if stale:
+        return None, stale
     texts = [r[0] for r in bundled_rows(task)]
     if logits.ndim != 3 or logits.shape[0] != len(texts) or logits.shape[1] not in (1, T):
         return None, f"the stored results have the wrong shape ({redo})"
