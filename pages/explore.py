@@ -115,6 +115,11 @@ for name in spec.maps:  # the family's own maps, each with its view
         st.header(heading)
         show(res, cfg["n_layers"], names)
 st.header("Why is it unsure?")
+if not why_views.switch():
+    st.header("Export")
+    V.export(res, names, info.name, info.family)
+    st.caption(f"Computed in {res.seconds:.2f} s on the server (cached for repeat views).")
+    st.stop()
 st.subheader("Which words? Salience over the samples")
 why_views.salience(res, names, info.name, info.family, settings_key(view.overrides()))
 st.subheader("Word by word: remove each word")

@@ -23,6 +23,9 @@ def explorer(**params) -> AppTest:
         at.query_params[key] = value
     at.run()
     assert not at.exception, at.exception
+    assert not any(t.startswith("Salience of") for t in chart_titles(at))  # off at first
+    at.toggle(key=K.WHY_ON).set_value(True).run()
+    assert not at.exception, at.exception
     return at
 
 

@@ -53,6 +53,7 @@ BAM_LAYER, BAM_HEAD, BAM_QUERY = "bam_layer", "bam_head", "bam_query"  # prior v
 BAM_WINDOW = "bam_window"  # the keys shown when a text has more than WINDOW tokens
 EM_LAYER, EM_HEAD, EM_WINDOW = "em_layer", "em_head", "em_window"  # before vs after EM
 EXPORT_FIG, EXPORT_FMT, EXPORT_RENDER = "export_fig", "export_fmt", "export_render"
+WHY_ON = "why_on"  # the explorer's "why" views are on for this session
 WHY_CLASS, WHY_METHOD, WHY_STEPS = "why_class", "why_method", "why_steps"  # salience: what, how
 WHY_GO = "why_go"  # the button that computes integrated gradients
 WHY_ASKED = "why_asked"  # the integrated-gradients requests asked for in this session

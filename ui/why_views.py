@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from ui import cached, why
+from ui import cached, sidebar, why
 from ui import keys as K
 from ui.compute import ExploreResult
 from ui.explore_views import chart, settings_record, token_window, tokens_for_axes
@@ -25,6 +25,21 @@ SALIENCE_T = 200  # samples explained at most (the first ones of the explorer's 
 GRID_TOKENS = 24  # tokens per cell of the head grid (a window of a longer text)
 AUTO_ROWS = 4_000  # samples x tokens explained without a click (gradient x input)
 AUTO_OCCLUDED = 60_000  # removed words x samples x tokens sampled without a click
+
+
+def switch() -> bool:
+    """The switch that turns the views on for this session (off at first: they cost a
+    backward pass, a sampling call per word and a large figure per sentence, which a class of
+    thirty on different links would pay on every view)."""
+    sidebar.keep(K.WHY_ON)  # on stays on across pages and sentences
+    on = st.toggle("Explain this prediction: salience over the samples, word-by-word edits, "
+                   "every head at once", key=K.WHY_ON,
+                   help="Stays on for this session, for every sentence you explore.")  # fmt: skip
+    if not on:
+        st.caption("Which words move each sample's probability, and which make the samples "
+                   "disagree; what removing or editing a word does; every layer and head of the "
+                   "attention at once.")  # fmt: skip
+    return on
 
 
 def _record(res: ExploreResult, name: str, family: str, **more) -> dict:

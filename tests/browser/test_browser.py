@@ -516,6 +516,7 @@ def test_why_views_salience_and_every_head_at_a_projector_and_a_phone(chrome, se
     page.set_default_timeout(120_000)
     try:
         open_view(page, server, WHY)
+        switch_on(page)
         wait_title(page, "Salience of p(unacceptable)")
         wait_title(page, "Attribution of the mutual information")
         wait_title(page, "every layer and head")
@@ -532,8 +533,15 @@ def test_why_views_salience_and_every_head_at_a_projector_and_a_phone(chrome, se
         context.close()
 
 
+def switch_on(page) -> None:
+    """Turn the explorer's "why" views on (off at first)."""
+    page.get_by_text("Explain this prediction", exact=False).first.click()
+    settle(page)
+
+
 def test_integrated_gradients_and_the_edit_view(tab, server, shots):
     open_view(tab, server, WHY)
+    switch_on(tab)
     wait_title(tab, "Salience of p(unacceptable)")
     tab.get_by_text("integrated gradients", exact=True).click()
     settle(tab)
@@ -577,4 +585,5 @@ def test_the_dataset_map_selection_filters_the_table_and_opens_the_explorer(tab,
     href = tab.get_by_role("link", name="Open in the explorer ↗").get_attribute("href")
     assert href and "ckpt=cola-minilm-hsto" in href
     open_view(tab, server, "/?" + urlparse(href).query)
+    switch_on(tab)
     wait_title(tab, "Salience of p(")
