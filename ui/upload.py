@@ -180,33 +180,32 @@ def check_files(files: dict[str, bytes]) -> None:
     _check_sizes(files)
     if is_hf(files):
         return _check_hf_files(files)
-    missing = [n for n in REQUIRED if n not in files]
+    required = list(REQUIRED)
     if "vocab.json" not in files and _word_level(files.get("config.json", b"")):
-        missing.append("vocab.json")
-    if missing:
-        raise UploadError(
-            f"Missing {', '.join(missing)}: a checkpoint folder holds config.json, "
+        required.append("vocab.json")
+    _expect(files, required, ALLOWED, "a checkpoint folder holds config.json, "
             "model.safetensors and, for a word-level model, vocab.json (plus optional "
-            "metrics.json, README.md); an adapter checkpoint on a pretrained base has none."
-        )
-    unknown = sorted(set(files) - set(ALLOWED))
-    if unknown:
-        raise UploadError(f"Unexpected file(s) {', '.join(unknown)[:120]}; a checkpoint holds "
-                          f"only {', '.join(ALLOWED)}.")  # fmt: skip
+            "metrics.json, README.md); an adapter checkpoint on a pretrained base has none.",
+            "a checkpoint holds")  # fmt: skip
 
 
 def _check_hf_files(files: dict[str, bytes]) -> None:
-    missing = [n for n in HF_REQUIRED if n not in files]
-    if missing:
-        raise UploadError(
-            f"Missing {', '.join(missing)}: a Hugging Face classifier folder holds config.json, "
+    _expect(files, HF_REQUIRED, HF_ALLOWED, "a Hugging Face classifier folder holds config.json, "
             "model.safetensors and tokenizer.json (model.save_pretrained(folder, "
-            "safe_serialization=True) and the fast tokenizer's save_pretrained(folder))."
-        )
-    unknown = sorted(set(files) - set(HF_ALLOWED))
+            "safe_serialization=True) and the fast tokenizer's save_pretrained(folder)).",
+            "a Hugging Face folder here holds")  # fmt: skip
+
+
+def _expect(files: dict[str, bytes], required, allowed, holds: str, only: str) -> None:
+    """Raise UploadError naming what ``files`` lacks of ``required`` (``holds``: what such a
+    folder holds) or has beyond ``allowed`` (``only``: who holds only those)."""
+    missing = [n for n in required if n not in files]
+    if missing:
+        raise UploadError(f"Missing {', '.join(missing)}: {holds}")
+    unknown = sorted(set(files) - set(allowed))
     if unknown:
-        raise UploadError(f"Unexpected file(s) {', '.join(unknown)[:120]}; a Hugging Face "
-                          f"folder here holds only {', '.join(HF_ALLOWED)}.")  # fmt: skip
+        raise UploadError(f"Unexpected file(s) {', '.join(unknown)[:120]}; {only} only "
+                          f"{', '.join(allowed)}.")  # fmt: skip
 
 
 def _word_level(config: bytes) -> bool:

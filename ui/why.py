@@ -52,17 +52,18 @@ class Attribution:
     mi_base: float | None = None
     base_probs: np.ndarray | None = None
     members: np.ndarray | None = None
+    held: tuple[bool, ...] = ()  # positions kept at their own embedding ([CLS], [SEP])
 
     @property
     def T(self) -> int:  # noqa: N802 - the paper's name
         return self.prob.shape[0]
 
     def table(self) -> pd.DataFrame:
-        """One row per token but [CLS]/[SEP]: its mean attribution over the samples, their
-        standard deviation, the share of samples in which it is the most positive token, the
-        share in which its sign is the mean's (agreement), and its mutual-information
-        attribution."""
-        keep = [i for i, t in enumerate(self.tokens) if t not in ("[CLS]", "[SEP]", "<s>", "</s>")]
+        """One row per token but the held ones ([CLS]/[SEP]): its mean attribution over the
+        samples, their standard deviation, the share of samples in which it is the most positive
+        token, the share in which its sign is the mean's (agreement), and its
+        mutual-information attribution."""
+        keep = [i for i in range(len(self.tokens)) if not (self.held and self.held[i])]
         a = self.prob[:, keep]  # [T, K]
         top = np.bincount(a.argmax(1), minlength=len(keep)) / len(a)  # [K]
         mean = a.mean(0)
@@ -93,9 +94,10 @@ def salience(ck: Checkpoint, text: str, T: int, seed: int, overrides: SamplingSe
     started = time.perf_counter()
     enc, ids, mask = encode(ck, text)
     fs = resolve(ck.config, overrides)
+    hold = _hold(ck, enc.ids)
     s = attribute(ck.model, ids, mask, T, seed, target, settings=fs, method=method,
                   steps=steps, baseline_id=getattr(ck.vocab, "pad_id", PAD_ID),
-                  hold=_hold(ck, enc.ids).to(ids.device), temperature=temperature,
+                  hold=hold.to(ids.device), temperature=temperature,
                   progress=progress)  # fmt: skip
 
     def arr(x):
@@ -107,6 +109,7 @@ def salience(ck: Checkpoint, text: str, T: int, seed: int, overrides: SamplingSe
         stochastic=s.stochastic, straight_through=s.straight_through,
         seconds=time.perf_counter() - started, prob_gap=arr(s.prob_gap), mi_gap=s.mi_gap,
         mi_base=s.mi_base, base_probs=arr(s.base_probs), members=arr(s.members),
+        held=tuple(bool(h) for h in hold),
     )  # fmt: skip
 
 

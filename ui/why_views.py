@@ -85,7 +85,9 @@ def salience(res: ExploreResult, names: tuple[str, ...], name: str, family: str,
     got = cached.salience_cached(key)
     auto = not ig and T * len(res.tokens) <= AUTO_ROWS
     if got is None and not auto and st.session_state.get(K.WHY_ASKED) != key:
-        quick = cached.salience_cached(key[:-3] + ("gradient_x_input", 1, key[-1]))
+        quick = cached.salience_cached(cached.salience_key(
+            name, res.text, T, res.seed, settings, int(target), "gradient_x_input", 1,
+            res.temperature))  # fmt: skip
         guess = f" (about {quick.seconds * steps * 0.8:.0f} s here)" if quick and ig else ""
         st.info(f"Integrated gradients run {steps} forward and backward passes of all {T} "
                  f"samples{guess}." if ig else f"A long text: one forward and backward pass of "

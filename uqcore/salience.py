@@ -187,10 +187,11 @@ def attribute(
     per_chunk = max(1, budget // _row_bytes(cfg, ids.shape[1]))
     key = example_keys(ids, mask)  # [1] the text's noise key
     ends = [0.0, 1.0] if method == "integrated_gradients" else [1.0]
-    second = with_mi and cfg.num_classes > 2  # a second backward pass (see _Runner.grads)
-    total = sum(u.count for u in units) * (len(alphas) * (2 + second) + len(ends))
-    if with_mi and len(units) == 1 and units[0].count <= per_chunk:
-        total -= units[0].count * len(alphas)  # no separate pass over the path points
+    # one noisy model whose T rows fit a chunk: each chunk computes its points' MI cotangent
+    inline = with_mi and stochastic and len(units) == 1 and units[0].count <= per_chunk
+    second = with_mi and stochastic and cfg.num_classes > 2  # see _Runner.grads
+    first = [] if inline else alphas  # else the path points' probabilities first
+    total = sum(u.count for u in units) * (len(first) + len(alphas) * (1 + second) + len(ends))
     done = [0]
 
     def tick(rows: int) -> None:
@@ -199,9 +200,6 @@ def attribute(
             progress(min(1.0, done[0] / total))
 
     run = _Runner(ids, mask, fs, seed, first_sample, key, baseline_id, hold, scale, per_chunk)
-    # one noisy model whose T rows fit a chunk: each chunk computes its points' MI cotangent
-    inline = with_mi and stochastic and len(units) == 1 and units[0].count <= per_chunk
-    first = [] if inline else alphas  # else the path points' probabilities first
     with torch.no_grad():  # the probabilities at the ends (and the path points)
         at = [run.probs(u, first + ends, tick) for u in units]  # [count, A + E, C] each
     unit_probs = [a[:, : len(first)] for a in at]  # [count, S or 0, C]

@@ -5,7 +5,7 @@ Features: :func:`uqcore.predict.features_ids`, one pass without noise or dropout
 ensemble: the mean over its members), the same features as the distance baseline of
 :mod:`uqlab.evaluate`. Projection: PCA (scikit-learn) fitted on the examples shown, centred,
 two components; the file also keeps the share of variance each explains. UMAP is not used: its
-package pulls numba and llvmlite (about 150 MB) into the app's install for a picture PCA
+package pulls numba and llvmlite (a JIT compiler) into the app's install for a picture PCA
 already gives deterministically.
 
 File ``map.safetensors`` beside ``samples.safetensors``: ``xy [N, 2]`` float32 (row ``i`` =

@@ -23,6 +23,7 @@ import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -76,11 +77,21 @@ def examples_hash(task: str) -> str:
 
 
 def weights_hash(path: str | Path) -> str:
-    """sha256 of a checkpoint's model config and the weights file it loads."""
+    """sha256 of a checkpoint's model config and the weights file it loads. Kept per version
+    of the two files (path, size, modification time), so the stored samples and the stored map
+    of one checkpoint read its weights once."""
     root = Path(path)
-    model = json.loads((root / "config.json").read_text(encoding="utf-8")).get("model")
+    files = (root / "config.json", weights_path(root))
+    version = tuple((str(f.resolve()), f.stat().st_size, f.stat().st_mtime_ns) for f in files)
+    return _weights_hash(version)
+
+
+@lru_cache(maxsize=256)
+def _weights_hash(version: tuple) -> str:
+    (config, _, _), (weights, _, _) = version
+    model = json.loads(Path(config).read_text(encoding="utf-8")).get("model")
     digest = hashlib.sha256(json.dumps(model, sort_keys=True).encode())
-    with open(weights_path(root), "rb") as fh:
+    with open(weights, "rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
