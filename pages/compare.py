@@ -32,6 +32,9 @@ label = None if choice == "unknown" else names.index(choice)
 if not chosen:
     st.info("Pick at least one checkpoint.")
     st.stop()
+if not text.strip():
+    st.info("Type a sentence and press Compare.")
+    st.stop()
 st.caption(f"T = {view.T}, seed {view.seed}; each checkpoint uses its own trained settings.")
 chosen = guard.usable(chosen)  # one line for each checkpoint that cannot be loaded
 results = {}

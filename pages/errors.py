@@ -20,7 +20,8 @@ from uqlab.tasks import task_title
 
 view, info = sidebar.page("Error analysis")
 names = label_names(info)
-source = data_source.choose(names, task_title(info.task), "errors")
+source = data_source.choose(names, task_title(info.task), "errors",
+                            bool(dataset.subsets(info.task)))
 if source is None:
     st.stop()
 if source.rows is None:

@@ -42,10 +42,11 @@ def _use_story(story) -> None:
 
 if st.session_state.get(K.FIRST_VISIT):
     with st.container(border=True):
-        st.markdown(f"**What you are looking at.** {intro.what_you_see(info)} Start with one "
-                    "of these three sentences:")  # fmt: skip
         folder = cached.where(info.name)
         tales = cached.stories(info.name, folder, cached.stamp(info.name, folder), info.task)
+        start = (f"Start with one of these {len(tales)} sentences:" if tales else
+                 "Type a sentence below and press Sample.")  # fmt: skip
+        st.markdown(f"**What you are looking at.** {intro.what_you_see(info)} {start}")
         cols = st.columns(max(1, len(tales)))
         for i, (col, tale) in enumerate(zip(cols, tales, strict=False)):
             col.button(tale.title, key=f"{K.LANDING_STORY}{i}", on_click=_use_story,

@@ -38,7 +38,8 @@ T = c3.number_input("T", 2, 50, 10, key=K.SW_T)
 for other in S.knobs(ck):
     if other != swept:
         st.caption(f"{other} stays at its trained value {S.trained(ck, other):g}.")
-picked = data_source.choose(label_names(ck), task_title(ck.task), "sweep")
+picked = data_source.choose(label_names(ck), task_title(ck.task), "sweep",
+                            bool(dataset.subsets(ck.task)))
 if picked is None:
     st.stop()
 request = (name, swept, tuple(sorted(grid)), int(per), int(T), view.seed, picked.key)

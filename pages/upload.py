@@ -8,11 +8,13 @@ import streamlit as st
 
 from ui import cached, sidebar
 from ui import keys as K
+from ui.format import plain
 from ui.upload import (
     HF_DIR_ENV,
     MAX_UPLOAD_BYTES,
     SERVER_PATHS_ENV,
     UploadError,
+    dropped_note,
     files_from_zip,
     from_path,
     guess_task,
@@ -157,8 +159,13 @@ with path_tab:
                 st.error(str(exc), icon="✋")
 
 if st.session_state.get(K.UPLOADED):
-    st.success(f"Added **{st.session_state[K.UPLOADED]}** and selected it in the sidebar: "
-               "open any page to use it.", icon=":material/check_circle:")  # fmt: skip
+    added = st.session_state[K.UPLOADED]
+    st.success(f"Added **{plain(added)}** and selected it in the sidebar: open any page to use "
+               "it.", icon=":material/check_circle:")  # fmt: skip
+    got = cached.info_of(added, folder)
+    note = dropped_note(got.training) if got is not None else None
+    if note:
+        st.info(plain(note), icon=":material/info:")
 mine = cached.catalog(folder)
 if mine:
     st.subheader("Uploaded in this session")

@@ -28,6 +28,7 @@ from uqcore.runtime import pick_device, release_memory, tune_cpu
 from uqcore.settings import resolve
 from uqlab import feature_map
 from uqlab.paths import checkpoint_dir
+from uqlab.stale import owner_tag, remove_stale, tag_pattern
 from uqlab.stored import TOLERANCE as STORED_TOLERANCE
 from uqlab.stored import StoredSamples
 from uqlab.stored import read as read_stored
@@ -62,12 +63,14 @@ def root() -> str:
 @st.cache_data(ttl=60, show_spinner=False)
 def _scan(folder: str) -> list[CheckpointInfo]:
     """Every checkpoint folder of ``folder``, read once per minute (readable or not). A
-    checkpoint of a task described by a file registers that task (its ``task_spec``), so every
-    page reads it from the task table; a description that does not hold is the checkpoint's
-    error."""
+    checkpoint of the server's folder (:func:`root`: the operator's) whose task is described by
+    a file registers that task (its ``task_spec``), so every page reads it from the task table;
+    a description that does not hold is the checkpoint's error. A session's uploads register
+    nothing (:func:`ui.upload._upload_task`)."""
     out = []
+    operator = folder == root()
     for info in _list(folder):
-        if not info.error:
+        if operator and not info.error:
             try:
                 register_from_training(info.training)
             except UQError as exc:
@@ -92,15 +95,27 @@ def unreadable(folder: str) -> list[tuple[str, str]]:
 
 
 UPLOAD_KEY = K.UPLOAD_DIR  # this session's uploaded-checkpoint folder
+UPLOAD_TMP_PREFIX = "uq-upload-"  # + this server's pid@host + "-" + tempfile's random part
+
+
+@st.cache_resource
+def _sweep_stale_uploads() -> int:
+    """Once per server process: remove the upload folders of killed servers on this host (their
+    pid gone); a live server's, this one's included, are kept. Returns how many went."""
+    pattern = rf"{UPLOAD_TMP_PREFIX}{tag_pattern()}-[^/]+"
+    return len(remove_stale(tempfile.gettempdir(), pattern))
 
 
 def upload_folder() -> str:
     """This session's folder for uploaded checkpoints, made on first use. It lives as long as the
     session: a ``TemporaryDirectory`` kept in the session state, whose finalizer deletes the
-    folder once Streamlit drops the session (or the server exits), so uploads never pile up."""
+    folder once Streamlit drops the session (or the server exits), so uploads never pile up. A
+    killed server cannot run that finalizer: its folders carry its pid (:mod:`uqlab.stale`) and
+    the next server removes them."""
     tmp = st.session_state.get(K.UPLOAD_TMP)
     if tmp is None:
-        tmp = tempfile.TemporaryDirectory(prefix="uq-upload-")
+        _sweep_stale_uploads()
+        tmp = tempfile.TemporaryDirectory(prefix=f"{UPLOAD_TMP_PREFIX}{owner_tag()}-")
         st.session_state[K.UPLOAD_TMP] = tmp
         st.session_state[UPLOAD_KEY] = tmp.name
     return tmp.name

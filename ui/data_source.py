@@ -41,9 +41,15 @@ class Source:
     title: str
 
 
-def choose(names: tuple[str, ...], task_title: str, where: str) -> Source | None:
+def choose(names: tuple[str, ...], task_title: str, where: str,
+           bundled: bool = True) -> Source | None:  # fmt: skip
     """Draw the source picker on a page (widgets keyed by ``where``). None: the visitor chose
-    their file but it is not ready (a message says what is missing)."""
+    their file but it is not ready (a message says what is missing). ``bundled``: whether the
+    task has bundled examples (an uploaded checkpoint's own task has none: only a file)."""
+    if not bundled:
+        st.caption("This checkpoint's task has no bundled examples on this server: give it "
+                   "your own labelled file.")  # fmt: skip
+        return your_file(names, where)
     kind = st.radio("Examples", (BUNDLED, MINE), horizontal=True, key=f"{K.DATA_KIND}_{where}",
                     format_func={BUNDLED: f"the bundled {task_title} examples",
                                  MINE: "your labelled file"}.get)  # fmt: skip

@@ -30,8 +30,11 @@ def stories(frame: pd.DataFrame) -> list[Story]:
     the in-domain sentence it gets right with the highest mean p(gold) (every sample right),
     the in-domain sentence with the highest mutual information among those whose samples
     disagree (some right, some wrong; any in-domain sentence when none does), and the
-    out-of-domain sentence with the highest mutual information. Fewer when a kind is missing."""
+    out-of-domain sentence with the highest mutual information. Fewer when a kind is missing;
+    none for a task without bundled examples (an uploaded checkpoint's own task)."""
     out = []
+    if frame.empty or "domain" not in frame:
+        return out
     ind, ood = frame[frame["domain"] == dataset.IN], frame[frame["domain"] == dataset.OUT]
     sure = ind[(ind["pred"] == ind["gold"]) & (ind["correct"] == ind["T"])]
     if not sure.empty:

@@ -28,8 +28,9 @@ from pathlib import Path, PurePosixPath
 from uqcore.base_model import BaseRecord, file_sha256
 from uqcore.checkpoint import load_checkpoint
 from uqcore.errors import UQError
+from uqcore.untrusted import load_json
 from uqlab.import_hf import BASE_COPY, SIDE_JSON, SIDE_TENSORS, inspect, write_checkpoint
-from uqlab.task_file import register_from_training
+from uqlab.task_file import data_free
 from uqlab.tasks import TASK_NAMES as TASKS
 from uqlab.tasks import TASKS as TASK_TABLE
 
@@ -140,12 +141,19 @@ def _too_big(name: str) -> str:
             "accepts for that file.")
 
 
+def read_config(config: bytes):
+    """An upload's config.json, parsed within the bounds of :mod:`uqcore.untrusted` (size,
+    UTF-8, nesting depth, number of values); :class:`UploadError` says why it cannot be read."""
+    return load_json(config, what="config.json", max_bytes=MAX_FILE_BYTES["config.json"],
+                     error=UploadError)  # fmt: skip
+
+
 def is_hf(files: dict[str, bytes]) -> bool:
     """Whether the files are a Hugging Face folder: a config.json with a ``model_type`` and no
-    ``format_version`` (this project's checkpoints have one)."""
+    ``format_version`` (this project's checkpoints have one). False when it cannot be read."""
     try:
-        doc = json.loads(files.get("config.json", b"").decode("utf-8"))
-    except (ValueError, UnicodeDecodeError):
+        doc = read_config(files.get("config.json", b""))
+    except UQError:
         return False
     return isinstance(doc, dict) and "model_type" in doc and "format_version" not in doc
 
@@ -157,9 +165,9 @@ def guess_task(config: bytes) -> str | None:
     from uqlab.tasks import get_task
 
     try:
-        raw = json.loads(config.decode("utf-8")).get("id2label") or {}
+        raw = read_config(config).get("id2label") or {}
         names = [str(raw[k]).lower() for k in sorted(raw, key=int)]
-    except (ValueError, UnicodeDecodeError, AttributeError, TypeError):
+    except (ValueError, AttributeError, TypeError):  # UploadError is a ValueError
         return None
     for task in TASKS:
         ours = [n.lower() for n in get_task(task).label_names]
@@ -178,6 +186,8 @@ def _check_sizes(files: dict[str, bytes]) -> None:
 
 def check_files(files: dict[str, bytes]) -> None:
     _check_sizes(files)
+    if "config.json" in files:  # unreadable (not UTF-8, too deep...): said as such, never
+        read_config(files["config.json"])  # taken for a folder that lacks other files
     if is_hf(files):
         return _check_hf_files(files)
     required = list(REQUIRED)
@@ -212,9 +222,9 @@ def _word_level(config: bytes) -> bool:
     """Whether a config.json describes a word-level model (its own vocab.json); a config that
     cannot be read counts as one (loading then says what is wrong with it)."""
     try:
-        doc = json.loads(config.decode("utf-8"))
+        doc = read_config(config)
         return doc.get("model", {}).get("backbone", "word") == "word"
-    except (ValueError, AttributeError, UnicodeDecodeError):
+    except (ValueError, AttributeError):  # UploadError is a ValueError
         return True
 
 
@@ -314,23 +324,68 @@ def install(
 
 
 def _stage(files: dict[str, bytes], staging: Path) -> None:
-    """A checkpoint in this project's format: written as it is, then loaded strictly."""
+    """A checkpoint in this project's format: written as it is, loaded strictly, its task
+    checked (:func:`_upload_task`); a task description it carries is kept without its files."""
     for fname, blob in files.items():
         (staging / fname).write_bytes(blob)
     ck = load_checkpoint(staging, local_base=False)  # strict: raises with the reason
-    task = register_from_training(ck.training)  # a described task comes with its description
-    if task not in TASK_TABLE:
-        raise UploadError(
-            f"The checkpoint's training info names task {task!r}; the app "
-            f"knows {', '.join(TASK_TABLE)} (config.json -> training.task, or training.task_spec "
-            "for a task described by a file)."
-        )
-    if len(TASK_TABLE[task].label_names) != ck.config.num_classes:
-        raise UploadError(f"The checkpoint has {ck.config.num_classes} classes but its task "
-                          f"{task!r} has {len(TASK_TABLE[task].label_names)}.")  # fmt: skip
-    _check_training(ck.training, ck.config.num_classes)
+    training = _upload_task(ck.training, ck.config.num_classes)
+    _check_training(training, ck.config.num_classes)
+    if training != ck.training:  # its task description, without the files it named
+        doc = json.loads((staging / "config.json").read_text(encoding="utf-8"))  # checked above
+        doc["training"] = training
+        (staging / "config.json").write_text(json.dumps(doc, indent=1), encoding="utf-8")
     if ck.metrics:
         _check_metrics(ck.metrics)
+
+
+DROPPED = "task_spec_dropped"  # training: the keys of an upload's task description left out
+
+
+def _upload_task(training: dict, classes: int) -> dict:
+    """The training info an uploaded checkpoint keeps. An upload never registers a task and
+    never names a file of the server: its task is one of the server's (shipped, or described by
+    the operator's checkpoints and command lines), whose description wins; or a task it
+    describes in ``task_spec``, kept data-free (:func:`uqlab.task_file.data_free`: names,
+    labels, metric) in its own folder, so it is this session's alone and shadows nothing.
+    The keys left out are listed under :data:`DROPPED` (the page says so)."""
+    training = dict(training)
+    task, doc = training.get("task"), training.pop("task_spec", None)
+    training.pop(DROPPED, None)
+    if task in TASK_TABLE:
+        labels = TASK_TABLE[task].label_names
+    elif isinstance(doc, dict) and doc.get("name") == task and isinstance(task, str):
+        try:
+            kept, dropped = data_free(doc)
+        except UQError as exc:
+            raise UploadError(str(exc)) from None
+        training["task_spec"] = kept
+        files = [k for k in dropped if k in ("data", "ood", "examples", "base")]
+        if files:
+            training[DROPPED] = files
+        labels = tuple(kept["label_names"])
+        training.setdefault("label_names", list(labels))
+    else:
+        raise UploadError(
+            f"The checkpoint's training info names task {str(task)[:40]!r}; this server knows "
+            f"{', '.join(TASK_TABLE)}. Set config.json -> training.task to one of them, or "
+            "describe yours in training.task_spec (its name, label_names and metric; any "
+            "data files are left out: evaluate it on your own labelled file)."
+        )
+    if len(labels) != classes:
+        raise UploadError(f"The checkpoint has {classes} classes but its task "
+                          f"{str(task)[:40]!r} has {len(labels)}.")  # fmt: skip
+    return training
+
+
+def dropped_note(training: dict) -> str | None:
+    """What the page says of the files an upload's task description named, or None."""
+    dropped = training.get(DROPPED)
+    if not dropped:
+        return None
+    return ("Its task description also named " + ", ".join(map(str, dropped)) + ": an upload may "
+            "not point the server at files, so they were left out. Its dataset pages use your "
+            "own labelled file.")
 
 
 def _stage_hf(files: dict[str, bytes], staging: Path, task, family: str, layers: str) -> None:

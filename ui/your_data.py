@@ -50,7 +50,7 @@ def read_upload(name: str, data: bytes) -> DataFile:
     if len(data) > MAX_BYTES:
         raise InputError(f"{name[:80]} has {len(data) / 2**20:.1f} MB; the most read here is "
                          f"{MAX_BYTES >> 20} MB.")  # fmt: skip
-    table = read_table(bytes(data), kind, name[:80])
+    table = read_table(bytes(data), kind, name[:80], max_rows=MAX_ROWS)  # JSON lines: bounded
     if table.num_rows > MAX_ROWS:
         raise InputError(f"{name[:80]} has {table.num_rows:,} rows; at most {MAX_ROWS:,} "
                          "here. Sample it down, or use python -m uqlab.evaluate.")  # fmt: skip

@@ -38,9 +38,11 @@ from safetensors.torch import save
 
 from uqcore.backbones import get_backbone
 from uqcore.base_model import BaseRecord, file_sha256, locate
+from uqcore.budget import DEFAULT_BUDGET, Budget, check_budget
 from uqcore.config import FORMAT_VERSION, ModelConfig, upgrade_v1
 from uqcore.errors import CheckpointError, ConfigError
 from uqcore.lora import merge_adapters
+from uqcore.untrusted import read_json_file
 from uqcore.vocab import Vocab, write_atomic
 from uqcore.wordpiece import WordPiece
 
@@ -74,7 +76,7 @@ class Checkpoint:
 # ---------------------------------------------------------------------------------------- saving
 def save_checkpoint(
     path: str | os.PathLike,
-    model: torch.nn.Module,
+    model: torch.nn.Module | dict[str, torch.Tensor],
     cfg: ModelConfig,
     vocab: Vocab | WordPiece | None,
     *,
@@ -84,7 +86,8 @@ def save_checkpoint(
     dtype: torch.dtype | None = None,
     base: BaseRecord | None = None,
 ) -> Path:
-    """Write ``model`` (built from ``cfg``) and ``vocab`` as a checkpoint directory at ``path``.
+    """Write ``model`` (built from ``cfg``, or the tensors a checkpoint of ``cfg`` stores: its
+    state dict without the base's) and ``vocab`` as a checkpoint directory at ``path``.
 
     Creates the directory; every file is written atomically (temp file + ``os.replace``) and
     ``config.json`` last, so a directory with a ``config.json`` is complete. Tensors are copied
@@ -127,7 +130,8 @@ def save_checkpoint(
     except (TypeError, ValueError) as exc:
         raise CheckpointError(f"training / metrics must be JSON-serialisable: {exc}.") from None
     tensors: dict[str, torch.Tensor] = {}
-    for key, value in model.state_dict().items():
+    state = model.state_dict() if isinstance(model, torch.nn.Module) else dict(model)
+    for key, value in state.items():
         if _unprefixed(key) in frozen:
             continue  # the base's: never copied
         t = value.detach().to("cpu").contiguous().clone()  # own storage: shared views are fine
@@ -140,7 +144,8 @@ def save_checkpoint(
                 )
             t = cast
         tensors[key] = t
-    expected = _trained(_build(cfg).state_dict(), frozen)
+    with torch.device("meta"):  # names, shapes and kinds only: nothing allocated
+        expected = _trained(_build(cfg).state_dict(), frozen)
     _check_tensors(tensors, expected, f"the model being saved for {cfg.family!r}")
 
     out = Path(path)
@@ -176,12 +181,13 @@ def read_checkpoint_info(
 
 def load_checkpoint(
     path: str | os.PathLike, *, base_dir: str | os.PathLike | None = None,
-    shared_weights: bool = False, local_base: bool = True,
+    shared_weights: bool = False, local_base: bool = True, budget: Budget = DEFAULT_BUDGET,
 ) -> Checkpoint:  # fmt: skip
     """Load and verify a checkpoint directory; see the module docstring for what is checked.
     ``shared_weights``: follow a ``weights`` record to a sibling checkpoint's tensors (refused
     when False, the default). ``local_base=False`` (an upload): a base named by a local path
-    must lie inside the checkpoint's directory.
+    must lie inside the checkpoint's directory. A config outside ``budget`` (layers, widths,
+    vocabulary, memory: :mod:`uqcore.budget`) is refused before anything else is read or built.
 
     The tensors are compared with ``build_model(cfg).state_dict()`` (names, shapes, kinds) before
     loading; floating tensors stored in half precision become float32. On a pretrained backbone
@@ -190,6 +196,7 @@ def load_checkpoint(
     """
     root = _check_dir(Path(path))
     cfg, doc = _read_config(root)
+    check_budget(cfg, budget, f"{root / CONFIG_FILE}")  # from the numbers: nothing built yet
     weights = weights_file(root, doc, shared_weights)
     backbone = get_backbone(cfg.backbone)
     base = folder = None
@@ -213,12 +220,6 @@ def load_checkpoint(
             )
         vocab = Vocab.load(root / VOCAB_FILE)
         _check_vocab_fits(vocab, cfg, f"{root / VOCAB_FILE}")
-    if cfg.n_parameters() > MAX_PARAMETERS:  # refused before anything is allocated
-        raise CheckpointError(
-            f"The config describes {cfg.n_parameters() / 1e6:,.0f}M parameters; this app loads "
-            f"models of at most {MAX_PARAMETERS / 1e6:,.0f}M. Check n_layers, d_model, d_ff, "
-            "vocab_size and ensemble_size in config.json."
-        )
     _check_header_size(weights)
     model = _build(cfg)
     if folder is not None:
@@ -265,7 +266,8 @@ def load_checkpoint(
 
 
 # ---------------------------------------------------------------------------------------- checks
-MAX_PARAMETERS = 200_000_000  # the largest model a checkpoint may describe (about 800 MB)
+MAX_PARAMETERS = DEFAULT_BUDGET.max_parameters  # the most a checkpoint may describe (800 MB)
+MAX_JSON_BYTES = 16 * 2**20  # a checkpoint's config.json / metrics.json larger is refused unread
 MAX_HEADER_BYTES = 16 * 2**20  # a safetensors header (the tensor index) larger than this is refused
 _SAFETENSORS_DTYPES = {"F64": torch.float64, "F32": torch.float32, "F16": torch.float16,
                        "BF16": torch.bfloat16, "I64": torch.int64, "I32": torch.int32,
@@ -377,7 +379,7 @@ def _names_weights(root: Path) -> bool:
     """Whether ``root``'s config.json (read leniently: it is checked later) has a ``weights``
     record, so that its own ``model.safetensors`` is not required."""
     try:
-        doc = json.loads((root / CONFIG_FILE).read_text(encoding="utf-8"))
+        doc = read_json_file(root / CONFIG_FILE, max_bytes=MAX_JSON_BYTES, allow_nan=True)
     except (OSError, ValueError):
         return False
     return isinstance(doc, dict) and "weights" in doc
@@ -406,15 +408,9 @@ def _check_dir(root: Path) -> Path:
 
 
 def _read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise CheckpointError(
-            f"{path} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); "
-            "fix or re-save it."
-        ) from None
-    except UnicodeDecodeError:
-        raise CheckpointError(f"{path} is not UTF-8 text; re-save it.") from None
+    """A checkpoint's JSON file within :data:`MAX_JSON_BYTES` and the bounds of
+    :mod:`uqcore.untrusted` (NaN kept: ``json.dumps`` writes it); its message names the file."""
+    return read_json_file(path, max_bytes=MAX_JSON_BYTES, allow_nan=True, error=CheckpointError)
 
 
 def _read_config(root: Path) -> tuple[ModelConfig, dict[str, Any]]:

@@ -183,21 +183,19 @@ ARCHITECTURES = tuple(x.architecture for x in LAYOUTS.values())
 
 
 def read_config_json(folder: str | Path) -> dict:
-    """``folder/config.json`` as a dict (at most :data:`CONFIG_BYTES`, no link followed)."""
-    import json
+    """``folder/config.json`` as a dict (at most :data:`CONFIG_BYTES`, no link followed, read
+    within the bounds of :mod:`uqcore.untrusted`: its message when it cannot be read)."""
+    from uqcore.untrusted import read_json_file
 
     path = Path(folder) / "config.json"
     if path.is_symlink():
         raise CheckpointError("config.json is a link; links are not followed: copy the file in.")
     try:
-        if path.stat().st_size > CONFIG_BYTES:
-            raise CheckpointError(f"config.json is over {CONFIG_BYTES >> 20} MB; it is not a "
-                                  "model config.")  # fmt: skip
-        hf = json.loads(path.read_text(encoding="utf-8"))
+        hf = read_json_file(path, max_bytes=CONFIG_BYTES, error=CheckpointError)
     except FileNotFoundError:
         raise CheckpointError("The folder has no config.json; save the model with "
                               "save_pretrained.") from None  # fmt: skip
-    except (OSError, ValueError) as exc:
+    except OSError as exc:
         raise CheckpointError(f"config.json cannot be read ({type(exc).__name__}); save the "
                               "model again with save_pretrained.") from None  # fmt: skip
     if not isinstance(hf, dict):

@@ -7,7 +7,6 @@ unless the checkpoint's training info says ``task``). The app lists them with
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,12 +14,14 @@ from typing import Any
 
 from uqcore.checkpoint import (  # check_name: re-exported, the registry's public API
     CONFIG_FILE,
+    MAX_JSON_BYTES,
     Checkpoint,
     check_name,
     load_checkpoint,
     read_checkpoint_info,
 )
 from uqcore.errors import CheckpointError, UQError
+from uqcore.untrusted import read_json_file
 
 
 @dataclass(frozen=True)
@@ -100,7 +101,7 @@ def _broken(name: str, path: Path, error: str) -> CheckpointInfo:
     config: dict[str, Any] = {}
     training: dict[str, Any] = {}
     try:
-        doc = json.loads((path / CONFIG_FILE).read_text(encoding="utf-8"))
+        doc = read_json_file(path / CONFIG_FILE, max_bytes=MAX_JSON_BYTES, allow_nan=True)
         config = doc.get("model") if isinstance(doc.get("model"), dict) else {}
         training = doc.get("training") if isinstance(doc.get("training"), dict) else {}
     except (OSError, ValueError, AttributeError):

@@ -23,11 +23,13 @@ from pathlib import Path
 import torch
 
 from uqcore.errors import CheckpointError, InputError
+from uqcore.untrusted import check_json
 
 PAD, UNK, CLS = 0, 1, 2
 SPECIALS: tuple[str, ...] = ("[PAD]", "[UNK]", "[CLS]")
 N_SPECIALS = len(SPECIALS)
 VOCAB_FORMAT_VERSION = 1
+MAX_WORDS = 2_000_000  # a vocabulary file holding more values is refused before it is parsed
 
 _BR = re.compile(r"<\s*br\s*/?\s*>", re.IGNORECASE)
 _TOKEN = re.compile(r"[\w']+|[^\w\s]")  # str patterns are unicode-aware: Arabic, CJK, emoji, ...
@@ -277,7 +279,9 @@ class Vocab:
         if not path.is_file():
             raise CheckpointError(f"Vocabulary file {path} not found; save it with Vocab.save.")
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            text = path.read_text(encoding="utf-8")
+            check_json(text, what=path.name, max_items=MAX_WORDS, error=CheckpointError)
+            data = json.loads(text)
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise CheckpointError(f"{path} is not valid UTF-8 JSON ({exc}); re-save it.") from None
         if not isinstance(data, dict):

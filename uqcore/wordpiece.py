@@ -16,6 +16,7 @@ import os
 from pathlib import Path
 
 from uqcore.errors import CheckpointError, InputError
+from uqcore.untrusted import load_json
 from uqcore.vocab import Encoding
 
 TOKENIZER_FILE = "tokenizer.json"
@@ -23,6 +24,108 @@ TOKENIZER_FILE = "tokenizer.json"
 
 BERT_SPECIALS = ("[PAD]", "[CLS]", "[SEP]", "[UNK]")  # (pad, first, last, unknown)
 MAX_TOKENIZER_BYTES = 64 * 2**20  # a tokenizer.json larger than this is refused unread
+MAX_TOKENIZER_VALUES = 4_000_000  # ... and one of more values (RoBERTa's: ~200,000)
+MAX_ENCODE_CHARS = 100_000  # a longer text is cut before the tokenizer sees it (the app: 20,000)
+MAX_WORD_CHARS = 200  # WordPiece's max_input_chars_per_word above this is refused (BERT: 100)
+MAX_SEQUENCE_DEPTH = 3  # Sequence components nested deeper than this are refused
+MAX_SEQUENCE_ITEMS = 16  # ... and so are Sequences of more components
+
+# The components of tokenizer.json that BERT / DistilBERT (WordPiece) and RoBERTa (byte-level
+# BPE) ship, plus the plain ones around them: no pattern of the file's own (a Split or Replace
+# regex can backtrack for hours or panic inside the Rust library), nothing else.
+ACCEPTED = {
+    "normalizer": ("BertNormalizer", "Lowercase", "NFC", "NFD", "NFKC", "NFKD", "StripAccents",
+                   "Strip"),
+    "pre_tokenizer": ("BertPreTokenizer", "ByteLevel", "Whitespace", "WhitespaceSplit"),
+    "model": ("WordPiece", "BPE"),
+    "post_processor": ("TemplateProcessing", "BertProcessing", "RobertaProcessing", "ByteLevel"),
+    "decoder": ("WordPiece", "ByteLevel", "BPEDecoder"),
+}  # fmt: skip
+SEQUENCE_KEYS = {"normalizer": "normalizers", "pre_tokenizer": "pretokenizers",
+                 "post_processor": "processors", "decoder": "decoders"}  # fmt: skip
+
+
+def _refuse(slot: str, kind: object, why: str = "") -> CheckpointError:
+    name = slot.replace("_", "-")
+    shown = repr(kind)[:60] if not isinstance(kind, str) else kind[:60]
+    return CheckpointError(
+        f"{TOKENIZER_FILE}: the {name} {shown}{why} is not accepted; this app reads the "
+        f"{name}s BERT, DistilBERT and RoBERTa ship ({', '.join(ACCEPTED[slot])}, or none"
+        f"{'' if slot == 'model' else ', or a short Sequence of them'}): save the model's own "
+        "tokenizer (AutoTokenizer.from_pretrained(...).save_pretrained(folder))."
+    )
+
+
+def _check_component(slot: str, part: object, depth: int = 0) -> None:
+    """Refuse ``part`` (one component of ``slot``) unless it is an accepted type."""
+    if part is None and slot != "model":
+        return
+    if not isinstance(part, dict):
+        raise _refuse(slot, type(part).__name__, " (not an object)")
+    kind = part.get("type")
+    if slot == "model" and kind is None:  # files of tokenizers < 0.10 name no model type
+        kind = "BPE" if "merges" in part else "WordPiece" if "max_input_chars_per_word" in part \
+            else None  # fmt: skip
+    if kind == "Sequence" and slot in SEQUENCE_KEYS:
+        items = part.get(SEQUENCE_KEYS[slot])
+        if depth >= MAX_SEQUENCE_DEPTH:
+            raise _refuse(slot, kind, f" nested {depth + 1} deep (at most {MAX_SEQUENCE_DEPTH})")
+        if not isinstance(items, list) or len(items) > MAX_SEQUENCE_ITEMS:
+            raise _refuse(slot, kind, f" (not a list of at most {MAX_SEQUENCE_ITEMS})")
+        for item in items:
+            _check_component(slot, item, depth + 1)
+        return
+    if kind not in ACCEPTED[slot]:
+        why = " (a pattern of the file's own)" if kind in ("Split", "Replace") else ""
+        raise _refuse(slot, kind, why)
+    if kind == "WordPiece" and slot == "model":
+        limit = part.get("max_input_chars_per_word", 100)
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 0 < limit <= MAX_WORD_CHARS:
+            raise _refuse(slot, kind, f" with max_input_chars_per_word {limit!r} (at most "
+                                      f"{MAX_WORD_CHARS})")  # fmt: skip
+
+
+def check_tokenizer_json(doc: object) -> None:
+    """Refuse a ``tokenizer.json`` document (parsed) with any component outside
+    :data:`ACCEPTED`: a :class:`CheckpointError` names the component and what is accepted.
+
+    Every folder goes through this (uploads, an operator's Hugging Face folders, and the
+    installed base package, which passes): a tokenizer is untrusted input, and this allow-list
+    is the real defence: a pattern that backtracks runs inside Rust, where no Python time
+    limit can interrupt it."""
+    if not isinstance(doc, dict):
+        raise CheckpointError(f"{TOKENIZER_FILE} is not a JSON object; save the model's own "
+                              "tokenizer with save_pretrained.")  # fmt: skip
+    for slot in ACCEPTED:
+        _check_component(slot, doc.get(slot))
+
+
+def _check_loaded(tokenizer) -> None:
+    """The model the library built is the one the document was checked as (a file that names
+    no model type is read by trying each)."""
+    kind = type(tokenizer.model).__name__
+    if kind not in ACCEPTED["model"]:
+        raise _refuse("model", kind)
+
+
+def guarded_encode(tokenizer, text: str):
+    """``tokenizer.encode(text)``, its failures as :class:`InputError`: an exception of the
+    library, and a Rust panic (``pyo3_runtime.PanicException``, a ``BaseException`` that
+    Streamlit does not catch, so the page would spin forever). KeyboardInterrupt and SystemExit
+    pass through. Defence in depth only: a catastrophically backtracking pattern is not a
+    panic, and a Rust call cannot be interrupted by a Python time limit; the allow-list of
+    :func:`check_tokenizer_json` keeps such patterns out."""
+    try:
+        return tokenizer.encode(text)
+    except Exception as exc:  # noqa: BLE001 - tokenizers raises its own exception types
+        raise InputError(f"The tokenizer could not read this text ({str(exc)[:160]}); try "
+                         "another text or another checkpoint.") from None  # fmt: skip
+    except BaseException as exc:
+        if type(exc).__name__ != "PanicException":
+            raise
+        raise InputError(f"The tokenizer crashed on this text ({str(exc)[:160]}); this "
+                         "checkpoint's tokenizer.json is faulty: use another checkpoint."
+                         ) from None  # fmt: skip
 
 
 class WordPiece:
@@ -50,7 +153,8 @@ class WordPiece:
         cls, folder: str | os.PathLike, specials: tuple[str, str, str, str] = BERT_SPECIALS
     ) -> WordPiece:
         """Load ``folder/tokenizer.json``; :class:`CheckpointError` if missing, a link, over
-        :data:`MAX_TOKENIZER_BYTES` or unreadable."""
+        :data:`MAX_TOKENIZER_BYTES`, unreadable, or holding a component outside the allow-list
+        of :func:`check_tokenizer_json` (checked before the library builds anything)."""
         from tokenizers import Tokenizer  # late: only BERT-family checkpoints need it
 
         path = Path(folder) / TOKENIZER_FILE
@@ -67,7 +171,20 @@ class WordPiece:
             raise CheckpointError(f"{TOKENIZER_FILE} is over {MAX_TOKENIZER_BYTES >> 20} MB; "
                                   "that is not a tokenizer this app reads.")  # fmt: skip
         try:
-            tok = Tokenizer.from_file(str(path))
+            text = path.read_text(encoding="utf-8")
+            doc = load_json(text, what=TOKENIZER_FILE, max_bytes=MAX_TOKENIZER_BYTES,
+                            max_items=MAX_TOKENIZER_VALUES, error=CheckpointError)  # fmt: skip
+        except CheckpointError:  # uqcore.untrusted's bounds: too deep, too many values...
+            raise
+        except (OSError, ValueError, RecursionError) as exc:
+            raise CheckpointError(f"{TOKENIZER_FILE} is not readable JSON "
+                                  f"({str(exc)[:200]}).") from None  # fmt: skip
+        check_tokenizer_json(doc)
+        try:
+            tok = Tokenizer.from_str(text)
+            _check_loaded(tok)
+        except CheckpointError:
+            raise
         except Exception as exc:  # tokenizers raises its own exception type
             raise CheckpointError(f"{TOKENIZER_FILE} is not a readable tokenizer "
                                   f"({str(exc)[:200]}).") from None  # fmt: skip
@@ -81,7 +198,9 @@ class WordPiece:
 
         Raises :class:`InputError` for a non-str, an empty text, or a text without pieces.
         ``allow_all_unknown`` is accepted for the word-level vocabulary's signature: a text of
-        unknown pieces always runs here.
+        unknown pieces always runs here. Only the first :data:`MAX_ENCODE_CHARS` characters are
+        read (``n_words`` counts their pieces; far more than ``max_len``); a failure inside
+        the tokenizer, a Rust panic included, is an :class:`InputError` (:func:`guarded_encode`).
         """
         if not isinstance(max_len, int) or isinstance(max_len, bool) or max_len < 3:
             raise InputError(f"max_len must be an integer >= 3 ([CLS], a piece, [SEP]), "
@@ -90,7 +209,8 @@ class WordPiece:
             raise InputError(f"The text must be a str, got {type(text).__name__}; pass a string.")
         if not text.strip():
             raise InputError("The text is empty: type a sentence (for example 'a great movie').")
-        enc = self._tok.encode(text)
+        text = text[:MAX_ENCODE_CHARS]  # [CLS] + 510 pieces need far fewer characters
+        enc = guarded_encode(self._tok, text)
         ids, tokens = list(enc.ids), list(enc.tokens)  # [CLS] ... [SEP]
         if self._byte_level:  # "Ġword" -> "word": show what was typed
             tokens = [t[1:] if t.startswith("Ġ") and len(t) > 1 else t for t in tokens]

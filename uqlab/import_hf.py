@@ -19,14 +19,14 @@ uniform: this model has no learned prior). A folder written by :mod:`uqlab.expor
 its family in ``uq_family.json`` / ``uq_family.safetensors`` and is imported as that family.
 
 Everything is checked before anything is built or written: the architecture, ``id2label``
-against the classifier's rows, the sizes the config claims (at most
-:data:`uqcore.checkpoint.MAX_PARAMETERS`), links, pickles, the tokenizer's size, finite weights.
+against the classifier's rows, the sizes the config claims (within :mod:`uqcore.budget`:
+layers, widths, vocabulary, memory), links, pickles, the tokenizer's size, finite weights. The
+model is built once, by the strict load that checks the written checkpoint.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import sys
 import time
@@ -41,9 +41,9 @@ from safetensors.torch import save_file
 from uqcore.backbones import get_backbone
 from uqcore.base_model import BaseRecord, file_sha256
 from uqcore.bert import read_hf_config
+from uqcore.budget import check_budget
 from uqcore.checkpoint import (
     MAX_HEADER_BYTES,
-    MAX_PARAMETERS,
     PICKLE_SUFFIXES,
     load_checkpoint,
     save_checkpoint,
@@ -52,17 +52,20 @@ from uqcore.config import ModelConfig
 from uqcore.errors import CheckpointError, ConfigError, UQError
 from uqcore.families import TRAINING_FREE, get_family
 from uqcore.hf_layouts import ARCHITECTURES, layout_of, read_config_json
-from uqcore.model import build_model
 from uqcore.registry import check_name
+from uqcore.untrusted import read_json_file
 from uqcore.wordpiece import TOKENIZER_FILE, WordPiece
 from uqlab.paths import checkpoint_dir
+from uqlab.stale import owner_tag, remove_stale, tag_pattern
 from uqlab.tasks import TASK_NAMES, get_task
 
 SIDE_JSON, SIDE_TENSORS = "uq_family.json", "uq_family.safetensors"  # written by uqlab.export_hf
+SIDE_BYTES = 1 << 20  # a larger uq_family.json is refused unread
 WEIGHTS = "model.safetensors"
 BASE_COPY = "base"  # --copy / uploads: the folder inside the checkpoint
 HF_FILES = ("config.json", WEIGHTS, TOKENIZER_FILE)  # + the side files, when present
 MAX_LABELS = 1000
+STAGING_PATTERN = rf"\.staging-.+\.{tag_pattern()}"  # import_folder's work folders
 
 
 class ImportError_(UQError):  # noqa: N801 - "ImportError" is a builtin
@@ -121,11 +124,7 @@ def inspect(folder: str | Path) -> HFFolder:
     labels = _labels(hf)
     fields = read_hf_config(path)
     shape = ModelConfig.from_dict({**fields, "family": "trans", "num_classes": len(labels)})
-    if shape.n_parameters() > MAX_PARAMETERS:  # refused before anything is allocated
-        raise CheckpointError(
-            f"config.json describes {shape.n_parameters() / 1e6:,.0f}M parameters; this app "
-            f"imports models of at most {MAX_PARAMETERS / 1e6:,.0f}M."
-        )
+    check_budget(shape, where="config.json")  # from the numbers: before any tensor or tokenizer
     _check_header(path / WEIGHTS, layout, len(labels))
     info = HFFolder(path, hf, layout.backbone, labels, fields)
     check_tokenizer(info)
@@ -192,9 +191,9 @@ def _check_header(weights: Path, layout, n_labels: int) -> None:
 
 def _read_side(info: HFFolder) -> None:
     """The family record an export wrote beside the weights (JSON + safetensors)."""
-    try:
-        side = json.loads((info.path / SIDE_JSON).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    try:  # within the bounds of uqcore.untrusted: its message names the file and the problem
+        side = read_json_file(info.path / SIDE_JSON, max_bytes=SIDE_BYTES, error=CheckpointError)
+    except OSError:
         raise CheckpointError(f"{SIDE_JSON} cannot be read; export the checkpoint again.") from None
     if not isinstance(side, dict) or not isinstance(side.get("model"), dict):
         raise CheckpointError(f"{SIDE_JSON} must hold an object with 'model'; export again.")
@@ -261,12 +260,15 @@ def import_folder(
     info: HFFolder | None = None,
 ) -> Path:  # fmt: skip
     """Write checkpoint ``root/name`` from the folder; returns its path. Nothing is written when
-    a check fails; an earlier checkpoint of that name is replaced only once the new one loads."""
+    a check fails; an earlier checkpoint of that name is replaced only once the new one loads.
+    The work is done in ``root/.staging-<name>.<pid>@<host>``; those of killed imports (their
+    process gone) are removed first, those of running ones kept (:mod:`uqlab.stale`)."""
     info = info or inspect(folder)
     root = Path(root) if root is not None else checkpoint_dir()
     target = root / check_name(name)
-    staging = root / f".staging-{name}"
-    shutil.rmtree(staging, ignore_errors=True)
+    remove_stale(root, STAGING_PATTERN)
+    staging = root / f".staging-{name}.{owner_tag()}"
+    shutil.rmtree(staging, ignore_errors=True)  # this process's own, from an earlier try
     try:
         staging.mkdir(parents=True)
         write_checkpoint(staging, info, task, family, layers, _base(info, staging, copy))
@@ -292,22 +294,26 @@ def write_checkpoint(
             f"The model has {len(info.labels)} classes ({', '.join(info.labels)}) but task "
             f"{task!r} has {len(spec.label_names)}; pick a task with as many labels."
         )
-    cfg = family_config(info, family, layers)
-    model = build_model(cfg)
+    cfg = check_budget(family_config(info, family, layers), where="The imported model")
     side = uses_side(info, family)
-    if side:  # the exported family's own tensors (centroids, prior network)
-        try:
-            model.load_state_dict(info.side_tensors, strict=False)
-        except RuntimeError:
-            raise CheckpointError(f"{SIDE_TENSORS} does not fit {SIDE_JSON}; export the "
-                                  "checkpoint again.") from None  # fmt: skip
+    # The base provides every tensor but the exported family's own (centroids, prior network),
+    # and those are all the checkpoint stores: nothing is built to write it. The strict load
+    # below builds the model once and checks everything, as the app will.
+    tensors = dict(info.side_tensors) if side else {}
     training = {"task": task, "family": cfg.family, "label_names": list(info.labels),
                 "imported": {"architecture": info.architecture, "folder": info.path.name,
                              "base": "inside" if record.inside else "referenced",
                              "family_from_export": side}}  # fmt: skip
     if side:
         training = {**info.side.get("training", {}), **training}
-    save_checkpoint(out, model, cfg, None, training=training, base=record, card=_card(info, cfg))
+    try:
+        save_checkpoint(out, tensors, cfg, None, training=training, base=record,
+                        card=_card(info, cfg))  # fmt: skip
+    except CheckpointError as exc:
+        if not side:
+            raise
+        raise CheckpointError(f"{SIDE_TENSORS} does not fit {SIDE_JSON} ({exc}); export the "
+                              "checkpoint again.") from None  # fmt: skip
     load_checkpoint(out, local_base=local_base)  # everything checked again, as the app will
 
 
@@ -399,6 +405,10 @@ def main(argv: list[str] | None = None) -> int:
         )
     except UQError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # a folder that cannot be read or written: one line, not a traceback
+        print(f"error: {exc.strerror or type(exc).__name__}: {exc.filename or args.folder}",
+              file=sys.stderr)  # fmt: skip
         return 2
     family = args.family or "mcdropout"
     if uses_side(info, args.family):

@@ -12,7 +12,6 @@ or column, so the user can fix it; nothing is modified or written.
 from __future__ import annotations
 
 import io
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,10 +21,13 @@ import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
 from uqcore.errors import InputError
+from uqcore.untrusted import iter_jsonl
 
 MAX_BYTES = 2 * 2**30  # a file larger than this is refused unread
 MAX_COLUMNS = 1000
 MAX_HEADER_BYTES = 1 << 20  # a CSV/TSV first line longer than this is refused unread
+MAX_JSONL_VALUES = 100_000_000  # values in a JSON lines file given by path (an operator's)
+JSONL_VALUES_PER_ROW = 100  # ... and a row's share when the caller bounds the rows (an upload)
 SUFFIXES = {".csv": "csv", ".tsv": "tsv", ".jsonl": "jsonl", ".json": "jsonl",
             ".parquet": "parquet"}  # fmt: skip
 
@@ -57,8 +59,9 @@ def kind_of(path: Path) -> str:
 
 
 def read_table(source: str | os.PathLike | bytes, kind: str | None = None,
-               name: str = "the file") -> pa.Table:  # fmt: skip
-    """The whole table of a file (a path, or its bytes with ``kind``), within the bounds."""
+               name: str = "the file", max_rows: int | None = None) -> pa.Table:  # fmt: skip
+    """The whole table of a file (a path, or its bytes with ``kind``), within the bounds; JSON
+    lines of more than ``max_rows`` rows are refused before they are parsed."""
     if isinstance(source, bytes | bytearray):
         if kind is None:
             raise InputError("Give the file type of uploaded bytes.")
@@ -92,7 +95,7 @@ def read_table(source: str | os.PathLike | bytes, kind: str | None = None,
                                  "as UTF-8.")  # fmt: skip
             return table
         if kind == "jsonl":
-            return _jsonl(handle, where)
+            return _jsonl(handle, where, max_rows)
         if kind == "parquet":
             meta = pq.ParquetFile(handle).metadata
             if meta.num_columns > MAX_COLUMNS:
@@ -130,21 +133,15 @@ def _check_header(handle, where: str, sep: str) -> None:
         raise InputError(f"{where} is not UTF-8 text; save it as UTF-8.") from None
 
 
-def _jsonl(handle, where: str) -> pa.Table:
-    """JSON lines, one object per line, read with the standard library (rows named)."""
+def _jsonl(handle, where: str, max_rows: int | None = None) -> pa.Table:
+    """JSON lines, one object per line, read by :func:`uqcore.untrusted.iter_jsonl` (UTF-8, each
+    line's depth, the values of the file: :data:`MAX_JSONL_VALUES`, or
+    :data:`JSONL_VALUES_PER_ROW` a row given ``max_rows``), rows named in the messages."""
     data = handle.getvalue() if isinstance(handle, io.BytesIO) else Path(handle).read_bytes()
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise InputError(f"{where} is not UTF-8 text; save it as UTF-8.") from None
+    values = MAX_JSONL_VALUES if max_rows is None else max_rows * JSONL_VALUES_PER_ROW
     rows = []
-    for n, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except ValueError:
-            raise InputError(f"{where}, line {n}: not a JSON object.") from None
+    for n, row in iter_jsonl(data, what=where, max_bytes=MAX_BYTES, max_items=values,
+                             max_lines=max_rows):  # fmt: skip
         if not isinstance(row, dict):
             raise InputError(f"{where}, line {n}: not a JSON object.")
         if len(row) > MAX_COLUMNS:

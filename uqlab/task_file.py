@@ -31,32 +31,30 @@ A checkpoint trained on it keeps the description in ``training.task_spec``
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
 from uqcore.errors import ConfigError, InputError
+from uqcore.untrusted import read_json_file
 from uqlab.labelled import Labelled, read_labelled
 from uqlab.paths import REPO_ROOT
 from uqlab.tasks import TASKS, TaskSpec, describe, register
 
 DATA = "${data}"  # stands for the data folder (--data-dir or UQ_DATA_DIR) in a path
+TASK_FILE_BYTES = 1 << 20  # a task description is a small JSON: a larger file is refused unread
 
 
 def read_task_file(path: str | os.PathLike) -> TaskSpec:
     """Read, check and register the description at ``path``; :class:`ConfigError` naming the
     file and what is wrong."""
     path = Path(path)
-    try:
-        if path.stat().st_size > 1 << 20:
-            raise ConfigError(f"{path.name} is over 1 MB; a task description is a small JSON.")
-        doc = json.loads(path.read_text(encoding="utf-8"))
+    try:  # size, UTF-8, depth, width and syntax: uqcore.untrusted's one-line messages
+        doc = read_json_file(path, max_bytes=TASK_FILE_BYTES, error=ConfigError)
     except FileNotFoundError:
         raise ConfigError(f"No task file at {path}.") from None
-    except UnicodeDecodeError:
-        raise ConfigError(f"{path.name} is not UTF-8 text.") from None
-    except ValueError as exc:
-        raise ConfigError(f"{path.name} is not valid JSON ({exc}).") from None
+    except OSError as exc:  # a folder, no permission...
+        raise ConfigError(f"{path.name} cannot be read ({exc.strerror or type(exc).__name__}); "
+                          "give a task description file.") from None  # fmt: skip
     return register(describe(doc, portable(path.resolve().parent), path.name))
 
 
@@ -97,10 +95,27 @@ def read_split(spec: TaskSpec, value: str, data_dir: Path | None) -> Labelled:
 
 def register_from_training(training: dict | None) -> str | None:
     """Register the task a checkpoint's training info describes (``task_spec``), if any; return
-    the task's name (None when the checkpoint names none)."""
+    the task's name (None when the checkpoint names none). For checkpoints the operator placed
+    (the checkpoint folder, a command line): never call it on an upload (:func:`data_free`).
+    A description without ``data`` (an upload's, kept data-free) is not registered."""
     training = training or {}
     doc = training.get("task_spec")
-    if isinstance(doc, dict) and doc.get("name") not in TASKS:  # a --task-file given wins
+    if isinstance(doc, dict) and "data" in doc and doc.get("name") not in TASKS:  # a file wins
         register(describe(doc, Path(doc.get("base", ".")), "the checkpoint's task_spec"))
     task = training.get("task")
     return task if isinstance(task, str) else None
+
+
+DATA_FREE_KEYS = ("name", "title", "short", "text_column", "label_column", "label_names",
+                  "metric", "notes")  # fmt: skip
+
+
+def data_free(doc: dict) -> tuple[dict, list[str]]:
+    """The fields of a task description ``doc`` that name no file (its name, titles, columns,
+    labels, metric, notes) and the keys left out (``data``, ``ood``, ``examples``, ``base``,
+    ``train_defaults``...), sorted. An upload keeps only these: what a visitor sends is data,
+    never a description of where the server should read. :class:`ConfigError` when what is
+    kept does not hold (the same checks as a task file's, without its files)."""
+    kept = {k: doc[k] for k in DATA_FREE_KEYS if k in doc}
+    describe(kept, ".", "the checkpoint's task_spec", data_free=True)
+    return kept, sorted(set(doc) - set(kept))

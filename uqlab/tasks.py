@@ -121,11 +121,13 @@ DEFAULT_TRAINING = {  # a small word-level recipe: trains in minutes on 2 cores
 
 
 def describe(doc: Any, base: Path | str, where: str = "the task file",
-             builtin: bool = False) -> TaskSpec:  # fmt: skip
+             builtin: bool = False, data_free: bool = False) -> TaskSpec:  # fmt: skip
     """The :class:`TaskSpec` of a description ``doc`` whose relative paths start at ``base``;
     :class:`ConfigError` naming ``where`` and what is wrong. The format is in
     :mod:`uqlab.task_file`; built-in descriptions may also give ``layout``, ``hub``,
-    ``eval_subsets``, ``eval_id_sample`` and ``paper_tables``."""
+    ``eval_subsets``, ``eval_id_sample`` and ``paper_tables``. ``data_free``: a description
+    without files (an upload's, :func:`uqlab.task_file.data_free`): ``data``, ``ood`` and
+    ``examples`` are refused, and the spec reads nothing."""
     if not isinstance(doc, dict):
         raise ConfigError(f"{where} must hold a JSON object.")
     allowed = BUILTIN_KEYS if builtin else USER_KEYS
@@ -133,7 +135,10 @@ def describe(doc: Any, base: Path | str, where: str = "the task file",
     if unknown:
         raise ConfigError(f"{where} has unknown key(s) {', '.join(unknown)}; known: "
                           f"{', '.join(sorted(allowed))}.")  # fmt: skip
-    missing = [k for k in ("name", "label_names", "text_column", "data") if k not in doc]
+    if data_free and {"data", "ood", "examples", "base"} & set(doc):
+        raise ConfigError(f"{where}: a description without files names none.")
+    needed = ("name", "label_names") + (() if data_free else ("text_column", "data"))
+    missing = [k for k in needed if k not in doc]
     if missing:
         raise ConfigError(f"{where} lacks {', '.join(missing)}.")
     name = doc["name"]
@@ -155,12 +160,13 @@ def describe(doc: Any, base: Path | str, where: str = "the task file",
     if spec_m.n_classes is not None and spec_m.n_classes != len(labels):
         raise ConfigError(f"{where}: {spec_m.title} is for {spec_m.n_classes} classes; this task "
                           f"has {len(labels)}: use macro_f1 or accuracy.")  # fmt: skip
-    columns = {k: doc.get(k, "label" if k == "label_column" else None)
-               for k in ("text_column", "label_column")}  # fmt: skip
+    columns = {"text_column": doc.get("text_column", "text" if data_free else None),
+               "label_column": doc.get("label_column", "label")}
     for key, col in columns.items():
         if not isinstance(col, str) or not col or len(col) > 200:
             raise ConfigError(f"{where}: {key} must name a column, got {col!r}.")
-    _check_data(doc["data"], where)
+    if not data_free:
+        _check_data(doc["data"], where)
     ood = doc.get("ood")
     if ood is not None and (not isinstance(ood, dict) or set(ood) - {"file", "name"}
                             or not isinstance(ood.get("file"), str)):  # fmt: skip
@@ -185,7 +191,7 @@ def describe(doc: Any, base: Path | str, where: str = "the task file",
         eval_subsets=dict(doc.get("eval_subsets", {})),
         eval_id_sample=bool(doc.get("eval_id_sample", False)),
         ood_name=str((ood or {}).get("name") or "out-of-domain")[:40], train_defaults=defaults,
-        description={**doc, "base": str(doc.get("base", base))},
+        description={"data": {}, **doc, "base": str(doc.get("base", base))},
         paper_tables=tuple(doc.get("paper_tables", ())), builtin=builtin,
     )  # fmt: skip
 

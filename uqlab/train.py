@@ -9,7 +9,6 @@ accuracy for IMDB, MCC for CoLA) as a strict checkpoint directory ``<out>/``.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -35,7 +34,7 @@ from uqlab.task_file import read_task_file
 from uqlab.tasks import TASK_NAMES, get_task
 from uqlab.training.batches import encode_split
 from uqlab.training.centroids import init_centroids_from_keys
-from uqlab.training.config import TrainConfig, build_config
+from uqlab.training.config import TrainConfig, build_config, read_config_file
 from uqlab.training.loop import Dist, train_model
 from uqlab.training.pretrained import DISTRIBUTION, PACKAGE, minilm_dir, word_vectors
 from uqlab.training.storage import storage_check
@@ -209,8 +208,8 @@ def _config_task_file(config: str | None) -> str | None:
     if not config:
         return None
     try:
-        value = json.loads(Path(config).read_text()).get("task_file")
-    except (OSError, ValueError, AttributeError):
+        value = read_config_file(config).get("task_file")
+    except (OSError, ValueError):  # ConfigError is a ValueError
         return None  # _identity says what is wrong with the file
     return None if not isinstance(value, str) else str(Path(config).parent / value)
 
@@ -220,10 +219,11 @@ def _identity(args: argparse.Namespace) -> tuple[str, str, str]:
     (whose ``name`` defaults to ``<task>-<family>``)."""
     file: dict = {}
     if args.config:
-        try:
-            file = json.loads(Path(args.config).read_text())
-        except (OSError, json.JSONDecodeError) as exc:
-            raise ConfigError(f"Cannot read config file {args.config}: {exc}.") from None
+        try:  # bounded (uqcore.untrusted); a ConfigError names the file and the problem
+            file = read_config_file(args.config)
+        except OSError as exc:
+            raise ConfigError(f"Cannot read config file {args.config}: "
+                              f"{exc.strerror or type(exc).__name__}.") from None  # fmt: skip
     task, family = args.task or file.get("task"), args.family or file.get("family")
     if not task or not family:
         raise ConfigError("Give --task and --family, or a --config file that names them.")

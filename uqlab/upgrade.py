@@ -16,9 +16,10 @@ import json
 import sys
 from pathlib import Path
 
-from uqcore.checkpoint import CONFIG_FILE
+from uqcore.checkpoint import CONFIG_FILE, MAX_JSON_BYTES
 from uqcore.config import FORMAT_VERSION, ModelConfig, upgrade_v1
-from uqcore.errors import UQError
+from uqcore.errors import ConfigError, UQError
+from uqcore.untrusted import read_json_file
 from uqcore.vocab import write_atomic
 
 
@@ -33,7 +34,7 @@ def upgrade_train_config(config: dict) -> dict:
 def upgrade_checkpoint(folder: Path) -> bool:
     """Rewrite ``folder/config.json`` as format 2; False if it already was."""
     path = folder / CONFIG_FILE
-    doc = json.loads(path.read_text(encoding="utf-8"))
+    doc = read_json_file(path, max_bytes=MAX_JSON_BYTES, allow_nan=True, error=ConfigError)
     if doc.get("format_version") == FORMAT_VERSION:
         return False
     model = ModelConfig.from_dict(upgrade_v1(doc["model"]))  # validated
@@ -47,7 +48,7 @@ def upgrade_checkpoint(folder: Path) -> bool:
 
 def upgrade_config_file(path: Path) -> bool:
     """Rewrite a training config file with format-2 model overrides; False if unchanged."""
-    doc = json.loads(path.read_text(encoding="utf-8"))
+    doc = read_json_file(path, max_bytes=MAX_JSON_BYTES, allow_nan=True, error=ConfigError)
     new = upgrade_train_config(doc)
     if new == doc:
         return False

@@ -19,7 +19,10 @@ from typing import Any
 from uqcore.config import ModelConfig
 from uqcore.errors import ConfigError
 from uqcore.families import FAMILIES, get_family
+from uqcore.untrusted import read_json_file
 from uqlab.tasks import get_task
+
+CONFIG_FILE_BYTES = 1 << 20  # a training config is a small JSON: a larger file is refused unread
 
 
 @dataclass(frozen=True)
@@ -127,12 +130,12 @@ def build_config(
     data: dict[str, Any] = json.loads(json.dumps(defaults))  # deep copy
     if config_file:
         path = Path(config_file)
-        try:
-            _merge(data, json.loads(path.read_text()))
+        try:  # bounded like every file a user gives (uqcore.untrusted): one-line messages
+            _merge(data, read_config_file(path))
         except FileNotFoundError:
             raise ConfigError(f"Config file {path} does not exist.") from None
-        except json.JSONDecodeError as exc:
-            raise ConfigError(f"Config file {path} is not valid JSON: {exc}.") from None
+        except OSError as exc:
+            raise ConfigError(f"Config file {path} cannot be read ({exc.strerror}).") from None
     for item in overrides:
         key, sep, raw = item.partition("=")
         if not sep or not key:
@@ -149,6 +152,16 @@ def build_config(
     if unknown:
         raise ConfigError(f"Unknown training setting(s): {', '.join(unknown)}.")
     return TrainConfig(**data).validate()
+
+
+def read_config_file(path: str | Path) -> dict[str, Any]:
+    """A training config file (a JSON object of at most :data:`CONFIG_FILE_BYTES`), read within
+    the bounds of :mod:`uqcore.untrusted`; :class:`ConfigError` names the file and the problem.
+    ``OSError`` (a missing file...) is the caller's."""
+    doc = read_json_file(path, max_bytes=CONFIG_FILE_BYTES, error=ConfigError)
+    if not isinstance(doc, dict):
+        raise ConfigError(f"{Path(path).name} must hold a JSON object of training settings.")
+    return doc
 
 
 def _parse_value(raw: str) -> Any:

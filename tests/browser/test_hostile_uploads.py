@@ -1,0 +1,100 @@
+"""A hostile visitor, in Chromium against a real server: an upload is data, never a description
+of where the server should read, and what it names is shown as text (issue 31)."""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+
+import pytest
+
+from tests.browser.test_browser import csv_rows, goto, open_view, settle
+
+pytestmark = pytest.mark.browser
+SECRET = "SECRET-ROW of the server"
+DROP = '[data-testid="stFileUploaderDropzoneInput"]'
+
+
+def described_zip(folder, task: str, labels: list[str], **spec) -> bytes:
+    """The checkpoint ``folder`` zipped, its ``training.task`` = ``task`` described by ``spec``."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        for f in folder.iterdir():
+            if not f.is_file():
+                continue
+            data = f.read_bytes()
+            if f.name == "config.json":
+                doc = json.loads(data)
+                doc["training"] |= {"task": task, "label_names": labels,
+                                    "task_spec": {"name": task, "label_names": labels,
+                                                  "text_column": "text", **spec}}  # fmt: skip
+                data = json.dumps(doc).encode()
+            z.writestr(f"{task}/{f.name}", data)
+    return buf.getvalue()
+
+
+def upload_zip(tab, name: str, data: bytes) -> None:
+    goto(tab, "Your checkpoint")
+    tab.locator(DROP).first.set_input_files(
+        {"name": name, "mimeType": "application/zip", "buffer": data})
+    settle(tab)
+    tab.get_by_role("button", name="Validate and add").first.click()
+    tab.get_by_text("Added upload-", exact=False).wait_for()
+    settle(tab)
+
+
+def test_an_uploaded_checkpoint_cannot_make_the_server_read_a_file(tab, server, served_folder,
+                                                                    tmp_path, shots):  # fmt: skip
+    """A zip whose task description names a CSV of the server (absolute path and climbing out
+    of the data folder): uploaded through the page, Error analysis computed on the visitor's
+    own file; no row of the server's file in the table, the map or the download."""
+    secret = tmp_path / "secret.csv"
+    secret.write_text("text,label\n" + "".join(f"{SECRET} {i},acceptable\n" for i in range(8)))
+    climb = "${data}/" + "../" * 12 + str(secret).lstrip("/")
+    spec = {"data": {"file": str(secret), "split": {"dev": 0.2, "test": 0.2}},
+            "examples": {"id": str(secret), "ood": climb}}  # fmt: skip
+    open_view(tab, server, "/?ckpt=tiny-trans")
+    upload_zip(tab, "leak.zip", described_zip(served_folder / "tiny-trans", "leak",
+                                              ["unacceptable", "acceptable"], **spec))  # fmt: skip
+    tab.get_by_text("so they were left out", exact=False).wait_for()
+    goto(tab, "Error analysis")
+    tab.get_by_text("no bundled examples", exact=False).wait_for()
+    assert tab.get_by_text("the bundled", exact=False).count() == 0
+    mine = "text,label\nthe cat sat on the mat,acceptable\ncat the on sat mat the,unacceptable\n"
+    tab.locator(DROP).first.set_input_files(
+        {"name": "mine.csv", "mimeType": "text/csv", "buffer": mine.encode()})
+    settle(tab)
+    tab.get_by_role("button", name="Compute").click()
+    tab.get_by_text("examples.", exact=False).first.wait_for()
+    settle(tab)
+    tab.screenshot(path=str(shots / "hostile-task-errors.png"), full_page=True)
+    assert SECRET not in tab.content()  # the table, the map (its points' texts), every caption
+    with tab.expect_download() as got:
+        tab.get_by_role("button", name="Download these rows (CSV)").click()
+    rows = csv_rows(got.value.path())
+    assert {r["text"] for r in rows} == {"the cat sat on the mat", "cat the on sat mat the"}
+    with tab.expect_download() as got:
+        tab.get_by_role("button", name="The map's points (CSV)").click()
+    assert SECRET not in open(got.value.path(), encoding="utf-8").read()
+
+
+def test_two_sessions_with_one_task_name_each_see_their_own(chrome, server, served_folder):
+    """Two visitors at once upload a task named ``mine`` with other labels: each explorer offers
+    its own labels (on main the second session got the first one's description)."""
+    tabs = []
+    for labels in (["cat", "dog"], ["red", "blue"]):
+        context = chrome.new_context(viewport={"width": 1400, "height": 1400})
+        tab = context.new_page()
+        tab.set_default_timeout(90_000)
+        open_view(tab, server, "/?ckpt=tiny-trans")
+        upload_zip(tab, "mine.zip", described_zip(served_folder / "tiny-trans", "mine", labels))
+        tabs.append((context, tab, labels))
+    for context, tab, labels in tabs:
+        goto(tab, "Explore a sentence")
+        gold = tab.locator('[data-testid="stRadio"]', has_text="Gold label")
+        for label in labels:
+            assert gold.get_by_text(label, exact=True).count() == 1
+        others = {"cat", "dog", "red", "blue"} - set(labels)
+        assert not any(gold.get_by_text(o, exact=True).count() for o in others)
+        context.close()
