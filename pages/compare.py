@@ -11,6 +11,7 @@ from ui.compare import compare, mean_attention
 from ui.compute import settings_key
 from ui.explore_views import WINDOW
 from ui.exports import csv_text
+from ui.format import plain
 from ui.state import MAX_TEXT_CHARS
 from uqcore.errors import UQError
 from uqcore.settings import SamplingSettings
@@ -24,6 +25,7 @@ with st.form("compare"):
     text = st.text_area("Text", value=view.text or (examples[0].text if examples else ""),
                         height=80, key=K.CMP_TEXT)  # fmt: skip
     choice = st.radio("Gold label", ("unknown", *names), horizontal=True, key=K.CMP_LABEL,
+                      format_func=plain,
                       index=0 if view.label is None else view.label + 1)  # fmt: skip
     chosen = sidebar.multiselect(st, "Checkpoints", [i.name for i in mine],
                                  [i.name for i in mine], K.CMP_CKPTS)  # fmt: skip
@@ -62,7 +64,7 @@ target = names[cmp.target]
 st.dataframe(cmp.table, hide_index=True, width="stretch")
 if label is None:
     st.caption(f"No gold label: each row scores the class its checkpoint predicts; the "
-               f"histograms below show p({target}), the class the first one predicts.")
+               f"histograms below show p({plain(target)}), the class the first one predicts.")
 c1, c2 = st.columns(2)
 record = {"task": info.task, "checkpoints": ", ".join(results), "text": text[:MAX_TEXT_CHARS],
           "gold label": choice, "T": view.T, "seed": view.seed,
@@ -70,7 +72,7 @@ record = {"task": info.task, "checkpoints": ", ".join(results), "text": text[:MA
 c1.download_button("Download this table (CSV)", lambda: csv_text(cmp.table, record),
                    f"compare-{info.task}-T{view.T}-seed{view.seed}.csv", "text/csv",
                    key=K.CMP_TABLE_CSV)  # fmt: skip
-c2.download_button(f"Download every sample's p({target}) (CSV)",
+c2.download_button(f"Download every sample's p({plain(target)}) (CSV)",
                    lambda: csv_text(cmp.samples, {**record, "column values": f"p({target})"}),
                    f"compare-samples-{info.task}-T{view.T}-seed{view.seed}.csv", "text/csv",
                    key=K.CMP_SAMPLES_CSV)  # fmt: skip

@@ -11,6 +11,7 @@ from ui.catalog import label_names, lac_scores
 from ui.compute import Summary, settings_key
 from ui.explore_views import summary_metrics
 from ui.exports import csv_text, overrides
+from ui.format import plain
 from ui.progress import Eta
 from ui.state import explorer_url
 from ui.tables import fitted
@@ -29,7 +30,7 @@ if source.rows is None:
                + ", ".join(f"{s}: {d}" for s, d in dataset.subsets(info.task))
                + f"), seed {view.seed}; the sidebar's temperatures apply.")  # fmt: skip
 else:
-    st.caption(f"{info.name} on {source.title} ({len(source.rows):,} labelled rows), seed "
+    st.caption(f"{info.name} on {plain(source.title)} ({len(source.rows):,} labelled rows), seed "
                f"{view.seed}; the sidebar's temperatures apply.")  # fmt: skip
 c1, c2 = st.columns(2)
 T = c1.number_input("T", 1, 100, 10, key=K.ERR_T, help="Samples per example (paper: 10).")

@@ -9,6 +9,7 @@ from ui import explore_views as V
 from ui import keys as K
 from ui.catalog import label_names, presets
 from ui.compute import settings_key
+from ui.format import plain
 from ui.state import MAX_TEXT_CHARS, link_holds
 from uqcore.errors import UQError
 from uqcore.families import get_family
@@ -76,6 +77,7 @@ with st.form("sentence"):
         ("unknown", *names),
         key=K.LABEL_BOX,
         horizontal=True,
+        format_func=plain,  # label names a file gave: shown as text
         help="With a gold label the statistics score p(gold), as in the paper's Table 3.",
     )
     if st.form_submit_button("Sample", type="primary"):

@@ -45,7 +45,7 @@ elif source == "Your labelled file":  # any columns, label values mapped (ui.dat
     if picked is not None:
         rows = [(text, gold, domain) for text, gold, domain, _ in picked.rows][:MAX_ROWS]
         if len(picked.rows) > MAX_ROWS:
-            st.caption(f"The first {MAX_ROWS} labelled rows of {picked.title}.")
+            st.caption(f"The first {MAX_ROWS} labelled rows of {plain(picked.title)}.")
 else:
     n = st.number_input("Sentences per domain", 1, MAX_ROWS // 2, 5, key=K.T3_N)
     rows = [(text, gold, domain) for text, gold, domain, _ in dataset.pick(info.task, int(n),

@@ -104,7 +104,7 @@ with zip_tab:
             stem = up.name.rsplit(".", 1)[0]
             _done(install(files_from_zip(up.getvalue()), stem, folder, **opts))
         except UploadError as exc:
-            st.error(str(exc), icon="✋")
+            st.error(plain(exc), icon="✋")
 with files_tab:
     ups = st.file_uploader(
         "config.json, model.safetensors, vocab.json (+ metrics.json, README.md), or a Hugging "
@@ -124,7 +124,7 @@ with files_tab:
                                   f"{MAX_UPLOAD_BYTES // 2**20} MB.")  # fmt: skip
             _done(install({u.name: u.getvalue() for u in ups}, label, folder, **loose))
         except UploadError as exc:
-            st.error(str(exc), icon="✋")
+            st.error(plain(exc), icon="✋")
 with hf_tab:
     offered = hf_folders()
     if not offered:
@@ -140,7 +140,7 @@ with hf_tab:
                 with st.spinner("Checking and importing the model…"):
                     _done(install_hf_folder(offered[pick], name, folder, **opts))
             except UploadError as exc:
-                st.error(str(exc), icon="✋")
+                st.error(plain(exc), icon="✋")
 with path_tab:
     if not server_paths_allowed():
         st.info(f"Loading a folder of the server is off on this deployment (anyone with the "
@@ -156,7 +156,7 @@ with path_tab:
                 files, name = from_path(path)
                 _done(install(files, name, folder, **(path_opts if is_hf(files) else {})))
             except UploadError as exc:
-                st.error(str(exc), icon="✋")
+                st.error(plain(exc), icon="✋")
 
 if st.session_state.get(K.UPLOADED):
     added = st.session_state[K.UPLOADED]

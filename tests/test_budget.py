@@ -133,8 +133,9 @@ def _project_checkpoint(folder: Path) -> Path:
     return save_checkpoint(folder, model, cfg, vocab, training={"task": "cola"})
 
 
-def test_a_project_checkpoint_of_a_million_layers_is_refused_before_build_model(tmp_path,
-                                                                                monkeypatch):
+def test_a_project_checkpoint_of_a_million_layers_is_refused_before_build_model(
+    tmp_path, monkeypatch
+):
     """Width 4 keeps 10^6 layers at 136M parameters, under the 200M limit: only the layer
     budget stops it."""
     from ui.upload import UploadError, install
@@ -261,8 +262,9 @@ def test_stale_upload_folders_of_dead_servers_go_and_live_ones_stay(tmp_path, mo
     assert not gone.exists()
     assert all((f / "upload-x").is_dir() for f in kept)
     assert link.is_symlink() and (kept[0] / "upload-x").is_dir()  # a link is never followed
-    assert f"uq-upload-{owner_tag()}-" in tempfile.TemporaryDirectory(
-        prefix=f"{cached.UPLOAD_TMP_PREFIX}{owner_tag()}-").name
+    with tempfile.TemporaryDirectory(prefix=f"{cached.UPLOAD_TMP_PREFIX}{owner_tag()}-") as new:
+        assert Path(new).name.startswith(f"uq-upload-{owner_tag()}-")  # what upload_folder makes
+        assert cached._sweep_stale_uploads() == 1  # once per process: the cached count
 
 
 def test_a_killed_imports_staging_folder_is_removed_by_the_next_import(hf_good, tmp_path):

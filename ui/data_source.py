@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 from ui import keys as K
+from ui.format import plain
 from ui.your_data import (
     MAX_BYTES,
     MAX_ROWS,
@@ -96,7 +97,7 @@ def _file(where, label: str, key: str) -> DataFile | None:
         st.session_state.pop(f"_{key}", None)
         return None
     if kept[2]:
-        where.error(kept[2], icon="✋")
+        where.error(plain(kept[2]), icon="✋")  # it names the visitor's file: as text
         return None
     return kept[1]
 
@@ -105,7 +106,7 @@ def _mapped(f: DataFile, names: tuple[str, ...], key: str, domain: str):
     """The file's columns and label mapping as widgets; ``(rows, key)`` or None (a message)."""
     guess_text, guess_label = guess_columns(f)
     cols = f.columns
-    with st.expander(f"{f.name}: {len(f):,} rows, columns and labels", expanded=True):
+    with st.expander(f"{plain(f.name)}: {len(f):,} rows, columns and labels", expanded=True):
         c1, c2 = st.columns(2)
         text = c1.selectbox("Text column", cols, index=cols.index(guess_text),
                             key=f"{K.DATA_TEXT}_{key}")  # fmt: skip
@@ -114,7 +115,7 @@ def _mapped(f: DataFile, names: tuple[str, ...], key: str, domain: str):
         try:
             values = label_values(f, label)
         except InputError as exc:
-            st.error(str(exc), icon="✋")
+            st.error(plain(exc), icon="✋")
             return None
         guess = default_mapping(values, names)
         options = [LEAVE_OUT, *range(len(names))]
@@ -123,7 +124,7 @@ def _mapped(f: DataFile, names: tuple[str, ...], key: str, domain: str):
         for i, value in enumerate(values):
             default = guess[value] if guess[value] is not None else LEAVE_OUT
             pick = shown[i % len(shown)].selectbox(
-                f"{value[:30]!s} is", options, index=options.index(default),
+                f"{plain(value[:30])} is", options, index=options.index(default),
                 format_func=lambda o: "left out" if o == LEAVE_OUT else names[o],
                 key=f"{K.DATA_MAP}_{key}_{i}",
             )  # fmt: skip
@@ -131,6 +132,6 @@ def _mapped(f: DataFile, names: tuple[str, ...], key: str, domain: str):
     try:
         got = rows(f, text, label, mapping, domain)
     except InputError as exc:
-        st.error(str(exc), icon="✋")
+        st.error(plain(exc), icon="✋")
         return None
     return got, (f.digest, text, label, tuple(sorted(mapping.items(), key=str)))

@@ -15,7 +15,7 @@ from ui import keys as K
 from ui.catalog import lac_scores
 from ui.compute import ExploreResult, Summary, running_mean
 from ui.exports import csv_text, figure_file
-from ui.format import mean_pm_var, sig
+from ui.format import mean_pm_var, plain, sig
 from uqcore.families import get_family
 from uqcore.stats import conformal_from_scores
 from viz import figures as F
@@ -54,7 +54,7 @@ def tokens_for_axes(res: ExploreResult) -> list[str]:
 
 def summary_metrics(s: Summary, names: tuple[str, ...], gold: bool) -> None:
     """The four Table 3 numbers of one sentence as metrics, written the same on every page."""
-    target = names[s.target]
+    target = plain(names[s.target])  # a label name a file gave: shown as text
     c1, c2, c3, c4 = st.columns([1.5, 1, 1, 1])
     c1.metric(f"p({target}) mean ± variance", mean_pm_var(s.p_mean, s.p_var),
               help="Mean and variance over the T samples of the probability of the "
@@ -257,7 +257,7 @@ def probtrans(res: ExploreResult, n_layers: int, names: tuple[str, ...]) -> None
         cols = st.columns(len(names))
         for c, name in enumerate(names):
             before_p, after_p = float(res.probs_before_em[c]), float(res.probs[0, c])
-            cols[c].metric(f"p({name}) after EM", f"{after_p:.3f}",
+            cols[c].metric(f"p({plain(name)}) after EM", f"{after_p:.3f}",
                            delta=f"{after_p - before_p:+.3f} vs trained keys")  # fmt: skip
     st.caption("A Probabilistic Transformer treats keys as Gaussian means and adapts them to "
                "this input's queries by EM before attending: keys move toward the queries "

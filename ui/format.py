@@ -17,11 +17,27 @@ def mean_pm_var(mean: float, var: float) -> str:
 
 _MARKDOWN = re.compile(r"([\\`*_{}\[\]()#|<>~:$&])")  # markup anywhere in a line
 _LEADING = re.compile(r"^(\s*\d*)([-+=>.)])")  # a list, quote or heading at the start
+# What GitHub-flavoured markdown turns into a link without any markup (its autolink literals:
+# a scheme, "www." or an e-mail address), matched after the escapes. Streamlit finds them in the
+# text *after* the escapes are read, so escaping cannot stop them: a word joiner (U+2060,
+# invisible, no line break) between "https" and "://", "www" and ".", a name and "@" does.
+_AUTOLINK = re.compile(r"(?i)(?:\b(?:https?|ftp|mailto|www|xmpp)(?=\\?[:.]))|(?=@)")
+JOINER = "\u2060"
 
 
 def plain(text: object) -> str:
     """``text`` with every character that Streamlit's markdown would interpret escaped (links,
-    emphasis, headings, HTML, ``:color[...]`` directives, LaTeX), so text that came from a
-    visitor (a link, a pasted line, an uploaded file) shows as typed and is never live markup."""
+    emphasis, headings, HTML, ``:color[...]`` directives, LaTeX) and its bare URLs and e-mail
+    addresses broken by an invisible word joiner, so text that came from a visitor (a link, a
+    pasted line, an uploaded file's names) shows as typed and is never live markup or a link.
+    For markdown only: tables and charts take the text itself (charts: :func:`chart_text`)."""
     escaped = _MARKDOWN.sub(r"\\\1", str(text)).replace("\n", " ")
-    return _LEADING.sub(lambda m: m.group(1) + "\\" + m.group(2), escaped)
+    escaped = _LEADING.sub(lambda m: m.group(1) + "\\" + m.group(2), escaped)
+    return _AUTOLINK.sub(lambda m: m.group(0) + JOINER, escaped)
+
+
+def chart_text(text: object) -> str:
+    """``text`` for a plotly title, axis or label: plotly reads a few HTML tags (``<a href>``,
+    ``<b>``, ``<br>``) in them, so ``<``, ``>`` and ``&`` are written as entities and the text
+    shows as typed, never a link."""
+    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

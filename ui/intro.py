@@ -1,9 +1,11 @@
 """The landing's first sentence: what the visitor is looking at, said of the checkpoint open now
-(its backbone, where its randomness comes from, and what a sample means). No Streamlit here."""
+(its backbone, where its randomness comes from, and what a sample means), for markdown: what a
+file named in it is escaped (:func:`ui.format.plain`). No Streamlit here."""
 
 from __future__ import annotations
 
 from ui.catalog import backbone_of
+from ui.format import plain
 from uqcore.config import ModelConfig
 from uqcore.families import get_family
 from uqcore.registry import CheckpointInfo
@@ -31,7 +33,7 @@ def what_you_see(info: CheckpointInfo) -> str:
     the last attention layer samples its weights (H-STO-TRANS): each sample is one plausible
     reading of the text, and where the samples disagree the model is unsure."``"""
     spec, cfg = get_family(info.family), info.config
-    task = task_title(info.task)
+    task = plain(task_title(info.task))  # an upload's own title: markdown-safe
     if backbone_of(info) == "word":
         model = f"A small transformer trained from scratch on {task} (the paper's word-level " \
                 "set-up)"  # fmt: skip

@@ -240,9 +240,9 @@ def set_view(**changes) -> S.ViewState:
 
 def _model_card(sb, info: CheckpointInfo) -> None:
     with sb.expander("Model card", expanded=False):
-        cfg = info.config
+        cfg, task = info.config, plain(task_title(info.task))  # an upload's title: as text
         st.markdown(
-            f"`{info.name}`: **{family_title(info.family)}** on **{task_title(info.task)}** · "
+            f"`{info.name}`: **{family_title(info.family)}** on **{task}** · "
             f"{cfg.get('n_layers')} layer(s), {cfg.get('n_heads')} heads, width "
             f"{cfg.get('d_model')}, vocabulary {cfg.get('vocab_size'):,}, up to "
             f"{cfg.get('max_len')} tokens."

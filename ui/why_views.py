@@ -15,7 +15,7 @@ from ui import keys as K
 from ui.compute import ExploreResult
 from ui.explore_views import chart, settings_record, token_window, tokens_for_axes
 from ui.exports import csv_text
-from ui.format import mean_pm_var, sig
+from ui.format import mean_pm_var, plain, sig
 from ui.progress import Eta
 from uqcore.errors import UQError
 from uqcore.stats import mutual_information
@@ -110,6 +110,7 @@ def salience(res: ExploreResult, names: tuple[str, ...], name: str, family: str,
 
 def _show_salience(a: why.Attribution, res, names, name: str, family: str) -> None:
     cls = names[a.target]
+    said = plain(cls)  # in captions (markdown); charts take the name itself
     title = why.METHOD_TITLES[a.method] + (f", {a.steps} steps" if a.steps > 1 else "")
     if a.straight_through:
         st.warning("These samples are hard (one-hot attention): its gradient is 0 almost "
@@ -133,7 +134,7 @@ def _show_salience(a: why.Attribution, res, names, name: str, family: str) -> No
     table = a.table()
     st.markdown(_highlighted(a.tokens[lo:hi], a.prob[:, lo:hi].mean(0), a.prob[:, lo:hi].std(0)),
                 unsafe_allow_html=True)  # fmt: skip
-    st.caption(f"Bars: the mean over the {a.T} samples of each token's attribution to p({cls}) "
+    st.caption(f"Bars: the mean over the {a.T} samples of each token's attribution to p({said}) "
                "(red raises it, blue lowers it), whiskers ± one standard deviation over the "
                "samples, grey dots the samples themselves, each with its own noise held fixed. "
                "In the text, a dotted underline marks tokens whose spread is larger than their "
@@ -142,7 +143,7 @@ def _show_salience(a: why.Attribution, res, names, name: str, family: str) -> No
                   len(a.tokens) else ""))  # fmt: skip
     if a.prob_gap is not None:
         target_change = a.probs[:, a.target] - a.base_probs[:, a.target]
-        st.caption(f"Completeness: each sample's attributions add up to p({cls}) at the text "
+        st.caption(f"Completeness: each sample's attributions add up to p({said}) at the text "
                    f"minus at the baseline ({target_change.mean():+.3f} on average) within "
                    f"{np.abs(a.prob_gap).max():.2g} (largest gap over the samples, "
                    f"{a.steps} steps)." + (f" Mutual information: {a.mi_value - a.mi_base:+.3g} "

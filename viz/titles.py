@@ -7,6 +7,8 @@ from collections.abc import Callable
 
 import plotly.graph_objects as go
 
+from viz.inert import inert
+
 TITLE_CHARS = 32  # what a 250 px wide chart shows of a line at the 15 px title font: the
 # explorer's two chart columns at 1024x768 beside the sidebar, a 390 px phone with its margins
 TITLE_FONT = 15
@@ -28,11 +30,12 @@ def wrap_title(text: str, width: int = TITLE_CHARS) -> str:
 
 def phone_titles(build: Callable[..., go.Figure]) -> Callable[..., go.Figure]:
     """Decorate a figure builder: its title wraps (:func:`wrap_title`) at the title font, and
-    the top margin grows with the number of lines so the title never overlaps the plot."""
+    the top margin grows with the number of lines so the title never overlaps the plot; and
+    every text in it is shown as typed, never a link (:func:`viz.inert.inert`)."""
 
     @functools.wraps(build)
     def wrapped(*args, **kwargs) -> go.Figure:
-        fig = build(*args, **kwargs)
+        fig = inert(build(*args, **kwargs))
         text = fig.layout.title.text
         if text and "<br>" not in text:
             text = wrap_title(text)

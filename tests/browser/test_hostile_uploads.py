@@ -98,3 +98,44 @@ def test_two_sessions_with_one_task_name_each_see_their_own(chrome, server, serv
         others = {"cat", "dog", "red", "blue"} - set(labels)
         assert not any(gold.get_by_text(o, exact=True).count() for o in others)
         context.close()
+
+
+EVIL = "https://evil.example"
+HOSTILE_LABELS = [f"[sign in]({EVIL}/a)", f"<a href='{EVIL}'>b</a>"]  # 40 chars at most
+
+
+def live_links(tab) -> list[str]:
+    """Every link on the page (HTML or a chart's SVG) that leads to the hostile site."""
+    return tab.locator('a[href*="evil.example"], [href*="evil.example"]').evaluate_all(
+        "els => els.map(e => e.outerHTML.slice(0, 120))")
+
+
+def test_what_a_visitor_names_is_shown_as_text_never_a_link(tab, server, served_folder, shots):
+    """Label names, a task's title, a file's and its columns' names and a link's values that
+    hold markdown links, HTML anchors and bare URLs: on every page they are text, and no
+    element links to the site they name."""
+    ckpt = f"[Click here]({EVIL}/login)"
+    open_view(tab, server, "/?ckpt=" + ckpt.replace("[", "%5B").replace("]", "%5D"))
+    tab.get_by_text("in the link is not available here", exact=False).wait_for()
+    assert not live_links(tab), live_links(tab)
+    spec = {"title": f"[t]({EVIL}/t) www.evil.example", "short": f"<a href='{EVIL}/s'>s</a>"}
+    upload_zip(tab, "evil.zip", described_zip(served_folder / "tiny-hsto", "evil",
+                                              HOSTILE_LABELS, **spec))  # fmt: skip
+    assert not live_links(tab), live_links(tab)
+    goto(tab, "Explore a sentence")
+    tab.locator('[data-testid="stMetricValue"]').first.wait_for()
+    settle(tab)
+    tab.screenshot(path=str(shots / "hostile-names-explore.png"), full_page=True)
+    assert not live_links(tab), live_links(tab)
+    goto(tab, "Compare methods")
+    assert not live_links(tab), live_links(tab)
+    goto(tab, "Error analysis")
+    name = f"[f]({EVIL}/f) www.evil.example.csv"
+    data = f'"[text]({EVIL}/c)",label\nthe cat sat,{HOSTILE_LABELS[0]}\nsat cat the,0\n'
+    tab.locator(DROP).first.set_input_files(
+        {"name": name, "mimeType": "text/csv", "buffer": data.encode()})
+    settle(tab)
+    tab.screenshot(path=str(shots / "hostile-names-errors.png"), full_page=True)
+    assert not live_links(tab), live_links(tab)
+    goto(tab, "Temperature sweep")
+    assert not live_links(tab), live_links(tab)
