@@ -47,6 +47,7 @@ MAX_FILE_BYTES = {"config.json": 2**20, "metrics.json": 2 * 2**20, "README.md": 
                   "special_tokens_map.json": 64 * 2**10, "vocab.txt": 8 * 2**20,
                   SIDE_JSON: 2**20, SIDE_TENSORS: 16 * 2**20}  # fmt: skip
 ANY_ALLOWED = tuple(dict.fromkeys((*ALLOWED, *HF_ALLOWED)))
+DERIVED = ("samples.safetensors", "map.safetensors")  # uqlab.evaluate writes them; computed here
 PICKLE = re.compile(r"\.(pkl|pickle|pt|pth|bin|ckpt|npy)$", re.IGNORECASE)
 
 
@@ -64,9 +65,13 @@ def _safe_name(name: str) -> str:
     return stem if stem.startswith(UPLOAD_PREFIX) else f"{UPLOAD_PREFIX}{stem}"
 
 
-def _check_member(name: str) -> None:
+def _check_member(name: str, zipped: bool = True) -> None:
+    """A zip entry's (``zipped``) or an uploaded file's name: inside its folder, no pickle."""
     path = PurePosixPath(name.replace("\\", "/"))
     if path.is_absolute() or ".." in path.parts or name.startswith(("/", "\\")) or ":" in name:
+        if not zipped:
+            raise UploadError(f"The file name '{name[:80]}' points outside its folder; refused. "
+                              "Upload the checkpoint's own files (config.json, ...).")  # fmt: skip
         raise UploadError(f"The zip entry '{name[:80]}' points outside its folder; refused. "
                           "Zip the checkpoint folder itself.")  # fmt: skip
     if PICKLE.search(name):
@@ -179,7 +184,7 @@ def guess_task(config: bytes) -> str | None:
 
 def _check_sizes(files: dict[str, bytes]) -> None:
     for name, blob in files.items():
-        _check_member(name)
+        _check_member(name, zipped=False)
         if name in MAX_FILE_BYTES and len(blob) > MAX_FILE_BYTES[name]:
             raise UploadError(_too_big(name))
 
@@ -290,7 +295,9 @@ def install(
     """Write ``files`` as checkpoint ``upload-<name>`` under ``folder``, load it strictly and
     return its name; on any problem nothing is left behind and :class:`UploadError` says why,
     in words that never name a folder of the server. A Hugging Face folder (:func:`is_hf`)
-    becomes a checkpoint of ``family`` for ``task`` whose base is a copy inside it."""
+    becomes a checkpoint of ``family`` for ``task`` whose base is a copy inside it. The files
+    this app derives from a checkpoint (:data:`DERIVED`) are left out: they are computed here."""
+    files = {k: v for k, v in files.items() if k not in DERIVED}
     check_files(files)
     folder = Path(folder)
     target_name = _safe_name(name)
@@ -417,18 +424,23 @@ def from_path(path: str) -> tuple[dict[str, bytes], str]:
     if not server_paths_allowed():
         raise UploadError(f"Loading a folder of the server is off here; the operator can allow "
                           f"it with {SERVER_PATHS_ENV}=1. Upload a zip instead.")  # fmt: skip
-    folder = Path(path).expanduser()
-    if folder.is_symlink() or not folder.is_dir():
-        raise UploadError("That is not a folder on this server (links are not followed).")
-    files = {}
-    for fname in ANY_ALLOWED:
-        f = folder / fname
-        if f.is_symlink():
-            raise UploadError(f"{fname} is a link; links are not followed: copy the file in.")
-        if f.is_file():
-            if f.stat().st_size > MAX_UPLOAD_BYTES:
-                raise UploadError(f"{fname} is larger than {MAX_UPLOAD_BYTES // 2**20} MB.")
-            files[fname] = f.read_bytes()
+    try:
+        folder = Path(path).expanduser()
+        if folder.is_symlink() or not folder.is_dir():
+            raise UploadError("That is not a folder on this server (links are not followed).")
+        files = {}
+        for fname in ANY_ALLOWED:
+            f = folder / fname
+            if f.is_symlink():
+                raise UploadError(f"{fname} is a link; links are not followed: copy the file in.")
+            if f.is_file():
+                if f.stat().st_size > MAX_UPLOAD_BYTES:
+                    raise UploadError(f"{fname} is larger than {MAX_UPLOAD_BYTES // 2**20} MB.")
+                files[fname] = f.read_bytes()
+    except (OSError, RuntimeError) as exc:  # a name too long, a loop of "~", no permission
+        reason = getattr(exc, "strerror", None) or type(exc).__name__
+        raise UploadError(f"That folder cannot be read on this server ({reason}); check the "
+                          "path.") from None  # fmt: skip
     return files, folder.name
 
 
