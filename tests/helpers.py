@@ -3,6 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
+import io
+import json
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -68,3 +74,25 @@ def chart_titled(at, start: str) -> dict:
 
     return next(json.loads(c.proto.spec) for c, title in zip(at.get("plotly_chart"),
                 chart_titles(at), strict=True) if title.startswith(start))  # fmt: skip
+
+
+def zip_files(files: dict[str, bytes], prefix: str = "model/") -> bytes:
+    """``files`` (name -> bytes) as a deflated zip, each under ``prefix``."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, data in files.items():
+            z.writestr(prefix + name, data)
+    return buf.getvalue()
+
+
+def zip_folder(folder: Path, edit: dict[str, Callable[[Any], Any]] | None = None) -> bytes:
+    """The files of ``folder`` zipped under its name (as a user zips a folder); ``edit``: a file
+    name -> a function of its parsed JSON returning the JSON written instead."""
+    files = {}
+    for f in sorted(folder.iterdir()):
+        if f.is_file():
+            data = f.read_bytes()
+            if f.name in (edit or {}):
+                data = json.dumps(edit[f.name](json.loads(data))).encode()
+            files[f.name] = data
+    return zip_files(files, f"{folder.name}/")

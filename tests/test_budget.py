@@ -6,18 +6,17 @@ live ones kept (uqlab.stale)."""
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import subprocess
 import sys
 import tempfile
-import zipfile
 from pathlib import Path
 
 import pytest
 
 import uqcore.model
+from tests.helpers import zip_folder
 from uqcore.budget import DEFAULT_BUDGET, Budget, check_budget, model_bytes
 from uqcore.checkpoint import read_checkpoint_info, save_checkpoint
 from uqcore.config import ModelConfig
@@ -88,14 +87,6 @@ def _hostile_folder(good: Path, out: Path, change: dict) -> Path:
     return out
 
 
-def _zip(folder: Path) -> bytes:
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
-        for f in sorted(folder.iterdir()):
-            z.writestr(f"{folder.name}/{f.name}", f.read_bytes())
-    return buf.getvalue()
-
-
 # ------------------------------------------------------------------------------- hostile configs
 @pytest.mark.parametrize("case", HOSTILE)
 def test_a_hostile_hf_upload_is_refused_before_build_model(case, hf_good, tmp_path, no_build):
@@ -105,7 +96,7 @@ def test_a_hostile_hf_upload_is_refused_before_build_model(case, hf_good, tmp_pa
     uploads = tmp_path / "uploads"
     uploads.mkdir()
     with pytest.raises(UploadError, match=MESSAGES[case]):
-        install(files_from_zip(_zip(folder)), "hostile", uploads, task="cola", family="sto")
+        install(files_from_zip(zip_folder(folder)), "hostile", uploads, task="cola", family="sto")
     assert no_build == []
     assert not any(uploads.iterdir())
 
@@ -222,7 +213,7 @@ def test_model_bytes_is_the_parameters_plus_the_measured_module_overhead():
 def test_a_good_hf_upload_builds_its_model_once(hf_good, tmp_path, builds):
     from ui.upload import files_from_zip, install
 
-    name = install(files_from_zip(_zip(hf_good)), "good", tmp_path, task="cola", family="bam")
+    name = install(files_from_zip(zip_folder(hf_good)), "good", tmp_path, task="cola", family="bam")
     assert builds.count(True) == 1, builds  # the strict load; the save describes shapes only
     assert (tmp_path / name / "config.json").is_file()
 

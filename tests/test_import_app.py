@@ -4,14 +4,13 @@ hostile zips are refused with a message naming no server path, and the operator'
 
 from __future__ import annotations
 
-import io
 import json
-import zipfile
 from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests.helpers import zip_folder
 from tests.hf_tiny import tiny_folder
 from ui import keys as K
 from ui.routes import PAGES
@@ -31,20 +30,9 @@ def hf_root(tmp_path_factory):
     return root
 
 
-def _zip(folder: Path, config=None) -> bytes:
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w") as z:
-        for f in folder.iterdir():
-            data = f.read_bytes()
-            if f.name == "config.json" and config is not None:
-                data = json.dumps(config(json.loads(data))).encode()
-            z.writestr(f"{folder.name}/{f.name}", data)
-    return buf.getvalue()
-
-
 @pytest.mark.parametrize("family", TRAINING_FREE)
 def test_a_zipped_hf_folder_uploads_as_each_family(hf_root, tmp_path, family):
-    files = files_from_zip(_zip(hf_root / "tiny-bert"))
+    files = files_from_zip(zip_folder(hf_root / "tiny-bert"))
     name = install(files, "tiny", tmp_path, task="cola", family=family)
     ck = load(name, tmp_path)
     assert ck.config.family == family and ck.base.inside
@@ -58,7 +46,7 @@ def test_a_zipped_hf_folder_uploads_as_each_family(hf_root, tmp_path, family):
     (lambda h: {k: v for k, v in h.items() if k != "id2label"}, "no id2label"),
 ])  # fmt: skip
 def test_a_hostile_hf_zip_is_refused_with_no_server_path(hf_root, tmp_path, change, message):
-    files = files_from_zip(_zip(hf_root / "tiny-bert", change))
+    files = files_from_zip(zip_folder(hf_root / "tiny-bert", {"config.json": change}))
     with pytest.raises(UploadError, match=message) as err:
         install(files, "tiny", tmp_path, task="cola", family="sto")
     assert str(tmp_path) not in str(err.value) and "/tmp" not in str(err.value)
@@ -66,7 +54,7 @@ def test_a_hostile_hf_zip_is_refused_with_no_server_path(hf_root, tmp_path, chan
 
 
 def test_a_hf_zip_needs_its_tokenizer_and_a_task(hf_root, tmp_path):
-    files = files_from_zip(_zip(hf_root / "tiny-bert"))
+    files = files_from_zip(zip_folder(hf_root / "tiny-bert"))
     with pytest.raises(UploadError, match="Pick the task"):
         install(files, "tiny", tmp_path)
     del files["tokenizer.json"]

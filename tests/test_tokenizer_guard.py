@@ -5,15 +5,14 @@ panic while encoding is an InputError, shown on the explorer as a message (not a
 
 from __future__ import annotations
 
-import io
 import json
 import shutil
-import zipfile
 from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests.helpers import zip_folder
 from tests.hf_tiny import ARCHS, tiny_folder
 from ui.upload import UploadError, files_from_zip, install
 from uqcore.errors import InputError
@@ -33,17 +32,6 @@ def hf_root(tmp_path_factory):
     for arch in ARCHS:
         tiny_folder(arch, root / f"tiny-{arch}")
     return root
-
-
-def _zip(folder: Path, tokenizer=None) -> bytes:
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w") as z:
-        for f in folder.iterdir():
-            data = f.read_bytes()
-            if f.name == "tokenizer.json" and tokenizer is not None:
-                data = json.dumps(tokenizer(json.loads(data))).encode()
-            z.writestr(f"{folder.name}/{f.name}", data)
-    return buf.getvalue()
 
 
 def _nested(depth: int) -> dict:
@@ -69,7 +57,7 @@ HOSTILE = {
 @pytest.mark.parametrize("case", HOSTILE)
 def test_a_hostile_tokenizer_is_refused_on_upload_with_a_message(case, hf_root, tmp_path):
     change, message = HOSTILE[case]
-    files = files_from_zip(_zip(hf_root / "tiny-bert", change))
+    files = files_from_zip(zip_folder(hf_root / "tiny-bert", {"tokenizer.json": change}))
     with pytest.raises(UploadError, match=message) as info:
         install(files, "hostile", tmp_path, task="cola")
     text = str(info.value)  # one line naming the component and what is accepted
@@ -80,7 +68,8 @@ def test_a_hostile_tokenizer_is_refused_on_upload_with_a_message(case, hf_root, 
 
 @pytest.mark.parametrize("arch", ARCHS)
 def test_the_supported_tokenizers_still_upload(arch, hf_root, tmp_path):
-    name = install(files_from_zip(_zip(hf_root / f"tiny-{arch}")), arch, tmp_path, task="cola")
+    files = files_from_zip(zip_folder(hf_root / f"tiny-{arch}"))
+    name = install(files, arch, tmp_path, task="cola")
     ck = load(name, tmp_path)
     assert len(ck.vocab.encode("the cat sat on the mat .", 16).ids) > 2
 

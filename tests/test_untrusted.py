@@ -5,15 +5,14 @@ traceback; normal files still read."""
 
 from __future__ import annotations
 
-import io
 import json
 import math
-import zipfile
 from pathlib import Path
 
 import pytest
 
 from tests.app_fixtures import make_checkpoints
+from tests.helpers import zip_files
 from ui.upload import UploadError, files_from_zip, install
 from ui.your_data import read_upload
 from uqcore.checkpoint import load_checkpoint
@@ -36,14 +35,6 @@ def _one_line(exc: BaseException, *words: str) -> str:
     for word in words:
         assert word in text, text
     return text
-
-
-def _zip(files: dict[str, bytes], prefix: str = "model/") -> bytes:
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
-        for name, data in files.items():
-            z.writestr(prefix + name, data)
-    return buf.getvalue()
 
 
 def _cli(capsys, main, argv: list[str], *words: str) -> str:
@@ -152,7 +143,7 @@ def test_json_lines_bound_each_line_and_the_file():
 def test_an_uploaded_hf_config_nested_deeply_gets_a_message(tmp_path, zipped):
     files = {"config.json": DEEP, "model.safetensors": b"x", "tokenizer.json": b"{}"}
     if zipped:
-        files = files_from_zip(_zip(files))
+        files = files_from_zip(zip_files(files))
     with pytest.raises(UploadError) as info:
         install(files, "x", tmp_path, task="cola")
     _one_line(info.value, "config.json", "nested too deeply")
@@ -162,7 +153,7 @@ def test_an_uploaded_hf_config_nested_deeply_gets_a_message(tmp_path, zipped):
 def test_a_non_utf8_hf_config_is_said_so_not_missing_vocab(tmp_path):
     config = b'{"model_type": "bert", "note": "caf\xe9"}'  # Latin-1, as an editor may save
     files = {"config.json": config, "model.safetensors": b"x", "tokenizer.json": b"{}"}
-    for given in (files, files_from_zip(_zip(files))):
+    for given in (files, files_from_zip(zip_files(files))):
         with pytest.raises(UploadError) as info:
             install(given, "x", tmp_path, task="cola")
         assert "vocab.json" not in _one_line(info.value, "config.json is not UTF-8 text")
@@ -179,7 +170,7 @@ def test_an_uploaded_config_with_too_many_values_is_refused(tmp_path):
 def test_an_uploaded_uq_family_json_nested_deeply_gets_a_message(hf_folder, tmp_path):
     files = {f.name: f.read_bytes() for f in hf_folder.iterdir() if f.is_file()}
     files["uq_family.json"] = DEEP
-    for given in (files, files_from_zip(_zip(files))):
+    for given in (files, files_from_zip(zip_files(files))):
         with pytest.raises(UploadError) as info:
             install(given, "x", tmp_path, task="cola", family="trans")
         _one_line(info.value, "uq_family.json", "nested too deeply")
@@ -192,7 +183,7 @@ def test_an_uploaded_vocab_json_nested_deeply_gets_a_message(ckpt_root, tmp_path
     files = {f.name: f.read_bytes() for f in folder.iterdir() if f.is_file()}
     files["vocab.json"] = DEEP
     with pytest.raises(UploadError) as info:
-        install(files_from_zip(_zip(files)), "x", tmp_path)
+        install(files_from_zip(zip_files(files)), "x", tmp_path)
     _one_line(info.value, "vocab.json", "nested too deeply")
 
 

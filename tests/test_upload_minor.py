@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests.helpers import zip_files
 from ui import upload
 from ui.upload import UploadError, files_from_zip, from_path, install
 
@@ -54,14 +55,7 @@ def test_loose_files_with_the_derived_files_are_accepted_as_the_zip_is(with_deri
     assert "map.safetensors" in loose
     name = install(loose, "mine", tmp_path / "a")
     assert not (tmp_path / "a" / name / "map.safetensors").exists()  # computed here, not read
-    import io
-    import zipfile
-
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w") as z:
-        for fname, blob in loose.items():
-            z.writestr(f"cola-hsto/{fname}", blob)
-    assert install(files_from_zip(buf.getvalue()), "mine", tmp_path / "b") == name
+    assert install(files_from_zip(zip_files(loose, "cola-hsto/")), "mine", tmp_path / "b") == name
 
 
 def test_a_loose_file_climbing_out_is_answered_in_its_own_words(with_derived, tmp_path):

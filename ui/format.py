@@ -30,14 +30,8 @@ def plain(text: object) -> str:
     emphasis, headings, HTML, ``:color[...]`` directives, LaTeX) and its bare URLs and e-mail
     addresses broken by an invisible word joiner, so text that came from a visitor (a link, a
     pasted line, an uploaded file's names) shows as typed and is never live markup or a link.
-    For markdown only: tables and charts take the text itself (charts: :func:`chart_text`)."""
+    For markdown only: tables and charts take the text itself (charts: :mod:`viz.inert`)."""
     escaped = _MARKDOWN.sub(r"\\\1", str(text)).replace("\n", " ")
     escaped = _LEADING.sub(lambda m: m.group(1) + "\\" + m.group(2), escaped)
     return _AUTOLINK.sub(lambda m: m.group(0) + JOINER, escaped)
 
-
-def chart_text(text: object) -> str:
-    """``text`` for a plotly title, axis or label: plotly reads a few HTML tags (``<a href>``,
-    ``<b>``, ``<br>``) in them, so ``<``, ``>`` and ``&`` are written as entities and the text
-    shows as typed, never a link."""
-    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

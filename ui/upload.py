@@ -157,9 +157,13 @@ def is_hf(files: dict[str, bytes]) -> bool:
     """Whether the files are a Hugging Face folder: a config.json with a ``model_type`` and no
     ``format_version`` (this project's checkpoints have one). False when it cannot be read."""
     try:
-        doc = read_config(files.get("config.json", b""))
+        return _hf_config(read_config(files.get("config.json", b"")))
     except UQError:
         return False
+
+
+def _hf_config(doc) -> bool:
+    """Whether a parsed config.json is a Hugging Face one (:func:`is_hf`)."""
     return isinstance(doc, dict) and "model_type" in doc and "format_version" not in doc
 
 
@@ -189,19 +193,23 @@ def _check_sizes(files: dict[str, bytes]) -> None:
             raise UploadError(_too_big(name))
 
 
-def check_files(files: dict[str, bytes]) -> None:
+def check_files(files: dict[str, bytes]) -> bool:
+    """Check the names, sizes and set of ``files``; whether they are a Hugging Face folder
+    (:func:`is_hf`). Their config.json is parsed once, here: one that cannot be read (not
+    UTF-8, too deep...) is said as such, never taken for a folder lacking other files."""
     _check_sizes(files)
-    if "config.json" in files:  # unreadable (not UTF-8, too deep...): said as such, never
-        read_config(files["config.json"])  # taken for a folder that lacks other files
-    if is_hf(files):
-        return _check_hf_files(files)
+    doc = read_config(files["config.json"]) if "config.json" in files else None
+    if _hf_config(doc):
+        _check_hf_files(files)
+        return True
     required = list(REQUIRED)
-    if "vocab.json" not in files and _word_level(files.get("config.json", b"")):
+    if "vocab.json" not in files and _word_level(doc):
         required.append("vocab.json")
     _expect(files, required, ALLOWED, "a checkpoint folder holds config.json, "
             "model.safetensors and, for a word-level model, vocab.json (plus optional "
             "metrics.json, README.md); an adapter checkpoint on a pretrained base has none.",
             "a checkpoint holds")  # fmt: skip
+    return False
 
 
 def _check_hf_files(files: dict[str, bytes]) -> None:
@@ -223,14 +231,11 @@ def _expect(files: dict[str, bytes], required, allowed, holds: str, only: str) -
                           f"{', '.join(allowed)}.")  # fmt: skip
 
 
-def _word_level(config: bytes) -> bool:
-    """Whether a config.json describes a word-level model (its own vocab.json); a config that
-    cannot be read counts as one (loading then says what is wrong with it)."""
-    try:
-        doc = read_config(config)
-        return doc.get("model", {}).get("backbone", "word") == "word"
-    except (ValueError, AttributeError):  # UploadError is a ValueError
-        return True
+def _word_level(doc) -> bool:
+    """Whether a parsed config.json describes a word-level model (its own vocab.json); none, or
+    one without a model section, counts as one (loading then says what is wrong with it)."""
+    model = doc.get("model") if isinstance(doc, dict) else None
+    return not isinstance(model, dict) or model.get("backbone", "word") == "word"
 
 
 def _check_training(training: dict, classes: int) -> None:
@@ -298,7 +303,7 @@ def install(
     becomes a checkpoint of ``family`` for ``task`` whose base is a copy inside it. The files
     this app derives from a checkpoint (:data:`DERIVED`) are left out: they are computed here."""
     files = {k: v for k, v in files.items() if k not in DERIVED}
-    check_files(files)
+    hf = check_files(files)
     folder = Path(folder)
     target_name = _safe_name(name)
     target = folder / target_name
@@ -306,7 +311,7 @@ def install(
     shutil.rmtree(staging, ignore_errors=True)
     try:
         staging.mkdir(parents=True)
-        if is_hf(files):
+        if hf:
             _stage_hf(files, staging, task, family, layers)
         else:
             _stage(files, staging)
@@ -346,7 +351,7 @@ def _stage(files: dict[str, bytes], staging: Path) -> None:
         _check_metrics(ck.metrics)
 
 
-DROPPED = "task_spec_dropped"  # training: the keys of an upload's task description left out
+DROPPED = "task_spec_dropped"  # training: the keys of an upload's task description naming files
 
 
 def _upload_task(training: dict, classes: int) -> dict:
@@ -367,9 +372,8 @@ def _upload_task(training: dict, classes: int) -> dict:
         except UQError as exc:
             raise UploadError(str(exc)) from None
         training["task_spec"] = kept
-        files = [k for k in dropped if k in ("data", "ood", "examples", "base")]
-        if files:
-            training[DROPPED] = files
+        if dropped:
+            training[DROPPED] = dropped
         labels = tuple(kept["label_names"])
         training.setdefault("label_names", list(labels))
     else:

@@ -38,7 +38,7 @@ from uqcore.errors import ConfigError, InputError
 from uqcore.untrusted import read_json_file
 from uqlab.labelled import Labelled, read_labelled
 from uqlab.paths import REPO_ROOT
-from uqlab.tasks import TASKS, TaskSpec, describe, register
+from uqlab.tasks import PATH_KEYS, TASKS, TaskSpec, describe, register
 
 DATA = "${data}"  # stands for the data folder (--data-dir or UQ_DATA_DIR) in a path
 TASK_FILE_BYTES = 1 << 20  # a task description is a small JSON: a larger file is refused unread
@@ -112,10 +112,11 @@ DATA_FREE_KEYS = ("name", "title", "short", "text_column", "label_column", "labe
 
 def data_free(doc: dict) -> tuple[dict, list[str]]:
     """The fields of a task description ``doc`` that name no file (its name, titles, columns,
-    labels, metric, notes) and the keys left out (``data``, ``ood``, ``examples``, ``base``,
-    ``train_defaults``...), sorted. An upload keeps only these: what a visitor sends is data,
-    never a description of where the server should read. :class:`ConfigError` when what is
-    kept does not hold (the same checks as a task file's, without its files)."""
+    labels, metric, notes) and the keys of it that named files (:data:`uqlab.tasks.PATH_KEYS`:
+    ``data``, ``ood``, ``examples``, ``base``), left out with the rest (``train_defaults``...).
+    An upload keeps only these: what a visitor sends is data, never a description of where the
+    server should read. :class:`ConfigError` when what is kept does not hold (the same checks as
+    a task file's, without its files)."""
     kept = {k: doc[k] for k in DATA_FREE_KEYS if k in doc}
     describe(kept, ".", "the checkpoint's task_spec", data_free=True)
-    return kept, sorted(set(doc) - set(kept))
+    return kept, [k for k in PATH_KEYS if k in doc]

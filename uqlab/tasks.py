@@ -110,6 +110,7 @@ class TaskSpec:
         return "file" in data or "test" in data.get("split", {})
 
 
+PATH_KEYS = ("data", "ood", "examples", "base")  # where a description reads files from
 USER_KEYS = {"name", "title", "short", "text_column", "label_column", "label_names", "metric",
              "data", "ood", "examples", "train_defaults", "notes"}  # fmt: skip
 BUILTIN_KEYS = USER_KEYS | {"layout", "hub", "eval_subsets", "eval_id_sample", "paper_tables"}
@@ -135,7 +136,7 @@ def describe(doc: Any, base: Path | str, where: str = "the task file",
     if unknown:
         raise ConfigError(f"{where} has unknown key(s) {', '.join(unknown)}; known: "
                           f"{', '.join(sorted(allowed))}.")  # fmt: skip
-    if data_free and {"data", "ood", "examples", "base"} & set(doc):
+    if data_free and set(PATH_KEYS) & set(doc):
         raise ConfigError(f"{where}: a description without files names none.")
     needed = ("name", "label_names") + (() if data_free else ("text_column", "data"))
     missing = [k for k in needed if k not in doc]

@@ -21,6 +21,7 @@ from uqcore.config import FORMAT_VERSION, ModelConfig, upgrade_v1
 from uqcore.errors import ConfigError, UQError
 from uqcore.untrusted import read_json_file
 from uqcore.vocab import write_atomic
+from uqlab.training.config import read_config_file
 
 
 def upgrade_train_config(config: dict) -> dict:
@@ -48,7 +49,7 @@ def upgrade_checkpoint(folder: Path) -> bool:
 
 def upgrade_config_file(path: Path) -> bool:
     """Rewrite a training config file with format-2 model overrides; False if unchanged."""
-    doc = read_json_file(path, max_bytes=MAX_JSON_BYTES, allow_nan=True, error=ConfigError)
+    doc = read_config_file(path)  # bounded like every training config file
     new = upgrade_train_config(doc)
     if new == doc:
         return False

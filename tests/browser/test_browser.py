@@ -418,21 +418,26 @@ def test_a_gold_label_does_not_follow_the_user_to_another_task(tab, served_folde
         stop()
 
 
+def pick_hf_zip(tab, server: str, name: str, data: bytes) -> None:
+    """On "Your checkpoint", the zip of a Hugging Face folder picked and MC dropout chosen: what
+    "Validate and add" then takes."""
+    open_view(tab, server, "/?ckpt=tiny-trans")
+    goto(tab, "Your checkpoint")
+    upload = {"name": name, "mimeType": "application/zip", "buffer": data}
+    tab.locator('[data-testid="stFileUploaderDropzoneInput"]').first.set_input_files(upload)
+    settle(tab)
+    tab.get_by_text("A Hugging Face classifier folder", exact=False).wait_for()
+    tab.get_by_text("MC dropout: dropout kept on", exact=False).click()
+    settle(tab)
+
+
 def test_upload_a_zipped_hugging_face_classifier_and_use_it(tab, server, shots, tmp_path):
     """A BertForSequenceClassification folder (tiny, random) uploads as MC dropout: its task is
     guessed from id2label, then it explores a sentence and fills Error analysis."""
     pytest.importorskip("transformers")
     from tests.hf_tiny import tiny_folder
 
-    folder = tiny_folder("bert", tmp_path / "tiny-bert")
-    open_view(tab, server, "/?ckpt=tiny-trans")
-    goto(tab, "Your checkpoint")
-    upload = {"name": "tiny-bert.zip", "mimeType": "application/zip", "buffer": _zip(folder)}
-    tab.locator('[data-testid="stFileUploaderDropzoneInput"]').first.set_input_files(upload)
-    settle(tab)
-    tab.get_by_text("A Hugging Face classifier folder", exact=False).wait_for()
-    tab.get_by_text("MC dropout: dropout kept on", exact=False).click()
-    settle(tab)
+    pick_hf_zip(tab, server, "tiny-bert.zip", _zip(tiny_folder("bert", tmp_path / "tiny-bert")))
     tab.get_by_role("button", name="Validate and add").first.click()
     tab.get_by_text("Added upload-tiny-bert", exact=False).wait_for()
     settle(tab)

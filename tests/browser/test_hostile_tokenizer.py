@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from tests.browser.test_browser import IDLE, _zip, goto, open_view, settle
+from tests.browser.test_browser import IDLE, _zip, pick_hf_zip
 
 pytestmark = pytest.mark.browser
 BACKTRACKS = {"type": "Split", "pattern": {"Regex": r"(\w+\s?)+$"}, "behavior": "Isolated",
@@ -23,14 +23,7 @@ def test_a_backtracking_tokenizer_is_refused_with_a_message(tab, server, shots, 
     folder = tiny_folder("bert", tmp_path / "evil-bert")
     doc = json.loads((folder / "tokenizer.json").read_text("utf-8"))
     (folder / "tokenizer.json").write_text(json.dumps({**doc, "pre_tokenizer": BACKTRACKS}))
-    open_view(tab, server, "/?ckpt=tiny-trans")
-    goto(tab, "Your checkpoint")
-    upload = {"name": "evil-bert.zip", "mimeType": "application/zip", "buffer": _zip(folder)}
-    tab.locator('[data-testid="stFileUploaderDropzoneInput"]').first.set_input_files(upload)
-    settle(tab)
-    tab.get_by_text("A Hugging Face classifier folder", exact=False).wait_for()
-    tab.get_by_text("MC dropout: dropout kept on", exact=False).click()
-    settle(tab)
+    pick_hf_zip(tab, server, "evil-bert.zip", _zip(folder))
     start = time.monotonic()
     tab.get_by_role("button", name="Validate and add").first.click()
     refusal = tab.locator('[data-testid="stAlertContentError"]', has_text="pre-tokenizer Split")

@@ -3,13 +3,10 @@ of where the server should read, and what it names is shown as text (issue 31)."
 
 from __future__ import annotations
 
-import io
-import json
-import zipfile
-
 import pytest
 
 from tests.browser.test_browser import csv_rows, goto, open_view, settle
+from tests.helpers import zip_folder
 
 pytestmark = pytest.mark.browser
 SECRET = "SECRET-ROW of the server"
@@ -18,20 +15,14 @@ DROP = '[data-testid="stFileUploaderDropzoneInput"]'
 
 def described_zip(folder, task: str, labels: list[str], **spec) -> bytes:
     """The checkpoint ``folder`` zipped, its ``training.task`` = ``task`` described by ``spec``."""
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w") as z:
-        for f in folder.iterdir():
-            if not f.is_file():
-                continue
-            data = f.read_bytes()
-            if f.name == "config.json":
-                doc = json.loads(data)
-                doc["training"] |= {"task": task, "label_names": labels,
-                                    "task_spec": {"name": task, "label_names": labels,
-                                                  "text_column": "text", **spec}}  # fmt: skip
-                data = json.dumps(doc).encode()
-            z.writestr(f"{task}/{f.name}", data)
-    return buf.getvalue()
+
+    def describe(doc: dict) -> dict:
+        doc["training"] |= {"task": task, "label_names": labels,
+                            "task_spec": {"name": task, "label_names": labels,
+                                          "text_column": "text", **spec}}  # fmt: skip
+        return doc
+
+    return zip_folder(folder, {"config.json": describe})
 
 
 def upload_zip(tab, name: str, data: bytes) -> None:
