@@ -16,8 +16,9 @@ import os
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import streamlit as st  # noqa: E402
+from streamlit.runtime.scriptrunner import get_script_run_ctx  # noqa: E402
 
-from ui import cached, routes, sidebar  # noqa: E402
+from ui import cached, routes, runlog, sidebar  # noqa: E402
 from ui import keys as K
 
 # Key numbers are never cut ("0.198 ± 0.…" on a projector): metric values shrink with the window
@@ -29,21 +30,28 @@ STYLE = """<style>
 [data-testid="stMetricLabel"] p { white-space: normal; }
 </style>"""
 
-st.set_page_config(page_title="Stochastic Attention Explorer", page_icon="🎲", layout="wide")
-st.html(STYLE)
-cached.tune_once()
+def main() -> None:
+    st.set_page_config(page_title="Stochastic Attention Explorer", page_icon="🎲",
+                       layout="wide")  # fmt: skip
+    st.html(STYLE)
+    cached.tune_once()
 
-infos = cached.infos()
-notes = sidebar.init_session(infos, st.query_params)
-if notes:
-    st.session_state[K.URL_NOTES] = notes
+    infos = cached.infos()
+    notes = sidebar.init_session(infos, st.query_params)
+    if notes:
+        st.session_state[K.URL_NOTES] = notes
 
-nav = st.navigation(routes.pages())
-st.sidebar.title("Stochastic Attention Explorer")
-view, info = sidebar.render(infos)
-sidebar.unreadable_note(cached.unreadable(cached.root()))
-sidebar.sync_url(view)
-for note in st.session_state.pop(K.URL_NOTES, []):
-    st.warning(note, icon=":material/link:")
-with cached.page_slots():  # released on st.stop and on a rerun too (both are exceptions)
-    nav.run()
+    nav = st.navigation(routes.pages())
+    st.sidebar.title("Stochastic Attention Explorer")
+    view, info = sidebar.render(infos)
+    sidebar.unreadable_note(cached.unreadable(cached.root()))
+    sidebar.sync_url(view)
+    for note in st.session_state.pop(K.URL_NOTES, []):
+        st.warning(note, icon=":material/link:")
+    with cached.gate().page():  # released on st.stop and on a rerun too (both are exceptions)
+        nav.run()
+
+
+_ctx = get_script_run_ctx()
+with runlog.timed(_ctx.session_id if _ctx else "local", st.context.url or ""):  # $UQ_RUN_LOG
+    main()

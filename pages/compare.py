@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui import cached, guard, sidebar
+from ui import cached, guard, sidebar, work
 from ui import keys as K
 from ui.catalog import label_names, presets, sort_key
 from ui.compare import compare, mean_attention
 from ui.compute import settings_key
 from ui.explore_views import WINDOW
-from ui.exports import csv_text
+from ui.exports import csv_text, download
 from ui.format import plain
 from ui.state import MAX_TEXT_CHARS
 from uqcore.errors import UQError
@@ -39,24 +39,27 @@ if not text.strip():
     st.stop()
 st.caption(f"T = {view.T}, seed {view.seed}; each checkpoint uses its own trained settings.")
 chosen = guard.usable(chosen)  # one line for each checkpoint that cannot be loaded
-results = {}
-bar = st.progress(0.0)
-for n, name in enumerate(chosen):
-    try:
-        results[name] = cached.explore(
-            name,
-            cached.where(name),
-            text[:MAX_TEXT_CHARS],
-            view.T,
-            view.seed,
-            settings_key(SamplingSettings()),
-            label,
-        )
-    except UQError as exc:
-        st.error(f"**{name}**: {guard.clean(str(exc))}", icon="✋")
-    finally:
-        bar.progress((n + 1) / len(chosen), name)
-bar.empty()
+
+
+def explore_each(progress) -> tuple[dict, dict]:
+    """Each checkpoint's explored sentence, or why it could not be sampled."""
+    results, errors = {}, {}
+    for n, name in enumerate(chosen):
+        try:
+            results[name] = cached.explore(name, cached.where(name), text[:MAX_TEXT_CHARS],
+                                           view.T, view.seed, settings_key(SamplingSettings()),
+                                           label)  # fmt: skip
+        except UQError as exc:
+            errors[name] = guard.clean(str(exc))
+        progress((n + 1) / len(chosen))
+    return results, errors
+
+
+results, errors = work.run(f"Sampling {len(chosen)} checkpoint(s) at T = {view.T}",
+                           explore_each, ("compare", text, tuple(chosen), view.T, view.seed,
+                                          label))  # fmt: skip
+for name, why in errors.items():
+    st.error(f"**{name}**: {why}", icon="✋")
 if not results:
     st.stop()
 cmp = compare(results, {i.name: i.family for i in mine}, names, label)
@@ -69,10 +72,10 @@ c1, c2 = st.columns(2)
 record = {"task": info.task, "checkpoints": ", ".join(results), "text": text[:MAX_TEXT_CHARS],
           "gold label": choice, "T": view.T, "seed": view.seed,
           "settings": "each checkpoint's own trained settings"}  # inside each CSV
-c1.download_button("Download this table (CSV)", lambda: csv_text(cmp.table, record),
+download(c1, "Download this table (CSV)", lambda: csv_text(cmp.table, record),
                    f"compare-{info.task}-T{view.T}-seed{view.seed}.csv", "text/csv",
                    key=K.CMP_TABLE_CSV)  # fmt: skip
-c2.download_button(f"Download every sample's p({plain(target)}) (CSV)",
+download(c2, f"Download every sample's p({plain(target)}) (CSV)",
                    lambda: csv_text(cmp.samples, {**record, "column values": f"p({target})"}),
                    f"compare-samples-{info.task}-T{view.T}-seed{view.seed}.csv", "text/csv",
                    key=K.CMP_SAMPLES_CSV)  # fmt: skip

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui import cached, data_source, dataset, dataset_map, sidebar, slices
+from ui import cached, data_source, dataset, dataset_map, sidebar, slices, work
 from ui import keys as K
 from ui.catalog import label_names, lac_scores
 from ui.compute import Summary, settings_key
 from ui.explore_views import summary_metrics
-from ui.exports import csv_text, overrides
+from ui.exports import csv_text, download, overrides
 from ui.format import plain
-from ui.progress import Eta
+from ui.progress import Rows
 from ui.state import explorer_url
 from ui.tables import fitted
 from uqcore.errors import InputError
@@ -50,16 +50,22 @@ if st.session_state.get(K.ERR_REQUEST) != request:
 st.caption(note)
 computed = st.session_state.get(K.ERR_FRAME)
 if computed is None or computed[0] != request:  # filters and sorts below reuse this frame
-    bar, early, eta = st.progress(0.0), st.empty(), Eta()
-    df, skipped = dataset.frame(
-        dataset.pick(info.task, int(per) or None, view.seed, source.rows),
-        cached.sampler(info.name, T, view.seed, ov),
-        lambda f: bar.progress(f, eta.text(f)),
-        partial=lambda d: early.dataframe(d[["domain", "text", "p_gold", "correct", "mi"]],
-                                          hide_index=True, height=240),  # fmt: skip
-    )
-    bar.empty()
-    early.empty()
+    rows = dataset.pick(info.task, int(per) or None, view.seed, source.rows)
+    early = st.empty()
+
+    def sample_all(progress):
+        done = Rows(len(rows), progress)
+        return dataset.frame(
+            rows, cached.sampler(info.name, T, view.seed, ov, on_rows=done), done.at_least,
+            partial=lambda d: early.dataframe(d[["domain", "text", "p_gold", "correct", "mi"]],
+                                              hide_index=True, height=240),
+        )  # fmt: skip
+
+    try:
+        df, skipped = work.run(f"Sampling {len(rows):,} examples at T = {int(T)}", sample_all,
+                               request)  # fmt: skip
+    finally:
+        early.empty()
     st.session_state[K.ERR_FRAME] = (request, df, skipped)
 else:
     _, df, skipped = computed
@@ -141,7 +147,7 @@ summary_metrics(Summary.of_row(chosen), names, gold=True)
 st.link_button("Open in the explorer ↗", top["open"].iloc[row], type="primary",
                help="The explorer shows the same numbers for this sentence.")  # fmt: skip
 record["selected on the map"] = len(picked) or "none"
-st.download_button("Download these rows (CSV)", lambda: csv_text(part, record),
+download(st, "Download these rows (CSV)", lambda: csv_text(part, record),
                    f"errors-{info.name}-T{int(T)}-seed{view.seed}.csv", "text/csv")  # fmt: skip
 
 st.subheader("Slices: which groups of examples is the model unsure about?")

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui import cached, intro, sidebar, why_views
+from ui import cached, intro, sidebar, why_views, work
 from ui import explore_views as V
 from ui import keys as K
 from ui.catalog import label_names, presets
 from ui.compute import settings_key
 from ui.format import plain
 from ui.state import MAX_TEXT_CHARS, link_holds
+from ui.stories import find_stories, landing_stories
 from uqcore.errors import UQError
 from uqcore.families import get_family
 from uqlab.tasks import DEFAULT_CHECKPOINT, PAPER_CHECKPOINT
@@ -43,11 +44,13 @@ def _use_story(story) -> None:
 
 if st.session_state.get(K.FIRST_VISIT):
     with st.container(border=True):
-        folder = cached.where(info.name)
-        tales = cached.stories(info.name, folder, cached.stamp(info.name, folder), info.task)
+        tales = landing_stories(info)
         start = (f"Start with one of these {len(tales)} sentences:" if tales else
                  "Type a sentence below and press Sample.")  # fmt: skip
         st.markdown(f"**What you are looking at.** {intro.what_you_see(info)} {start}")
+        if tales is None:
+            find_stories(info)
+            tales = []
         cols = st.columns(max(1, len(tales)))
         for i, (col, tale) in enumerate(zip(cols, tales, strict=False)):
             col.button(tale.title, key=f"{K.LANDING_STORY}{i}", on_click=_use_story,
@@ -92,8 +95,9 @@ with st.form("sentence"):
 try:
     with st.spinner(f"Drawing {view.T} samples…"):
         t = sidebar.temperature_of(info) if view.scaled else None
-        res = cached.explore(info.name, cached.where(info.name), view.text or "", view.T,
-                             view.seed, settings_key(view.overrides()), view.label, t)  # fmt: skip
+        res = work.run(f"Drawing {view.T} samples", lambda _: cached.explore(
+            info.name, cached.where(info.name), view.text or "", view.T, view.seed,
+            settings_key(view.overrides()), view.label, t), ("explore", view))  # fmt: skip
 except UQError as exc:
     st.error(str(exc), icon="✋")
     st.stop()

@@ -6,12 +6,12 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from ui import cached, data_source, dataset, guard, sidebar
+from ui import cached, data_source, dataset, guard, sidebar, work
 from ui import keys as K
 from ui.catalog import lac_scores, sort_key
 from ui.compute import settings_key
-from ui.exports import csv_text
-from ui.progress import Eta
+from ui.exports import csv_text, download
+from ui.progress import Rows
 from ui.tables import fitted
 from uqcore.settings import SamplingSettings
 from uqcore.stats import conformal_from_scores
@@ -38,7 +38,7 @@ st.dataframe(table, hide_index=True, width="stretch",
              column_config=fitted(table, pinned="checkpoint"))  # names whole, never cut
 source = {"task": task, "ours": "each checkpoint's metrics.json (python -m uqlab.evaluate, T = "
           "10)", "paper": "quoted from its tables"}  # inside the CSV
-st.download_button("Download this table (CSV)", lambda: csv_text(table, source),
+download(st, "Download this table (CSV)", lambda: csv_text(table, source),
                    f"results-{task}.csv", "text/csv", key=K.RES_TABLE_CSV)  # fmt: skip
 st.caption("Ours: each checkpoint's metrics.json, written by `python -m uqlab.evaluate` on the "
            "full test and out-of-domain sets (T = 10, the paper's protocol). Paper: quoted from "
@@ -87,20 +87,27 @@ chosen = guard.usable(chosen)  # one line for each checkpoint that cannot be loa
 if not chosen:
     st.stop()
 rows = dataset.pick(task, int(per), view.seed, picked.rows)
-frames = {}
-bar, eta = st.progress(0.0), Eta()
 by_name = {i.name: i for i in mine}
-for n, name in enumerate(chosen):
-    frame, skipped = dataset.frame(
-        rows, cached.sampler(name, T, view.seed, settings_key(SamplingSettings())),
-        lambda f, n=n, c=name: bar.progress((n + f) / len(chosen),
-                                            f"{c}: " + eta.text((n + f) / len(chosen))),
-        sidebar.temperature_of(by_name[name]),
-    )  # fmt: skip
-    frames[name] = frame
+
+
+def sample_every(progress) -> dict:
+    """Each chosen checkpoint's frame on ``rows`` and how many rows it skipped."""
+    done, out = Rows(len(rows) * len(chosen), progress), {}
+    for n, name in enumerate(chosen):
+        out[name] = dataset.frame(
+            rows, cached.sampler(name, T, view.seed, settings_key(SamplingSettings()), done),
+            lambda f, n=n: done.at_least((n + f) / len(chosen)),
+            sidebar.temperature_of(by_name[name]),
+        )  # fmt: skip
+    return out
+
+
+got = work.run(f"Sampling {len(rows):,} examples × {len(chosen)} checkpoint(s) at T = {int(T)}",
+               sample_every, (request, tuple(chosen)))  # fmt: skip
+frames = {name: frame for name, (frame, _) in got.items()}
+for name, (_, skipped) in got.items():
     if skipped:
         st.caption(f"{name}: {skipped} example(s) without a known word skipped.")
-bar.empty()
 left, right = st.columns(2)
 with left:
     curves = {n: dataset.reliability(f) for n, f in frames.items()}
@@ -144,7 +151,7 @@ every = pd.concat([f.assign(checkpoint=n) for n, f in frames.items()], ignore_in
 record = {"task": task, "examples": picked.title, "checkpoints": ", ".join(frames),
           "T": int(T), "seed": view.seed,
           "examples per domain": int(per), "settings": "each checkpoint's own trained settings"}
-st.download_button("Download the per-example values (CSV)", lambda: csv_text(every, record),
+download(st, "Download the per-example values (CSV)", lambda: csv_text(every, record),
                    f"results-{task}-T{int(T)}-seed{view.seed}.csv", "text/csv",
                    key=K.RES_ROWS_CSV)  # fmt: skip
 column, label = dataset.SCORES[score]

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui import cached, data_source, dataset, guard, sidebar
+from ui import cached, data_source, dataset, guard, sidebar, work
 from ui import keys as K
 from ui import sweep as S
 from ui.catalog import label_names, sort_key
 from ui.compute import settings_key
-from ui.exports import csv_text
+from ui.exports import csv_text, download
+from ui.progress import Rows
 from uqcore.settings import SamplingSettings
 from uqlab.tasks import task_title
 from viz import figures as F
@@ -50,13 +51,18 @@ if st.session_state.get(K.SW_REQUEST) != request or not grid:
     st.stop()
 if not guard.usable([name]):  # says why this checkpoint cannot be loaded
     st.stop()
-bar = st.progress(0.0)
-table = S.records(
-    dataset.pick(ck.task, int(per), view.seed, picked.rows),
-    lambda v: cached.sampler(name, T, view.seed, settings_key(SamplingSettings(**{swept: v}))),
-    grid, lambda f, v: bar.progress(f, f"{swept} = {v:g}"),
-)  # fmt: skip
-bar.empty()
+rows = dataset.pick(ck.task, int(per), view.seed, picked.rows)
+
+
+def sweep_all(progress):
+    done = Rows(len(rows) * len(grid), progress)
+    return S.records(rows, lambda v: cached.sampler(
+        name, T, view.seed, settings_key(SamplingSettings(**{swept: v})), done), grid,
+        lambda f, v: done.at_least(f))  # fmt: skip
+
+
+table = work.run(f"Sweeping {swept} over {len(grid)} values ({len(rows):,} examples each)",
+                 sweep_all, request)  # fmt: skip
 st.plotly_chart(F.sweep_figure(table, swept), width="stretch")
 st.caption(
     "Low temperatures make the Gumbel-softmax samples sharper and more varied; high ones "
@@ -68,5 +74,5 @@ record = {"checkpoint": name, "swept": swept, "values": ", ".join(f"{v:g}" for v
           **{k: S.trained(ck, k) for k in S.knobs(ck) if k != swept},
           "examples": picked.title, "examples per domain": int(per), "T": int(T),
           "seed": view.seed}  # inside the CSV
-st.download_button("Download (CSV)", lambda: csv_text(table, record), f"sweep-{name}-{swept}.csv",
+download(st, "Download (CSV)", lambda: csv_text(table, record), f"sweep-{name}-{swept}.csv",
                    "text/csv")  # fmt: skip

@@ -5,13 +5,14 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from ui import cached, data_source, dataset, guard, sidebar
+from ui import cached, data_source, dataset, guard, sidebar, work
 from ui import keys as K
 from ui.catalog import label_names, picker_labels, presets
 from ui.compute import settings_key, table3_record
-from ui.exports import csv_text, overrides
+from ui.exports import csv_text, download, overrides
 from ui.format import plain
 from ui.inputs import MAX_ROWS, parse_csv, parse_lines
+from ui.progress import Rows
 from ui.tables import wide_tables
 from uqlab.paper import correct_cell, p_gold_cell
 
@@ -72,15 +73,21 @@ if not chosen:
     st.stop()
 if source == "Random sample":  # bundled examples: read from stored samples where they match
     st.caption(cached.stored_note(info.name, view.T, view.seed, ov))
-bar = st.progress(0.0, "Sampling…")
-records = []
-for c, name in enumerate(chosen):
-    own = ov if name == info.name else (None,) * len(ov)  # overrides belong to the sidebar's
-    every = cached.sampler(name, view.T, view.seed, own)(tuple(r[0] for r in rows))
-    for (text, label, domain), probs in zip(rows, every, strict=True):
-        records.append(table3_record(probs, name, text, label, domain))
-    bar.progress((c + 1) / len(chosen), f"{name}: done")
-bar.empty()
+
+
+def sample_table(progress) -> list[dict]:
+    """One record per (checkpoint, sentence)."""
+    done, out = Rows(len(rows) * len(chosen), progress), []
+    for name in chosen:
+        own = ov if name == info.name else (None,) * len(ov)  # overrides belong to the sidebar's
+        every = cached.sampler(name, view.T, view.seed, own, done)(tuple(r[0] for r in rows))
+        for (text, label, domain), probs in zip(rows, every, strict=True):
+            out.append(table3_record(probs, name, text, label, domain))
+    return out
+
+
+records = work.run(f"Sampling {len(rows)} sentence(s) × {len(chosen)} checkpoint(s) at "
+                   f"T = {view.T}", sample_table, (request, tuple(chosen)))  # fmt: skip
 frame = pd.DataFrame(records)
 frame["gold"] = frame["gold"].map(lambda g: "" if g is None or pd.isna(g) else names[int(g)])
 ok = frame[frame["error"] == ""]
@@ -108,5 +115,5 @@ record = {"task": info.task, "checkpoints": ", ".join(chosen), "T": view.T, "see
           f"settings of {info.name}": ", ".join(f"{k} = {v}" for k, v in
                                                  overrides(view).items()),
           "other checkpoints": "their own trained settings"}  # inside the CSV
-st.download_button("Download the table (CSV)", lambda: csv_text(frame, record),
+download(st, "Download the table (CSV)", lambda: csv_text(frame, record),
                    f"table3-{info.task}-T{view.T}-seed{view.seed}.csv", "text/csv")  # fmt: skip

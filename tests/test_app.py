@@ -193,8 +193,15 @@ def test_a_first_visit_lands_on_an_introduction_with_three_stories():
     at = AppTest.from_file(APP, default_timeout=120)
     at.run()  # a bare link: no text
     assert not at.exception, at.exception
+    # the tiny checkpoints have no stored samples: the first view samples nothing for stories,
+    # it offers to find them on a small sample
+    assert not [b for b in at.button if b.key and b.key.startswith("landing_story")]
+    assert any("no stored samples" in c.value for c in at.caption)
+    at.button(key="landing_find").click().run()
+    assert not at.exception, at.exception
     stories = [b for b in at.button if b.key and b.key.startswith("landing_story")]
     assert len(stories) == 3
+    assert not [b for b in at.button if b.key == "landing_find"]
     said = " ".join(m.value for m in at.markdown if "What you are looking at" in m.value)
     assert "(the paper's word-level set-up), in which every attention layer samples its weights " \
            "(H-STO-TRANS): each sample is one plausible reading of the text" in said  # fmt: skip

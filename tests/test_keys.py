@@ -64,6 +64,7 @@ def test_every_listed_key_is_used() -> None:
 def test_keys_are_unique_and_internal_ones_are_marked() -> None:
     values = [v for k, v in vars(keys).items() if k.isupper() and isinstance(v, str)]
     assert len(values) == len(set(values))
-    assert keys.FIGURE_PREFIX not in keys.ALL and keys.PREFIXES == (keys.FIGURE_PREFIX,)
+    assert keys.PREFIXES == (keys.FIGURE_PREFIX, keys.WORK_CANCEL, keys.WORK_AGAIN)
+    assert not set(keys.PREFIXES) & keys.ALL
     assert set(keys.SIDEBAR) <= keys.ALL
     assert all(not k.startswith("_") for k in keys.SIDEBAR)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import tempfile
-import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import streamlit as st
@@ -16,6 +16,7 @@ import torch
 
 from ui import compute, why
 from ui import keys as K
+from ui.fair import Gate, heavy
 from uqcore.checkpoint import Checkpoint
 from uqcore.config import ModelConfig
 from uqcore.errors import UQError
@@ -45,15 +46,15 @@ def tune_once() -> dict:
 
 
 PAGE_SLOTS = 2  # page scripts running at once on this server (one per core)
+WORK_SLOTS = max(1, (os.cpu_count() or 2) - 1)  # long computations at once: a core left for pages
 
 
 @st.cache_resource
-def page_slots() -> threading.BoundedSemaphore:
-    """At most :data:`PAGE_SLOTS` pages run at once; the other visitors' runs wait their turn
-    (Streamlit shows them as running). With twenty visitors at once on two cores, twenty script
-    threads contending for the GIL and the cores left the server's own event loop (its health
-    check, every websocket message) waiting seconds; queued runs finish no later overall."""
-    return threading.BoundedSemaphore(PAGE_SLOTS)
+def gate() -> Gate:
+    """The server's page and work slots (:class:`ui.fair.Gate`): at most :data:`PAGE_SLOTS`
+    page scripts at once, and at most :data:`WORK_SLOTS` long computations, one per session, in
+    slots of their own, so a render never waits behind a computation."""
+    return Gate(page_slots=PAGE_SLOTS, work_slots=WORK_SLOTS)
 
 
 def root() -> str:
@@ -182,12 +183,13 @@ def models() -> ByteLRU[Checkpoint]:
 
 def _checkpoint(name: str, folder: str, version: str) -> Checkpoint:
     def load() -> Checkpoint:  # no spinner: this runs inside the cached result functions
+        heavy()  # loading a model is work: a work slot inside ui.work.run
         ck = _load(name, folder)
         ck.model.to(device())
         release_memory()  # the loader's temporaries (a MiniLM base file is 90 MB)
         return ck
 
-    return models().get((name, folder, version), load)
+    return models().get((name, folder, version), load, heavy)
 
 
 EXPLORE_BYTES = 256 * 2**20  # explored sentences kept: their arrays, maps above all
@@ -204,9 +206,13 @@ def explored() -> ByteLRU[compute.ExploreResult]:
 
 def _explore(name: str, folder: str, version: str, text: str, T: int, seed: int, settings: tuple):
     key = (name, folder, version, text, T, seed, settings)
-    return explored().get(key, lambda: compute.explore(
-        _checkpoint(name, folder, version), text, T, seed, compute.SamplingSettings(*settings)
-    ))  # fmt: skip
+
+    def load():
+        heavy()
+        ck = _checkpoint(name, folder, version)
+        return compute.explore(ck, text, T, seed, compute.SamplingSettings(*settings))
+
+    return explored().get(key, load, heavy)
 
 
 def explore(
@@ -246,9 +252,14 @@ def salience_cached(key: tuple):
 def salience(key: tuple, progress=None):
     """:func:`ui.why.salience` cached by value (``key``: :func:`salience_key`)."""
     name, folder, version, text, T, seed, settings, target, method, steps, temp = key
-    return attributions().get(key, lambda: why.salience(
-        _checkpoint(name, folder, version), text, T, seed, compute.SamplingSettings(*settings),
-        target, method, steps, temp, progress))  # fmt: skip
+
+    def load():
+        heavy()
+        return why.salience(_checkpoint(name, folder, version), text, T, seed,
+                            compute.SamplingSettings(*settings), target, method, steps, temp,
+                            progress)  # fmt: skip
+
+    return attributions().get(key, load, heavy)
 
 
 @st.cache_resource(max_entries=32)  # a CoLA map: 19 kB
@@ -270,11 +281,21 @@ def live_maps() -> ByteLRU:
 
 def _live_map(name: str, folder: str, version: str, texts: tuple[str, ...], progress=None):
     def load():
+        heavy()
         ck = _checkpoint(name, folder, version)
         with torch.inference_mode():
             return feature_map.project(feature_map.features(ck, list(texts), progress))
 
-    return live_maps().get((name, folder, version, texts), load)
+    return live_maps().get((name, folder, version, texts), load, heavy)
+
+
+def map_ready(name: str, texts: tuple[str, ...], bundled: bool) -> bool:
+    """Whether :func:`dataset_map` answers without computing (a stored map, or one kept)."""
+    folder = where(name)
+    version = stamp(name, folder)
+    if bundled and _stored_map(name, folder, version)[0] is not None:
+        return True
+    return live_maps().peek((name, folder, version, texts)) is not None
 
 
 def dataset_map(name: str, texts: tuple[str, ...], bundled: bool, progress=None):
@@ -351,52 +372,119 @@ def stored_note(name: str, T: int, seed: int, settings: tuple) -> str:  # noqa: 
             f"run within {STORED_TOLERANCE:g}.")  # fmt: skip
 
 
-@st.cache_data(max_entries=500, ttl=3600, show_spinner=False)  # <= 0.2 MB each
+SAMPLES_BYTES = 128 * 2**20  # dataset pages' samples kept (a CoLA chunk at T = 10: ~50 kB)
+
+
+def _sampled_bytes(got: list) -> int:
+    return sum(g.probs.nbytes + g.logits.nbytes if not isinstance(g, str) else len(g) + 64
+               for g in got) + 64  # fmt: skip
+
+
+@st.cache_resource
+def samples() -> ByteLRU[list]:
+    """The dataset pages' samples (:func:`many`), shared read-only by every session and
+    bounded by :data:`SAMPLES_BYTES`; a chunk being computed is computed once, however many
+    sessions ask for it at the same time."""
+    return ByteLRU(SAMPLES_BYTES, _sampled_bytes)
+
+
+class _Rows:
+    """What :func:`uqcore.predict.predict_ids` reports to (``update(n)`` after each batch)."""
+
+    def __init__(self, on_rows: Callable[[int], None]):
+        self.update = on_rows
+
+
 def _many(name: str, folder: str, version: str, texts: tuple[str, ...], T: int, seed: int,
-          settings: tuple):  # fmt: skip
-    overrides = compute.SamplingSettings(*settings)
-    stored, _ = _stored(name, folder, version)
-    got: list = [None] * len(texts)
-    if stored is not None:
-        info = info_of(name, folder)
-        try:
-            fs = resolve(ModelConfig.from_dict(info.config), overrides)
-        except UQError:
-            fs = None  # the live path below says what is wrong with the settings
-        if fs is not None and stored.matches(int(seed), fs) is None:  # rows held at T
-            got = compute.stored_probs(stored, texts, int(T))
-    missing = [i for i, g in enumerate(got) if g is None]
-    if missing:  # the model is loaded only for texts the file does not hold
-        live = compute.many_probs(
-            _checkpoint(name, folder, version), tuple(texts[i] for i in missing), T, seed,
-            overrides, prefix_cache(), (name, folder, version),
-        )  # fmt: skip
-        for i, value in zip(missing, live, strict=True):
-            got[i] = value
-    return got
+          settings: tuple, on_rows: Callable[[int], None] | None = None):  # fmt: skip
+    def load():
+        overrides = compute.SamplingSettings(*settings)
+        stored, _ = _stored(name, folder, version)
+        got: list = [None] * len(texts)
+        if stored is not None:
+            info = info_of(name, folder)
+            try:
+                fs = resolve(ModelConfig.from_dict(info.config), overrides)
+            except UQError:
+                fs = None  # the live path below says what is wrong with the settings
+            if fs is not None and stored.matches(int(seed), fs) is None:  # rows held at T
+                got = compute.stored_probs(stored, texts, int(T))
+        missing = [i for i, g in enumerate(got) if g is None]
+        if missing:  # the model is loaded only for texts the file does not hold
+            heavy()
+            live = compute.many_probs(
+                _checkpoint(name, folder, version), tuple(texts[i] for i in missing), T, seed,
+                overrides, prefix_cache(), (name, folder, version),
+                bar=None if on_rows is None else _Rows(on_rows),
+            )  # fmt: skip
+            for i, value in zip(missing, live, strict=True):
+                got[i] = value
+        return got
+
+    return samples().get((name, folder, version, texts, int(T), int(seed), settings), load,
+                         heavy)  # fmt: skip
 
 
-def many(name: str, folder: str, texts: tuple[str, ...], T: int, seed: int, settings: tuple):
-    """:func:`ui.compute.many_probs` cached by value: per text ``probs [T, C]`` or a message."""
-    return _many(name, folder, stamp(name, folder), texts, T, seed, settings)
+def many(name: str, folder: str, texts: tuple[str, ...], T: int, seed: int, settings: tuple,
+         on_rows: Callable[[int], None] | None = None):  # fmt: skip
+    """:func:`ui.compute.many_probs` cached by value: per text ``probs [T, C]`` or a message.
+    ``on_rows(n)`` is told after each batch of ``n`` texts sampled here (a progress bar's
+    step, and the point where a closed tab or a Cancel stops the work)."""
+    return _many(name, folder, stamp(name, folder), texts, T, seed, settings, on_rows)
 
 
-def sampler(name: str, T: int, seed: int, ov: tuple):
+def sampler(name: str, T: int, seed: int, ov: tuple,
+            on_rows: Callable[[int], None] | None = None):  # fmt: skip
     """``texts -> [probs [T, C] or message]`` for checkpoint ``name`` through the :func:`many`
-    cache (its folder looked up once)."""
+    cache (its folder looked up once); ``on_rows`` as :func:`many` takes it."""
     folder = where(name)
-    return lambda texts: many(name, folder, tuple(texts), int(T), int(seed), ov)
+    return lambda texts: many(name, folder, tuple(texts), int(T), int(seed), ov, on_rows)
 
 
-@st.cache_data(max_entries=32, ttl=3600, show_spinner="Picking three example sentences…")
-def stories(name: str, folder: str, version: str, task: str) -> list:
-    """:func:`ui.landing.stories` of checkpoint ``name`` (cached per version of its files)."""
+@st.cache_resource
+def _stories() -> ByteLRU[list]:
+    """The landing's stories per version of a checkpoint's files (a few hundred bytes each)."""
+    return ByteLRU(2**20, lambda tales: 512 * (1 + len(tales)))
+
+
+def _stored_serves(name: str, folder: str, version: str, texts: tuple[str, ...], T: int) -> bool:  # noqa: N803
+    """Whether the checkpoint's stored samples hold ``texts`` at ``T``, seed 0 and its own
+    settings (so sampling them reads a file and loads no model)."""
+    stored, _ = _stored(name, folder, version)
+    info = info_of(name, folder)
+    if stored is None or info is None:
+        return False
+    try:
+        own = resolve(ModelConfig.from_dict(info.config))
+    except UQError:
+        return False
+    if stored.matches(0, own) is not None:
+        return False
+    return all(g is not None for g in compute.stored_probs(stored, texts, int(T)))
+
+
+def stories(name: str, folder: str, task: str, live: bool = False,
+            on_rows: Callable[[int], None] | None = None) -> list | None:  # fmt: skip
+    """:func:`ui.landing.stories` of checkpoint ``name`` (kept per version of its files):
+    picked from :data:`ui.landing.STORY_PER_DOMAIN` examples per domain when its stored samples
+    hold them (a file read, no model); else None, or with ``live`` from
+    :data:`ui.landing.STORY_LIVE_PER_DOMAIN` examples per domain sampled here (``on_rows``
+    told each batch), never a full pass over the bundled examples on a first view."""
     from ui import dataset, landing
 
-    rows = dataset.pick(task, landing.STORY_PER_DOMAIN, seed=0)
+    version = stamp(name, folder)
+    key = (name, folder, version, task)
+    kept = _stories().peek(key)
+    if kept is not None:
+        return kept
     none = compute.settings_key(compute.SamplingSettings())  # the checkpoint's own settings
-    frame, _ = dataset.frame(
-        rows, lambda texts: _many(name, folder, version, texts, landing.STORY_T, 0, none)
-    )
-    return landing.stories(frame)
-
+    rows = dataset.pick(task, landing.STORY_PER_DOMAIN, seed=0)
+    if not _stored_serves(name, folder, version, tuple(r[0] for r in rows), landing.STORY_T):
+        if not live:
+            return None
+        rows = dataset.pick(task, landing.STORY_LIVE_PER_DOMAIN, seed=0)
+    frame, _ = dataset.frame(rows, lambda texts: _many(
+        name, folder, version, texts, landing.STORY_T, 0, none, on_rows))  # fmt: skip
+    tales = landing.stories(frame)
+    _stories().put(key, tales)
+    return tales

@@ -260,13 +260,13 @@ def _token_ids(ck: Checkpoint, text: str, owner) -> tuple[int, ...] | list[int]:
 
 def many_probs(
     ck: Checkpoint, texts: tuple[str, ...], T: int, seed: int, overrides: SamplingSettings,
-    prefix_cache=None, owner=None,
+    prefix_cache=None, owner=None, bar=None,
 ) -> list[Sampled | str]:  # fmt: skip
     """The samples of every text, in batches of similar length: for each text the
     ``probs [T, C]`` that :func:`explore` gives it alone (and their logits), or the message of
     why it cannot be read (an empty text, no known word) while the others are computed.
     ``prefix_cache`` / ``owner``: the layers below the noise kept across calls
-    (:mod:`uqcore.prefix`)."""
+    (:mod:`uqcore.prefix`); ``bar``: told ``update(n)`` after each batch of ``n`` texts."""
     fs = resolve(ck.config, overrides)  # ConfigError for a bad setting: nothing to compute
     out: list[Sampled | str] = [""] * len(texts)
     encoded: dict[int, list[int]] = {}
@@ -279,7 +279,7 @@ def many_probs(
         with torch.inference_mode():  # length-sorted batches (uqcore.predict)
             probs, logits = predict_ids(ck.model, list(encoded.values()), T, seed, settings=fs,
                                         with_logits=True, prefix_cache=prefix_cache,
-                                        prefix_owner=owner)  # [T, N, C] each  # fmt: skip
+                                        prefix_owner=owner, bar=bar)  # [T, N, C] each  # fmt: skip
         for j, i in enumerate(encoded):
             out[i] = Sampled(probs[:, j].numpy().astype(np.float64),
                              logits[:, j].numpy().astype(np.float64))  # fmt: skip

@@ -7,11 +7,10 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from ui import cached, dataset
+from ui import cached, dataset, work
 from ui import keys as K
 from ui.explore_views import PLOT_CONFIG
-from ui.exports import csv_text, figure_file
-from ui.progress import Eta
+from ui.exports import csv_text, download, figure_file
 from viz import why as W
 
 COLORS = ("mutual information", "correct (mean prediction)", "domain", "gold label",
@@ -23,12 +22,15 @@ def coordinates(df: pd.DataFrame, name: str, task: str, rows: tuple | None):
     examples the map was made of (the bundled ones, or the visitor's ``rows``)."""
     every = dataset.examples(task) if rows is None else rows  # (text, gold, domain, index)
     where = {(r[2], r[3]): i for i, r in enumerate(every)}
-    bar, eta = st.empty(), Eta()
-    xy_all, explained, note = cached.dataset_map(
-        name, tuple(r[0] for r in every), rows is None,
-        lambda f: bar.progress(f, "Features of every example… " + eta.text(f)),
-    )  # fmt: skip
-    bar.empty()
+    texts = tuple(r[0] for r in every)
+    if cached.map_ready(name, texts, rows is None):  # read: no slot, no bar
+        xy_all, explained, note = cached.dataset_map(name, texts, rows is None)
+    else:
+        xy_all, explained, note = work.run(
+            f"The map: features of {len(texts):,} examples",
+            lambda progress: cached.dataset_map(name, texts, rows is None, progress),
+            ("map", name, len(texts), hash(texts)), what="Features",
+        )  # fmt: skip
     index = np.array([where[(d, i)] for d, i in zip(df["domain"], df["index"], strict=True)])
     return xy_all[index], explained, note
 
@@ -71,10 +73,10 @@ def show(df: pd.DataFrame, names: tuple[str, ...], name: str, task: str, rows: t
     frame = df.assign(x=xy[:, 0], y=xy[:, 1])[["x", "y", "domain", "index", "text", "gold", "pred",
                                                 "p_gold", "mi"]]  # fmt: skip
     c1, c2 = st.columns(2)
-    c1.download_button("The map's points (CSV)", lambda: csv_text(frame, {**record,
+    download(c1, "The map's points (CSV)", lambda: csv_text(frame, {**record,
                        "projection": "PCA of the last-layer [CLS] features"}),
                        f"map-{name}.csv", "text/csv")  # fmt: skip
-    c2.download_button("The map (SVG)", lambda: figure_file(fig, "svg", {**record, "colour": by}),
+    download(c2, "The map (SVG)", lambda: figure_file(fig, "svg", {**record, "colour": by}),
                        f"map-{name}.svg", "image/svg+xml")  # fmt: skip
     points = (event or {}).get("selection", {}).get("points", []) if event else []
     chosen = []

@@ -14,7 +14,7 @@ import streamlit as st
 from ui import keys as K
 from ui.catalog import lac_scores
 from ui.compute import ExploreResult, Summary, running_mean
-from ui.exports import csv_text, figure_file
+from ui.exports import csv_text, download, figure_file
 from ui.format import mean_pm_var, plain, sig
 from uqcore.families import get_family
 from uqcore.stats import conformal_from_scores
@@ -292,9 +292,9 @@ def export(res: ExploreResult, names: tuple[str, ...], name: str, family: str) -
     record = settings_record(res, name, family)
     stem = export_stem(record)
     c1, c2, c3 = st.columns(3)
-    c1.download_button("Samples (CSV)", lambda: samples_csv(res, names, record), f"{stem}.csv",
+    download(c1, "Samples (CSV)", lambda: samples_csv(res, names, record), f"{stem}.csv",
                        "text/csv")  # fmt: skip
-    c2.download_button("All arrays (NPZ)", lambda: arrays_npz(res, record), f"{stem}.npz",
+    download(c2, "All arrays (NPZ)", lambda: arrays_npz(res, record), f"{stem}.npz",
                        "application/octet-stream")  # fmt: skip
     with c3.popover("Figures (SVG / PNG)"):
         figures_export(stem, record)
@@ -339,7 +339,7 @@ def figures_export(stem: str, record: dict) -> None:
                 "Use the camera icon on any chart to save a PNG from the browser."
             )
             return
-        st.download_button(f"Download {key}.{fmt}", data, f"{stem}-{key}.{fmt}",
+        download(st, f"Download {key}.{fmt}", data, f"{stem}-{key}.{fmt}",
                            f"image/{'svg+xml' if fmt == 'svg' else 'png'}")  # fmt: skip
 
 

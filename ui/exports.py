@@ -153,3 +153,12 @@ def figure_file(fig, fmt: str, record: dict[str, object]) -> bytes:
     image = for_export(fig).to_image(format=fmt, scale=2 if fmt == "png" else 1)
     title = (fig.layout.title.text or "figure").replace("<br>", " ")
     return stamped(image, fmt, record, title)
+
+
+def download(where, label: str, data, file_name: str, mime: str, **kwargs):
+    """``where.download_button`` (``where``: ``st``, a column or a container) that does not
+    rerun the page when clicked (``on_click="ignore"``). A rerun would replace every other
+    download button's file, so a second download clicked right after the first was cancelled
+    ("Deferred file ... not found"); now every button in a row delivers its file. ``data`` may
+    be a callable: the file is then made when the visitor clicks, not on every run."""
+    return where.download_button(label, data, file_name, mime, on_click="ignore", **kwargs)

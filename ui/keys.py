@@ -16,6 +16,10 @@ FIRST_VISIT = "_first_visit"  # the session opened without a text: the explorer 
 LANDING_STORY = "landing_story"  # the landing's preset buttons (a prefix; one key per story)
 LANDING_CLOSE = "landing_close"  # the landing's "hide" button
 LANDING_OTHER = "landing_other"  # the landing's switch to the paper's model (and back)
+LANDING_FIND = "landing_find"  # the landing's "find three stories" button (no stored samples)
+WORK_CANCELLED = "_work_cancelled"  # the job (ui.work) the visitor cancelled last
+WORK_CANCEL = "work_cancel"  # a running computation's Cancel button (a prefix: + its label)
+WORK_AGAIN = "work_again"  # a cancelled computation's "Start again" button (a prefix too)
 INFO = "_info"  # the CheckpointInfo the sidebar settled on in this run (None: no checkpoint)
 NEW_CKPT = "_new_ckpt"  # set when the checkpoint changed: refill the settings from its own
 SELECT_CKPT = "_select_ckpt"  # a checkpoint name the sidebar selects on the next run (upload)
@@ -126,6 +130,7 @@ UP_KIND = "_up_kind"  # (upload file id, "hf" or "project" or an error) of the z
 ALL: frozenset[str] = frozenset(
     v
     for k, v in dict(globals()).items()
-    if k.isupper() and isinstance(v, str) and k != "FIGURE_PREFIX"
+    if k.isupper() and isinstance(v, str)
+    and k not in ("FIGURE_PREFIX", "WORK_CANCEL", "WORK_AGAIN")
 )
-PREFIXES = (FIGURE_PREFIX,)  # keys made at run time: prefix + a name
+PREFIXES = (FIGURE_PREFIX, WORK_CANCEL, WORK_AGAIN)  # keys made at run time: prefix + a name

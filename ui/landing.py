@@ -12,7 +12,8 @@ import pandas as pd
 from ui import dataset
 
 STORY_T = 10  # samples per example when the stories are picked: the stored samples' T
-STORY_PER_DOMAIN = 300  # examples per domain looked at (bounds a recomputation's cost)
+STORY_PER_DOMAIN = 300  # examples per domain looked at when stored samples hold them
+STORY_LIVE_PER_DOMAIN = 16  # examples per domain sampled here when they do not (an upload)
 
 
 @dataclass(frozen=True)

@@ -28,3 +28,24 @@ class Eta:
         if left is None or fraction >= 1:
             return head
         return f"{head} · about {left:.0f} s left" if left >= 1 else f"{head} · under 1 s left"
+
+
+class Rows:
+    """Rows sampled so far toward ``total``, reported to ``report(fraction)``: pass it as a
+    sampler's ``on_rows`` (called with each finished batch's size). :meth:`at_least` moves the
+    fraction on from a coarser count (a chunk read from stored samples reports no batches);
+    the fraction never goes back."""
+
+    def __init__(self, total: int, report):
+        self.total = max(1, int(total))
+        self.report = report
+        self.done = 0
+        self.fraction = 0.0
+
+    def __call__(self, n: int) -> None:
+        self.done += int(n)
+        self.at_least(self.done / self.total)
+
+    def at_least(self, fraction: float) -> None:
+        self.fraction = max(self.fraction, min(1.0, float(fraction)))
+        self.report(self.fraction)

@@ -6,6 +6,7 @@ to the current view."""
 from __future__ import annotations
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from ui import guard
 from ui import keys as K
@@ -46,14 +47,18 @@ def _enabled(spec: FamilySpec, own: dict, knob: str) -> tuple[bool, str]:
 
 
 def init_session(infos: list[CheckpointInfo], params) -> list[str]:
-    """Widget values from the URL: once per browser session, and again whenever the address
-    holds another view than the one this app last wrote (the visitor pressed Back or Forward:
-    each change of view is a history entry). Returns notes about replaced values (to show
-    once)."""
+    """Widget values from the URL: once per browser session, and again when the visitor
+    pressed Back or Forward (each change of view is a history entry) to an address holding
+    another view than the one this app last wrote. Any other run keeps the widgets' values,
+    the one source of truth: a run started by a key press carries the address the browser
+    showed at that moment, which lags behind the app's last write when presses come faster
+    than runs (taking it for Back lost presses and left the link and the numbers apart).
+    Returns notes about replaced values (to show once)."""
     current = {k: params.get(k) for k in params}
     written = st.session_state.get(K.LAST_PARAMS)
     # moving to another page drops the query (no "ckpt"): that is not a view to go back to
-    back = written is not None and "ckpt" in current and current != written
+    back = (_history_navigation() and written is not None and "ckpt" in current
+            and current != written)  # fmt: skip
     if st.session_state.get(K.UI_READY) and not back:
         return []
     names = [i.name for i in infos]
@@ -68,6 +73,13 @@ def init_session(infos: list[CheckpointInfo], params) -> list[str]:
     info = next((i for i in infos if i.name == state.ckpt), None)
     _reset_widgets(state, info)
     return notes
+
+
+def _history_navigation() -> bool:
+    """Whether this run was started by the browser's Back or Forward (Streamlit's run context
+    says so; outside a server run, as in AppTest, it is never one)."""
+    ctx = get_script_run_ctx()
+    return bool(ctx is not None and getattr(ctx, "is_history_navigation", False))
 
 
 def _default(names: list[str], linked: str | None) -> str | None:

@@ -10,13 +10,12 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from ui import cached, sidebar, why
+from ui import cached, sidebar, why, work
 from ui import keys as K
 from ui.compute import ExploreResult
 from ui.explore_views import chart, settings_record, token_window, tokens_for_axes
-from ui.exports import csv_text
+from ui.exports import csv_text, download
 from ui.format import mean_pm_var, plain, sig
-from ui.progress import Eta
 from uqcore.errors import UQError
 from uqcore.stats import mutual_information
 from viz import why as W
@@ -97,14 +96,13 @@ def salience(res: ExploreResult, names: tuple[str, ...], name: str, family: str,
             return
         st.session_state[K.WHY_ASKED] = key
     if got is None:
-        bar, eta = st.progress(0.0), Eta()
         try:
-            got = cached.salience(key, lambda f: bar.progress(f, eta.text(f)))
+            got = work.run(f"{why.METHOD_TITLES[method]} of {T} samples",
+                           lambda progress: cached.salience(key, progress), key,
+                           what="Salience")  # fmt: skip
         except UQError as exc:
-            bar.empty()
             st.error(str(exc), icon="✋")
             return
-        bar.empty()
     _show_salience(got, res, names, name, family)
 
 
@@ -164,7 +162,7 @@ def _show_salience(a: why.Attribution, res, names, name: str, family: str) -> No
     st.dataframe(shown, hide_index=True, width="stretch", height=240)
     record = _record(res, name, family, explained=cls, method=a.method, steps=a.steps,
                      samples_explained=a.T)  # fmt: skip
-    st.download_button("Salience per token (CSV)", lambda: csv_text(table, record),
+    download(st, "Salience per token (CSV)", lambda: csv_text(table, record),
                        f"salience-{name}-T{a.T}-seed{res.seed}.csv", "text/csv",
                        key=K.WHY_CSV)  # fmt: skip
     st.caption(f"Computed in {a.seconds:.2f} s on the server (cached for repeat views).")
@@ -213,7 +211,7 @@ def occlusion(res: ExploreResult, names: tuple[str, ...], name: str, family: str
     st.dataframe(table, hide_index=True, width="stretch", height=240)
     record = _record(res, name, family, explained=cls, occlusion="remove one word",
                      words=f"{lo}-{hi - 1}")  # fmt: skip
-    st.download_button("Occlusion table (CSV)", lambda: csv_text(table, record),
+    download(st, "Occlusion table (CSV)", lambda: csv_text(table, record),
                        f"occlusion-{name}-T{len(res.probs)}-seed{res.seed}.csv", "text/csv",
                        key=K.OCC_CSV)  # fmt: skip
 

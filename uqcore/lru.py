@@ -7,6 +7,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
+from contextlib import contextmanager
 from typing import Generic, TypeVar
 
 V = TypeVar("V")
@@ -49,14 +50,20 @@ class ByteLRU(Generic[V]):
                 return True, self._items[key][0]
             return False, None
 
-    def get(self, key: Hashable, load: Callable[[], V]) -> V:
-        """The value of ``key``, from the store or from ``load()`` (then kept)."""
+    def get(self, key: Hashable, load: Callable[[], V],
+            on_wait: Callable[[], None] | None = None) -> V:  # fmt: skip
+        """The value of ``key``, from the store or from ``load()`` (then kept). While another
+        thread loads the same key this one waits for it, calling ``on_wait()`` first."""
         found, value = self._hit(key)
         if found:
             return value
         with self._lock:
             gate = self._loading.setdefault(key, threading.Lock())
-        with gate:  # one load per key; others wait here, then find the value
+        if not gate.acquire(blocking=False):
+            if on_wait is not None:
+                on_wait()
+            gate.acquire()
+        with _held(gate):  # one load per key; others wait above, then find the value
             found, value = self._hit(key)
             if found:
                 return value
@@ -92,3 +99,12 @@ class ByteLRU(Generic[V]):
         with self._lock:
             self._items.clear()
             self._total = 0
+
+
+@contextmanager
+def _held(lock: threading.Lock):
+    """Release an already acquired ``lock`` when the block ends."""
+    try:
+        yield
+    finally:
+        lock.release()
