@@ -53,8 +53,10 @@ def _bpe(folder: Path) -> None:
     tok.save(str(folder / "tokenizer.json"))
 
 
-def tiny_folder(arch: str, folder: Path, *, seed: int = 0, num_labels: int = 2) -> Path:
-    """Write a tiny random ``<Arch>ForSequenceClassification`` folder; returns ``folder``."""
+def tiny_folder(arch: str, folder: Path, *, seed: int = 0, num_labels: int = 2,
+                hidden: int = 32, layers: int = 2) -> Path:  # fmt: skip
+    """Write a tiny random ``<Arch>ForSequenceClassification`` folder; returns ``folder``.
+    ``hidden`` / ``layers`` make a BERT larger (a model whose dataset pass takes a while)."""
     import transformers as tf
 
     folder.mkdir(parents=True, exist_ok=True)
@@ -66,10 +68,10 @@ def tiny_folder(arch: str, folder: Path, *, seed: int = 0, num_labels: int = 2) 
     common = dict(vocab_size=vocab, id2label=labels, label2id={v: k for k, v in labels.items()})
     if arch == "bert":
         cfg = tf.BertConfig(
-            hidden_size=32,
-            num_hidden_layers=2,
+            hidden_size=hidden,
+            num_hidden_layers=layers,
             num_attention_heads=4,
-            intermediate_size=48,
+            intermediate_size=48 if hidden == 32 else 4 * hidden,
             max_position_embeddings=64,
             **common,
         )

@@ -46,7 +46,9 @@ def tune_once() -> dict:
 
 
 PAGE_SLOTS = 2  # page scripts running at once on this server (one per core)
-WORK_SLOTS = max(1, (os.cpu_count() or 2) - 1)  # long computations at once: a core left for pages
+# long computations at once, at most one per session: never fewer than two, so one visitor's
+# computation never holds them all
+WORK_SLOTS = max(2, (os.cpu_count() or 2) // 2)
 
 
 @st.cache_resource
@@ -225,6 +227,35 @@ def explore(
     version = stamp(name, folder)
     res = _explore(name, folder, version, text, T, seed, settings)
     return (res if temperature is None else res.with_temperature(temperature)).for_label(label)
+
+
+def explore_keyed(
+    name: str, folder: str, text: str, T: int, seed: int, settings: tuple, label: int | None,
+    temperature: float | None = None,
+) -> compute.ExploreResult:  # fmt: skip
+    """:func:`explore` with its ``key`` set (the values that determine the result), so the
+    explorer's figures of it are cached across sessions (:func:`figure`)."""
+    res = explore(name, folder, text, T, seed, settings, label, temperature)
+    key = (name, folder, stamp(name, folder), text, T, seed, settings, temperature)
+    return dataclasses.replace(res, key=key)
+
+
+FIGURE_BYTES = 32 * 2**20  # the explorer's finished figures kept (a 9-token view: 3 to 12 kB)
+
+
+@st.cache_resource
+def figures() -> ByteLRU:
+    """The explorer's finished figures (their plotly JSON, :mod:`viz.figures`' ``.spec``),
+    shared read-only by every session, bounded by :data:`FIGURE_BYTES`
+    (:func:`ui.compute.spec_bytes`): thirty visitors of one link build each figure once."""
+    return ByteLRU(FIGURE_BYTES, compute.spec_bytes)
+
+
+def figure(key: tuple, build):
+    """The value of ``build()`` (a figure's plotly JSON, or a tuple holding it and what the view
+    says about it) cached under ``key``: an :class:`ui.compute.ExploreResult`'s ``key``, the
+    figure's name and every choice it depends on (layer, head, sample, window, ...)."""
+    return figures().get(key, build)
 
 
 ATTRIBUTION_BYTES = 64 * 2**20  # explained sentences kept (a review at T = 20: ~70 kB)

@@ -66,6 +66,8 @@ def start_server(folder: Path, log_path: Path):
         proc.wait(timeout=20)
         log.close()
 
+    stop.pid = proc.pid  # the server's process (its CPU time: /proc/<pid>/stat)
+
     deadline = time.time() + 60
     while time.time() < deadline:
         try:
