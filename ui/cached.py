@@ -144,8 +144,14 @@ def where(name: str) -> str:
 
 @st.cache_resource
 def device():
-    """The device the app samples on: ``$UQ_DEVICE`` (cpu, cuda, auto; default cpu)."""
-    return pick_device(os.environ.get(DEVICE_ENV, "cpu"))
+    """The device the app samples on: ``$UQ_DEVICE`` (cpu, cuda, auto; default auto: the GPU
+    where PyTorch sees one, else the CPU)."""
+    return pick_device(os.environ.get(DEVICE_ENV, "auto"))
+
+
+def on_gpu() -> bool:
+    """Whether the app samples on a GPU (then the costly views are on by default)."""
+    return device().type == "cuda"
 
 
 def stamp(name: str, folder: str) -> str:

@@ -27,10 +27,12 @@ AUTO_OCCLUDED = 60_000  # removed words x samples x tokens sampled without a cli
 
 
 def switch() -> bool:
-    """The switch that turns the views on for this session (off at first: they cost a
-    backward pass, a sampling call per word and a large figure per sentence, which a class of
-    thirty on different links would pay on every view)."""
+    """The switch that turns the views on for this session: off at first on a CPU server (they
+    cost a backward pass, a sampling call per word and a large figure per sentence, which a
+    class of thirty on different links would pay on every view), on at first on a GPU."""
     sidebar.keep(K.WHY_ON)  # on stays on across pages and sentences
+    if K.WHY_ON not in st.session_state:
+        st.session_state[K.WHY_ON] = cached.on_gpu()
     on = st.toggle("Explain this prediction: salience over the samples, word-by-word edits, "
                    "every head at once", key=K.WHY_ON,
                    help="Stays on for this session, for every sentence you explore.")  # fmt: skip
