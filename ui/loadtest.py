@@ -182,7 +182,7 @@ class Server:
     (``proxied``) ``python -m ui.serve --processes N`` behind Caddy."""
 
     def __init__(self, log: Path, processes: int = 1, proxied: bool = False,
-                 env: dict[str, str] | None = None):  # fmt: skip
+                 env: dict[str, str] | None = None, cpus: str = ""):  # fmt: skip
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.proxied = proxied or processes > 1
@@ -196,6 +196,8 @@ class Server:
                    "true", "--server.address", "127.0.0.1", "--server.port", str(self.port),
                    "--server.fileWatcherType", "none"]  # fmt: skip
             # (no file watcher: edits during a run must not reload modules)
+        if cpus:  # the server (and every process it starts) on these CPUs only
+            cmd = ["taskset", "-c", cpus, *cmd]
         self.proc = subprocess.Popen(cmd, cwd=ROOT, env={**os.environ, **(env or {})},
                                      stdout=self._log, stderr=subprocess.STDOUT,
                                      start_new_session=True)  # fmt: skip
@@ -391,16 +393,17 @@ def _say(name: str, figures: dict) -> None:
 
 def run(clients: int, soak: int, ckpt: str, soak_ckpts: list[str], T: int,  # noqa: N803
         browser_nice: int = 19, same: bool = False, processes: int = 1,
-        proxy: bool = False) -> dict:  # fmt: skip
+        proxy: bool = False, server_cpus: str = "") -> dict:  # fmt: skip
     from playwright.sync_api import sync_playwright
 
     logs = Path(tempfile.mkdtemp(prefix="uq-loadtest-"))
     log = str(logs / "runs.jsonl")
     print(f"logs in {logs}", flush=True)
-    server = Server(logs / "server.log", processes, proxy, {runlog.ENV: log})
+    server = Server(logs / "server.log", processes, proxy, {runlog.ENV: log}, server_cpus)
     report: dict = {"clients": clients, "soak": soak, "T": T, "ckpt": ckpt,
                     "browser_nice": browser_nice, "links": "same" if same else "different",
-                    "processes": processes, "proxy": server.proxied}  # fmt: skip
+                    "processes": processes, "proxy": server.proxied,
+                    "server_cpus": server_cpus or "all"}  # fmt: skip
     base, dials = server.url, server.dials
     pin = server.proxied
     try:
@@ -498,6 +501,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="Streamlit processes (above 1: ui.serve, Caddy)")  # fmt: skip
     p.add_argument("--proxy", action="store_true",
                    help="go through python -m ui.serve (Caddy) even with one process")  # fmt: skip
+    p.add_argument("--server-cpus", default="",
+                   help="run the server on these CPUs only (taskset -c; e.g. 0 for one core)")
     p.add_argument("--soak-ckpts", default="",
                    help="comma-separated (default: --ckpt's task's)")  # fmt: skip
     p.add_argument("--browser-nice", type=int, default=19, choices=range(20),
@@ -509,7 +514,8 @@ def main(argv: list[str] | None = None) -> int:
     soak = (args.soak_ckpts.split(",") if args.soak_ckpts
             else _same_task(args.ckpt) if args.soak else [])  # fmt: skip
     report = run(args.clients, args.soak, args.ckpt, soak, args.T, args.browser_nice,
-                 args.links == "same", args.processes, args.proxy)  # fmt: skip
+                 args.links == "same", args.processes, args.proxy,
+                 args.server_cpus)  # fmt: skip
     print(json.dumps(report))
     return 0
 
