@@ -56,7 +56,8 @@ def _quiet() -> None:
 
 def _cold() -> None:
     """Forget every cached result (Streamlit's data caches, the explored sentences, the stored
-    samples read and the prefixes); loaded checkpoints stay, as on a running server."""
+    samples read, the prefixes, the dataset pages' samples and the finished figures); loaded
+    checkpoints stay, as on a running server."""
     import streamlit as st
 
     from ui import cached
@@ -67,6 +68,8 @@ def _cold() -> None:
     cached.stored_cache_clear()
     cached.attributions().clear()
     cached.live_maps().clear()
+    cached.samples().clear()
+    cached.figures().clear()
 
 
 def _run_once(ckpt: str, T: int, text: str = TEXT) -> dict:

@@ -63,7 +63,7 @@ def root() -> str:
     return str(checkpoint_dir())
 
 
-@st.cache_data(ttl=60, show_spinner=False)
+@st.cache_resource(ttl=60, show_spinner=False)  # shared, not copied: read twice every run
 def _scan(folder: str) -> list[CheckpointInfo]:
     """Every checkpoint folder of ``folder``, read once per minute (readable or not). A
     checkpoint of the server's folder (:func:`root`: the operator's) whose task is described by

@@ -10,6 +10,7 @@ the numbers the explorer shows for it alone (within float rounding of batched ma
 from __future__ import annotations
 
 import dataclasses
+import sys
 import time
 from dataclasses import dataclass
 
@@ -76,7 +77,10 @@ class ExploreResult:
     ``members [T]`` (ensembles); ``probs_before_em [C]`` (the first sample without EM, when the
     family adapts keys); ``settings``: the resolved settings it ran with; ``text`` and ``seed``:
     what was sampled; ``summary``: the
-    Table 3 numbers for ``label`` (None until :meth:`for_label`); ``seconds`` of computing.
+    Table 3 numbers for ``label`` (None until :meth:`for_label`); ``seconds`` of computing;
+    ``key``: the plain values that determine the result (checkpoint and its files' version, text,
+    T, seed, settings, temperature), set by :func:`ui.cached.explore_keyed` so its figures are
+    cached across sessions (None: figures are built every time).
     """
 
     probs: np.ndarray
@@ -96,12 +100,13 @@ class ExploreResult:
     logits: np.ndarray | None = None  # [T, C]
     temperature: float | None = None  # set by with_temperature
     summary: Summary | None = None
+    key: tuple | None = None  # what determines it, for the figure cache (ui.cached.explore_keyed)
 
     def with_temperature(self, t: float) -> ExploreResult:
         """This result with every sample's logits divided by ``t`` before its softmax
         (temperature scaling): calibrated probabilities, the same predicted class per sample."""
         probs = scaled_probs(self.logits[:, None, :], t)[:, 0]  # [T, C]
-        return dataclasses.replace(self, probs=probs, temperature=t, summary=None)
+        return dataclasses.replace(self, probs=probs, temperature=t, summary=None, key=None)
 
     def for_label(self, label: int | None) -> ExploreResult:
         """This result with its Table 3 summary for the gold ``label`` (None = unknown)."""
@@ -113,6 +118,32 @@ def result_bytes(res: ExploreResult) -> int:
     arrays = [res.probs, res.logits, res.members, res.probs_before_em]
     arrays += [value for maps in res.maps.values() for _, value in maps.items()]
     return sum(a.nbytes for a in arrays if isinstance(a, np.ndarray))
+
+
+def spec_bytes(value) -> int:
+    """Bytes a cached figure (its plotly JSON: dicts, lists, strings, numbers and numpy arrays,
+    or a tuple of those) holds, about: each array's memory (its base's, once, for a view), each
+    string's and container's ``sys.getsizeof``."""
+    seen: set[int] = set()
+    total = 0
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, np.ndarray):
+            base = v if v.base is None else v.base
+            if id(base) not in seen:
+                seen.add(id(base))
+                total += getattr(base, "nbytes", v.nbytes) + 112
+        elif isinstance(v, dict):
+            total += sys.getsizeof(v)
+            stack.extend(v.keys())
+            stack.extend(v.values())
+        elif isinstance(v, list | tuple):
+            total += sys.getsizeof(v)
+            stack.extend(v)
+        else:
+            total += sys.getsizeof(v)
+    return total
 
 
 def encode(ck: Checkpoint, text: str):

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from ui import cached
 from ui import keys as K
 from ui.catalog import lac_scores
 from ui.compute import ExploreResult, Summary, running_mean
@@ -19,6 +20,7 @@ from ui.format import mean_pm_var, plain, sig
 from uqcore.families import get_family
 from uqcore.stats import conformal_from_scores
 from viz import figures as F
+from viz.titles import as_figure
 
 PLOT_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
 
@@ -26,6 +28,19 @@ PLOT_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "
 def chart(fig, key: str) -> None:
     st.plotly_chart(fig, width="stretch", config=PLOT_CONFIG, key=f"{K.FIGURE_PREFIX}{key}")
     st.session_state.setdefault(K.FIGURES, {})[key] = fig
+
+
+def figure(res: ExploreResult, key: str, choices: tuple, build):
+    """``build()`` (a figure's plotly JSON, or a tuple of it and what the view says about it),
+    cached across sessions under the result's ``key``, the figure's ``key`` and the view's
+    ``choices`` (:func:`ui.cached.figure`); built here when the result has no key."""
+    return build() if res.key is None else cached.figure((res.key, key, *choices), build)
+
+
+def chart_spec(spec: dict, key: str) -> None:
+    """:func:`chart` of a figure's plotly JSON (a figure of this session's own, so the export
+    panel can lay it out for a file)."""
+    chart(as_figure(spec), key)
 
 
 def notices(res: ExploreResult) -> None:
@@ -106,16 +121,17 @@ def predictions(res: ExploreResult, names: tuple[str, ...], gold: bool) -> None:
     target = names[s.target]
     summary_metrics(s, names, gold)
     left, right = st.columns(2)
-    p = res.probs[:, s.target]
     with left:
-        chart(F.prediction_histogram(res.probs, names, s.target, gold), "histogram")
+        chart_spec(figure(res, "histogram", (s.target, gold, names), lambda: (
+            F.prediction_histogram.spec(res.probs, names, s.target, gold))), "histogram")
         st.caption(
             "Each sample is one forward pass with fresh attention noise. A narrow "
             "spike means the samples agree; a wide spread means the model is unsure."
         )
     with right:
-        mean, se = running_mean(p)
-        chart(F.running_mean_figure(mean, se, target), "running_mean")
+        chart_spec(figure(res, "running_mean", (s.target, target), lambda: (
+            F.running_mean_figure.spec(*running_mean(res.probs[:, s.target]), target))),
+            "running_mean")  # fmt: skip
         st.caption("Averaging samples gives the prediction; the band shrinks like 1/√T, "
                    "so a few dozen samples usually settle the mean.")  # fmt: skip
 
@@ -131,22 +147,15 @@ def attention(res: ExploreResult, n_layers: int, n_heads: int) -> None:
     t = c3.slider("Sample", 0, kept - 1, 0, key=K.ATT_SAMPLE, disabled=kept == 1) if kept > 1 \
         else 0  # fmt: skip
     lo, hi = token_window(len(tokens), K.ATT_WINDOW)
-    maps = res.maps[layer].attention[:, head, lo:hi, lo:hi].astype(np.float32)  # [Tc,W,W]
-    std = maps.std(0)  # [W, W]
-    same = not std.any()  # deterministic, or T = 1: a std map would be a blank square
-    panels = ({"every sample" if kept > 1 else "sample 0": maps[0]} if same else
-              {f"sample {t}": maps[t], f"mean of {kept}": maps.mean(0), f"std of {kept}": std})
-    title = f"Attention, layer {layer}, head {head}"
-    if hi - lo < len(tokens):
-        title += f", tokens {lo}-{hi - 1} of {len(tokens)}"
     # on by default: a flat map (MiniLM at its trained tau2 of 5.7, about 0.1 a weight) is
     # almost white on the fixed [0, 1] scale
     auto = st.toggle("Auto-scale the colours", value=True, key=K.ATT_AUTO,
                      help="On: darkest = the largest weight shown, so a flat map is readable. "
                      "Off: white = 0 and darkest = 1, the same on every figure, so a uniform "
                      "row looks pale.")  # fmt: skip
-    chart(F.attention_panels(panels, tokens[lo:hi], title, zmax=None if auto else 1.0,
-                             own_scale=(f"std of {kept}",)), "attention")  # fmt: skip
+    spec, same = figure(res, "attention", (layer, head, t, lo, hi, auto), lambda: (
+        attention_spec(res, tokens, layer, head, t, lo, hi, auto)))  # fmt: skip
+    chart_spec(spec, "attention")
     more = f" Maps are kept for the first {kept} samples." if kept < len(res.probs) else ""
     spread = ("The standard-deviation map (its own orange scale) shows where the samples "
               "disagree." if not same else
@@ -155,6 +164,25 @@ def attention(res: ExploreResult, n_layers: int, n_heads: int) -> None:
               "map and the standard deviation is 0 everywhere: no std map is drawn.")
     st.caption("Row = the token that attends (query), column = the token it reads (key); each "
                "row sums to 1. " + spread + more)  # fmt: skip
+
+
+def attention_spec(res: ExploreResult, tokens: list[str], layer: int, head: int, t: int,
+                   lo: int, hi: int, auto: bool) -> tuple[dict, bool]:  # fmt: skip
+    """The attention figure's plotly JSON (sample ``t``, the mean and the standard deviation of
+    the captured samples, tokens ``lo:hi``), and whether every sample has the same map (then
+    only that map is drawn)."""
+    kept = res.captured
+    maps = res.maps[layer].attention[:, head, lo:hi, lo:hi].astype(np.float32)  # [Tc,W,W]
+    std = maps.std(0)  # [W, W]
+    same = not std.any()  # deterministic, or T = 1: a std map would be a blank square
+    panels = ({"every sample" if kept > 1 else "sample 0": maps[0]} if same else
+              {f"sample {t}": maps[t], f"mean of {kept}": maps.mean(0), f"std of {kept}": std})
+    title = f"Attention, layer {layer}, head {head}"
+    if hi - lo < len(tokens):
+        title += f", tokens {lo}-{hi - 1} of {len(tokens)}"
+    spec = F.attention_panels.spec(panels, tokens[lo:hi], title, zmax=None if auto else 1.0,
+                                   own_scale=(f"std of {kept}",))  # fmt: skip
+    return spec, same
 
 
 WINDOW = 64  # tokens shown at once in the token x token maps (a 512-token map is unreadable)
@@ -175,20 +203,28 @@ def centroids(res: ExploreResult, n_layers: int, names: tuple[str, ...]) -> None
     tokens = tokens_for_axes(res)
     c1, c2, c3 = st.columns([1, 1, 3])
     layer = c1.selectbox("Layer", range(n_layers), index=n_layers - 1, key=K.CEN_LAYER)
-    p = res.maps[layer].centroids.astype(np.float32)  # [Tc, H, L, c]
-    head = c2.selectbox("Head", range(p.shape[1]), key=K.CEN_HEAD)
-    kept = p.shape[0]
+    kept, n_heads = res.maps[layer].centroids.shape[:2]  # [Tc, H, L, c]
+    head = c2.selectbox("Head", range(n_heads), key=K.CEN_HEAD)
     t = c3.slider("Sample", 0, kept - 1, 0, key=K.CEN_SAMPLE) if kept > 1 else 0
-    hits = np.eye(p.shape[-1])[p[:, head].argmax(-1)].mean(0)  # [L, c] share of samples
     lo, hi = token_window(len(tokens), K.CEN_WINDOW)
-    chart(F.centroid_panels(p[t, head, lo:hi], hits[lo:hi], tokens[lo:hi], t), "centroids")
+
+    def assignments():
+        p = res.maps[layer].centroids[:, head].astype(np.float32)  # [Tc, L, c]
+        hits = np.eye(p.shape[-1])[p.argmax(-1)].mean(0)  # [L, c] share of samples
+        return F.centroid_panels.spec(p[t, lo:hi], hits[lo:hi], tokens[lo:hi], t)
+
+    def usage():
+        p = res.maps[layer].centroids[:, head].astype(np.float32)  # [Tc, L, c]
+        weights = p.mean((0, 1))  # [c]
+        return F.bar_figure.spec(weights, [f"centroid {j}" for j in range(weights.size)],
+                                 "Centroid usage (mean weight over tokens and samples)",
+                                 "mean weight")  # fmt: skip
+
+    chart_spec(figure(res, "centroids", (layer, head, t, lo, hi), assignments), "centroids")
     st.caption(f"Left, P of sample {t}: the centroid assignment probabilities of each key (a "
                "row per key token, a column per centroid; each row sums to 1). Right: the share "
                "of the samples in which each key's largest probability falls on each centroid.")
-    usage = p[:, head].mean((0, 1))  # [c]
-    chart(F.bar_figure(usage, [f"centroid {j}" for j in range(usage.size)],
-                       "Centroid usage (mean weight over tokens and samples)", "mean weight"),
-          "centroid_usage")  # fmt: skip
+    chart_spec(figure(res, "centroid_usage", (layer, head), usage), "centroid_usage")
     st.caption("H-STO-TRANS replaces each key by a mix of a few learned centroids, drawn with "
                "Gumbel noise at temperature tau1. Tokens that switch centroid between samples "
                "are where the keys, and so the attention, are uncertain.")  # fmt: skip
@@ -204,29 +240,31 @@ def bam(res: ExploreResult, n_layers: int, names: tuple[str, ...]) -> None:
     query = c3.selectbox("Query token", range(len(tokens)), format_func=lambda i: tokens[i],
                          key=K.BAM_QUERY)  # fmt: skip
     lo, hi = token_window(len(tokens), K.BAM_WINDOW)  # the keys shown
-    prior = m.prior[0, head, lo:hi].astype(np.float32)  # [W] (the prior depends on keys only)
-    mean = m.posterior_mean[0, head, query, lo:hi].astype(np.float32)  # [W]
-    samples = m.attention[:5, head, query, lo:hi].astype(np.float32)  # [<=5, W]
-    chart(F.prior_posterior_figure(prior, mean, samples, tokens[lo:hi], tokens[query]),
-          "prior_post")  # fmt: skip
+
+    def prior_post():
+        prior = m.prior[0, head, lo:hi].astype(np.float32)  # [W] (from the keys only)
+        mean = m.posterior_mean[0, head, query, lo:hi].astype(np.float32)  # [W]
+        samples = m.attention[:5, head, query, lo:hi].astype(np.float32)  # [<=5, W]
+        return F.prior_posterior_figure.spec(prior, mean, samples, tokens[lo:hi], tokens[query])
+
+    chart_spec(figure(res, "prior_post", (layer, head, query, lo, hi), prior_post),
+               "prior_post")  # fmt: skip
     if float(np.ptp(m.prior[0, head])) < 1e-6:  # the same weight on every key
         st.caption("This model has no learned prior: its prior over the keys is fixed and "
                    "uniform (a BAM with a fixed prior, or a pretrained model made stochastic "
                    "without training). The samples still scatter around the model's own "
                    "attention; the KL then measures how far that attention is from uniform.")
     if m.kl_per_head is not None:
-        n = len(tokens)
-        rows = 1 if layer == n_layers - 1 else n  # the last layer's KL covers the [CLS] row
-        kl = m.kl_per_head[0] / (rows * n)  # [H] mean over the attended (query, key) pairs
-        chart(
-            F.bar_figure(
-                kl,
-                [f"head {h}" for h in range(kl.size)],
-                f"Mean KL(posterior ‖ prior) per token pair, layer {layer}",
-                "nats per (query, key) pair",
-            ),
-            "kl",
-        )
+
+        def kl_bars():
+            n = len(tokens)
+            rows = 1 if layer == n_layers - 1 else n  # the last layer's KL covers the [CLS] row
+            kl = m.kl_per_head[0] / (rows * n)  # [H] mean over the attended (query, key) pairs
+            return F.bar_figure.spec(kl, [f"head {h}" for h in range(kl.size)],
+                                     f"Mean KL(posterior ‖ prior) per token pair, layer {layer}",
+                                     "nats per (query, key) pair")  # fmt: skip
+
+        chart_spec(figure(res, "kl", (layer, n_layers), kl_bars), "kl")
     st.caption("Bayesian attention: the prior (from the keys alone) says which tokens matter "
                "before looking at the query; the posterior updates it for this query, and "
                "samples scatter around the posterior mean. The KL bar is the KL divergence of "
@@ -247,12 +285,17 @@ def probtrans(res: ExploreResult, n_layers: int, names: tuple[str, ...]) -> None
         st.info("EM iterations are 0: the keys are not adapted. Raise them in the sidebar.")
         return
     lo, hi = token_window(len(tokens), K.EM_WINDOW)
-    before = m.attention_before_em[0, head, lo:hi, lo:hi].astype(np.float32)
-    after = m.attention[0, head, lo:hi, lo:hi].astype(np.float32)
-    chart(F.attention_panels({"trained keys (prior)": before, "after EM (posterior)": after,
-                              "difference": np.abs(after - before)}, tokens[lo:hi],
-                             f"Attention before and after EM, layer {layer}, head {head}",
-                             own_scale=("difference",)), "em")  # fmt: skip
+
+    def em():
+        before = m.attention_before_em[0, head, lo:hi, lo:hi].astype(np.float32)
+        after = m.attention[0, head, lo:hi, lo:hi].astype(np.float32)
+        return F.attention_panels.spec({"trained keys (prior)": before,
+                                        "after EM (posterior)": after,
+                                        "difference": np.abs(after - before)}, tokens[lo:hi],
+                                       f"Attention before and after EM, layer {layer}, "
+                                       f"head {head}", own_scale=("difference",))  # fmt: skip
+
+    chart_spec(figure(res, "em", (layer, head, lo, hi), em), "em")
     if res.probs_before_em is not None:
         cols = st.columns(len(names))
         for c, name in enumerate(names):

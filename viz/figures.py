@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+import functools
 from collections.abc import Sequence
 
 import numpy as np
@@ -10,7 +12,14 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from uqlab.tasks import DOMAINS
-from viz.titles import PANEL_TITLE_CHARS, TITLE_FONT, phone_titles, wrap_title
+from viz.titles import (
+    PANEL_TITLE_CHARS,
+    TITLE_FONT,
+    FigureSpec,
+    phone_specs,
+    phone_titles,
+    wrap_title,
+)
 
 _BLUE = "#1f5fbf"  # the theme's primaryColor (.streamlit/config.toml)
 _RED = "#d1495b"
@@ -24,52 +33,64 @@ def unique_labels(tokens: Sequence[str]) -> list[str]:
     return [f"{i}:{tok}" for i, tok in enumerate(tokens)]
 
 
-@phone_titles
+def _plain(values) -> list:
+    """``values`` as a list of plain Python numbers (what plotly's validation makes of a list
+    of numpy scalars)."""
+    return [v.item() if isinstance(v, np.generic) else v for v in values]
+
+
+@phone_specs
 def prediction_histogram(
     probs: np.ndarray, names: Sequence[str], target: int, gold: bool
-) -> go.Figure:
+) -> FigureSpec:
     """Histogram of ``p_t(target)`` over the samples of ``probs [T, C]``, each sample coloured
     by the class it predicts; the mean is a dashed line. ``gold``: ``target`` is the gold label
     (else the predicted class)."""
     probs = np.asarray(probs, dtype=float)  # [T, C]
     p = probs[:, target]  # [T]
     pred = probs.argmax(1)  # [T]
-    fig = go.Figure()
+    data = []
     for c, name in enumerate(names):
         sel = p[pred == c]
-        fig.add_trace(go.Histogram(
-            x=sel, name=f"predicts {name} ({sel.size})", marker_color=_CLASS_COLORS[c % 4],
-            xbins={"start": 0.0, "end": 1.0 + 1e-9, "size": 0.025}, marker_line_width=0,
-        ))  # fmt: skip
+        data.append({"type": "histogram", "x": sel, "name": f"predicts {name} ({sel.size})",
+                     "marker": {"color": _CLASS_COLORS[c % 4], "line": {"width": 0}},
+                     "xbins": {"start": 0.0, "end": 1.0 + 1e-9, "size": 0.025}})  # fmt: skip
     mean = float(p.mean())
-    side = "top left" if mean > 0.8 else "top right" if mean < 0.2 else "top"  # text stays in
-    fig.add_vline(x=mean, line_dash="dash", line_color="#1a1d24",
-                  annotation_text=f"mean {mean:.3f}", annotation_position=side)  # fmt: skip
+    # the text stays in: on the inner side of the line near an edge (plotly's add_vline
+    # positions "top left", "top right" and "top")
+    xanchor, yanchor = ("right", "top") if mean > 0.8 else ("left", "top") if mean < 0.2 else \
+        ("center", "bottom")  # fmt: skip
     role = "gold" if gold else "predicted"
-    fig.update_layout(
-        barmode="stack", title=f"p({names[target]}) per sample ({role} class), T = {p.size}",
-        xaxis_title=f"p({names[target]})", yaxis_title="samples", xaxis_range=[0, 1],
-        legend={"orientation": "h", "y": -0.25}, margin=_MARGIN, height=380,
-    )  # fmt: skip
-    return fig
+    return {"data": data, "layout": {
+        "shapes": [{"type": "line", "x0": mean, "x1": mean, "xref": "x", "y0": 0, "y1": 1,
+                    "yref": "y domain", "line": {"color": "#1a1d24", "dash": "dash"}}],
+        "annotations": [{"showarrow": False, "text": f"mean {mean:.3f}", "x": mean,
+                         "xanchor": xanchor, "xref": "x", "y": 1, "yanchor": yanchor,
+                         "yref": "y domain"}],
+        "barmode": "stack", "title": {"text": f"p({names[target]}) per sample ({role} class), "
+                                              f"T = {p.size}"},
+        "xaxis": {"title": {"text": f"p({names[target]})"}, "range": [0, 1]},
+        "yaxis": {"title": {"text": "samples"}}, "legend": {"orientation": "h", "y": -0.25},
+        "margin": dict(_MARGIN), "height": 380,
+    }}  # fmt: skip
 
 
-@phone_titles
-def running_mean_figure(mean: np.ndarray, se: np.ndarray, name: str) -> go.Figure:
+@phone_specs
+def running_mean_figure(mean: np.ndarray, se: np.ndarray, name: str) -> FigureSpec:
     """The running mean of ``p(name)`` after 1..T samples with a ±2 standard-error band."""
     t = np.arange(1, mean.size + 1)
-    fig = go.Figure([
-        go.Scatter(x=np.r_[t, t[::-1]], y=np.r_[mean + 2 * se, (mean - 2 * se)[::-1]],
-                   fill="toself", fillcolor="rgba(31,95,191,0.15)", line={"width": 0},
-                   name="±2 standard errors", hoverinfo="skip"),
-        go.Scatter(x=t, y=mean, line={"color": _BLUE}, name="running mean"),
-    ])  # fmt: skip
-    fig.update_layout(
-        title=f"Running mean of p({name}) as samples accumulate", xaxis_title="samples drawn",
-        yaxis_title=f"mean p({name})", yaxis_range=[0, 1], margin=_MARGIN, height=380,
-        legend={"orientation": "h", "y": -0.25},
-    )  # fmt: skip
-    return fig
+    return {"data": [
+        {"type": "scatter", "x": np.r_[t, t[::-1]],
+         "y": np.r_[mean + 2 * se, (mean - 2 * se)[::-1]], "fill": "toself",
+         "fillcolor": "rgba(31,95,191,0.15)", "line": {"width": 0},
+         "name": "±2 standard errors", "hoverinfo": "skip"},
+        {"type": "scatter", "x": t, "y": mean, "line": {"color": _BLUE}, "name": "running mean"},
+    ], "layout": {
+        "title": {"text": f"Running mean of p({name}) as samples accumulate"},
+        "xaxis": {"title": {"text": "samples drawn"}},
+        "yaxis": {"title": {"text": f"mean p({name})"}, "range": [0, 1]},
+        "margin": dict(_MARGIN), "height": 380, "legend": {"orientation": "h", "y": -0.25},
+    }}  # fmt: skip
 
 
 def _flat_bar(title: str, x: float, below_px: float, plot_px: float) -> dict:
@@ -79,11 +100,41 @@ def _flat_bar(title: str, x: float, below_px: float, plot_px: float) -> dict:
             "thickness": 12, "len": 0.42, "title": {"text": title, "side": "top"}}  # fmt: skip
 
 
-@phone_titles
+@functools.lru_cache(maxsize=32)
+def _facets(panels: int, spacing: float, scale: str, x_label: str, y_label: str) -> dict:
+    """What ``px.imshow`` with ``facet_col`` lays out for ``panels`` side-by-side heat maps,
+    without their data: each trace's axes, names and colour axis, the axes (domains, anchors,
+    reversed rows), the panels' titles and the colour axis (``scale``, its bar titled
+    "weight"). Computed by plotly express itself once per shape (~40 ms) instead of on every
+    figure; copy before changing it."""
+    fig = px.imshow(
+        np.zeros((panels, 1, 1)), x=["a"], y=["a"], facet_col=0, facet_col_spacing=spacing,
+        zmin=0.0, zmax=1.0, color_continuous_scale=scale, aspect="auto",
+        labels={"x": x_label, "y": y_label, "color": "weight"},
+    ).to_dict()  # fmt: skip
+    traces = [{k: v for k, v in t.items() if k not in ("x", "y", "z", "hovertemplate")}
+              for t in fig["data"]]  # fmt: skip
+    layout = {k: v for k, v in fig["layout"].items() if k != "template"}
+    return {"data": traces, "layout": layout}
+
+
+def _facet_spec(stack: np.ndarray, x: list[str], y: list[str], spacing: float, scale: str,
+                labels: tuple[str, str], hover: str) -> tuple[dict, list[str], list[str]]:
+    """``stack [P, Ly, Lx]`` as :func:`_facets`' heat maps (a fresh copy to finish), with the
+    names of its x and y axes in panel order."""
+    grid = copy.deepcopy(_facets(len(stack), spacing, scale, *labels))
+    for trace, z in zip(grid["data"], stack, strict=True):
+        trace.update(x=x, y=y, z=z, hovertemplate=hover)
+    xs = [t.get("xaxis", "x") for t in grid["data"]]
+    ys = [t.get("yaxis", "y") for t in grid["data"]]
+    return grid, [f"xaxis{a[1:]}" for a in xs], [f"yaxis{a[1:]}" for a in ys]
+
+
+@phone_specs
 def attention_panels(
     panels: dict[str, np.ndarray], tokens: Sequence[str], title: str, zmax: float | None = 1.0,
     own_scale: Sequence[str] = (),
-) -> go.Figure:  # fmt: skip
+) -> FigureSpec:  # fmt: skip
     """Side-by-side heat maps (one faceted figure) of ``[L, L]`` matrices, e.g. one sample,
     the mean and the standard deviation over samples. Rows = queries, columns = keys.
 
@@ -98,14 +149,12 @@ def attention_panels(
     labels = unique_labels(tokens)
     shared = [i for i, n in enumerate(names) if n not in own_scale]
     top = zmax if zmax is not None else float(stack[shared].max(initial=0.0) or 1.0)
-    fig = px.imshow(
-        stack, x=labels, y=labels, facet_col=0, facet_col_spacing=0.04, zmin=0.0, zmax=top,
-        color_continuous_scale="Blues", aspect="auto",
-        labels={"x": "key (attended to)", "y": "query", "color": "weight"},
-    )  # fmt: skip
-    for i, name in enumerate(names):
-        fig.layout.annotations[i].text = name
-    fig.update_traces(hovertemplate="query %{y}<br>key %{x}<br>%{z:.3f}<extra></extra>")
+    fig, xaxes, yaxes = _facet_spec(stack, labels, labels, 0.04, "Blues",
+                                    ("key (attended to)", "query"),
+                                    "query %{y}<br>key %{x}<br>%{z:.3f}<extra></extra>")
+    layout = fig["layout"]
+    for annotation, name in zip(layout["annotations"], names, strict=True):
+        annotation.update(text=name, font={"size": 12})  # the panels' names
     own = [i for i, n in enumerate(names) if n in own_scale]
     # colour bars lie flat under the panels, below the key labels and the axis title, so they
     # never overlap each other or a panel however narrow the screen (a phone gives each panel
@@ -114,89 +163,101 @@ def attention_panels(
     below = labels_px + 28  # tick labels (at -45 degrees) and the axis title
     height = max(480, min(980, 280 + 18 * len(tokens)))
     plot_px = height - _MARGIN["t"] - (below + 70)
-    fig.update_layout(coloraxis_colorbar=_flat_bar("weight", 0.22 if own else 0.5, below,
-                                                   plot_px))  # fmt: skip
+    coloraxis = layout["coloraxis"]
+    coloraxis.update(cmin=0.0, cmax=top)
+    coloraxis["colorbar"] = {**coloraxis.get("colorbar", {}),
+                             **_flat_bar("weight", 0.22 if own else 0.5, below, plot_px)}
     if own:
         for i in own:
-            fig.data[i].coloraxis = "coloraxis2"
+            fig["data"][i]["coloraxis"] = "coloraxis2"
         label = "/".join(names[i] for i in own)[:16]
-        fig.update_layout(coloraxis2={
-            "colorscale": "Oranges", "cmin": 0.0, "cmax": float(stack[own].max() or 1.0),
-            "colorbar": _flat_bar(label, 0.78, below, plot_px),
-        })  # fmt: skip
-    for annotation in fig.layout.annotations:  # the panels' names
-        annotation.font = {"size": 12}
-    fig.update_xaxes(tickangle=-45, showticklabels=len(tokens) <= 64, title_text="")
-    fig.update_yaxes(showticklabels=len(tokens) <= 64)
-    fig.layout["xaxis"].title.text = "key (attended to)"  # once, under the first panel
-    for i in range(2, len(names) + 1):  # token labels once, on the first panel
-        fig.layout[f"yaxis{i}"].showticklabels = False
-        fig.layout[f"yaxis{i}"].title.text = ""
-    fig.update_layout(title=title, margin={**_MARGIN, "b": below + 70}, height=height)
+        layout["coloraxis2"] = {"colorscale": _colorscale("Oranges"), "cmin": 0.0,
+                                "cmax": float(stack[own].max() or 1.0),
+                                "colorbar": _flat_bar(label, 0.78, below, plot_px)}  # fmt: skip
+    show = len(tokens) <= 64
+    for i, (xa, ya) in enumerate(zip(xaxes, yaxes, strict=True)):
+        layout[xa].update(tickangle=-45, showticklabels=show, title={"text": ""})
+        layout[ya]["showticklabels"] = show
+        if i:  # token labels once, on the first panel
+            layout[ya].update(showticklabels=False, title={"text": ""})
+    layout[xaxes[0]]["title"] = {"text": "key (attended to)"}  # once, under the first panel
+    layout.update(title={"text": title}, margin={**layout.get("margin", {}), **_MARGIN,
+                                                 "b": below + 70}, height=height)  # fmt: skip
     return fig
 
 
-@phone_titles
+@functools.lru_cache(maxsize=8)
+def _colorscale(name: str) -> list:
+    """A named colour scale as plotly's validation writes it (``[[0.0, "rgb(...)"], ...]``)."""
+    return go.layout.Coloraxis(colorscale=name).to_plotly_json()["colorscale"]
+
+
+@phone_specs
 def centroid_panels(
     sample: np.ndarray, frequency: np.ndarray, tokens: Sequence[str], t: int
-) -> go.Figure:
+) -> FigureSpec:
     """Token x centroid weights of one sample beside how often each token's largest weight
     falls on each centroid across the samples. Both ``[L, c]``."""
     c = sample.shape[1]
     stack = np.stack([np.asarray(sample, float), np.asarray(frequency, float)])  # [2, L, c]
-    fig = px.imshow(
-        stack, x=[f"centroid {j}" for j in range(c)], y=unique_labels(tokens), facet_col=0,
-        facet_col_spacing=0.08, zmin=0.0, zmax=1.0, color_continuous_scale="Purples",
-        aspect="auto", labels={"x": "centroid", "y": "token", "color": "weight"},
-    )  # fmt: skip
-    fig.layout.annotations[0].text = f"P, sample {t}"  # short: a phone gives each ~100 px;
-    # the page's caption says what P is (the keys' centroid assignment probabilities)
-    fig.layout.annotations[1].text = "across samples"
-    for annotation in fig.layout.annotations:
-        annotation.font = {"size": 12}
-    fig.update_traces(hovertemplate="%{y}<br>%{x}<br>%{z:.3f}<extra></extra>")
-    fig.update_xaxes(tickangle=-45, title_text="")
-    fig.update_yaxes(showticklabels=len(tokens) <= 64)
-    fig.layout["xaxis"].title.text = "centroid"  # once, under the first panel
-    fig.layout["yaxis2"].showticklabels = False
-    fig.layout["yaxis2"].title.text = ""
+    fig, xaxes, yaxes = _facet_spec(stack, [f"centroid {j}" for j in range(c)],
+                                    unique_labels(tokens), 0.08, "Purples", ("centroid", "token"),
+                                    "%{y}<br>%{x}<br>%{z:.3f}<extra></extra>")  # fmt: skip
+    layout = fig["layout"]
+    # short: a phone gives each ~100 px; the page's caption says what P is (the keys' centroid
+    # assignment probabilities)
+    for annotation, text in zip(layout["annotations"], (f"P, sample {t}", "across samples"),
+                                strict=True):  # fmt: skip
+        annotation.update(text=text, font={"size": 12})
+    for xa in xaxes:
+        layout[xa].update(tickangle=-45, title={"text": ""})
+    for ya in yaxes:
+        layout[ya]["showticklabels"] = len(tokens) <= 64
+    layout[xaxes[0]]["title"] = {"text": "centroid"}  # once, under the first panel
+    layout[yaxes[1]].update(showticklabels=False, title={"text": ""})
     below = 14 + 5 * len(f"centroid {c - 1}") + 28  # rotated labels and the axis title
     height = max(420, min(960, 220 + 18 * len(tokens)))
-    fig.update_layout(coloraxis_colorbar=_flat_bar("weight", 0.5, below,
-                                                   height - _MARGIN["t"] - below - 70),
-                      margin={**_MARGIN, "b": below + 70}, height=height,
-                      title="Centroid assignments of the keys")  # fmt: skip
+    coloraxis = layout["coloraxis"]
+    coloraxis.update(cmin=0.0, cmax=1.0)
+    coloraxis["colorbar"] = {**coloraxis.get("colorbar", {}),
+                             **_flat_bar("weight", 0.5, below, height - _MARGIN["t"] - below - 70)}
+    layout.update(margin={**layout.get("margin", {}), **_MARGIN, "b": below + 70},
+                  height=height, title={"text": "Centroid assignments of the keys"})  # fmt: skip
     return fig
 
 
-@phone_titles
-def bar_figure(values: Sequence[float], labels: Sequence[str], title: str, axis: str) -> go.Figure:
-    fig = go.Figure(go.Bar(x=list(labels), y=list(values), marker_color=_BLUE))
-    fig.update_layout(title=title, yaxis_title=axis, margin=_MARGIN, height=320)
-    return fig
+@phone_specs
+def bar_figure(values: Sequence[float], labels: Sequence[str], title: str,
+               axis: str) -> FigureSpec:  # fmt: skip
+    return {"data": [{"type": "bar", "x": list(labels), "y": _plain(values),
+                      "marker": {"color": _BLUE}}],
+            "layout": {"title": {"text": title}, "yaxis": {"title": {"text": axis}},
+                       "margin": dict(_MARGIN), "height": 320}}  # fmt: skip
 
 
-@phone_titles
+@phone_specs
 def prior_posterior_figure(
     prior: np.ndarray, mean: np.ndarray, samples: np.ndarray, tokens: Sequence[str], query: str
-) -> go.Figure:
+) -> FigureSpec:
     """BAM, one query row over the keys: the contextual prior ``prior [L]``, the posterior mean
     ``mean [L]`` and a few posterior samples ``samples [S, L]``."""
     labels = unique_labels(tokens)
-    fig = go.Figure()
-    fig.add_trace(go.Bar(x=labels, y=prior, name="prior π (keys only)", marker_color="#e09f3e"))
-    fig.add_trace(go.Bar(x=labels, y=mean, name="posterior mean", marker_color=_BLUE))
+    data = [{"type": "bar", "x": labels, "y": prior, "name": "prior π (keys only)",
+             "marker": {"color": "#e09f3e"}},
+            {"type": "bar", "x": labels, "y": mean, "name": "posterior mean",
+             "marker": {"color": _BLUE}}]  # fmt: skip
     for i, row in enumerate(samples):  # one legend entry for all of them
-        fig.add_trace(go.Scatter(x=labels, y=row, mode="markers", legendgroup="samples",
-                                 name=f"posterior samples 0-{len(samples) - 1}",
-                                 hovertemplate=f"sample {i}: %{{y:.3f}}<extra></extra>",
-                                 marker={"color": _RED, "size": 6, "opacity": 0.6},
-                                 showlegend=i == 0))  # fmt: skip
-    fig.update_layout(barmode="group", title=f"Prior vs posterior attention of query {query}",
-                      yaxis_title="attention weight", margin=_MARGIN, height=380,
-                      legend={"orientation": "h", "y": -0.3})  # fmt: skip
-    fig.update_xaxes(tickangle=-45, showticklabels=len(tokens) <= 64)
-    return fig
+        data.append({"type": "scatter", "x": labels, "y": row, "mode": "markers",
+                     "legendgroup": "samples", "name": f"posterior samples 0-{len(samples) - 1}",
+                     "hovertemplate": f"sample {i}: %{{y:.3f}}<extra></extra>",
+                     "marker": {"color": _RED, "size": 6, "opacity": 0.6},
+                     "showlegend": i == 0})  # fmt: skip
+    return {"data": data, "layout": {
+        "barmode": "group", "title": {"text": f"Prior vs posterior attention of query {query}"},
+        "yaxis": {"title": {"text": "attention weight"}}, "margin": dict(_MARGIN), "height": 380,
+        "legend": {"orientation": "h", "y": -0.3},
+        "xaxis": {"tickangle": -45, "showticklabels": len(tokens) <= 64},
+    }}  # fmt: skip
 
 
 @phone_titles

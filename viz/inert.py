@@ -49,3 +49,9 @@ def inert(fig: go.Figure) -> go.Figure:
     doc = fig.to_plotly_json()
     cleaned, changed = _clean(doc)
     return go.Figure(cleaned) if changed else fig
+
+
+def inert_spec(spec: dict) -> dict:
+    """:func:`inert` for a figure written as its plotly JSON (a dict): ``spec`` with no such
+    string (the same dict when nothing needed it)."""
+    return _clean(spec)[0]
