@@ -1,5 +1,5 @@
 """The explorer's figures written as plotly JSON (issue 32) look exactly as the validated plotly
-builders drew them: the same JSON reaches the browser (tests/viz_reference.py keeps those
+builders drew them: the same JSON reaches the browser (viz/reference.py keeps those
 builders), and the figure cache keeps one entry per view, bounded by bytes."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import plotly.graph_objects as go
 import plotly.io as pio
 import pytest
 
-from tests import viz_reference as R
 from viz import figures as F
+from viz import reference as R
 
 EVIL = "<a href='https://evil.example'>x</a>"
 

@@ -21,7 +21,7 @@ cores are shared) into:
 
 Each link (a seed of its own) is opened fresh (nothing cached) and then again from another
 session (the result cached across sessions), **before** (the validated builders of
-``tests/viz_reference.py``, no figure cache: the explorer as it was before issue 32) and
+``viz/reference.py``, no figure cache: the explorer as it was before issue 32) and
 **after** (this code), interleaved link by link with the caches cleared between, after one
 unmeasured warm-up visit per checkpoint and mode (model load, imports). The AppTest harness's
 own work (reading the messages back into elements) is not the server's and is left out, and
@@ -44,7 +44,6 @@ import gc
 import io
 import json
 import pstats
-import sys
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -109,10 +108,10 @@ class Instruments:
         import streamlit as st
         from streamlit.runtime.scriptrunner_utils.script_run_context import ScriptRunContext
 
-        from tests import viz_reference
         from ui import cached, runlog
         from ui import explore_views as V
         from viz import figures as F
+        from viz import reference as viz_reference
 
         self.meter = Meter()
         self.profile: cProfile.Profile | None = None
@@ -278,7 +277,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", action="store_true",
                         help="also print cProfile of one repeat visit per checkpoint")
     args = parser.parse_args(argv)
-    sys.path.insert(0, str(ROOT))  # tests.viz_reference
     from streamlit.logger import set_log_level
 
     set_log_level("error")  # AppTest runs without a server: Streamlit warns on every run

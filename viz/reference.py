@@ -1,7 +1,8 @@
 """The explorer's figure builders as they were before issue 32 (plotly's validated API:
 ``go.Figure``, ``px.imshow``, ``update_*``), kept as the reference that the dict builders of
-:mod:`viz.figures` must match exactly (tests/test_figure_specs.py): the same JSON reaches the
-browser, so every figure looks the same."""
+:mod:`viz.figures` must match exactly (tests/test_figure_specs.py, a golden test): the same JSON
+reaches the browser, so every figure looks the same. No page uses them; ``python -m
+ui.bench_visit`` times them as the "before" of its table."""
 
 from __future__ import annotations
 
