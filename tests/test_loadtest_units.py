@@ -8,6 +8,7 @@ import hmac
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 from ui import loadtest, serve
 from ui.loadtest import CLK_TCK, alive, cpu_seconds, parse_stat, percentile, tree_pids, visits
@@ -75,7 +76,11 @@ def test_caddy_config_is_sticky_checked_and_closed():
     assert config["admin"]["disabled"] is True
     server = config["apps"]["http"]["servers"]["uq"]
     assert server["listen"] == ["127.0.0.1:8501"] and server["automatic_https"]["disable"]
-    proxy = server["routes"][0]["handle"][0]
+    static, route = server["routes"]
+    assert static["match"] == [{"path": ["/static/*"]}] and static["terminal"]
+    root = Path(static["handle"][1]["root"])
+    assert static["handle"][1]["handler"] == "file_server" and (root / "static" / "js").is_dir()
+    proxy = route["handle"][0]
     assert proxy["load_balancing"]["selection_policy"] == {"policy": "cookie", "name": "lb"}
     assert proxy["health_checks"]["active"]["uri"] == "/_stcore/health"
     assert [u["dial"] for u in proxy["upstreams"]] == ["127.0.0.1:1", "127.0.0.1:2"]
