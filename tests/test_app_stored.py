@@ -85,3 +85,40 @@ def test_a_truncated_stored_file_is_recomputed_with_its_reason(stored_dir, tmp_p
     assert "Recomputed: the stored results file does not parse" in at.info[0].value
     at.button(key="err_go").click().run()
     assert not at.exception and len(at.dataframe[0].value) > 2000
+
+
+def test_stories_come_from_stored_samples_at_once_without_a_model(stored_dir, tmp_path):
+    """A checkpoint whose stored samples hold its bundled examples tells its three stories on a
+    first view with no sampling (no model loaded); without stored samples nothing is sampled
+    unless asked for, and then only a small sample."""
+    from ui import cached, landing
+
+    cached.models().clear()
+    cached._stories().clear()
+    tales = cached.stories("cola-hsto", str(stored_dir), "cola")
+    assert [t.title for t in tales] == ["Sure of it", "Unsure", "Out of domain"]
+    assert not cached.models().keys()  # read from the file: no model was loaded
+    at = AppTest.from_file(APP, default_timeout=300)
+    at.query_params["ckpt"] = "cola-hsto"
+    at.run()  # a bare link on this checkpoint: the landing
+    assert not at.exception, at.exception
+    assert len([b for b in at.button if b.key and b.key.startswith("landing_story")]) == 3
+    assert not [b for b in at.button if b.key == "landing_find"]
+
+    bare = make_checkpoints(tmp_path, prefix="bare", families=("trans",))  # no stored samples
+    sampled: list[int] = []
+    probe = cached._many
+
+    def counting(name, folder, version, texts, *args, **kwargs):
+        sampled.append(len(texts))
+        return probe(name, folder, version, texts, *args, **kwargs)
+
+    try:
+        cached._many = counting
+        assert cached.stories("bare-trans", str(bare), "cola") is None and not sampled
+        rows = []
+        found = cached.stories("bare-trans", str(bare), "cola", live=True, on_rows=rows.append)
+    finally:
+        cached._many = probe
+    assert sum(sampled) == 2 * landing.STORY_LIVE_PER_DOMAIN == sum(rows)  # 16 per domain
+    assert len(found) == 3 and cached.stories("bare-trans", str(bare), "cola") == found
