@@ -107,3 +107,24 @@ def test_error_analysis_draws_the_map_and_offers_its_files():
     assert "The map's points (CSV)" in labels and "The map (SVG)" in labels
     at.selectbox(key="map_color").set_value("domain").run()
     assert not at.exception
+
+
+def test_the_why_views_start_on_when_the_app_samples_on_a_gpu(monkeypatch):
+    """Off at first on a CPU server (a class on different links would pay for them on every
+    view); on at first where the device is a GPU (``UQ_DEVICE=auto`` picks it)."""
+    from ui import cached
+
+    at = AppTest.from_file(APP, default_timeout=300)
+    for key, value in {"ckpt": "cola-hsto", "text": TEXT, "T": "12"}.items():
+        at.query_params[key] = value
+    monkeypatch.setattr(cached, "on_gpu", lambda: True)
+    at.run()
+    assert not at.exception, at.exception
+    assert at.toggle(key=K.WHY_ON).value is True
+    assert any(t.startswith("Salience of") for t in chart_titles(at))
+    monkeypatch.setattr(cached, "on_gpu", lambda: False)
+    cpu = AppTest.from_file(APP, default_timeout=300)
+    for key, value in {"ckpt": "cola-hsto", "text": TEXT, "T": "12"}.items():
+        cpu.query_params[key] = value
+    cpu.run()
+    assert cpu.toggle(key=K.WHY_ON).value is False
