@@ -95,7 +95,7 @@ with st.form("sentence"):
 try:
     with st.spinner(f"Drawing {view.T} samples…"):
         t = sidebar.temperature_of(info) if view.scaled else None
-        res = work.run(f"Drawing {view.T} samples", lambda _: cached.explore_keyed(
+        res = work.run(f"Drawing {view.T} samples", lambda _: cached.explore(
             info.name, cached.where(info.name), view.text or "", view.T, view.seed,
             settings_key(view.overrides()), view.label, t), ("explore", view))  # fmt: skip
 except UQError as exc:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from streamlit.testing.v1 import AppTest
 
 from uqcore.config import ModelConfig, family_fields
 from uqcore.families import FAMILY_NAMES, get_family
@@ -96,3 +97,17 @@ def zip_folder(folder: Path, edit: dict[str, Callable[[Any], Any]] | None = None
                 data = json.dumps(edit[f.name](json.loads(data))).encode()
             files[f.name] = data
     return zip_files(files, f"{folder.name}/")
+
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+
+
+def open_link(**params) -> AppTest:
+    """The app (``app.py``) run once under AppTest on a link with these query parameters;
+    fails on an exception."""
+    at = AppTest.from_file(APP, default_timeout=120)
+    for key, value in params.items():
+        at.query_params[key] = value
+    at.run()
+    assert not at.exception, at.exception
+    return at

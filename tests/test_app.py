@@ -12,7 +12,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.app_fixtures import app_checkpoints, ckdir, make_checkpoints  # noqa: F401 (fixtures)
-from tests.helpers import chart_titled, chart_titles
+from tests.helpers import chart_titled, chart_titles, open_link
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 LINK = {"ckpt": "cola-hsto", "text": "John is tall on several occasions.", "label": "0",
@@ -20,15 +20,6 @@ LINK = {"ckpt": "cola-hsto", "text": "John is tall on several occasions.", "labe
 
 
 pytestmark = pytest.mark.usefixtures("app_checkpoints")
-
-
-def open_link(**params) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=120)
-    for key, value in params.items():
-        at.query_params[key] = value
-    at.run()
-    assert not at.exception, at.exception
-    return at
 
 
 def metrics(at: AppTest) -> dict[str, str]:

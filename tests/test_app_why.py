@@ -9,7 +9,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.app_fixtures import app_checkpoints, ckdir  # noqa: F401 (fixtures)
-from tests.helpers import chart_titles
+from tests.helpers import chart_titles, open_link
 from ui import keys as K
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
@@ -114,17 +114,10 @@ def test_the_why_views_start_on_when_the_app_samples_on_a_gpu(monkeypatch):
     view); on at first where the device is a GPU (``UQ_DEVICE=auto`` picks it)."""
     from ui import cached
 
-    at = AppTest.from_file(APP, default_timeout=300)
-    for key, value in {"ckpt": "cola-hsto", "text": TEXT, "T": "12"}.items():
-        at.query_params[key] = value
+    link = {"ckpt": "cola-hsto", "text": TEXT, "T": "12"}
     monkeypatch.setattr(cached, "on_gpu", lambda: True)
-    at.run()
-    assert not at.exception, at.exception
+    at = open_link(**link)
     assert at.toggle(key=K.WHY_ON).value is True
     assert any(t.startswith("Salience of") for t in chart_titles(at))
     monkeypatch.setattr(cached, "on_gpu", lambda: False)
-    cpu = AppTest.from_file(APP, default_timeout=300)
-    for key, value in {"ckpt": "cola-hsto", "text": TEXT, "T": "12"}.items():
-        cpu.query_params[key] = value
-    cpu.run()
-    assert cpu.toggle(key=K.WHY_ON).value is False
+    assert open_link(**link).toggle(key=K.WHY_ON).value is False

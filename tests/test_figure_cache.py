@@ -5,7 +5,6 @@ figure; the cache is bounded by bytes."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import plotly.graph_objects as go
@@ -13,12 +12,12 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.app_fixtures import app_checkpoints, ckdir  # noqa: F401 (fixtures)
+from tests.helpers import open_link
 from ui import cached
 from ui import explore_views as V
 from ui import keys as K
 from ui.compute import ExploreResult, spec_bytes
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
 LINK = {"ckpt": "cola-hsto", "text": "John is tall on several occasions.", "label": "0",
         "T": "20", "seed": "1"}  # fmt: skip
 
@@ -71,7 +70,7 @@ def test_a_result_without_a_key_is_never_cached():
 
 def test_temperature_scaling_drops_the_key():
     """A temperature-scaled result has other probabilities: it must not reuse the unscaled
-    result's figures under its key (ui.cached.explore_keyed sets the key with the
+    result's figures under its key (ui.cached.explore sets the key with the
     temperature in it)."""
     res = _result(("k",))
     res = ExploreResult(**{**res.__dict__, "logits": np.zeros((4, 2))})
@@ -110,20 +109,11 @@ def _specs(at: AppTest) -> dict[str, str]:
     return out
 
 
-def _open(**params) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=120)
-    for key, value in params.items():
-        at.query_params[key] = value
-    at.run()
-    assert not at.exception, at.exception
-    return at
-
-
 @pytest.mark.usefixtures("app_checkpoints")
 def test_a_link_opened_again_builds_no_figure_and_shows_the_same(monkeypatch):
     from viz import figures as F
 
-    first = _open(**LINK)
+    first = open_link(**LINK)
     shown = _specs(first)
     assert len(shown) >= 4  # histogram, running mean, attention, centroids, usage
     n = len(cached.figures().keys())
@@ -138,12 +128,12 @@ def test_a_link_opened_again_builds_no_figure_and_shows_the_same(monkeypatch):
             return _spec(*args, **kwargs)
 
         monkeypatch.setattr(builder, "spec", spy)
-    again = _open(**LINK)  # another session
+    again = open_link(**LINK)  # another session
     assert not built and _specs(again) == shown
     figs = again.session_state[K.FIGURES]  # the export panel's figures: the session's own
     assert all(isinstance(f, go.Figure) for f in figs.values())
     assert len(figs) == len(shown)
-    reseeded = _open(**{**LINK, "seed": "2"})
+    reseeded = open_link(**{**LINK, "seed": "2"})
     assert built and len(cached.figures().keys()) == 2 * n
     hist = next(t for t in shown if t.startswith("p(unacceptable)"))
     assert _specs(reseeded)[hist] != shown[hist]  # another seed: other samples
@@ -151,7 +141,7 @@ def test_a_link_opened_again_builds_no_figure_and_shows_the_same(monkeypatch):
 
 @pytest.mark.usefixtures("app_checkpoints")
 def test_another_layer_is_another_figure():
-    at = _open(**LINK)
+    at = open_link(**LINK)
     before = {t for t in _specs(at) if t.startswith("Attention")}
     at.selectbox(key=K.ATT_LAYER).set_value(0).run()
     after = {t for t in _specs(at) if t.startswith("Attention")}

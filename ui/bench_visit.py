@@ -6,7 +6,7 @@ a new session per visit, the link's query parameters set) and splits the server'
 of each visit (process CPU time, so the sampling's worker threads count; not wall time, as the
 cores are shared) into:
 
-* **sampling**: ``ui.cached.explore`` / ``explore_keyed`` (the cache lookup on a repeat);
+* **sampling**: ``ui.cached.explore`` (the cache lookup on a repeat);
 * **figure building**: the builders of :mod:`viz.figures` (a figure's plotly JSON, or before
   issue 32 the validated ``go.Figure``), the views' arrays for them included;
 * **figure objects**: :func:`viz.titles.as_figure`, the session's own figure of a cached spec;
@@ -118,7 +118,7 @@ class Instruments:
         self.mods = {"st": st, "cached": cached, "V": V, "F": F}
         self.own = {name: getattr(F, name) for name in BUILDERS}
         self.reference = {name: getattr(viz_reference, name) for name in BUILDERS}
-        self.originals = {"explore": cached.explore, "explore_keyed": cached.explore_keyed,
+        self.originals = {"explore": cached.explore,
                           "figure": cached.figure, "as_figure": V.as_figure,
                           "plotly_chart": st.plotly_chart, "scan": cached._scan}  # fmt: skip
         meter = self
@@ -154,8 +154,7 @@ class Instruments:
 
         self._restore.append((ScriptRunContext, "enqueue", enqueue))
         ScriptRunContext.enqueue = enqueue_and_serialise
-        self._restore += [(cached, n, getattr(cached, n)) for n in ("explore", "explore_keyed",
-                                                                    "figure", "_scan")]
+        self._restore += [(cached, n, getattr(cached, n)) for n in ("explore", "figure", "_scan")]
         self._restore += [(V, "as_figure", V.as_figure), (st, "plotly_chart", st.plotly_chart)]
         self._restore += [(F, n, getattr(F, n)) for n in BUILDERS]
         self.set_mode("after")
@@ -178,7 +177,6 @@ class Instruments:
     def set_mode(self, mode: str) -> None:
         m, o, wrap = self.mods, self.originals, self.meter.wrap
         m["cached"].explore = wrap("sampling", o["explore"])
-        m["cached"].explore_keyed = wrap("sampling", o["explore_keyed"])
         m["st"].plotly_chart = wrap("st.plotly_chart", o["plotly_chart"])
         m["cached"]._scan = wrap("checkpoint listing", o["scan"])
         m["cached"]._scan.clear = o["scan"].clear  # ui.cached.rescan

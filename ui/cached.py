@@ -229,21 +229,14 @@ def explore(
 ) -> compute.ExploreResult:  # fmt: skip
     """:func:`ui.compute.explore` cached by value (``settings``: the overrides'
     :func:`ui.compute.settings_key`), temperature-scaled when a ``temperature`` is given, with
-    its Table 3 summary for the gold ``label``."""
+    its Table 3 summary for the gold ``label`` and its ``key`` (the values that determine it),
+    so the explorer's figures of it are cached across sessions (:func:`figure`)."""
     version = stamp(name, folder)
     res = _explore(name, folder, version, text, T, seed, settings)
-    return (res if temperature is None else res.with_temperature(temperature)).for_label(label)
-
-
-def explore_keyed(
-    name: str, folder: str, text: str, T: int, seed: int, settings: tuple, label: int | None,
-    temperature: float | None = None,
-) -> compute.ExploreResult:  # fmt: skip
-    """:func:`explore` with its ``key`` set (the values that determine the result), so the
-    explorer's figures of it are cached across sessions (:func:`figure`)."""
-    res = explore(name, folder, text, T, seed, settings, label, temperature)
-    key = (name, folder, stamp(name, folder), text, T, seed, settings, temperature)
-    return dataclasses.replace(res, key=key)
+    if temperature is not None:
+        res = res.with_temperature(temperature)
+    key = (name, folder, version, text, T, seed, settings, temperature)
+    return dataclasses.replace(res, key=key).for_label(label)
 
 
 FIGURE_BYTES = 32 * 2**20  # the explorer's finished figures kept (a 9-token view: 3 to 12 kB)
@@ -432,26 +425,33 @@ class _Rows:
         self.update = on_rows
 
 
+def _from_stored(name: str, folder: str, version: str, texts: tuple[str, ...], T: int,  # noqa: N803
+                 seed: int, settings: tuple) -> list:  # fmt: skip
+    """Per text its samples read from the checkpoint's stored samples, or None where the file
+    does not hold it (all None when there is no file or it was drawn with other settings)."""
+    stored, _ = _stored(name, folder, version)
+    info = info_of(name, folder)
+    if stored is None or info is None:
+        return [None] * len(texts)
+    try:
+        fs = resolve(ModelConfig.from_dict(info.config), compute.SamplingSettings(*settings))
+    except UQError:
+        return [None] * len(texts)  # the live path says what is wrong with the settings
+    if stored.matches(int(seed), fs) is not None:  # rows held at T
+        return [None] * len(texts)
+    return compute.stored_probs(stored, texts, int(T))
+
+
 def _many(name: str, folder: str, version: str, texts: tuple[str, ...], T: int, seed: int,
           settings: tuple, on_rows: Callable[[int], None] | None = None):  # fmt: skip
     def load():
-        overrides = compute.SamplingSettings(*settings)
-        stored, _ = _stored(name, folder, version)
-        got: list = [None] * len(texts)
-        if stored is not None:
-            info = info_of(name, folder)
-            try:
-                fs = resolve(ModelConfig.from_dict(info.config), overrides)
-            except UQError:
-                fs = None  # the live path below says what is wrong with the settings
-            if fs is not None and stored.matches(int(seed), fs) is None:  # rows held at T
-                got = compute.stored_probs(stored, texts, int(T))
+        got = _from_stored(name, folder, version, texts, T, seed, settings)
         missing = [i for i, g in enumerate(got) if g is None]
         if missing:  # the model is loaded only for texts the file does not hold
             heavy()
             live = compute.many_probs(
                 _checkpoint(name, folder, version), tuple(texts[i] for i in missing), T, seed,
-                overrides, prefix_cache(), (name, folder, version),
+                compute.SamplingSettings(*settings), prefix_cache(), (name, folder, version),
                 bar=None if on_rows is None else _Rows(on_rows),
             )  # fmt: skip
             for i, value in zip(missing, live, strict=True):
@@ -484,24 +484,6 @@ def _stories() -> ByteLRU[list]:
     return ByteLRU(2**20, lambda tales: 512 * (1 + len(tales)))
 
 
-def _stored_serves(name: str, folder: str, version: str, texts: tuple[str, ...], T: int,  # noqa: N803
-                   live: int = 0) -> bool:  # fmt: skip
-    """Whether the checkpoint's stored samples hold ``texts`` at ``T``, seed 0 and its own
-    settings, all but at most ``live`` of them (sampled here: a text the file skipped because
-    it has no known word, say)."""
-    stored, _ = _stored(name, folder, version)
-    info = info_of(name, folder)
-    if stored is None or info is None:
-        return False
-    try:
-        own = resolve(ModelConfig.from_dict(info.config))
-    except UQError:
-        return False
-    if stored.matches(0, own) is not None:
-        return False
-    return sum(g is None for g in compute.stored_probs(stored, texts, int(T))) <= live
-
-
 def stories(name: str, folder: str, task: str, live: bool = False,
             on_rows: Callable[[int], None] | None = None) -> list | None:  # fmt: skip
     """:func:`ui.landing.stories` of checkpoint ``name`` (kept per version of its files):
@@ -518,9 +500,11 @@ def stories(name: str, folder: str, task: str, live: bool = False,
         return kept
     none = compute.settings_key(compute.SamplingSettings())  # the checkpoint's own settings
     rows = dataset.pick(task, landing.STORY_PER_DOMAIN, seed=0)
-    texts = tuple(r[0] for r in rows)
-    few = landing.STORY_LIVE_PER_DOMAIN  # what the file lacks costs less than a small sample
-    if not _stored_serves(name, folder, version, texts, landing.STORY_T, few):
+    held = _from_stored(name, folder, version, tuple(r[0] for r in rows), landing.STORY_T, 0,
+                        none)  # fmt: skip
+    # served by the file when what it lacks (texts without a known word) is less than a small
+    # sample to compute here
+    if sum(g is None for g in held) > landing.STORY_LIVE_PER_DOMAIN:
         if not live:
             return None
         rows = dataset.pick(task, landing.STORY_LIVE_PER_DOMAIN, seed=0)

@@ -79,7 +79,7 @@ class ExploreResult:
     what was sampled; ``summary``: the
     Table 3 numbers for ``label`` (None until :meth:`for_label`); ``seconds`` of computing;
     ``key``: the plain values that determine the result (checkpoint and its files' version, text,
-    T, seed, settings, temperature), set by :func:`ui.cached.explore_keyed` so its figures are
+    T, seed, settings, temperature), set by :func:`ui.cached.explore` so its figures are
     cached across sessions (None: figures are built every time).
     """
 
@@ -100,7 +100,7 @@ class ExploreResult:
     logits: np.ndarray | None = None  # [T, C]
     temperature: float | None = None  # set by with_temperature
     summary: Summary | None = None
-    key: tuple | None = None  # what determines it, for the figure cache (ui.cached.explore_keyed)
+    key: tuple | None = None  # what determines it, for the figure cache (ui.cached.explore)
 
     def with_temperature(self, t: float) -> ExploreResult:
         """This result with every sample's logits divided by ``t`` before its softmax
