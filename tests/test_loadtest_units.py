@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from ui import loadtest, serve
 from ui.loadtest import CLK_TCK, alive, cpu_seconds, parse_stat, percentile, tree_pids, visits
 
@@ -100,3 +102,11 @@ def test_without_caddy_one_line_says_how_to_install_it(monkeypatch, capsys):
     assert serve.main([]) == 2
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and "apt-get install -y caddy" in err
+
+
+def test_a_launch_of_too_many_processes_or_a_bad_port_is_refused_in_one_line(capsys):
+    for argv in (["--processes", "0"], ["--processes", "100000"], ["--port", "70000"]):
+        with pytest.raises(SystemExit) as stopped:
+            serve.main(argv)
+        assert stopped.value.code == 2
+        assert "must be" in capsys.readouterr().err

@@ -242,12 +242,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--port", type=int, default=8501, help="the address visitors use: port")
     p.add_argument("--address", default="127.0.0.1", help="... and interface (0.0.0.0: all)")
     args = p.parse_args(argv)
+    most = 4 * len(os.sched_getaffinity(0))  # each holds its own models: ~0.65 GB
+    if not 1 <= args.processes <= most:
+        p.error(f"--processes must be 1 to {most} (four per CPU here; each process holds its "
+                "own models, about 0.65 GB)")
+    if not 1 <= args.port <= 65535:
+        p.error("--port must be 1 to 65535")
     caddy = CADDY if os.access(CADDY, os.X_OK) else shutil.which("caddy")
     if not caddy:
         print(f"ui.serve needs Caddy at {CADDY}: apt-get install -y caddy", file=sys.stderr)
         return 2
-    if args.processes < 1:
-        p.error("--processes must be at least 1")
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
