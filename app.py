@@ -1,25 +1,26 @@
 """Stochastic Attention Explorer: the router and the sidebar every page shares.
 
-``streamlit run app.py``. The pages live in ``pages/``; the shared state (checkpoint, T, seed,
+``streamlit run app.py``. The pages live in ``app_pages/``; the shared state (checkpoint, T, seed,
 temperatures, ...) is read from the URL once per session and written back on every run, so the
-address bar is always a link to the current view (``ui.sidebar``, ``ui.state``).
+address bar is always a link to the current view (``ui.sidebar``, ``ui.logic.state``).
 """
 
 from __future__ import annotations
 
 import os
 
-# Idle OpenMP threads sleep instead of spinning. Measured with `python -m ui.loadtest`: the
+# Idle OpenMP threads sleep instead of spinning. Measured with `python -m tools.loadtest`: the
 # explorer's sampling (cola-hsto, T = 50) took 0.04 s per request with this and 0.33 s without
 # it, in the server (each script run's thread brings its own OpenMP pool, and spinning pools
-# outnumber the cores). Set before torch is first imported; ui.bench sets the same.
+# outnumber the cores). Set before torch is first imported; tools.bench sets the same.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import streamlit as st  # noqa: E402
 from streamlit.runtime.scriptrunner import get_script_run_ctx  # noqa: E402
 
-from ui import cached, routes, runlog, sidebar  # noqa: E402
-from ui import keys as K
+from ui import cached, routes, sidebar  # noqa: E402
+from ui.logic import keys as K
+from ui.logic import runlog
 
 # Key numbers are never cut ("0.198 ± 0.…" on a projector): metric values shrink with the window
 # and wrap instead of ending in an ellipsis; long chart titles wrap too.
@@ -52,6 +53,12 @@ def main() -> None:
         nav.run()
 
 
-_ctx = get_script_run_ctx()
-with runlog.timed(_ctx.session_id if _ctx else "local", st.context.url or ""):  # $UQ_RUN_LOG
-    main()
+def run() -> None:
+    """``main`` timed into ``$UQ_RUN_LOG``. The run context stays a local: a module global would
+    keep this session's state alive after the session ends (its upload folder with it)."""
+    ctx = get_script_run_ctx()
+    with runlog.timed(ctx.session_id if ctx else "local", st.context.url or ""):
+        main()
+
+
+run()

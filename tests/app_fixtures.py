@@ -8,10 +8,10 @@ import pytest
 import torch
 
 from tests.helpers import tiny_config
-from ui.catalog import presets
+from ui.logic.catalog import presets
+from uqcore.build import build_model
 from uqcore.checkpoint import save_checkpoint
 from uqcore.families import FAMILY_NAMES as FAMILIES
-from uqcore.model import build_model
 from uqcore.vocab import Vocab
 
 

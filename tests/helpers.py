@@ -13,9 +13,9 @@ from typing import Any
 import torch
 from streamlit.testing.v1 import AppTest
 
+from uqcore.build import build_model
 from uqcore.config import ModelConfig, family_fields
 from uqcore.families import FAMILY_NAMES, get_family
-from uqcore.model import build_model
 
 STOCHASTIC = ("mcdropout", "sto", "hsto", "bam", "bayesformer")
 

@@ -1,4 +1,4 @@
-"""Low-rank adapters (uqcore.lora) and adapter checkpoints on a pretrained base
+"""Low-rank adapters (uqcore.linear) and adapter checkpoints on a pretrained base
 (uqcore.checkpoint + uqcore.base_model): only what training made is stored, the base is checked."""
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ import torch
 
 from uqcore.base_model import BaseRecord, record_for
 from uqcore.bert import load_hf_bert, read_hf_config
+from uqcore.build import build_model
 from uqcore.checkpoint import load_checkpoint, save_checkpoint
 from uqcore.config import ModelConfig
 from uqcore.errors import CheckpointError, ConfigError
-from uqcore.lora import AdapterConfig, LoRALinear, add_adapters, merge_adapters
-from uqcore.model import build_model
+from uqcore.linear import AdapterConfig, LoRALinear, add_adapters, merge_adapters
 from uqcore.predict import pad
 from uqcore.sampling import sample
 from uqcore.wordpiece import WordPiece

@@ -157,8 +157,8 @@ def test_bam_view_has_one_legend_entry_for_its_sample_dots():
 def test_exports_record_their_settings_in_the_name_and_inside():
     """Defect: two CSVs made at different temperatures got the same name and held only
     ``sample, p_*``."""
-    from ui.compute import explore
     from ui.explore_views import arrays_npz, export_stem, samples_csv, settings_record
+    from ui.logic.compute import explore
     from uqcore.registry import load
     from uqcore.settings import SamplingSettings
     from uqlab.paths import checkpoint_dir
@@ -216,7 +216,7 @@ def test_every_family_explores_without_error():
 
 
 def goto_table3(at: AppTest) -> AppTest:
-    at.switch_page("pages/table3.py").run()
+    at.switch_page("app_pages/table3.py").run()
     assert not at.exception, at.exception
     return at
 

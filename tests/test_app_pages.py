@@ -31,7 +31,7 @@ titles = chart_titles
 
 
 def test_results_page_shows_tables_reliability_and_roc():
-    at = on_page("pages/results.py")
+    at = on_page("app_pages/results.py")
     assert at.dataframe  # the Table 2 rows of the checkpoints
     at.number_input(key="res_n").set_value(20)
     at.multiselect(key="res_ckpts").set_value(["cola-hsto", "cola-trans"])
@@ -49,7 +49,7 @@ def test_results_page_shows_tables_reliability_and_roc():
 
 
 def test_error_analysis_shows_slices_side_by_side():
-    at = on_page("pages/errors.py", seed="3")
+    at = on_page("app_pages/errors.py", seed="3")
     at.number_input(key="err_n").set_value(15)
     at.button(key="err_go").click().run()
     slices = at.dataframe[-1].value
@@ -64,7 +64,7 @@ def test_error_analysis_shows_slices_side_by_side():
 
 
 def test_error_analysis_sorts_filters_and_links_to_the_same_numbers():
-    at = on_page("pages/errors.py", seed="3")
+    at = on_page("app_pages/errors.py", seed="3")
     at.number_input(key="err_n").set_value(15)
     at.button(key="err_go").click().run()
     assert not at.exception, at.exception
@@ -93,7 +93,7 @@ def test_error_analysis_sorts_filters_and_links_to_the_same_numbers():
 def test_error_analysis_filters_survive_a_recompute():
     """Defect: after changing T and recomputing, the widgets showed "all / mutual information"
     while the table kept the old "wrong" filter sorted by p(gold)."""
-    at = on_page("pages/errors.py", seed="3")
+    at = on_page("app_pages/errors.py", seed="3")
     at.number_input(key="err_n").set_value(15)
     at.button(key="err_go").click().run()
     at.selectbox(key="err_view").set_value("wrong").run()
@@ -121,7 +121,7 @@ def test_results_keeps_a_checkpoint_choice_when_the_task_changes(tmp_path, monke
     root = make_checkpoints(tmp_path, families=("trans", "hsto"))
     make_checkpoints(root, prefix=other, task=other, families=("trans", "hsto"))
     monkeypatch.setenv("UQ_CHECKPOINT_DIR", str(root))
-    at = on_page("pages/results.py")
+    at = on_page("app_pages/results.py")
     assert at.multiselect(key="res_ckpts").value
     at.radio[0].set_value(other).run()
     assert not at.exception
@@ -133,7 +133,7 @@ def test_results_keeps_a_checkpoint_choice_when_the_task_changes(tmp_path, monke
 
 
 def test_compare_page_shows_every_family_of_the_task():
-    at = on_page("pages/compare.py", T="20")
+    at = on_page("app_pages/compare.py", T="20")
     rows = at.dataframe[0].value
     assert len(rows) == 8 and rows["method"].nunique() == 8
     labels = [b.proto.label for b in at.get("download_button")]
@@ -143,7 +143,7 @@ def test_compare_page_shows_every_family_of_the_task():
 
 
 def test_sweep_page_plots_accuracy_and_uncertainty_against_tau():
-    at = on_page("pages/sweep.py")
+    at = on_page("app_pages/sweep.py")
     at.multiselect(key="sw_grid").set_value([0.3, 3.0])
     at.number_input(key="sw_n").set_value(10)
     at.number_input(key="sw_T").set_value(3)
@@ -154,7 +154,7 @@ def test_sweep_page_plots_accuracy_and_uncertainty_against_tau():
 
 
 def test_learn_page_builds_the_ideas_in_steps():
-    at = on_page("pages/learn.py")
+    at = on_page("app_pages/learn.py")
     assert [h.value[:2] for h in at.header] == ["1.", "2.", "3.", "4.", "5.", "6."]
     assert any("log" in x.value for x in at.get("latex"))  # g = -log(-log u), written out
     em = next(c for c in at.get("plotly_chart") if "EM step" in c.proto.spec)
@@ -173,7 +173,7 @@ def test_a_page_gives_its_run_slot_back_when_it_stops_early():
     from ui import cached
 
     for _ in range(cached.PAGE_SLOTS + 1):
-        at = on_page("pages/errors.py")  # stops at "Press Compute"
+        at = on_page("app_pages/errors.py")  # stops at "Press Compute"
         assert any("Press Compute" in i.value for i in at.info)
     busy = cached.gate().snapshot()
     assert busy["pages_used"] == 0 and not busy["running"] and not busy["waiting"], busy

@@ -35,7 +35,7 @@ def _errors(**params) -> AppTest:
     for key, value in {"ckpt": "cola-hsto", **params}.items():
         at.query_params[key] = value
     at.run()
-    at.switch_page("pages/errors.py").run()
+    at.switch_page("app_pages/errors.py").run()
     assert not at.exception, at.exception
     return at
 
@@ -61,7 +61,7 @@ def test_a_changed_knob_recomputes_and_says_why():
 
 
 def test_stored_and_live_rows_agree(stored_dir):
-    from ui import compute, dataset
+    from ui.logic import compute, dataset
     from uqcore.settings import SamplingSettings, resolve
 
     ck = load("cola-hsto", stored_dir)
@@ -91,7 +91,8 @@ def test_stories_come_from_stored_samples_at_once_without_a_model(stored_dir, tm
     """A checkpoint whose stored samples hold its bundled examples tells its three stories on a
     first view with no sampling (no model loaded); without stored samples nothing is sampled
     unless asked for, and then only a small sample."""
-    from ui import cached, landing
+    from ui import cached
+    from ui.logic import landing
 
     cached.models().clear()
     cached._stories().clear()

@@ -34,7 +34,7 @@ def open_link(page: str | None = None, **params) -> AppTest:
 def test_table3_puts_the_numbers_first_and_the_sentence_last():
     """Defect: on a phone (390x844) Table 3 showed no number without scrolling sideways: the
     sentence came first and each number column after it."""
-    at = open_link("pages/table3.py", **LINK)
+    at = open_link("app_pages/table3.py", **LINK)
     at.multiselect[0].set_value(["cola-hsto", "cola-trans"]).run()
     at.button[0].click().run()
     assert not at.exception, at.exception
@@ -54,9 +54,9 @@ def column_config(frame) -> dict:
 def test_results_gives_the_checkpoint_names_their_width_and_pins_them():
     """Defect: the Results table cut the names ("cola-minilm-mcdro"): the grid sized the column
     from its first rows."""
-    from ui.tables import CHAR_PX
+    from ui.logic.tables import CHAR_PX
 
-    at = open_link("pages/results.py", ckpt="cola-hsto")
+    at = open_link("app_pages/results.py", ckpt="cola-hsto")
     table = at.dataframe[0]
     name = column_config(table)["checkpoint"]
     assert name["pinned"] is True
@@ -67,9 +67,9 @@ def test_results_gives_the_checkpoint_names_their_width_and_pins_them():
 
 def test_error_analysis_headers_fit_and_the_numbers_come_before_the_text():
     """Defect: at 1400 px the "mean p(gold)" header was cut (the column sat past the text)."""
-    from ui.tables import CHAR_PX
+    from ui.logic.tables import CHAR_PX
 
-    at = open_link("pages/errors.py", **LINK)
+    at = open_link("app_pages/errors.py", **LINK)
     at.number_input(key="err_n").set_value(5)
     at.button(key="err_go").click().run()
     assert not at.exception, at.exception
@@ -85,11 +85,10 @@ def test_error_analysis_headers_fit_and_the_numbers_come_before_the_text():
 
 def test_results_preselects_the_sidebars_checkpoint_and_follows_it():
     """Defect: Results ignored the sidebar's checkpoint (it preselected two paper families)."""
-    at = open_link("pages/results.py", ckpt="cola-probtrans")
+    at = open_link("app_pages/results.py", ckpt="cola-probtrans")
     assert at.multiselect(key="res_ckpts").value[0] == "cola-probtrans"
-    at.switch_page("app.py").run()  # AppTest draws the sidebar on app.py's own run only
     at.sidebar.selectbox[0].set_value("cola-bam").run()
-    at.switch_page("pages/results.py").run()
+    at.switch_page("app_pages/results.py").run()
     assert not at.exception, at.exception
     assert at.multiselect(key="res_ckpts").value[0] == "cola-bam"
     at.multiselect(key="res_ckpts").set_value(["cola-trans"]).run()  # a hand-made choice stays

@@ -10,7 +10,7 @@ from streamlit.testing.v1 import AppTest
 
 from tests.app_fixtures import app_checkpoints, ckdir  # noqa: F401 (fixtures)
 from tests.helpers import chart_titles, open_link
-from ui import keys as K
+from ui.logic import keys as K
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 TEXT = "the film was dull and the movie was great"
@@ -97,7 +97,7 @@ def test_error_analysis_draws_the_map_and_offers_its_files():
     at = AppTest.from_file(APP, default_timeout=300)
     at.query_params["ckpt"] = "cola-hsto"
     at.run()
-    at.switch_page("pages/errors.py").run()
+    at.switch_page("app_pages/errors.py").run()
     at.number_input(key="err_n").set_value(15)
     at.button(key="err_go").click().run()
     assert not at.exception, at.exception

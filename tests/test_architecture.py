@@ -14,15 +14,18 @@ from uqcore.families import FAMILY_NAMES
 from uqlab.tasks import TASKS
 
 ROOT = Path(__file__).resolve().parent.parent
-APP = [ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py")), *sorted((ROOT / "ui").glob("*.py")),
-       *sorted((ROOT / "viz").glob("*.py"))]  # fmt: skip
+APP = [ROOT / "app.py", *sorted((ROOT / "app_pages").glob("*.py")),
+       *sorted((ROOT / "ui").rglob("*.py")), *sorted((ROOT / "viz").glob("*.py"))]  # fmt: skip
+UI_LOGIC = sorted((ROOT / "ui" / "logic").glob("*.py"))
 LIBRARY = sorted((ROOT / "uqcore").rglob("*.py"))
 LAB = sorted((ROOT / "uqlab").rglob("*.py"))
+TOOLS = sorted((ROOT / "tools").glob("*.py"))
 
 # What the library may import besides itself and the standard library (tokenizers: the
 # WordPiece input of BERT-family backbones, imported only when one is used).
 LIBRARY_DEPS = {"torch", "numpy", "safetensors", "sklearn", "scipy", "tokenizers"}
-APP_ONLY = {"ui", "viz", "pages", "app", "streamlit", "plotly", "altair"}
+APP_ONLY = {"ui", "viz", "app_pages", "app", "streamlit", "plotly", "altair"}
+STREAMLIT = {"streamlit"}
 
 
 def imported_roots(path: Path) -> set[str]:
@@ -47,6 +50,27 @@ def test_the_library_imports_only_itself_and_its_dependencies(path):
 def test_the_lab_never_imports_the_app(path):
     stray = imported_roots(path) & APP_ONLY
     assert not stray, f"{path.relative_to(ROOT)} imports {sorted(stray)}"
+
+
+@pytest.mark.parametrize("path", APP + LAB + LIBRARY, ids=lambda p: str(p.relative_to(ROOT)))
+def test_nothing_but_a_tool_imports_the_tools(path):
+    """``tools/`` (benches, the load test, the server launcher) sits on top: no tier imports it."""
+    assert "tools" not in imported_roots(path), f"{path.relative_to(ROOT)} imports tools"
+
+
+@pytest.mark.parametrize("path", UI_LOGIC, ids=lambda p: str(p.relative_to(ROOT)))
+def test_the_plain_logic_of_the_app_never_touches_streamlit(path):
+    """``ui/logic/`` is the app's logic without Streamlit; the modules that touch Streamlit sit
+    one level up, in ``ui/``, so a reader sees which is which from the folder."""
+    assert not imported_roots(path) & STREAMLIT, f"{path.relative_to(ROOT)} imports streamlit"
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "ui").glob("*.py")), ids=lambda p: p.name)
+def test_every_module_at_the_top_of_ui_touches_streamlit(path):
+    """The other half: a module in ``ui/`` without Streamlit belongs in ``ui/logic/``."""
+    if path.name == "__init__.py":
+        return
+    assert imported_roots(path) & STREAMLIT, f"{path.name} has no Streamlit: move it to ui/logic/"
 
 
 def test_the_import_rule_catches_a_wrong_way_import(tmp_path):
@@ -122,3 +146,155 @@ def test_the_task_check_can_fail(tmp_path):
         '"""About IMDB."""\nTASK = "cola"\nFILE = "imdb/test.parquet"\nCK = "cola-hsto"\n'
     )
     assert len(_task_strings(bad)) == 2
+
+
+# ---------------------------------------------------------------------- the library's import graph
+# The optional heavy dependencies a library function may import where it needs them (scipy and
+# scikit-learn for a few statistics, tokenizers for BERT-family input): the only late imports.
+OPTIONAL_HEAVY = {"scipy", "sklearn", "tokenizers"}
+TYPE_CHECKING_TESTS = {"TYPE_CHECKING", "typing.TYPE_CHECKING"}
+
+
+def module_files(package: Path) -> dict[str, Path]:
+    """Dotted name -> file of every module in ``package`` (a package is named by its folder)."""
+    out = {}
+    for path in sorted(package.rglob("*.py")):
+        parts = path.relative_to(package.parent).with_suffix("").parts
+        out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return out
+
+
+def runtime_imports(tree: ast.AST) -> list[ast.Import | ast.ImportFrom]:
+    """The import statements of ``tree`` that run: all but those in an ``if TYPE_CHECKING:`` body
+    (types only)."""
+    typing_only = {
+        id(inner)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and ast.unparse(node.test) in TYPE_CHECKING_TESTS
+        for stmt in node.body
+        for inner in ast.walk(stmt)
+    }
+    imports = (node for node in ast.walk(tree) if isinstance(node, ast.Import | ast.ImportFrom))
+    return [node for node in imports if id(node) not in typing_only]
+
+
+def import_targets(node: ast.Import | ast.ImportFrom, module: str, is_package: bool,
+                   modules: dict[str, Path]) -> set[str]:  # fmt: skip
+    """The modules of ``modules`` that ``node``, in ``module``, imports: ``import a.b`` -> ``a.b``;
+    ``from a.b import c`` -> ``a.b.c`` when that is a module, else ``a.b``; a relative
+    ``from .x import y`` is resolved against ``module``'s package first."""
+    if isinstance(node, ast.Import):
+        return {alias.name for alias in node.names} & set(modules)
+    base = node.module or ""
+    if node.level:
+        package = module.split(".") if is_package else module.split(".")[:-1]
+        package = package[: len(package) - (node.level - 1)]
+        base = ".".join(package + ([node.module] if node.module else []))
+    found = {f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base
+             for alias in node.names}  # fmt: skip
+    return found & set(modules)
+
+
+def import_graph(package: Path) -> dict[str, set[str]]:
+    """Module -> the modules of ``package`` it imports when it runs (a self-import kept)."""
+    modules = module_files(package)
+    return {
+        name: {target for node in runtime_imports(ast.parse(path.read_text(encoding="utf-8")))
+               for target in import_targets(node, name, path.name == "__init__.py", modules)}
+        for name, path in modules.items()
+    }  # fmt: skip
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The modules of each import cycle: Tarjan's strongly connected components of more than one
+    module, and every module that imports itself."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = stack[stack.index(v):]
+            del stack[stack.index(v):]
+            if len(component) > 1 or v in graph[v]:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def late_imports(path: Path, allowed: set[str] = OPTIONAL_HEAVY) -> list[str]:
+    """``line N: <statement>`` for each import inside a function of ``path`` (at any depth)
+    whose top-level module is not in ``allowed`` (a relative import never is)."""
+    found = set()
+    for fn in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Import):
+                roots = {alias.name.split(".")[0] for alias in node.names}
+            elif isinstance(node, ast.ImportFrom):
+                roots = {node.module.split(".")[0] if node.level == 0 and node.module else "."}
+            else:
+                continue
+            if roots - allowed:
+                found.add((node.lineno, f"line {node.lineno}: {ast.unparse(node)}"))
+    return [text for _, text in sorted(found)]
+
+
+def _describe(graph: dict[str, set[str]], cycle: list[str]) -> str:
+    return "; ".join(f"{m} imports {', '.join(sorted(graph[m] & set(cycle)))}" for m in cycle)
+
+
+def test_the_library_has_no_import_cycle():
+    """Modules import each other one way: every module can be read after those it imports."""
+    graph = import_graph(ROOT / "uqcore")
+    assert len(graph) > 20 and "uqcore.kernels.gumbel" in graph["uqcore.families"]
+    found = import_cycles(graph)
+    assert not found, "import cycle(s): " + " | ".join(_describe(graph, c) for c in found)
+
+
+@pytest.mark.parametrize("path", LIBRARY, ids=lambda p: str(p.relative_to(ROOT)))
+def test_the_library_imports_at_the_top_of_its_modules(path):
+    """No function-level ("late") import, which hides a cycle, except of an optional heavy
+    dependency (:data:`OPTIONAL_HEAVY`)."""
+    assert not late_imports(path), (path.relative_to(ROOT).as_posix(), late_imports(path))
+
+
+def _fake_package(root: Path) -> Path:
+    """A package ``fake``: ``a`` and ``b`` import each other (the absolute form naming a module
+    and the relative form); ``c`` imports ``a`` for types only; ``d`` imports late, once an
+    allowed dependency."""
+    package = root / "fake"
+    package.mkdir()
+    files = {
+        "__init__.py": "",
+        "a.py": "from fake import b\nimport fake.c\n",
+        "b.py": "from .a import thing\n",
+        "c.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from fake.a import x\n",
+        "d.py": "def f():\n    import scipy.stats\n    from . import a\n    return a\n",
+    }
+    for name, text in files.items():
+        (package / name).write_text(text)
+    return package
+
+
+def test_the_import_checks_can_fail(tmp_path):
+    package = _fake_package(tmp_path)
+    graph = import_graph(package)
+    assert graph["fake.a"] == {"fake.b", "fake.c"} and graph["fake.c"] == set()
+    assert import_cycles(graph) == [["fake.a", "fake.b"]]
+    assert import_cycles({"x": {"x"}, "y": set()}) == [["x"]]  # a module importing itself
+    assert late_imports(package / "d.py") == ["line 3: from . import a"]
+    assert late_imports(package / "a.py") == []

@@ -41,10 +41,10 @@ def test_shared_prefix_benchmark_runs_and_agrees():
 
 
 def test_page_bench_times_first_views_and_knob_changes(tmp_path, monkeypatch):
-    """ui.bench's page figures on a tiny checkpoint with stored samples: every dataset page's
+    """tools.bench's page figures on a tiny checkpoint with stored samples: every dataset page's
     first view at the defaults, Error analysis after a tau2 change, and its matmul floor."""
     from tests.app_fixtures import make_checkpoints
-    from ui import bench as app_bench
+    from tools import bench as app_bench
     from uqcore.registry import load
     from uqlab import stored
 

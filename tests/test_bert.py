@@ -12,9 +12,9 @@ import torch
 from tests.helpers import ALL_FAMILIES, STOCHASTIC
 from uqcore.backbones import BertParams
 from uqcore.bert import load_hf_bert, read_hf_config
+from uqcore.build import build_model
 from uqcore.config import ModelConfig
 from uqcore.errors import CheckpointError, ConfigError, InputError
-from uqcore.model import build_model
 from uqcore.predict import pad
 from uqcore.sampling import Capture, sample
 from uqcore.wordpiece import WordPiece

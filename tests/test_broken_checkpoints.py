@@ -55,7 +55,7 @@ def open_page(page: str, ckpt: str) -> AppTest:
     at.query_params["ckpt"] = ckpt
     at.query_params["T"] = "3"
     at.run()
-    if page != "pages/explore.py":
+    if page != "app_pages/explore.py":
         at.switch_page(page).run()
     assert not at.exception, [e.message for e in at.exception]
     return at
@@ -82,7 +82,7 @@ def test_every_page_says_why_the_checkpoint_cannot_load(broken_dir, page, name):
 
 
 def test_compare_gives_one_line_per_failing_checkpoint_and_compares_the_others(broken_dir):
-    at = open_page("pages/compare.py", GOOD)
+    at = open_page("app_pages/compare.py", GOOD)
     for name in (NO_BASE, CORRUPT):
         assert_clear(at, broken_dir, name)
     rows = at.dataframe[0].value
@@ -90,7 +90,7 @@ def test_compare_gives_one_line_per_failing_checkpoint_and_compares_the_others(b
 
 
 def test_table3_results_and_sweep_skip_a_checkpoint_that_cannot_load(broken_dir):
-    at = open_page("pages/table3.py", GOOD)
+    at = open_page("app_pages/table3.py", GOOD)
     at.multiselect[0].set_value([GOOD, NO_BASE, CORRUPT]).run()
     next(b for b in at.button if b.label == "Compute the table").click().run()
     assert not at.exception, [e.message for e in at.exception]
@@ -98,7 +98,7 @@ def test_table3_results_and_sweep_skip_a_checkpoint_that_cannot_load(broken_dir)
         assert_clear(at, broken_dir, name)
     assert at.dataframe
 
-    at.switch_page("pages/results.py").run()
+    at.switch_page("app_pages/results.py").run()
     at.multiselect(key="res_ckpts").set_value([GOOD, CORRUPT])
     at.number_input(key="res_n").set_value(20)
     at.number_input(key="res_T").set_value(2)
@@ -107,7 +107,7 @@ def test_table3_results_and_sweep_skip_a_checkpoint_that_cannot_load(broken_dir)
     assert_clear(at, broken_dir, CORRUPT)
     assert at.get("plotly_chart")
 
-    at.switch_page("pages/sweep.py").run()
+    at.switch_page("app_pages/sweep.py").run()
     at.selectbox(key="sw_ckpt").set_value(NO_BASE)
     at.multiselect(key="sw_grid").set_value([0.3, 3.0])
     at.number_input(key="sw_n").set_value(10)

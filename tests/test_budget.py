@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-import uqcore.model
+import uqcore.build
 from tests.helpers import zip_folder
 from uqcore.budget import DEFAULT_BUDGET, Budget, check_budget, model_bytes
 from uqcore.checkpoint import read_checkpoint_info, save_checkpoint
@@ -40,7 +40,7 @@ def builds(monkeypatch):
     """Every call of build_model (under every name it was imported as), with whether it
     allocated (a build on the meta device only describes shapes)."""
     calls: list[bool] = []
-    original = uqcore.model.build_model
+    original = uqcore.build.build_model
 
     def recording(cfg):
         model = original(cfg)
@@ -63,7 +63,7 @@ def no_build(monkeypatch):
         raise AssertionError("build_model was called for a hostile config")
 
     for name in ("build_model", "build_one"):
-        original = getattr(uqcore.model, name)
+        original = getattr(uqcore.build, name)
         for module in list(sys.modules.values()):
             if getattr(module, name, None) is original:
                 monkeypatch.setattr(module, name, refuse)
@@ -90,7 +90,7 @@ def _hostile_folder(good: Path, out: Path, change: dict) -> Path:
 # ------------------------------------------------------------------------------- hostile configs
 @pytest.mark.parametrize("case", HOSTILE)
 def test_a_hostile_hf_upload_is_refused_before_build_model(case, hf_good, tmp_path, no_build):
-    from ui.upload import UploadError, files_from_zip, install
+    from uqlab.upload import UploadError, files_from_zip, install
 
     folder = _hostile_folder(hf_good, tmp_path / "src" / "hostile", HOSTILE[case])
     uploads = tmp_path / "uploads"
@@ -119,7 +119,7 @@ def test_a_hostile_hf_folder_is_refused_by_the_command_line(case, hf_good, tmp_p
 def _project_checkpoint(folder: Path) -> Path:
     """A tiny word-level checkpoint of width 4 (its n_layers then rewritten)."""
     cfg = ModelConfig(vocab_size=8, max_len=8, n_layers=1, n_heads=1, d_model=4, d_ff=4)
-    model = uqcore.model.build_model(cfg)
+    model = uqcore.build.build_model(cfg)
     vocab = Vocab(["a", "b", "c"])
     return save_checkpoint(folder, model, cfg, vocab, training={"task": "cola"})
 
@@ -129,7 +129,7 @@ def test_a_project_checkpoint_of_a_million_layers_is_refused_before_build_model(
 ):
     """Width 4 keeps 10^6 layers at 136M parameters, under the 200M limit: only the layer
     budget stops it."""
-    from ui.upload import UploadError, install
+    from uqlab.upload import UploadError, install
 
     src = _project_checkpoint(tmp_path / "src")
     doc = json.loads((src / "config.json").read_text())
@@ -141,7 +141,7 @@ def test_a_project_checkpoint_of_a_million_layers_is_refused_before_build_model(
     uploads.mkdir()
     calls = []
     for module in list(sys.modules.values()):
-        if getattr(module, "build_model", None) is uqcore.model.build_model:
+        if getattr(module, "build_model", None) is uqcore.build.build_model:
             monkeypatch.setattr(module, "build_model", lambda cfg: calls.append(cfg) or 1 / 0)
     with pytest.raises(UploadError, match="1,000,000 layers") as err:
         install(files, "deep", uploads)
@@ -203,7 +203,7 @@ def test_model_bytes_is_the_parameters_plus_the_measured_module_overhead():
     """The estimate against what a build holds: its parameters, plus the overhead per layer."""
     cfg = ModelConfig(family="bam", vocab_size=50, max_len=16, n_layers=3, n_heads=2,
                       d_model=8, d_ff=16)  # fmt: skip
-    params = sum(p.numel() for p in uqcore.model.build_model(cfg).parameters())
+    params = sum(p.numel() for p in uqcore.build.build_model(cfg).parameters())
     from uqcore.budget import LAYER_OVERHEAD_BYTES
 
     estimate = model_bytes(cfg) - 3 * LAYER_OVERHEAD_BYTES
@@ -211,7 +211,7 @@ def test_model_bytes_is_the_parameters_plus_the_measured_module_overhead():
 
 
 def test_a_good_hf_upload_builds_its_model_once(hf_good, tmp_path, builds):
-    from ui.upload import files_from_zip, install
+    from uqlab.upload import files_from_zip, install
 
     name = install(files_from_zip(zip_folder(hf_good)), "good", tmp_path, task="cola", family="bam")
     assert builds.count(True) == 1, builds  # the strict load; the save describes shapes only
@@ -219,7 +219,7 @@ def test_a_good_hf_upload_builds_its_model_once(hf_good, tmp_path, builds):
 
 
 def test_a_good_project_upload_builds_its_model_once(tmp_path, builds):
-    from ui.upload import install
+    from uqlab.upload import install
 
     src = _project_checkpoint(tmp_path / "src")
     builds.clear()

@@ -10,12 +10,12 @@ import torch
 from safetensors import safe_open
 from safetensors.torch import load_file, save_file
 
-import uqcore.model
+import uqcore.checkpoint
 from uqcore import registry
+from uqcore.build import build_model
 from uqcore.checkpoint import load_checkpoint, read_checkpoint_info, save_checkpoint
 from uqcore.config import FAMILIES, ModelConfig
 from uqcore.errors import CheckpointError
-from uqcore.model import build_model
 from uqcore.noise import SampleNoise
 from uqcore.vocab import Vocab
 
@@ -149,7 +149,7 @@ def test_resave_removes_stale_optional_files(tmp_path, vocab) -> None:
 
 
 def test_read_info_does_not_build_the_model(saved, monkeypatch) -> None:
-    monkeypatch.setattr(uqcore.model, "build_model", _boom)
+    monkeypatch.setattr(uqcore.checkpoint, "build_model", _boom)
     info = read_checkpoint_info(saved)
     assert info["name"] == "imdb-trans" and info["config"] == tiny_cfg().to_dict()
     assert info["format_version"] == 2 and info["metrics"] is None and info["card"] is None

@@ -8,11 +8,11 @@ import pytest
 import torch
 
 from tests.helpers import batch, tiny_config
+from uqcore.build import build_model
 from uqcore.checkpoint import load_checkpoint, save_checkpoint
 from uqcore.config import ModelConfig, upgrade_v1
 from uqcore.errors import CheckpointError, ConfigError
 from uqcore.kernels.bayesian import BamParams
-from uqcore.model import build_model
 from uqcore.sampling import sample
 from uqcore.settings import SamplingSettings, resolve
 from uqcore.vocab import Vocab

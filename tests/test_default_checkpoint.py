@@ -53,7 +53,6 @@ def test_a_bare_link_opens_the_minilm_model_right_and_sure_with_the_papers_one_c
     assert float(m["p(acceptable) mean ± variance"].split(" ± ")[0]) > 0.7  # ... and sure
     paper = next(b for b in at.button if b.label == f"The paper's model ({PAPER_CHECKPOINT})")
     paper.click().run()
-    at.switch_page("app.py").run()  # AppTest reruns only the page on a click: app.py too
     assert not at.exception, [e.message for e in at.exception]
     assert at.query_params["ckpt"] in (PAPER_CHECKPOINT, [PAPER_CHECKPOINT])
     assert "trained from scratch on CoLA acceptability (the paper's word-level set-up)" in (
@@ -84,7 +83,7 @@ def test_without_the_minilm_base_the_app_opens_on_the_papers_model(tmp_path, mon
 @pytest.mark.parametrize("name", ["cola-hsto", "cola-minilm-hsto", "cola-minilm-trans",
                                   "cola-ensemble", "cola-mcdropout"])  # fmt: skip
 def test_the_landing_sentence_says_what_each_model_is(name):
-    from ui.intro import what_you_see
+    from ui.logic.intro import what_you_see
     from uqcore.registry import list_checkpoints
 
     info = next(i for i in list_checkpoints(SHIPPED_CHECKPOINT_DIR) if i.name == name)

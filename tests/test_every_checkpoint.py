@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from ui import keys as K
+from ui.logic import keys as K
 from ui.routes import PAGES
 from uqcore.registry import list_checkpoints
 from uqlab.paths import SHIPPED_CHECKPOINT_DIR

@@ -1,4 +1,4 @@
-"""ui.fair: page slots and work slots shared fairly between sessions (no Streamlit here)."""
+"""ui.logic.fair: page slots and work slots shared fairly between sessions (no Streamlit here)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from ui import fair
-from ui.fair import Gate
+from ui.logic import fair
+from ui.logic.fair import Gate
 from uqcore.lru import ByteLRU
 
 

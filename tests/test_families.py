@@ -9,11 +9,11 @@ import torch
 
 from tests.helpers import batch
 from uqcore import families
+from uqcore.build import build_model
 from uqcore.config import ModelConfig
 from uqcore.errors import ConfigError
 from uqcore.kernels.common import KernelOut, KernelRequest, attend
 from uqcore.maps import MAP_NAMES, LayerMaps
-from uqcore.model import build_model
 from uqcore.sampling import Capture, sample
 from uqcore.settings import KNOB_NAMES, SamplingSettings, resolve
 

@@ -15,8 +15,8 @@ from tests.app_fixtures import app_checkpoints, ckdir  # noqa: F401 (fixtures)
 from tests.helpers import open_link
 from ui import cached
 from ui import explore_views as V
-from ui import keys as K
-from ui.compute import ExploreResult, spec_bytes
+from ui.logic import keys as K
+from ui.logic.compute import ExploreResult, spec_bytes
 
 LINK = {"ckpt": "cola-hsto", "text": "John is tall on several occasions.", "label": "0",
         "T": "20", "seed": "1"}  # fmt: skip
@@ -150,11 +150,11 @@ def test_another_layer_is_another_figure():
 
 @pytest.mark.usefixtures("app_checkpoints")
 def test_the_visit_bench_splits_a_visit_before_and_after():
-    """ui.bench_visit's plumbing on a tiny checkpoint (not its speed): before issue 32 every
+    """tools.bench_visit's plumbing on a tiny checkpoint (not its speed): before issue 32 every
     visit builds its figures, after it a repeat visit builds none; its patches are undone."""
     import streamlit as st
 
-    from ui import bench_visit as B
+    from tools import bench_visit as B
     from viz import figures as F
 
     plotly_chart, attention = st.plotly_chart, F.attention_panels

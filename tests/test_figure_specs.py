@@ -52,7 +52,7 @@ def test_prediction_histogram(T, centre):  # noqa: N803
 
 @pytest.mark.parametrize("T", [1, 2, 50, 127, 128, 300, 40000])
 def test_running_mean(T):  # noqa: N803
-    from ui.compute import running_mean
+    from ui.logic.compute import running_mean
 
     p = np.random.default_rng(T).random(T)
     mean, se = running_mean(p)

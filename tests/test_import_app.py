@@ -12,11 +12,11 @@ from streamlit.testing.v1 import AppTest
 
 from tests.helpers import zip_folder
 from tests.hf_tiny import tiny_folder
-from ui import keys as K
+from ui.logic import keys as K
 from ui.routes import PAGES
-from ui.upload import HF_DIR_ENV, UploadError, files_from_zip, install
 from uqcore.registry import load
 from uqlab.import_hf import TRAINING_FREE
+from uqlab.upload import HF_DIR_ENV, UploadError, files_from_zip, install
 
 pytest.importorskip("transformers")
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
@@ -70,7 +70,7 @@ def test_an_operators_hf_folder_imports_on_the_upload_page(hf_root, monkeypatch)
     monkeypatch.setenv(HF_DIR_ENV, str(hf_root))
     at = AppTest.from_file(APP, default_timeout=300)
     at.run()
-    at.switch_page("pages/upload.py").run()
+    at.switch_page("app_pages/upload.py").run()
     at.selectbox(key=K.UP_HF).set_value("tiny-roberta")
     at.selectbox(key=f"{K.UP_TASK}_server").set_value("cola")
     at.radio(key=f"{K.UP_FAMILY}_server").set_value("bam").run()
@@ -102,7 +102,7 @@ def test_an_imported_model_opens_on_every_page(hf_root, tmp_path, monkeypatch, a
 
 
 def test_the_task_is_guessed_from_id2label(hf_root):
-    from ui.upload import guess_task
+    from uqlab.upload import guess_task
 
     config = (hf_root / "tiny-bert" / "config.json").read_bytes()
     assert guess_task(config) == "cola"  # unacceptable, acceptable
@@ -119,8 +119,8 @@ def test_the_task_is_guessed_from_id2label(hf_root):
 
 
 def test_an_imported_model_is_named_for_what_it_is(hf_root, tmp_path):
-    from ui.catalog import base_line, display_name
-    from ui.intro import what_you_see
+    from ui.logic.catalog import base_line, display_name
+    from ui.logic.intro import what_you_see
     from uqcore.registry import list_checkpoints
     from uqlab.import_hf import import_folder
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ui.format import JOINER, plain
+from ui.logic.format import JOINER, plain
 from viz import figures, learn, why
 from viz.inert import inert, inert_text
 

@@ -10,7 +10,7 @@ import torch.nn.functional as F
 
 from uqcore import kernels
 from uqcore.kernels.softmax import FUSED_MIN_LEN, manual_softmax_weights
-from uqcore.layers import linear
+from uqcore.linear import linear
 from uqcore.noise import SampleNoise
 from uqcore.projection import masked_head_projection
 from uqcore.stream_noise import StreamNoise

@@ -1,17 +1,18 @@
-"""The list of session-state keys (ui.keys): every key the app spells is listed, none is dead."""
+"""The list of session-state keys (ui.logic.keys): every key the app spells is listed, none is
+dead."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
-from ui import keys
+from ui.logic import keys
 
 ROOT = Path(__file__).resolve().parent.parent
 FILES = [
     ROOT / "app.py",
-    *sorted((ROOT / "ui").glob("*.py")),
-    *sorted((ROOT / "pages").glob("*.py")),
+    *sorted((ROOT / "ui").rglob("*.py")),
+    *sorted((ROOT / "app_pages").glob("*.py")),
 ]
 LITERAL = r"""["']([^"'{}]+)["']"""
 PATTERNS = (
@@ -26,7 +27,7 @@ def _sources() -> dict[Path, str]:
 
 
 def test_no_file_spells_a_key_as_a_literal() -> None:
-    """Every session-state and widget key goes through a ui.keys constant."""
+    """Every session-state and widget key goes through a ui.logic.keys constant."""
     sample = 'st.session_state["view"]; st.session_state.get("x"); st.slider("a", key="t")'
     assert [m.group(1) for pattern in PATTERNS for m in pattern.finditer(sample)] == [
         "view",
@@ -39,7 +40,7 @@ def test_no_file_spells_a_key_as_a_literal() -> None:
         for pattern in PATTERNS
         for m in pattern.finditer(text)
     )
-    assert not used, f"use the ui.keys constants (add new keys there): {used}"
+    assert not used, f"use the ui.logic.keys constants (add new keys there): {used}"
 
 
 def test_every_listed_key_is_used() -> None:

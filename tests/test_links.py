@@ -1,11 +1,12 @@
-"""The one URL builder (ui.state.explorer_url): what the pages link to reopens the same view."""
+"""The one URL builder (ui.logic.state.explorer_url): what the pages link to reopens the same
+view."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from urllib.parse import parse_qsl, urlparse
 
-from ui.state import ViewState, explorer_url, parse
+from ui.logic.state import ViewState, explorer_url, parse
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -37,6 +38,6 @@ def test_the_papers_link_reads_as_documented() -> None:
 
 
 def test_no_page_builds_a_url_by_hand() -> None:
-    for page in sorted((ROOT / "pages").glob("*.py")):
+    for page in sorted((ROOT / "app_pages").glob("*.py")):
         text = page.read_text()
         assert "urlencode" not in text and '"/?"' not in text, page.name

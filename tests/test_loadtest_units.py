@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from ui import loadtest, serve
-from ui.loadtest import CLK_TCK, alive, cpu_seconds, parse_stat, percentile, tree_pids, visits
+from tools import loadtest, serve
+from tools.loadtest import CLK_TCK, alive, cpu_seconds, parse_stat, percentile, tree_pids, visits
 
 
 def test_parse_stat_reads_past_a_name_with_spaces_and_brackets():

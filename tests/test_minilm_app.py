@@ -12,12 +12,12 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.helpers import chart_titled, chart_titles
-from ui.compare import mean_attention
-from ui.compute import explore
-from ui.upload import UploadError, files_from_zip, install
+from ui.logic.compare import mean_attention
+from ui.logic.compute import explore
 from uqcore.checkpoint import load_checkpoint
 from uqcore.settings import SamplingSettings
 from uqlab.paths import SHIPPED_CHECKPOINT_DIR
+from uqlab.upload import UploadError, files_from_zip, install
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 HSTO, BAM = "cola-minilm-hsto", "cola-minilm-bam"
@@ -82,7 +82,7 @@ def test_a_text_longer_than_512_pieces_is_cut_and_said_so():
 
 def test_table3_runs_on_the_papers_sentences():
     at = open_link(ckpt=HSTO, label="1")
-    at.switch_page("pages/table3.py").run()
+    at.switch_page("app_pages/table3.py").run()
     at.button[0].click().run()
     assert not at.exception, at.exception
     assert len(at.dataframe) == 2 and any("correct/T" in c for c in at.dataframe[0].value.columns)

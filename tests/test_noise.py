@@ -8,7 +8,7 @@ import math
 import pytest
 import torch
 
-from uqcore import layers
+from uqcore import linear as lin
 from uqcore.noise import SampleNoise, example_keys, mix32, sample_seed
 
 MASK32 = 0xFFFFFFFF
@@ -80,10 +80,10 @@ def test_the_cpu_fast_path_is_never_taken_for_other_devices(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("oneDNN's CPU kernel was called for a non-CPU tensor")
 
-    monkeypatch.setattr(layers, "_ONEDNN", refuse)
+    monkeypatch.setattr(lin, "_ONEDNN", refuse)
     layer = torch.nn.Linear(8, 4, device="meta")
     with torch.no_grad():
-        out = layers.linear(torch.empty(500, 8, device="meta"), layer, relu=True)
+        out = lin.linear(torch.empty(500, 8, device="meta"), layer, relu=True)
     assert out.shape == (500, 4) and out.device.type == "meta"
 
 

@@ -8,9 +8,9 @@ import random
 import pytest
 import torch
 
+from uqcore.build import build_model
 from uqcore.config import ModelConfig
 from uqcore.kernels.common import SOFTMAX_MIN_ROW, log_softmax_last, softmax_last
-from uqcore.model import build_model
 from uqcore.predict import length_batches, pad, predict_ids
 from uqcore.sampling import sample
 

@@ -7,10 +7,10 @@ import dataclasses
 import pytest
 import torch
 
+from uqcore.build import build_model
 from uqcore.config import ModelConfig
 from uqcore.families import get_family
 from uqcore.kernels.common import Shortcut
-from uqcore.model import build_model
 from uqcore.prefix import PrefixCache, prefix_for, usable
 from uqcore.sampling import Capture, sample
 from uqcore.settings import SamplingSettings, resolve

@@ -2,7 +2,7 @@
 app on every shipped checkpoint with every export, and requirements-dev.txt (which CI installs)
 adds only what the tests and the linter need.
 
-Run time means: every third-party module that app.py, pages/, ui/, viz/, uqlab/ or uqcore/
+Run time means: every third-party module that app.py, app_pages/, ui/, viz/, uqlab/ or uqcore/
 imports (found with ``ast``, imports inside functions too), every module a library call loads by
 name (plotly's static export loads kaleido), and the base package that a shipped checkpoint's
 ``base`` record names. Each must map to a distribution that requirements.txt lists."""
@@ -20,13 +20,14 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 ROOT = Path(__file__).resolve().parent.parent
-RUNTIME_DIRS = ("pages", "ui", "viz", "uqlab", "uqcore")
-FIRST_PARTY = {"app", "pages", "ui", "viz", "uqlab", "uqcore"}
+RUNTIME_DIRS = ("app_pages", "ui", "viz", "uqlab", "uqcore")
+FIRST_PARTY = {"app", "app_pages", "ui", "tools", "viz", "uqlab", "uqcore"}
 # Calls that import a module by name inside a library: <method name> -> distribution needed.
 IMPLIED = {"to_image": "kaleido", "write_image": "kaleido"}  # plotly's static export
-# Developer tools inside the run-time folders, never run by the app: module -> the files that
-# may import it (its distribution belongs to requirements-dev.txt).
-DEV_TOOLS = {"playwright": {"ui/loadtest.py"}}  # python -m ui.loadtest drives Chromium
+# Developer tools: imported by tools/ (benches, the load test, screenshots), which is not run
+# time; a run-time file that imports one is listed here by name or fails. Their distributions
+# belong to requirements-dev.txt.
+DEV_TOOLS: dict[str, set[str]] = {"playwright": set()}
 
 
 def runtime_files(root: Path = ROOT) -> list[Path]:

@@ -152,7 +152,7 @@ def test_hard_samples_say_their_gradient_is_a_surrogate():
 
 
 def test_three_classes_take_a_second_backward_pass_and_stay_complete():
-    from uqcore.model import build_model
+    from uqcore.build import build_model
 
     torch.manual_seed(0)
     model = build_model(tiny_config("mcdropout").replace(num_classes=3))

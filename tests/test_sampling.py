@@ -12,8 +12,8 @@ import pytest
 import torch
 
 from tests.helpers import ALL_FAMILIES, STOCHASTIC, batch, tiny_config, tiny_model
+from uqcore.build import build_model
 from uqcore.errors import ConfigError, InputError
-from uqcore.model import build_model
 from uqcore.noise import SampleNoise
 from uqcore.sampling import Capture, sample
 from uqcore.settings import SamplingSettings, resolve

@@ -10,10 +10,10 @@ import pytest
 import torch
 
 from uqcore import registry
+from uqcore.build import build_model
 from uqcore.checkpoint import load_checkpoint, save_checkpoint
 from uqcore.config import ModelConfig
 from uqcore.errors import CheckpointError, UQError
-from uqcore.model import build_model
 from uqcore.vocab import Vocab
 from uqlab import share_weights
 

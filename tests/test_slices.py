@@ -1,5 +1,5 @@
-"""Slices of Error analysis (ui.slices): each slice's accuracy, ECE and mean MI equal the library's
-numbers on that slice's rows; bad patterns get a message."""
+"""Slices of Error analysis (ui.logic.slices): each slice's accuracy, ECE and mean MI equal the
+library's numbers on that slice's rows; bad patterns get a message."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ui.slices import table
+from ui.logic.slices import table
 from uqcore.errors import InputError
 from uqcore.stats import ece
 

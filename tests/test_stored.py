@@ -9,7 +9,7 @@ import shutil
 import numpy as np
 import pytest
 
-from ui import compute
+from ui.logic import compute
 from uqcore.registry import list_checkpoints, load
 from uqcore.settings import SamplingSettings, resolve
 from uqlab import stored as S
@@ -64,7 +64,7 @@ def test_stored_example_sentences_equal_a_live_run_at_the_explorers_T(name):
 
 
 def test_the_examples_are_stored_at_the_sidebars_default_T():
-    from ui.state import DEFAULT_T
+    from ui.logic.state import DEFAULT_T
 
     assert S.T_EXAMPLES == DEFAULT_T
 

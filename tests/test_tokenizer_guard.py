@@ -14,10 +14,10 @@ from streamlit.testing.v1 import AppTest
 
 from tests.helpers import zip_folder
 from tests.hf_tiny import ARCHS, tiny_folder
-from ui.upload import UploadError, files_from_zip, install
 from uqcore.errors import InputError
 from uqcore.registry import load
 from uqcore.wordpiece import MAX_ENCODE_CHARS, WordPiece, check_tokenizer_json
+from uqlab.upload import UploadError, files_from_zip, install
 
 pytest.importorskip("transformers")
 APP = str(Path(__file__).resolve().parent.parent / "app.py")

@@ -208,7 +208,7 @@ def test_half_precision_storage_is_measured_on_the_copy_that_loads(tmp_path):
 def test_training_on_the_minilm_base_stores_only_what_it_made(tmp_path):
     """base=minilm: the MiniLM encoder stays frozen, adapters (rank 2) and the head train; the
     checkpoint holds no base tensor and reloads from the installed package."""
-    from uqcore.lora import LoRALinear
+    from uqcore.linear import LoRALinear
     from uqlab.training.pretrained import minilm_dir
 
     try:
@@ -255,8 +255,8 @@ def test_centroid_keys_are_read_on_the_model_device(monkeypatch):
     """H-STO's k-means start computes keys with token ids on the model's device (on an H100 the
     ids stayed on the CPU and the run crashed); the keys come back on the CPU for k-means. A
     model on the meta device stands for the GPU: the ids must reach it there."""
+    from uqcore.build import build_model
     from uqcore.config import ModelConfig
-    from uqcore.model import build_model
     from uqlab.training.centroids import keys_of_layers
 
     cfg = ModelConfig(family="hsto", vocab_size=20, n_layers=1, n_heads=2, d_model=8, d_ff=16,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from ui.inputs import MAX_ROWS, parse_csv, parse_lines
-from ui.state import MAX_T, ViewState, parse, to_params
+from ui.logic.inputs import MAX_ROWS, parse_csv, parse_lines
+from ui.logic.state import MAX_T, ViewState, parse, to_params
 
 NAMES = ("unacceptable", "acceptable")
 
@@ -72,7 +72,7 @@ def test_csv_uploads():
 def test_the_model_card_states_the_float16_storage_check_when_recorded():
     from pathlib import Path
 
-    from ui.catalog import storage_line
+    from ui.logic.catalog import storage_line
     from uqcore.registry import CheckpointInfo
 
     def info(training: dict) -> CheckpointInfo:
@@ -93,7 +93,7 @@ def test_the_unsure_story_is_a_sentence_whose_samples_disagree():
     wrong, the highest mutual information; never "the samples disagree" when they all agree."""
     import pandas as pd
 
-    from ui import dataset, landing
+    from ui.logic import dataset, landing
 
     rows = pd.DataFrame({
         "domain": [dataset.IN] * 3 + [dataset.OUT], "text": ["a", "b", "c", "d"],

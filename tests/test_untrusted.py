@@ -13,8 +13,7 @@ import pytest
 
 from tests.app_fixtures import make_checkpoints
 from tests.helpers import zip_files
-from ui.upload import UploadError, files_from_zip, install
-from ui.your_data import read_upload
+from ui.logic.your_data import read_upload
 from uqcore.checkpoint import load_checkpoint
 from uqcore.errors import CheckpointError, ConfigError, InputError, UQError
 from uqcore.registry import list_checkpoints
@@ -23,6 +22,7 @@ from uqcore.wordpiece import WordPiece
 from uqlab import evaluate, import_hf, predict, train
 from uqlab.labelled import read_labelled
 from uqlab.task_file import read_task_file
+from uqlab.upload import UploadError, files_from_zip, install
 
 ROOT = Path(__file__).resolve().parent.parent
 DEEP = b"[" * 200_000  # under every 1 MB limit; json.loads raises RecursionError on it
@@ -136,7 +136,7 @@ def test_json_lines_bound_each_line_and_the_file():
         list(iter_jsonl(b"[0, 0]\n" * 60, what="d.jsonl", max_bytes=2**20, max_items=100))
 
 
-# Uploads (ui.upload): a Hugging Face folder zipped or loose, its uq_family.json, a checkpoint.
+# Uploads (uqlab.upload): a Hugging Face folder zipped or loose, its uq_family.json, a checkpoint.
 
 
 @pytest.mark.parametrize("zipped", [True, False], ids=["zip", "loose"])
@@ -209,7 +209,7 @@ def test_a_checkpoint_folder_with_a_deep_config_is_a_message(ckpt_root, tmp_path
     assert listed.name == "cola-bad" and "nested too deeply" in listed.error
 
 
-# A visitor's labelled file (ui.your_data) and a data file of a task (uqlab.labelled).
+# A visitor's labelled file (ui.logic.your_data) and a data file of a task (uqlab.labelled).
 
 
 def test_a_deep_jsonl_labelled_file_gets_a_message(tmp_path):

@@ -13,10 +13,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.app_fixtures import make_checkpoints
-from ui import upload
-from ui.compute import settings_key
-from ui.upload import UploadError, files_from_zip, from_path, install
 from uqcore.settings import SamplingSettings
+from uqlab import upload
+from uqlab.upload import UploadError, files_from_zip, from_path, install
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
@@ -196,7 +195,7 @@ def test_the_upload_page_adds_a_checkpoint_for_every_page(source, monkeypatch, t
     at = AppTest.from_file(APP, default_timeout=120)
     at.query_params["ckpt"] = "cola-trans"
     at.run()
-    at.switch_page("pages/upload.py").run()
+    at.switch_page("app_pages/upload.py").run()
     at.text_input(key="up_path").set_value(str(source)).run()
     at.button(key="up_path_go").click().run()
     assert not at.exception, at.exception
@@ -225,7 +224,7 @@ def test_uploading_again_under_the_same_name_serves_the_new_model(tmp_path):
         assert install(files, "mine", folder) == "upload-mine"
         ck = cached.checkpoint("upload-mine", str(folder))
         assert ck.config.family == family
-        own = settings_key(SamplingSettings())  # the checkpoint's trained settings
+        own = SamplingSettings()  # the checkpoint's trained settings
         res = cached.explore("upload-mine", str(folder), "john is tall", 5, 0, own, None)
         assert (res.maps[0].prior is not None) == (family == "bam")
 

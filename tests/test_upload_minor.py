@@ -12,8 +12,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.helpers import zip_files
-from ui import upload
-from ui.upload import UploadError, files_from_zip, from_path, install
+from uqlab import upload
+from uqlab.upload import UploadError, files_from_zip, from_path, install
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
@@ -43,7 +43,7 @@ def test_the_page_says_so_for_a_long_path_without_a_traceback(monkeypatch, tmp_p
     at = AppTest.from_file(APP, default_timeout=120)
     at.query_params["ckpt"] = "cola-trans"
     at.run()
-    at.switch_page("pages/upload.py").run()
+    at.switch_page("app_pages/upload.py").run()
     at.text_input(key="up_path").set_value("/" + "x" * 300).run()
     at.button(key="up_path_go").click().run()
     assert not at.exception, at.exception

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from tests.app_fixtures import make_checkpoints
-from ui import upload
-from ui.upload import DROPPED, UploadError, install
+from uqlab import upload
 from uqlab.tasks import TASKS
+from uqlab.upload import DROPPED, UploadError, install
 
 SECRET = "SECRET-ROW the server's own file"
 
@@ -59,7 +59,7 @@ def leaks(secret: Path) -> dict[str, dict]:
 
 @pytest.mark.parametrize("how", ["absolute", "climbing", "base"])
 def test_an_uploaded_description_names_no_file_and_is_not_registered(source, tmp_path, how):
-    from ui import dataset
+    from ui.logic import dataset
 
     secret = secret_csv(tmp_path)
     spec = leaks(secret)[how]
@@ -103,8 +103,8 @@ def test_two_sessions_with_one_task_name_each_see_their_own(source, tmp_path):
     file: each keeps its own labels and neither has bundled examples (on main the second got
     the first's description, and with it the first's file). The pages, two real browser
     sessions: tests/browser/test_hostile_uploads.py."""
-    from ui import dataset
-    from ui.catalog import label_names
+    from ui.logic import dataset
+    from ui.logic.catalog import label_names
     from uqcore.registry import list_checkpoints
 
     secret = secret_csv(tmp_path)

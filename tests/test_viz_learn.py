@@ -182,7 +182,7 @@ def test_a_deterministic_models_uncertainty_histogram_is_a_bar_at_zero():
 def test_risk_coverage_of_a_frame_with_its_oracle_and_random_lines():
     import pandas as pd
 
-    from ui import dataset
+    from ui.logic import dataset
     from viz import figures as F
 
     frame = pd.DataFrame({"domain": [dataset.IN] * 4, "gold": [1, 1, 1, 0],
@@ -197,7 +197,7 @@ def test_risk_coverage_of_a_frame_with_its_oracle_and_random_lines():
 def test_conformal_rows_of_a_two_class_frame():
     import pandas as pd
 
-    from ui import dataset
+    from ui.logic import dataset
 
     frame = pd.DataFrame({"domain": [dataset.IN] * 3 + [dataset.OUT],
                           "gold": [1, 0, 1, 0], "p1": [0.9, 0.45, 0.3, 0.5]})

@@ -9,7 +9,7 @@ from uqlab.paths import SHIPPED_CHECKPOINT_DIR
 def test_picker_labels_fit_the_sidebar_and_stay_unique():
     """Defect: the sidebar cut every MiniLM name ("CoLA acceptability · MiniLM-L6 (a") and, at
     1024 px, "CoLA acceptability · Probabilistic"."""
-    from ui.catalog import LABEL_CHARS, picker_labels
+    from ui.logic.catalog import LABEL_CHARS, picker_labels
 
     infos = list_checkpoints(SHIPPED_CHECKPOINT_DIR)
     labels = picker_labels(infos)
@@ -51,8 +51,8 @@ def test_compare_without_a_gold_label_fills_the_same_columns_for_every_checkpoin
 
     import numpy as np
 
-    from ui.compare import compare
-    from ui.compute import summary
+    from ui.logic.compare import compare
+    from ui.logic.compute import summary
 
     names = ("unacceptable", "acceptable")
     probs = {"a": np.array([[0.9, 0.1], [0.7, 0.3]]), "b": np.array([[0.2, 0.8], [0.4, 0.6]])}
@@ -77,7 +77,7 @@ def test_upload_errors_never_name_a_folder_of_the_server(tmp_path):
     import pytest
 
     from tests.app_fixtures import make_checkpoints
-    from ui.upload import UploadError, install
+    from uqlab.upload import UploadError, install
 
     source = make_checkpoints(tmp_path / "src", families=("hsto",)) / "cola-hsto"
     good = {f.name: f.read_bytes() for f in source.iterdir() if f.is_file()}
@@ -126,7 +126,7 @@ def test_a_csv_carries_its_settings_in_comment_lines_before_its_header():
 
     import pandas as pd
 
-    from ui.exports import csv_text, read_header
+    from ui.logic.exports import csv_text, read_header
 
     text = csv_text(pd.DataFrame({"sample": [0, 1], "p_acceptable": [0.25, 0.5]}), RECORD)
     assert text.startswith("# checkpoint: cola-hsto\n# T: 5\n# seed: 1\n# tau2: 40\n")
@@ -145,7 +145,7 @@ def test_svg_and_png_carry_their_settings_inside():
     import xml.etree.ElementTree as ET
     import zlib
 
-    from ui.exports import SVG_NS, png_text, png_with, svg_with
+    from ui.logic.exports import SVG_NS, png_text, png_with, svg_with
 
     svg = b'<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><rect/></svg>'
     root = ET.fromstring(svg_with(svg, RECORD, "Attention, layer 1"))
@@ -178,7 +178,7 @@ def test_the_explorers_figure_files_carry_the_settings(tmp_path):
 
     import pytest
 
-    from ui.exports import figure_file, png_text
+    from ui.logic.exports import figure_file, png_text
     from viz.figures import bar_figure
 
     fig = bar_figure([0.2, 0.8], ["centroid 0", "centroid 1"], "Centroid usage", "weight")

@@ -1,4 +1,4 @@
-"""ui.why and uqlab.feature_map: occlusion is the sampler's, the edit view's alignment, the
+"""ui.logic.why and uqlab.feature_map: occlusion is the sampler's, the edit view's alignment, the
 dataset map's stored file and its checks."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from tests.app_fixtures import make_checkpoints
-from ui import compute, why
+from ui.logic import compute, why
 from uqcore.registry import load
 from uqcore.sampling import sample
 from uqcore.settings import SamplingSettings

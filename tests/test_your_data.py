@@ -1,4 +1,4 @@
-"""A visitor's labelled file on the dataset pages (ui.your_data): unusual column names, label
+"""A visitor's labelled file on the dataset pages (ui.logic.your_data): unusual column names, label
 values mapped to the checkpoint's labels, the limits, and every bad file with its message."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import json
 import pandas as pd
 import pytest
 
-from ui.exports import csv_text
-from ui.your_data import (
+from ui.logic.exports import csv_text
+from ui.logic.your_data import (
     MAX_ROWS,
     default_mapping,
     guess_columns,

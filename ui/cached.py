@@ -14,9 +14,9 @@ from pathlib import Path
 import streamlit as st
 import torch
 
-from ui import compute, why
-from ui import keys as K
-from ui.fair import Gate, heavy
+from ui.logic import compute, why
+from ui.logic import keys as K
+from ui.logic.fair import Gate, heavy
 from uqcore.checkpoint import Checkpoint
 from uqcore.config import ModelConfig
 from uqcore.errors import UQError
@@ -26,7 +26,7 @@ from uqcore.registry import CheckpointInfo
 from uqcore.registry import list_checkpoints as _list
 from uqcore.registry import load as _load
 from uqcore.runtime import pick_device, release_memory, tune_cpu
-from uqcore.settings import resolve
+from uqcore.settings import SamplingSettings, resolve
 from uqlab import feature_map
 from uqlab.paths import checkpoint_dir
 from uqlab.stale import owner_tag, remove_stale, tag_pattern
@@ -53,7 +53,7 @@ WORK_SLOTS = max(2, (os.cpu_count() or 2) // 2)
 
 @st.cache_resource
 def gate() -> Gate:
-    """The server's page and work slots (:class:`ui.fair.Gate`): at most :data:`PAGE_SLOTS`
+    """The server's page and work slots (:class:`ui.logic.fair.Gate`): at most :data:`PAGE_SLOTS`
     page scripts at once, and at most :data:`WORK_SLOTS` long computations, one per session, in
     slots of their own, so a render never waits behind a computation."""
     return Gate(page_slots=PAGE_SLOTS, work_slots=WORK_SLOTS)
@@ -69,7 +69,7 @@ def _scan(folder: str) -> list[CheckpointInfo]:
     checkpoint of the server's folder (:func:`root`: the operator's) whose task is described by
     a file registers that task (its ``task_spec``), so every page reads it from the task table;
     a description that does not hold is the checkpoint's error. A session's uploads register
-    nothing (:func:`ui.upload._upload_task`)."""
+    nothing (:func:`uqlab.upload._upload_task`)."""
     out = []
     operator = folder == root()
     for info in _list(folder):
@@ -212,25 +212,26 @@ def explored() -> ByteLRU[compute.ExploreResult]:
     return ByteLRU(EXPLORE_BYTES, compute.result_bytes)
 
 
-def _explore(name: str, folder: str, version: str, text: str, T: int, seed: int, settings: tuple):
+def _explore(name: str, folder: str, version: str, text: str, T: int, seed: int, settings: SamplingSettings):
     key = (name, folder, version, text, T, seed, settings)
 
     def load():
         heavy()
         ck = _checkpoint(name, folder, version)
-        return compute.explore(ck, text, T, seed, compute.SamplingSettings(*settings))
+        return compute.explore(ck, text, T, seed, settings)
 
     return explored().get(key, load, heavy)
 
 
 def explore(
-    name: str, folder: str, text: str, T: int, seed: int, settings: tuple, label: int | None,
+    name: str, folder: str, text: str, T: int, seed: int, settings: SamplingSettings, label: int | None,
     temperature: float | None = None,
 ) -> compute.ExploreResult:  # fmt: skip
-    """:func:`ui.compute.explore` cached by value (``settings``: the overrides'
-    :func:`ui.compute.settings_key`), temperature-scaled when a ``temperature`` is given, with
-    its Table 3 summary for the gold ``label`` and its ``key`` (the values that determine it),
-    so the explorer's figures of it are cached across sessions (:func:`figure`)."""
+    """:func:`ui.logic.compute.explore` cached by value (``settings``: the sidebar's
+    overrides, a frozen :class:`SamplingSettings`: hashable, so it is part of the key as it is),
+    temperature-scaled when a ``temperature`` is given, with its Table 3 summary for the gold
+    ``label`` and its ``key`` (the values that determine it), so the explorer's figures of it
+    are cached across sessions (:func:`figure`)."""
     version = stamp(name, folder)
     res = _explore(name, folder, version, text, T, seed, settings)
     if temperature is not None:
@@ -246,13 +247,13 @@ FIGURE_BYTES = 32 * 2**20  # the explorer's finished figures kept (a 9-token vie
 def figures() -> ByteLRU:
     """The explorer's finished figures (their plotly JSON, :mod:`viz.figures`' ``.spec``),
     shared read-only by every session, bounded by :data:`FIGURE_BYTES`
-    (:func:`ui.compute.spec_bytes`): thirty visitors of one link build each figure once."""
+    (:func:`ui.logic.compute.spec_bytes`): thirty visitors of one link build each figure once."""
     return ByteLRU(FIGURE_BYTES, compute.spec_bytes)
 
 
 def figure(key: tuple, build):
     """The value of ``build()`` (a figure's plotly JSON, or a tuple holding it and what the view
-    says about it) cached under ``key``: an :class:`ui.compute.ExploreResult`'s ``key``, the
+    says about it) cached under ``key``: an :class:`ui.logic.compute.ExploreResult`'s ``key``, the
     figure's name and every choice it depends on (layer, head, sample, window, ...)."""
     return figures().get(key, build)
 
@@ -262,12 +263,12 @@ ATTRIBUTION_BYTES = 64 * 2**20  # explained sentences kept (a review at T = 20: 
 
 @st.cache_resource
 def attributions() -> ByteLRU:
-    """The server's salience results (:func:`ui.why.salience`), shared read-only by every
+    """The server's salience results (:func:`ui.logic.why.salience`), shared read-only by every
     session, bounded by :data:`ATTRIBUTION_BYTES`."""
     return ByteLRU(ATTRIBUTION_BYTES, why.attribution_bytes)
 
 
-def salience_key(name: str, text: str, T: int, seed: int, settings: tuple, target: int,  # noqa: N803
+def salience_key(name: str, text: str, T: int, seed: int, settings: SamplingSettings, target: int,  # noqa: N803
                  method: str, steps: int, temperature: float | None) -> tuple:  # fmt: skip
     folder = where(name)
     return (name, folder, stamp(name, folder), text, T, seed, settings, target, method, steps,
@@ -280,13 +281,13 @@ def salience_cached(key: tuple):
 
 
 def salience(key: tuple, progress=None):
-    """:func:`ui.why.salience` cached by value (``key``: :func:`salience_key`)."""
+    """:func:`ui.logic.why.salience` cached by value (``key``: :func:`salience_key`)."""
     name, folder, version, text, T, seed, settings, target, method, steps, temp = key
 
     def load():
         heavy()
         return why.salience(_checkpoint(name, folder, version), text, T, seed,
-                            compute.SamplingSettings(*settings), target, method, steps, temp,
+                            settings, target, method, steps, temp,
                             progress)  # fmt: skip
 
     return attributions().get(key, load, heavy)
@@ -382,7 +383,7 @@ def stored_cache_clear() -> None:
     _stored.clear()
 
 
-def stored_note(name: str, T: int, seed: int, settings: tuple) -> str:  # noqa: N803
+def stored_note(name: str, T: int, seed: int, settings: SamplingSettings) -> str:  # noqa: N803
     """One line for a dataset page: whether its numbers are read from the checkpoint's stored
     samples or recomputed, and why."""
     folder = where(name)
@@ -391,7 +392,7 @@ def stored_note(name: str, T: int, seed: int, settings: tuple) -> str:  # noqa: 
         return f"Recomputed: {why}."
     info = info_of(name, folder)
     try:
-        fs = resolve(ModelConfig.from_dict(info.config), compute.SamplingSettings(*settings))
+        fs = resolve(ModelConfig.from_dict(info.config), settings)
     except UQError:
         return "Recomputed: the settings are out of range."
     reason = stored.serves(int(T), int(seed), fs)
@@ -426,7 +427,7 @@ class _Rows:
 
 
 def _from_stored(name: str, folder: str, version: str, texts: tuple[str, ...], T: int,  # noqa: N803
-                 seed: int, settings: tuple) -> list:  # fmt: skip
+                 seed: int, settings: SamplingSettings) -> list:  # fmt: skip
     """Per text its samples read from the checkpoint's stored samples, or None where the file
     does not hold it (all None when there is no file or it was drawn with other settings)."""
     stored, _ = _stored(name, folder, version)
@@ -434,7 +435,7 @@ def _from_stored(name: str, folder: str, version: str, texts: tuple[str, ...], T
     if stored is None or info is None:
         return [None] * len(texts)
     try:
-        fs = resolve(ModelConfig.from_dict(info.config), compute.SamplingSettings(*settings))
+        fs = resolve(ModelConfig.from_dict(info.config), settings)
     except UQError:
         return [None] * len(texts)  # the live path says what is wrong with the settings
     if stored.matches(int(seed), fs) is not None:  # rows held at T
@@ -443,7 +444,7 @@ def _from_stored(name: str, folder: str, version: str, texts: tuple[str, ...], T
 
 
 def _many(name: str, folder: str, version: str, texts: tuple[str, ...], T: int, seed: int,
-          settings: tuple, on_rows: Callable[[int], None] | None = None):  # fmt: skip
+          settings: SamplingSettings, on_rows: Callable[[int], None] | None = None):  # fmt: skip
     def load():
         got = _from_stored(name, folder, version, texts, T, seed, settings)
         missing = [i for i, g in enumerate(got) if g is None]
@@ -451,7 +452,7 @@ def _many(name: str, folder: str, version: str, texts: tuple[str, ...], T: int, 
             heavy()
             live = compute.many_probs(
                 _checkpoint(name, folder, version), tuple(texts[i] for i in missing), T, seed,
-                compute.SamplingSettings(*settings), prefix_cache(), (name, folder, version),
+                settings, prefix_cache(), (name, folder, version),
                 bar=None if on_rows is None else _Rows(on_rows),
             )  # fmt: skip
             for i, value in zip(missing, live, strict=True):
@@ -462,15 +463,15 @@ def _many(name: str, folder: str, version: str, texts: tuple[str, ...], T: int, 
                          heavy)  # fmt: skip
 
 
-def many(name: str, folder: str, texts: tuple[str, ...], T: int, seed: int, settings: tuple,
+def many(name: str, folder: str, texts: tuple[str, ...], T: int, seed: int, settings: SamplingSettings,
          on_rows: Callable[[int], None] | None = None):  # fmt: skip
-    """:func:`ui.compute.many_probs` cached by value: per text ``probs [T, C]`` or a message.
+    """:func:`ui.logic.compute.many_probs` cached by value: per text ``probs [T, C]`` or a message.
     ``on_rows(n)`` is told after each batch of ``n`` texts sampled here (a progress bar's
     step, and the point where a closed tab or a Cancel stops the work)."""
     return _many(name, folder, stamp(name, folder), texts, T, seed, settings, on_rows)
 
 
-def sampler(name: str, T: int, seed: int, ov: tuple,
+def sampler(name: str, T: int, seed: int, ov: SamplingSettings,
             on_rows: Callable[[int], None] | None = None):  # fmt: skip
     """``texts -> [probs [T, C] or message]`` for checkpoint ``name`` through the :func:`many`
     cache (its folder looked up once); ``on_rows`` as :func:`many` takes it."""
@@ -486,19 +487,19 @@ def _stories() -> ByteLRU[list]:
 
 def stories(name: str, folder: str, task: str, live: bool = False,
             on_rows: Callable[[int], None] | None = None) -> list | None:  # fmt: skip
-    """:func:`ui.landing.stories` of checkpoint ``name`` (kept per version of its files):
-    picked from :data:`ui.landing.STORY_PER_DOMAIN` examples per domain when its stored samples
-    hold them (a file read, no model); else None, or with ``live`` from
-    :data:`ui.landing.STORY_LIVE_PER_DOMAIN` examples per domain sampled here (``on_rows``
+    """:func:`ui.logic.landing.stories` of checkpoint ``name`` (kept per version of its files):
+    picked from :data:`ui.logic.landing.STORY_PER_DOMAIN` examples per domain when its stored
+    samples hold them (a file read, no model); else None, or with ``live`` from
+    :data:`ui.logic.landing.STORY_LIVE_PER_DOMAIN` examples per domain sampled here (``on_rows``
     told each batch), never a full pass over the bundled examples on a first view."""
-    from ui import dataset, landing
+    from ui.logic import dataset, landing
 
     version = stamp(name, folder)
     key = (name, folder, version, task)
     kept = _stories().peek(key)
     if kept is not None:
         return kept
-    none = compute.settings_key(compute.SamplingSettings())  # the checkpoint's own settings
+    none = SamplingSettings()  # the checkpoint's own settings
     rows = dataset.pick(task, landing.STORY_PER_DOMAIN, seed=0)
     held = _from_stored(name, folder, version, tuple(r[0] for r in rows), landing.STORY_T, 0,
                         none)  # fmt: skip

@@ -1,6 +1,6 @@
 """Where a dataset page's examples come from: the task's bundled examples, or the visitor's own
 labelled file (and optionally a second file as the out-of-domain set), its columns picked and its
-label values mapped to the checkpoint's labels (:mod:`ui.your_data`).
+label values mapped to the checkpoint's labels (:mod:`ui.logic.your_data`).
 
 The uploaded bytes stay in this session's state (never on disk), so a later error, a rerun or
 another page does not lose them; a file that cannot be read says why in one line.
@@ -12,9 +12,9 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from ui import keys as K
-from ui.format import plain
-from ui.your_data import (
+from ui.logic import keys as K
+from ui.logic.format import plain
+from ui.logic.your_data import (
     MAX_BYTES,
     MAX_ROWS,
     UPLOAD_TYPES,

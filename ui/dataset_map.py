@@ -7,10 +7,11 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from ui import cached, dataset, work
-from ui import keys as K
+from ui import cached, work
 from ui.explore_views import PLOT_CONFIG
-from ui.exports import csv_text, download, figure_file
+from ui.logic import dataset
+from ui.logic import keys as K
+from ui.logic.exports import csv_text, download, figure_file
 from viz import why as W
 
 COLORS = ("mutual information", "correct (mean prediction)", "domain", "gold label",

@@ -1,5 +1,6 @@
 """The views of the explore page, one function each, from the cached result of
-:func:`ui.compute.explore`. Each view has a short plain-language explanation for a classroom."""
+:func:`ui.logic.compute.explore`. Each view has a short plain-language explanation for a
+classroom."""
 
 from __future__ import annotations
 
@@ -12,11 +13,11 @@ import pandas as pd
 import streamlit as st
 
 from ui import cached
-from ui import keys as K
-from ui.catalog import lac_scores
-from ui.compute import ExploreResult, Summary, running_mean
-from ui.exports import csv_text, download, figure_file
-from ui.format import mean_pm_var, plain, sig
+from ui.logic import keys as K
+from ui.logic.catalog import lac_scores
+from ui.logic.compute import ExploreResult, Summary, running_mean
+from ui.logic.exports import csv_text, download, figure_file
+from ui.logic.format import mean_pm_var, plain, sig
 from uqcore.families import get_family
 from uqcore.stats import conformal_from_scores
 from viz import figures as F

@@ -1,5 +1,5 @@
 """The sidebar every page shares: checkpoint picker with its model card, temperatures, noise,
-T, seed and the family's own controls. The state starts from the URL (``ui.state.parse``) once
+T, seed and the family's own controls. The state starts from the URL (``ui.logic.state.parse``) once
 per session and is written back to the URL on every run, so the address bar is always a link
 to the current view."""
 
@@ -9,17 +9,17 @@ import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from ui import guard
-from ui import keys as K
-from ui import state as S
-from ui.catalog import base_line, headline, label_names, picker_labels, sort_key, storage_line
-from ui.format import plain
-from ui.upload import UPLOAD_PREFIX
+from ui.logic import keys as K
+from ui.logic import state as S
+from ui.logic.catalog import base_line, headline, label_names, picker_labels, sort_key, storage_line
+from ui.logic.format import plain
 from uqcore.config import ModelConfig
 from uqcore.families import KNOBS, FamilySpec, disabled_reason, get_family
 from uqcore.families import title as family_title
 from uqcore.registry import CheckpointInfo
 from uqcore.settings import resolve
 from uqlab.tasks import DEFAULT_CHECKPOINT, PAPER_CHECKPOINT, task_title
+from uqlab.upload import UPLOAD_PREFIX
 
 PAPERS_SETUP = ("The paper's word-level set-up: a small transformer trained from scratch on "
                 "the task's words (Pei et al., AAAI 2022).")
@@ -286,27 +286,10 @@ def sync_url(view: S.ViewState) -> None:
     st.session_state[K.LAST_PARAMS] = params
 
 
-def ensure_router() -> None:
-    """Call first in every page. Streamlit runs a ``pages/*.py`` file by itself (its legacy
-    multipage mode) when a fresh server's first request is a deep link such as ``/results``;
-    then app.py, with the sidebar and the URL state, has not run. ``st.navigation`` (public API)
-    switches that mode off for the server, and the rerun goes through app.py to this page."""
-    if st.session_state.get(K.UI_READY):
-        return
-    from ui.routes import pages
-
-    try:
-        st.navigation(pages(), position="hidden")  # the same pages, so the deep link resolves
-    except st.errors.StreamlitAPIException:
-        pass  # already called in this run: the mode is off all the same
-    st.rerun()
-
-
 def page(title: str, *, needs_checkpoint: bool = True) -> tuple[S.ViewState, CheckpointInfo]:
-    """Start a page, the same way on every page: route check, title, the sidebar's state.
+    """Start a page, the same way on every page: title, the sidebar's state.
     With ``needs_checkpoint`` and no checkpoint at all, the page stops with a hint; without it
     the page runs on (``info`` may then be None: Learn, uploads, pages with their own picker)."""
-    ensure_router()
     st.title(title)
     view, info = current()
     if info is None and needs_checkpoint:

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui import cached, dataset, landing, work
-from ui import keys as K
-from ui.progress import Rows
+from ui import cached, work
+from ui.logic import dataset, landing
+from ui.logic import keys as K
+from ui.logic.progress import Rows
 from uqcore.registry import CheckpointInfo
 
 
@@ -22,8 +23,8 @@ def landing_stories(info: CheckpointInfo) -> list | None:
 
 
 def find_stories(info: CheckpointInfo) -> None:
-    """Offer to sample :data:`ui.landing.STORY_LIVE_PER_DOMAIN` examples per domain to pick the
-    stories from; on the press, sample them (then the page runs again and shows them)."""
+    """Offer to sample :data:`ui.logic.landing.STORY_LIVE_PER_DOMAIN` examples per domain to pick
+    the stories from; on the press, sample them (then the page runs again and shows them)."""
     per = landing.STORY_LIVE_PER_DOMAIN
     total = per * len(dataset.subsets(info.task))
     job = ("stories", info.name, cached.where(info.name))

@@ -1,6 +1,6 @@
 """The explorer's "Why is it unsure?" views, one function each: salience over the samples,
 occlusion, an edit beside its original, and every head at once. They render what
-:mod:`ui.why` and :mod:`ui.cached` compute; each says what it shows in plain words."""
+:mod:`ui.logic.why` and :mod:`ui.cached` compute; each says what it shows in plain words."""
 
 from __future__ import annotations
 
@@ -10,13 +10,15 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from ui import cached, sidebar, why, work
-from ui import keys as K
-from ui.compute import ExploreResult
+from ui import cached, sidebar, work
 from ui.explore_views import chart, settings_record, token_window, tokens_for_axes
-from ui.exports import csv_text, download
-from ui.format import mean_pm_var, plain, sig
+from ui.logic import keys as K
+from ui.logic import why
+from ui.logic.compute import ExploreResult
+from ui.logic.exports import csv_text, download
+from ui.logic.format import mean_pm_var, plain, sig
 from uqcore.errors import UQError
+from uqcore.settings import SamplingSettings
 from uqcore.stats import mutual_information
 from viz import why as W
 
@@ -64,9 +66,9 @@ def _highlighted(tokens: list[str], mean: np.ndarray, std: np.ndarray) -> str:
 
 
 def salience(res: ExploreResult, names: tuple[str, ...], name: str, family: str,
-             settings: tuple) -> None:  # fmt: skip
+             settings: SamplingSettings) -> None:  # fmt: skip
     """Which tokens move each sample's probability and the samples' disagreement
-    (``settings``: the sidebar's overrides, :func:`ui.compute.settings_key`)."""
+    (``settings``: the sidebar's overrides)."""
     s = res.summary
     c1, c2, c3 = st.columns([1, 1.4, 1])
     target = c1.selectbox("Explain the class", range(len(names)), index=s.target,

@@ -1,5 +1,5 @@
-"""Long computations, run fairly (:class:`ui.fair.Gate`): nothing is shown while results are
-read from stored samples or the caches; once real computation starts (:func:`ui.fair.heavy`)
+"""Long computations, run fairly (:class:`ui.logic.fair.Gate`): nothing is shown while results are
+read from stored samples or the caches; once real computation starts (:func:`ui.logic.fair.heavy`)
 the run takes a work slot of its session, and a visitor who waits more than a moment sees the
 place in the queue, then a progress bar with an estimate, and a Cancel button throughout.
 
@@ -19,9 +19,10 @@ from typing import TypeVar
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from ui import cached, fair
-from ui import keys as K
-from ui.progress import Eta
+from ui import cached
+from ui.logic import fair
+from ui.logic import keys as K
+from ui.logic.progress import Eta
 
 R = TypeVar("R")
 UPDATE_S = 0.25  # the least time between two progress messages (each is also a stop point)
@@ -92,8 +93,8 @@ class _Panel:
 def run(label: str, fn: Callable[[Callable[[float], None]], R], job: Hashable,
         what: str = "Computing") -> R:  # fmt: skip
     """``fn(progress)``, ``progress(fraction)`` drawn as a bar with an estimate; returns what
-    ``fn`` returns. Reads cost no slot; the first :func:`ui.fair.heavy` inside ``fn`` waits for
-    a work slot of this session. ``job`` identifies the computation (its cache key): once
+    ``fn`` returns. Reads cost no slot; the first :func:`ui.logic.fair.heavy` inside ``fn`` waits
+    for a work slot of this session. ``job`` identifies the computation (its cache key): once
     cancelled, the page says so and stops until "Start again" is pressed, instead of starting
     the same work again on the next click elsewhere."""
     if cancelled(job):

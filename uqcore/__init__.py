@@ -6,12 +6,12 @@ every path is an argument. The names below are the library's front door; each li
 module of its own.
 """
 
+from uqcore.build import build_model
 from uqcore.checkpoint import load_checkpoint, save_checkpoint
 from uqcore.config import ModelConfig
 from uqcore.errors import CheckpointError, ConfigError, InputError, UQError
 from uqcore.families import FAMILIES, FamilySpec, get_family
 from uqcore.maps import LayerMaps
-from uqcore.model import build_model
 from uqcore.sampling import Capture, SampleResult, sample
 from uqcore.settings import SamplingSettings
 from uqcore.vocab import Vocab

@@ -5,16 +5,16 @@ the word-level encoder trained from scratch (pre-LN, learned positions, the libr
 vocabulary) or a BERT-family encoder whose base weights come from a local Hugging Face folder
 (post-LN, GELU, token-type embeddings, WordPiece): BERT, RoBERTa and DistilBERT are three
 entries of that kind, told apart by their params and their Hugging Face layout. Any family runs
-in any backbone. Adding a backbone = one module with its classifier (or a layout) + one entry.
+in any backbone. This module is data only (no torch): the classes that build each kind of
+classifier are named in :mod:`uqcore.build`. Adding a backbone = one entry here (with a layout
+in :mod:`uqcore.hf_layouts`, or a new classifier kind: its module + one line in
+:mod:`uqcore.build`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import ClassVar
-
-from torch import nn
+from typing import ClassVar, Literal
 
 from uqcore.errors import ConfigError
 from uqcore.hf_layouts import BERT, DISTILBERT, ROBERTA, HFLayout
@@ -65,66 +65,36 @@ class DistilBertParams:
     drop_before_dense: ClassVar[bool] = False
 
 
-def _build_word(cfg) -> nn.Module:
-    from uqcore.model import EncoderClassifier  # late: model imports config, config this table
-
-    return EncoderClassifier(cfg)
-
-
-def _build_bert(cfg) -> nn.Module:
-    from uqcore.bert import BertClassifier
-
-    return BertClassifier(cfg)
-
-
-def _no_base(cfg) -> frozenset[str]:
-    return frozenset()
-
-
-def _bert_frozen(cfg) -> frozenset[str]:
-    from uqcore.bert import frozen_base_names
-
-    return frozen_base_names(cfg)
-
-
-def _attach_bert(model: nn.Module, folder) -> None:
-    from uqcore.bert import load_hf_bert
-
-    for member in getattr(model, "members", [model]):  # a deep ensemble: every member
-        load_hf_bert(member, folder, share_tables=True)  # one copy of the embedding tables
-
-
 @dataclass(frozen=True)
 class BackboneSpec:
-    """One backbone: ``params`` (its structure dataclass, ``ModelConfig.backbone_params``) and
-    ``build(cfg)`` (a fresh classifier of one member; :func:`uqcore.model.build_model` wraps
-    ensembles and adapters around it). A pretrained backbone (``pretrained``) also names the
-    tensors its base provides (``frozen(cfg)``: a checkpoint does not store them) and copies
-    them into a model (``attach(model, folder)``); its input is the base folder's WordPiece
-    tokenizer instead of a ``vocab.json``; ``hf``: the Hugging Face layout of its folders
-    (:mod:`uqcore.hf_layouts`: config keys, tensor names, tokenizer specials)."""
+    """One backbone, as data: ``params`` (its structure dataclass, ``ModelConfig.backbone_params``)
+    and ``classifier``, the kind of classifier a member of it is (``"word"``: the word-level
+    encoder, ``"bert"``: the BERT-family one); :mod:`uqcore.build` maps each kind to the class
+    that builds it and wraps ensembles and adapters around it. A pretrained backbone
+    (``pretrained``) has a base that provides tensors a checkpoint does not store and its input
+    is the base folder's WordPiece tokenizer instead of a ``vocab.json``
+    (:func:`uqcore.build.frozen_names`, :func:`uqcore.build.attach_base`); ``hf``: the Hugging Face
+    layout of its folders (:mod:`uqcore.hf_layouts`: config keys, tensor names, tokenizer
+    specials)."""
 
     name: str
     title: str
     params: type
-    build: Callable[[object], nn.Module]
+    classifier: Literal["word", "bert"] = "word"
     pretrained: bool = False
-    frozen: Callable[[object], frozenset[str]] = _no_base
-    attach: Callable[[nn.Module, object], None] | None = None
     hf: HFLayout | None = None
 
 
 BACKBONES: dict[str, BackboneSpec] = {
     spec.name: spec
     for spec in (
-        BackboneSpec("word", "Word-level, trained from scratch", WordParams, _build_word),
-        BackboneSpec("bert", "BERT-family pretrained encoder", BertParams, _build_bert,
-                     pretrained=True, frozen=_bert_frozen, attach=_attach_bert, hf=BERT),
-        BackboneSpec("roberta", "RoBERTa pretrained encoder", RobertaParams, _build_bert,
-                     pretrained=True, frozen=_bert_frozen, attach=_attach_bert, hf=ROBERTA),
-        BackboneSpec("distilbert", "DistilBERT pretrained encoder", DistilBertParams,
-                     _build_bert, pretrained=True, frozen=_bert_frozen, attach=_attach_bert,
-                     hf=DISTILBERT),
+        BackboneSpec("word", "Word-level, trained from scratch", WordParams),
+        BackboneSpec("bert", "BERT-family pretrained encoder", BertParams, "bert",
+                     pretrained=True, hf=BERT),
+        BackboneSpec("roberta", "RoBERTa pretrained encoder", RobertaParams, "bert",
+                     pretrained=True, hf=ROBERTA),
+        BackboneSpec("distilbert", "DistilBERT pretrained encoder", DistilBertParams, "bert",
+                     pretrained=True, hf=DISTILBERT),
     )
 }
 

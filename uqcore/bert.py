@@ -27,10 +27,12 @@ import torch.nn.functional as F
 from safetensors import safe_open
 from torch import nn
 
+from uqcore.backbones import get_backbone
 from uqcore.config import ModelConfig
 from uqcore.errors import CheckpointError
 from uqcore.hf_layouts import HFLayout, layout_of, read_config_json
-from uqcore.layers import MultiHeadAttention, linear
+from uqcore.layers import MultiHeadAttention
+from uqcore.linear import linear
 from uqcore.maps import LayerMaps
 from uqcore.model import StackedEncoder
 from uqcore.noise import SampleNoise, add_dropout, dropout
@@ -147,8 +149,6 @@ def read_hf_config(folder: str | Path) -> dict:
 
 
 def _layout(cfg: ModelConfig) -> HFLayout:
-    from uqcore.backbones import get_backbone  # late: backbones imports this module lazily
-
     return get_backbone(cfg.backbone).hf
 
 

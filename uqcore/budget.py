@@ -3,7 +3,7 @@
 A checkpoint's or a Hugging Face folder's ``config.json`` is a few bytes that describe a model of
 any size: 10^6 layers of width 2 are only 44M parameters (under the parameter limit) but 10^6
 Python modules, about 27 GB; a 49M-word vocabulary of width 4 is 196M parameters. Every shape is
-therefore checked here, from the numbers alone, before :func:`uqcore.model.build_model` runs:
+therefore checked here, from the numbers alone, before :func:`uqcore.build.build_model` runs:
 :func:`check_budget` raises :class:`~uqcore.errors.CheckpointError` naming the limit and what
 to do. The defaults (:data:`DEFAULT_BUDGET`) admit every shipped checkpoint and the usual
 BERT-base / RoBERTa-base / DistilBERT classifiers (12 layers, width 768, 30-50k words, 512-514
@@ -19,7 +19,11 @@ server's own memory.
 from __future__ import annotations
 
 import dataclasses
+import subprocess
+import sys
 from dataclasses import dataclass
+
+import torch
 
 from uqcore.config import ModelConfig
 from uqcore.errors import CheckpointError
@@ -87,10 +91,8 @@ def _structure_ints(cfg: ModelConfig) -> dict[str, int]:
 def _extra_parameters(cfg: ModelConfig) -> int:
     """Parameters :meth:`ModelConfig.n_parameters` leaves out: the family's own tensors in
     each layer, adapters, token types and position offsets (only called within the limits)."""
-    import torch  # the family's tensors are made on the meta device: shapes, no memory
-
     spec = get_family(cfg.spec.member_family or cfg.family)
-    with torch.device("meta"):
+    with torch.device("meta"):  # the family's tensors: shapes, no memory
         own = sum(p.numel() for p in spec.weights(cfg.attention, cfg.n_heads, cfg.d_head).values())
     d, f = cfg.d_model, cfg.d_ff
     layer = own + (cfg.adapters.rank * (8 * d + 2 * f) if cfg.adapters is not None else 0)
@@ -146,12 +148,9 @@ def check_budget(cfg: ModelConfig, budget: Budget = DEFAULT_BUDGET, where: str =
 
 def _measure(n_layers: int = 2000) -> None:  # pragma: no cover - a measurement, not a test
     """Print the RSS one more layer adds beyond its parameters, per family (fresh process)."""
-    import subprocess
-    import sys
-
     code = (
         "import gc, sys\n"
-        "from uqcore.config import ModelConfig\nfrom uqcore.model import build_model\n"
+        "from uqcore.build import build_model\nfrom uqcore.config import ModelConfig\n"
         "def rss():\n"
         "    return next(int(x.split()[1]) * 1024 for x in open('/proc/self/status')"
         " if x.startswith('VmRSS'))\n"

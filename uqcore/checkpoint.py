@@ -39,9 +39,10 @@ from safetensors.torch import save
 from uqcore.backbones import get_backbone
 from uqcore.base_model import BaseRecord, file_sha256, locate
 from uqcore.budget import DEFAULT_BUDGET, Budget, check_budget
+from uqcore.build import attach_base, build_model, frozen_names
 from uqcore.config import FORMAT_VERSION, ModelConfig, upgrade_v1
 from uqcore.errors import CheckpointError, ConfigError
-from uqcore.lora import merge_adapters
+from uqcore.linear import merge_adapters
 from uqcore.untrusted import read_json_file
 from uqcore.vocab import Vocab, write_atomic
 from uqcore.wordpiece import WordPiece
@@ -114,7 +115,7 @@ def save_checkpoint(
         raise CheckpointError("vocab must be a uqcore.vocab.Vocab for a word-level model.")
     else:
         _check_vocab_fits(vocab, cfg, "the vocabulary")
-    frozen = backbone.frozen(cfg)
+    frozen = frozen_names(cfg)
     if dtype is not None and dtype not in STORAGE_DTYPES:
         raise CheckpointError(f"dtype must be None or one of {STORAGE_DTYPES}, got {dtype}.")
     if not (isinstance(training, dict | None) and isinstance(metrics, dict | None)):
@@ -145,7 +146,7 @@ def save_checkpoint(
             t = cast
         tensors[key] = t
     with torch.device("meta"):  # names, shapes and kinds only: nothing allocated
-        expected = _trained(_build(cfg).state_dict(), frozen)
+        expected = _trained(build_model(cfg).state_dict(), frozen)
     _check_tensors(tensors, expected, f"the model being saved for {cfg.family!r}")
 
     out = Path(path)
@@ -221,10 +222,10 @@ def load_checkpoint(
         vocab = Vocab.load(root / VOCAB_FILE)
         _check_vocab_fits(vocab, cfg, f"{root / VOCAB_FILE}")
     _check_header_size(weights)
-    model = _build(cfg)
+    model = build_model(cfg)
     if folder is not None:
-        backbone.attach(model, folder)
-    expected = _trained(model.state_dict(), backbone.frozen(cfg))
+        attach_base(model, folder)
+    expected = _trained(model.state_dict(), frozen_names(cfg))
     try:
         with safe_open(str(weights), framework="pt") as f:
             meta = f.metadata() or {}
@@ -469,12 +470,6 @@ def _check_vocab_fits(vocab: Vocab, cfg: ModelConfig, what: str) -> None:
             f"{what} has {len(vocab)} ids (words + 3 specials) but the model embeds only "
             f"vocab_size={cfg.vocab_size}; build the model with vocab_size=len(vocab)."
         )
-
-
-def _build(cfg: ModelConfig) -> torch.nn.Module:
-    from uqcore.model import build_model  # late import: keeps this module light and acyclic
-
-    return build_model(cfg)
 
 
 def _unprefixed(key: str) -> str:

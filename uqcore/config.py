@@ -2,7 +2,7 @@
 and the inference settings it was trained with.
 
 A :class:`ModelConfig` fully describes a model: it is serialised to ``config.json`` beside the
-weights (format version 2) and :func:`uqcore.model.build_model` rebuilds the exact architecture
+weights (format version 2) and :func:`uqcore.build.build_model` rebuilds the exact architecture
 from it. ``attention`` is the family's own structural dataclass (``FamilySpec.params``: H-STO's
 centroids, BAM's distributions; empty for softmax families) and ``inference`` the trained values
 of the knobs the family reads (a :class:`SamplingSettings` with only those set). A request's
@@ -22,7 +22,7 @@ from typing import Any, Literal
 from uqcore.backbones import BACKBONES, get_backbone
 from uqcore.errors import ConfigError, check_positive
 from uqcore.families import FAMILIES, get_family
-from uqcore.lora import AdapterConfig
+from uqcore.linear import AdapterConfig
 from uqcore.settings import (
     SamplingSettings,
     check_bam_mode,
@@ -59,7 +59,7 @@ class ModelConfig:
     # Layers whose attention is the family's; the others attend with plain softmax and, when no
     # dropout is drawn, are computed once per input for all T samples. None = every layer.
     stochastic_layers: tuple[int, ...] | None = None
-    adapters: AdapterConfig | None = None  # low-rank adapters on the linear layers (uqcore.lora)
+    adapters: AdapterConfig | None = None  # low-rank adapters on the linear layers (uqcore.linear)
 
     def __post_init__(self) -> None:
         if self.attention is None and isinstance(self.family, str) and self.family in FAMILIES:

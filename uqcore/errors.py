@@ -7,6 +7,8 @@ library still catch them.
 
 from __future__ import annotations
 
+import math
+
 
 class UQError(ValueError):
     """Base class of every uqcore error."""
@@ -26,8 +28,6 @@ class CheckpointError(UQError):
 
 def check_positive(name: str, value: object) -> float:
     """Return ``value`` as float if it is a finite number > 0, else raise :class:`ConfigError`."""
-    import math
-
     try:
         v = float(value)  # type: ignore[arg-type]
     except (TypeError, ValueError):

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from torch import nn
 
@@ -26,9 +26,7 @@ from uqcore.kernels.common import AttentionKernel
 from uqcore.kernels.em import ProbtransParams, bind_probtrans
 from uqcore.kernels.gumbel import HstoParams, StoParams, bind_hsto, bind_sto, hsto_weights
 from uqcore.kernels.softmax import NoParams, bind_softmax
-
-if TYPE_CHECKING:  # types only: settings imports this module
-    from uqcore.settings import ForwardSettings, SamplingSettings
+from uqcore.settings import ForwardSettings, SamplingSettings
 
 Knob = Literal["tau", "tau1", "tau2", "noise_scale", "hard", "bam_mode", "em_iterations",
                "em_precision", "dropout"]  # fmt: skip
@@ -75,12 +73,6 @@ def _never(s: ForwardSettings) -> bool:
     return False
 
 
-def _settings(**values) -> SamplingSettings:
-    from uqcore.settings import SamplingSettings  # late: settings imports this module
-
-    return SamplingSettings(**values)
-
-
 # A pretrained classifier, no training (uqlab.import_hf). STO: tau2 = sqrt(d_head), the model's
 # own scale, so lambda = 0 is the model; BAM: a fixed (uniform) prior, Weibull shape k = 10 at
 # lambda = 1 (k = 10 / lambda), mean = the model's attention.
@@ -88,16 +80,16 @@ BAM_UNTRAINED_K = 10.0
 
 
 def _untrained_plain(d_head: int):
-    return NoParams(), _settings()
+    return NoParams(), SamplingSettings()
 
 
 def _untrained_sto(d_head: int):
-    return StoParams(), _settings(tau2=math.sqrt(d_head), noise_scale=1.0)
+    return StoParams(), SamplingSettings(tau2=math.sqrt(d_head), noise_scale=1.0)
 
 
 def _untrained_bam(d_head: int):
     return (BamParams(prior="fixed", weibull_k=BAM_UNTRAINED_K),
-            _settings(noise_scale=1.0, bam_mode="sample"))  # fmt: skip
+            SamplingSettings(noise_scale=1.0, bam_mode="sample"))  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from uqcore.errors import CheckpointError
+from uqcore.untrusted import read_json_file
 
 CONFIG_BYTES = 1 << 20  # a config.json larger than this is refused unread
 
@@ -185,8 +186,6 @@ ARCHITECTURES = tuple(x.architecture for x in LAYOUTS.values())
 def read_config_json(folder: str | Path) -> dict:
     """``folder/config.json`` as a dict (at most :data:`CONFIG_BYTES`, no link followed, read
     within the bounds of :mod:`uqcore.untrusted`: its message when it cannot be read)."""
-    from uqcore.untrusted import read_json_file
-
     path = Path(folder) / "config.json"
     if path.is_symlink():
         raise CheckpointError("config.json is a link; links are not followed: copy the file in.")

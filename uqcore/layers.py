@@ -11,9 +11,7 @@ Dropout is applied only when ``ForwardSettings.dropout_on`` and a noise source a
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import threading
 
 import torch
 from torch import nn
@@ -21,54 +19,11 @@ from torch import nn
 from uqcore.config import ModelConfig
 from uqcore.families import PLAIN
 from uqcore.kernels.common import KernelRequest
-from uqcore.lora import LoRALinear
+from uqcore.linear import LoRALinear, linear
 from uqcore.maps import LayerMaps
 from uqcore.noise import SampleNoise, add_dropout, dropout, dropout_attend
 from uqcore.projection import masked_head_projection
 from uqcore.settings import ForwardSettings
-
-
-def linear(x: torch.Tensor, layer: nn.Linear, relu: bool = False) -> torch.Tensor:
-    """``layer(x)``, then ReLU if asked, with the fastest CPU kernel for the size.
-
-    Without gradients and from ``ONEDNN_MIN_ROWS`` rows, oneDNN's fused linear (+ ReLU) kernel
-    (the one PyTorch's compiler uses on CPU) is 10-20% faster and saves a pass over the output;
-    otherwise a matmul plus in-place bias (and ReLU). Both compute the same function; they may
-    differ in the last bits, which is why the choice depends on the size only. The oneDNN op
-    exists for CPU tensors only: any other device (CUDA) always takes the matmul path.
-    """
-    if isinstance(layer, LoRALinear):  # base path, then the low-rank update, then ReLU
-        out = torch.matmul(x, layer.weight.t()).add_(layer.bias) + layer.delta(x)
-        return torch.relu_(out) if relu else out
-    rows = x.numel() // x.shape[-1]
-    fast = _ONEDNN is not None and not getattr(_ONEDNN_STATE, "off", False)
-    if fast and rows >= ONEDNN_MIN_ROWS and x.device.type == "cpu" and not torch.is_grad_enabled():
-        return _ONEDNN(x, layer.weight, layer.bias, "relu" if relu else "none", [], "")
-    out = torch.matmul(x, layer.weight.t()).add_(layer.bias)
-    return torch.relu_(out) if relu else out
-
-
-ONEDNN_MIN_ROWS = 128  # measured crossover on a 2-core AVX-512 CPU (docs/performance.md)
-_ONEDNN_STATE = threading.local()
-
-
-@contextlib.contextmanager
-def matmul_linear_only():
-    """Within this block (this thread only), ``linear`` always takes the plain matmul path.
-    For tools that trace aten matmuls, such as FLOP counters, which do not see oneDNN ops."""
-    before = getattr(_ONEDNN_STATE, "off", False)
-    _ONEDNN_STATE.off = True
-    try:
-        yield
-    finally:
-        _ONEDNN_STATE.off = before
-
-
-_ONEDNN = (
-    getattr(torch.ops.mkldnn, "_linear_pointwise", None)
-    if torch.backends.mkldnn.is_available()
-    else None
-)
 
 
 def widest_query_rows(cfg: ModelConfig, length: int, full_rows: bool, s: ForwardSettings) -> int:

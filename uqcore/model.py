@@ -1,4 +1,4 @@
-"""The encoder classifier shared by every family, the deep ensemble, and ``build_model``.
+"""The word-level encoder classifier and the forward pass every backbone's classifier shares.
 
 Contract of ``forward(ids, mask, settings=None, noise=None, capture=())``:
 * ``ids [N, L]`` long, ``mask [N, L]`` bool (True = real token; column 0 is [CLS]);
@@ -11,19 +11,15 @@ Nothing is stored on the modules between calls, so one model can serve many call
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Collection
 from dataclasses import dataclass, field
 
 import torch
 from torch import nn
-from torch.func import functional_call, stack_module_state
 
-from uqcore.backbones import get_backbone
 from uqcore.config import ModelConfig
 from uqcore.errors import InputError
-from uqcore.layers import EncoderLayer, matmul_linear_only
-from uqcore.lora import add_adapters
+from uqcore.layers import EncoderLayer
 from uqcore.maps import LayerMaps
 from uqcore.noise import SampleNoise, dropout
 from uqcore.prefix import Prefix
@@ -213,96 +209,3 @@ def run_layers(
         if kl is not None:
             kl_total = kl if kl_total is None else kl_total + kl
     return x, maps, kl_total
-
-
-class DeepEnsemble(nn.Module):
-    """``ensemble_size`` independently initialised members (of the spec's ``member_family``).
-
-    ``forward`` returns every member's output stacked on a leading ``M`` dimension. Without
-    gradients the members run together in one ``torch.func.vmap`` call over stacked weights;
-    with gradients (training) they run one after another so each member's weights get grads.
-    """
-
-    def __init__(self, cfg: ModelConfig):
-        super().__init__()
-        self.cfg = cfg.validate()
-        member_cfg = cfg.replace(family=cfg.spec.member_family, ensemble_size=1)
-        self.members = nn.ModuleList(build_one(member_cfg) for _ in range(cfg.ensemble_size))
-        self._stack: tuple[tuple, tuple[dict, dict, dict]] | None = None
-
-    def _stacked(self) -> tuple[dict, dict, dict]:
-        """The members' weights stacked on a leading ``M`` dimension and the ones they share
-        (:meth:`_common`), rebuilt only when a weight changed (training steps bump a tensor's
-        version) or moved."""
-        if self._stack is None or self._stack[0] != self._key():
-            # normal tensors even when called under inference_mode: the members' own weights
-            # become views of them (one copy in memory, not two), and training needs them
-            with torch.inference_mode(False), torch.no_grad():
-                params, buffers = stack_module_state(list(self.members))  # [M, ...] each
-                common = self._common()
-                params = {n: t for n, t in params.items() if n not in common}
-                for i, member in enumerate(self.members):
-                    for name, p in member.named_parameters():
-                        if name in params:
-                            p.data = params[name][i]
-                    for name in dict(member.named_buffers()):
-                        path, _, leaf = name.rpartition(".")
-                        member.get_submodule(path)._buffers[leaf] = buffers[name][i]  # noqa: SLF001
-            self._stack = (self._key(), (params, buffers, common))
-        return self._stack[1]
-
-    def _common(self) -> dict[str, torch.Tensor]:
-        """Parameters every member holds in one storage (a pretrained base's embedding tables,
-        shared at loading): passed to ``vmap`` once, unbatched, instead of stacked M times."""
-        named = [dict(m.named_parameters()) for m in self.members]
-        return {
-            n: t.detach()
-            for n, t in named[0].items()
-            if all(d[n].data_ptr() == t.data_ptr() and d[n].shape == t.shape for d in named[1:])
-        } if len(named) > 1 else {}  # fmt: skip
-
-    def _key(self) -> tuple:
-        """What the stacked weights depend on: every tensor's identity, version and device."""
-        tensors = [*self.parameters(), *self.buffers()]
-        return tuple((id(t), t._version, t.device) for t in tensors)  # noqa: SLF001
-
-    def forward(
-        self, ids, mask, settings=None, noise=None, capture: Collection[int] = ()
-    ) -> ForwardOutput:
-        s = settings or resolve(self.cfg)
-        if torch.is_grad_enabled() or (s.dropout_on and noise is not None):
-            outs = [m(ids, mask, s, noise, capture) for m in self.members]
-            maps = {
-                i: outs[0].maps[i].map(lambda name, _, i=i: torch.stack(
-                    [getattr(o.maps[i], name) for o in outs]))
-                for i in outs[0].maps
-            }  # fmt: skip
-            return ForwardOutput(logits=torch.stack([o.logits for o in outs]), maps=maps)
-        params, buffers, common = self._stacked()  # common: unbatched, one for every member
-        base = self.members[0]
-        capture = tuple(capture)
-        s = dataclasses.replace(s, fused_attention=False)
-
-        def one(p, b, c):
-            out = functional_call(
-                base, ({**p, **c}, b), (ids, mask), {"settings": s, "capture": capture}
-            )
-            return out.logits, {i: dict(m.items()) for i, m in out.maps.items()}  # pytree
-
-        with matmul_linear_only():  # oneDNN's fused linear has no vmap batching rule
-            # [M, N, C], {layer: {name: [M..]}}
-            logits, maps = torch.vmap(one, in_dims=(0, 0, None))(params, buffers, common)
-        return ForwardOutput(logits=logits, maps={i: LayerMaps(**m) for i, m in maps.items()})
-
-
-def build_one(cfg: ModelConfig) -> nn.Module:
-    """One classifier of ``cfg``'s backbone, with its low-rank adapters if it has some."""
-    model = get_backbone(cfg.backbone).build(cfg)
-    return add_adapters(model, cfg.adapters) if cfg.adapters is not None else model
-
-
-def build_model(cfg: ModelConfig) -> nn.Module:
-    """A freshly initialised model of ``cfg`` (validated) in eval mode."""
-    cfg.validate()
-    model = DeepEnsemble(cfg) if cfg.spec.ensemble else build_one(cfg)
-    return model.eval()

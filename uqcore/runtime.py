@@ -14,6 +14,8 @@ import ctypes.util
 
 import torch
 
+from uqcore.errors import ConfigError
+
 _M_TRIM_THRESHOLD = -1
 _M_MMAP_THRESHOLD = -3
 _M_ARENA_MAX = -8
@@ -68,8 +70,6 @@ def tune_cpu(threads: int | None = None) -> dict[str, object]:
 def pick_device(name: str = "auto") -> torch.device:
     """``"cpu"``, ``"cuda"`` (or ``"cuda:N"``) or ``"auto"`` (CUDA when available) as a device;
     :class:`uqcore.errors.ConfigError` if CUDA is asked for and absent."""
-    from uqcore.errors import ConfigError
-
     name = (name or "auto").strip().lower()
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")

@@ -42,8 +42,9 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from uqcore.build import DeepEnsemble
 from uqcore.errors import ConfigError, InputError
-from uqcore.model import DeepEnsemble, check_batch
+from uqcore.model import check_batch
 from uqcore.noise import SampleNoise, example_keys
 from uqcore.runtime import memory_budget as runtime_budget
 from uqcore.settings import ForwardSettings, SamplingSettings, is_stochastic, resolve

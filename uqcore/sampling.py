@@ -20,10 +20,11 @@ from dataclasses import dataclass, field
 import torch
 from torch import nn
 
+from uqcore.build import DeepEnsemble
 from uqcore.errors import ConfigError
 from uqcore.layers import widest_query_rows
 from uqcore.maps import MAP_NAMES, LayerMaps
-from uqcore.model import DeepEnsemble, check_batch
+from uqcore.model import check_batch
 from uqcore.noise import SampleNoise, example_keys
 from uqcore.prefix import PrefixCache, keep_scores, prefix_for, scores_memo, usable
 from uqcore.runtime import memory_budget as runtime_budget

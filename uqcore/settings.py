@@ -13,9 +13,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from uqcore.errors import ConfigError, check_positive
-from uqcore.families import get_family
 
-if TYPE_CHECKING:  # types only: config imports this module
+if TYPE_CHECKING:  # types only: config imports this module (the family is read as cfg.spec)
     from uqcore.config import ModelConfig
 
 MAX_EM_ITERATIONS = 1000
@@ -87,7 +86,7 @@ def resolve(
     Raises :class:`ConfigError` with the offending name and the allowed range.
     """
     s = s or SamplingSettings()
-    spec = get_family(cfg.family)
+    spec = cfg.spec
     trained = cfg.inference
 
     def pick(name: str):
@@ -158,4 +157,4 @@ def is_stochastic(cfg: ModelConfig, fs: ForwardSettings) -> bool:
     """True when two samples of one input can differ (ensembles: see the sampler)."""
     if fs.drop_p > 0:
         return True
-    return get_family(cfg.family).noisy(fs)
+    return cfg.spec.noisy(fs)

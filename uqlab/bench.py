@@ -19,11 +19,11 @@ import time
 
 import torch
 
+from uqcore.build import build_model
 from uqcore.config import ModelConfig, family_fields
 from uqcore.families import FAMILIES, get_family
 from uqcore.kernels.common import softmax_last
-from uqcore.layers import _ONEDNN, matmul_linear_only
-from uqcore.model import build_model
+from uqcore.linear import _ONEDNN, matmul_linear_only
 from uqcore.runtime import pick_device, tune_cpu
 from uqcore.sampling import Capture, sample
 from uqlab.bench_report import render_markdown, write_section

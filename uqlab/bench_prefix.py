@@ -22,8 +22,8 @@ import json
 import torch
 
 from uqcore.bert import load_hf_bert, read_hf_config
+from uqcore.build import build_model
 from uqcore.config import ModelConfig
-from uqcore.model import build_model
 from uqcore.noise import SampleNoise, example_keys
 from uqcore.runtime import tune_cpu
 from uqcore.sampling import sample
@@ -88,7 +88,7 @@ def train_step(lengths: tuple[int, ...] = (128, 256), batch: int = 32) -> dict[i
     length: what an epoch of IMDB on the MiniLM base costs on this machine."""
     from uqcore.bert import frozen_base_names
     from uqcore.families import PLAIN
-    from uqcore.lora import AdapterConfig
+    from uqcore.linear import AdapterConfig
 
     base = minilm_dir()
     cfg = ModelConfig.from_dict({**read_hf_config(base), "family": PLAIN.name})

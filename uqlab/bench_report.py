@@ -80,7 +80,7 @@ def render_markdown(report: dict) -> str:
         "",
         "## Linear kernels: where oneDNN starts to pay",
         "",
-        "Microseconds for the FFN-1 projection (128 -> 512, with ReLU). `uqcore.layers.linear`",
+        "Microseconds for the FFN-1 projection (128 -> 512, with ReLU). `uqcore.linear.linear`",
         "uses oneDNN's fused kernel from `ONEDNN_MIN_ROWS` rows (without gradients).",
         "",
         "| rows | matmul + bias + ReLU (us) | oneDNN fused (us) |",

@@ -20,10 +20,10 @@ from tqdm import tqdm
 
 from uqcore.base_model import record_for
 from uqcore.bert import frozen_base_names, load_hf_bert
+from uqcore.build import DeepEnsemble, build_model
 from uqcore.checkpoint import save_checkpoint
 from uqcore.errors import ConfigError, UQError
 from uqcore.families import title as family_title
-from uqcore.model import DeepEnsemble, build_model
 from uqcore.noise import sample_seed
 from uqcore.vocab import N_SPECIALS, Vocab
 from uqcore.wordpiece import WordPiece

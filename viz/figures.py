@@ -285,8 +285,8 @@ def reliability_figure(curves: dict) -> go.Figure:
 @phone_titles
 def risk_coverage_figure(curves: dict) -> go.Figure:
     """Risk (error rate) against coverage when only the most confident examples are kept, one
-    line per checkpoint (``curves``: name -> ui.dataset.risk_coverage), with the oracle and the
-    random selection of the first checkpoint dotted; the legend gives each AURC."""
+    line per checkpoint (``curves``: name -> ui.logic.dataset.risk_coverage), with the oracle and
+    the random selection of the first checkpoint dotted; the legend gives each AURC."""
     fig = go.Figure()
     for i, (name, c) in enumerate(curves.items()):
         fig.add_trace(go.Scatter(x=c["coverage"], y=c["risk"], mode="lines",
@@ -379,7 +379,7 @@ def sweep_figure(table, tau_name: str) -> go.Figure:
         wrap_title(t, PANEL_TITLE_CHARS) for t in ("accuracy", "mean mutual information")])
     for a in fig.layout.annotations:
         a.font.size = TITLE_FONT - 1
-    for i, domain in enumerate(DOMAINS.values()):  # the display names of ui.dataset frames
+    for i, domain in enumerate(DOMAINS.values()):  # the display names of ui.logic.dataset frames
         part = table[table["domain"] == domain].sort_values("tau")
         color = (_BLUE, "#e09f3e")[i]
         fig.add_trace(

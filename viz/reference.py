@@ -2,7 +2,7 @@
 ``go.Figure``, ``px.imshow``, ``update_*``), kept as the reference that the dict builders of
 :mod:`viz.figures` must match exactly (tests/test_figure_specs.py, a golden test): the same JSON
 reaches the browser, so every figure looks the same. No page uses them; ``python -m
-ui.bench_visit`` times them as the "before" of its table."""
+tools.bench_visit`` times them as the "before" of its table."""
 
 from __future__ import annotations
 

@@ -147,7 +147,7 @@ def test_table3_on_the_examples_downloads_a_csv(tab, server, shots):
 def test_concurrent_sessions_get_their_own_numbers(chrome, server, served_folder):
     """Two sessions load at the same time with different seeds (values not cached yet); each
     shows what the library computes for its own link in this test process."""
-    from ui.compute import explore, summary
+    from ui.logic.compute import explore, summary
     from uqcore.registry import load
 
     links = {s: MUST_SHOW.replace("seed=1", f"seed={s}").replace("T=50", "T=37") for s in (3, 4)}
@@ -261,8 +261,9 @@ def test_upload_a_zipped_checkpoint_and_refuse_a_climbing_zip(tab, server, serve
 
 
 def test_a_deep_link_is_the_first_request_of_a_fresh_server(tab, served_folder, tmp_path):
-    """Streamlit's legacy pages/ mode would run the page without app.py (no sidebar, no URL
-    state); the page's guard routes it through app.py."""
+    """The pages live outside a ``pages/`` folder, so Streamlit's legacy multipage mode never
+    runs one without app.py: a fresh server's first request, a deep link, gets the sidebar and
+    the URL's state from app.py's ``st.navigation``."""
     from playwright.sync_api import expect
 
     from tests.browser.conftest import start_server

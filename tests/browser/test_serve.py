@@ -1,4 +1,4 @@
-"""``python -m ui.serve``: two Streamlit processes behind Caddy, as a class of visitors meets
+"""``python -m tools.serve``: two Streamlit processes behind Caddy, as a class of visitors meets
 them: health through the proxy, new visitors spread over both backends, a session kept on its
 backend (websocket and download), the same numbers from either backend, nothing left running
 after a stop. The tests run in file order on one launch; the last one stops it."""
@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 
 from tests.browser.test_browser import csv_rows, goto, metric_values, open_view, settle
-from ui.loadtest import alive, tree_pids
-from ui.runlog import read
-from ui.serve import CADDY, COOKIE, backend_cookie, free_port, healthy
+from tools.loadtest import alive, tree_pids
+from tools.serve import CADDY, COOKIE, backend_cookie, free_port, healthy
+from ui.logic.runlog import read
 
 pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parents[2]
@@ -29,7 +29,7 @@ LINK = "/?ckpt=tiny-hsto&text=John%20is%20tall%20on%20several%20occasions.&label
 BACKEND = re.compile(r"^backend \d+/\d+: http://(\S+) \(pid (\d+)\)$", re.M)
 
 if not Path(CADDY).exists():
-    pytest.skip(f"ui.serve needs Debian's Caddy at {CADDY} (apt-get install -y caddy)",
+    pytest.skip(f"tools.serve needs Debian's Caddy at {CADDY} (apt-get install -y caddy)",
                 allow_module_level=True)  # fmt: skip
 
 
@@ -40,7 +40,7 @@ def cluster(tmp_path_factory, served_folder):
     out = (folder / "serve.out").open("w")
     env = {**os.environ, "UQ_CHECKPOINT_DIR": str(served_folder),
            "UQ_RUN_LOG": str(folder / "runs.jsonl")}  # fmt: skip
-    proc = subprocess.Popen([sys.executable, "-m", "ui.serve", "--processes", "2", "--port",
+    proc = subprocess.Popen([sys.executable, "-m", "tools.serve", "--processes", "2", "--port",
                              str(port)], cwd=ROOT, env=env, stdout=out,
                             stderr=subprocess.STDOUT)  # fmt: skip
     deadline = time.time() + 150
@@ -49,7 +49,7 @@ def cluster(tmp_path_factory, served_folder):
         text = (folder / "serve.out").read_text()
         if proc.poll() is not None or time.time() > deadline:
             proc.kill()
-            pytest.fail(f"ui.serve did not start:\n{text}")
+            pytest.fail(f"tools.serve did not start:\n{text}")
         time.sleep(0.3)
     info = {"url": f"http://127.0.0.1:{port}", "proc": proc, "out": text,
             "dials": [m.group(1) for m in BACKEND.finditer(text)],

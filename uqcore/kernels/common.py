@@ -4,15 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 import torch
 
 from uqcore.maps import LayerMaps
-
-if TYPE_CHECKING:  # types only: settings and noise do not import kernels
-    from uqcore.noise import SampleNoise
-    from uqcore.settings import ForwardSettings
+from uqcore.noise import SampleNoise
+from uqcore.settings import ForwardSettings
 
 
 @dataclass

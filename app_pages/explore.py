@@ -1,0 +1,143 @@
+"""Explore a sentence: T samples of one checkpoint on one text, view by view."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from ui import cached, sidebar, why_views, work
+from ui import explore_views as V
+from ui.logic import intro
+from ui.logic import keys as K
+from ui.logic.catalog import label_names, presets
+from ui.logic.format import plain
+from ui.logic.state import MAX_TEXT_CHARS, link_holds
+from ui.stories import find_stories, landing_stories
+from uqcore.errors import UQError
+from uqcore.families import get_family
+from uqlab.tasks import DEFAULT_CHECKPOINT, PAPER_CHECKPOINT
+
+view, info = sidebar.page("Explore a sentence")
+names = label_names(info)
+examples = presets(info.task)
+
+
+def _use_preset() -> None:
+    choice = st.session_state.get(K.PRESET)
+    if choice is None:
+        return
+    example = examples[choice]
+    st.session_state[K.TEXT_BOX] = example.text
+    st.session_state[K.LABEL_BOX] = names[example.label]
+    sidebar.set_view(text=example.text, label=example.label)
+
+
+if view.text is None and examples:  # first visit: start from the first example, no click
+    view = sidebar.set_view(text=examples[0].text, label=examples[0].label)
+
+
+def _use_story(story) -> None:
+    st.session_state[K.TEXT_BOX] = story.text
+    st.session_state[K.LABEL_BOX] = names[story.label]
+    st.session_state[K.FIRST_VISIT] = False
+    sidebar.set_view(text=story.text, label=story.label)
+
+
+if st.session_state.get(K.FIRST_VISIT):
+    with st.container(border=True):
+        tales = landing_stories(info)
+        start = (f"Start with one of these {len(tales)} sentences:" if tales else
+                 "Type a sentence below and press Sample.")  # fmt: skip
+        st.markdown(f"**What you are looking at.** {intro.what_you_see(info)} {start}")
+        if tales is None:
+            find_stories(info)
+            tales = []
+        cols = st.columns(max(1, len(tales)))
+        for i, (col, tale) in enumerate(zip(cols, tales, strict=False)):
+            col.button(tale.title, key=f"{K.LANDING_STORY}{i}", on_click=_use_story,
+                       args=(tale,), help=f"{tale.text} ({tale.why})",
+                       width="stretch")  # fmt: skip
+            col.caption(tale.why)
+        other = PAPER_CHECKPOINT if info.name != PAPER_CHECKPOINT else DEFAULT_CHECKPOINT
+        if other in {i.name for i in cached.infos()}:  # the paper's model, one click away
+            st.button(f"The paper's model ({other})" if other == PAPER_CHECKPOINT else
+                      f"Back to the MiniLM model ({other})", key=K.LANDING_OTHER,
+                      on_click=lambda: st.session_state.update({K.SELECT_CKPT: other}),
+                      help="The paper's H-STO-TRANS: a word-level transformer trained from "
+                      "scratch, as in its Table 3." if other == PAPER_CHECKPOINT else
+                      "The model this page opens on: H-STO attention on a pretrained MiniLM.")
+        st.button("Hide this introduction", key=K.LANDING_CLOSE, type="tertiary",
+                  on_click=lambda: st.session_state.update({K.FIRST_VISIT: False}))
+st.session_state.setdefault(K.TEXT_BOX, view.text or "")
+st.session_state.setdefault(K.LABEL_BOX, "unknown" if view.label is None else names[view.label])
+st.selectbox("Examples", range(len(examples)), index=None, key=K.PRESET, on_change=_use_preset,
+             format_func=lambda i: examples[i].title, placeholder="Pick an example sentence…",
+             help="In-domain and out-of-domain sentences of the checkpoint's task.")  # fmt: skip
+with st.form("sentence"):
+    st.text_area("Text", key=K.TEXT_BOX, height=90,
+                 help="Runs when you press Sample, not while you type.")  # fmt: skip
+    st.radio(
+        "Gold label",
+        ("unknown", *names),
+        key=K.LABEL_BOX,
+        horizontal=True,
+        format_func=plain,  # label names a file gave: shown as text
+        help="With a gold label the statistics score p(gold), as in the paper's Table 3.",
+    )
+    if st.form_submit_button("Sample", type="primary"):
+        typed = st.session_state[K.TEXT_BOX]
+        if len(typed) > MAX_TEXT_CHARS:
+            st.warning(f"Your text has {len(typed):,} characters; the first {MAX_TEXT_CHARS:,} "
+                       "are used (the box keeps all of it).")  # fmt: skip
+        choice = st.session_state[K.LABEL_BOX]
+        label = None if choice == "unknown" else names.index(choice)
+        view = sidebar.set_view(text=typed[:MAX_TEXT_CHARS], label=label)
+
+try:
+    with st.spinner(f"Drawing {view.T} samples…"):
+        t = sidebar.temperature_of(info) if view.scaled else None
+        res = work.run(f"Drawing {view.T} samples", lambda _: cached.explore(
+            info.name, cached.where(info.name), view.text or "", view.T, view.seed,
+            view.overrides(), view.label, t), ("explore", view))  # fmt: skip
+except UQError as exc:
+    st.error(str(exc), icon="✋")
+    st.stop()
+
+cfg, spec = info.config, get_family(info.family)
+st.session_state[K.FIGURES] = {}  # the export panel offers this run's figures only
+st.subheader(f"{spec.title} · T = {view.T} · seed {view.seed}")
+V.notices(res)
+if res.temperature is not None:
+    st.caption(f"Temperature scaling is on: every sample's logits are divided by t = "
+               f"{res.temperature:.2f} (fitted on the dev split) before the softmax.")
+if not link_holds(view.text):
+    st.info("This text is too long to travel in a link, so the address bar carries everything "
+            "but the text: to share this view, share the text with it.")  # fmt: skip
+V.predictions(res, names, gold=view.label is not None)
+V.conformal(res, names, info.metrics)
+st.header("Attention, sample by sample")
+V.attention(res, cfg["n_layers"], cfg["n_heads"])
+for name in spec.maps:  # the family's own maps, each with its view
+    if name in V.MAP_VIEWS:
+        heading, show = V.MAP_VIEWS[name]
+        st.header(heading)
+        show(res, cfg["n_layers"], names)
+st.header("Why is it unsure?")
+if not why_views.switch():
+    st.header("Export")
+    V.export(res, names, info.name, info.family)
+    st.caption(f"Computed in {res.seconds:.2f} s on the server (cached for repeat views).")
+    st.stop()
+st.subheader("Which words? Salience over the samples")
+why_views.salience(res, names, info.name, info.family, view.overrides())
+st.subheader("Word by word: remove each word")
+why_views.occlusion(res, names, info.name, info.family,
+                    cached.sampler(info.name, view.T, view.seed, view.overrides()))
+st.subheader("Edit the sentence and compare")
+why_views.edit(res, names, lambda typed: cached.explore(
+    info.name, cached.where(info.name), typed[:MAX_TEXT_CHARS], view.T, view.seed,
+    view.overrides(), view.label, t), cfg["n_layers"], cfg["n_heads"])
+st.subheader("Every head at once")
+why_views.head_grid(res, cfg["n_layers"], cfg["n_heads"])
+st.header("Export")
+V.export(res, names, info.name, info.family)
+st.caption(f"Computed in {res.seconds:.2f} s on the server (cached for repeat views).")

@@ -1,0 +1,117 @@
+"""Learn: the ideas behind stochastic attention in five small steps, each with a live widget
+and a link to the explorer where a trained model shows the same thing."""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from ui import sidebar
+from ui.logic import keys as K
+from ui.logic.state import ViewState, explorer_url
+from viz import learn as V
+
+sidebar.page(
+    "Learn: why stochastic attention tells you how unsure a model is", needs_checkpoint=False
+)
+
+
+def explorer(ckpt: str, **extra) -> str:
+    """A link to the explorer showing the page's example sentence on a trained model."""
+    return explorer_url(ViewState(ckpt=ckpt, text="John is tall on several occasions.", label=0,
+                                  T=100, seed=0, **extra))  # fmt: skip
+
+
+seed = st.number_input("Random seed for this page", 0, 10_000, 0, key=K.LEARN_SEED)
+rng = np.random.default_rng(int(seed))
+
+st.header("1. Gumbel noise and the temperature")
+st.write(
+    "A query scores six tokens. Ordinary attention turns the scores into one distribution "
+    "with a softmax. STO-TRANS adds Gumbel noise g to the scores before the softmax, "
+    "softmax((s + g) / τ): every forward pass draws a different attention row."
+)
+st.latex(r"g = -\log(-\log u),\quad u \sim \mathrm{Uniform}(0, 1)")
+tau = st.select_slider("Temperature τ", [0.1, 0.3, 0.5, 1.0, 2.0, 5.0, 20.0], 1.0, key=K.L_TAU)
+n = st.slider("Samples", 1, 12, 6, key=K.L_N)
+st.plotly_chart(V.gumbel_figure(rng, tau, n), width="stretch")
+st.caption(
+    "Low τ: each sample picks one token, and which one changes from sample to sample. "
+    "High τ: samples flatten toward uniform and agree. "
+    f"[See it on a trained model]({explorer('cola-sto', tau2=0.3)})."
+)
+
+st.header("2. Soft versus hard samples")
+st.write(
+    "Hard samples keep only the arg-max, a one-hot row. The arg-max of s + g does not "
+    "depend on τ, so in hard mode the temperature changes nothing you can see (it only "
+    "shapes training gradients): the app disables the τ sliders for hard checkpoints."
+)
+st.plotly_chart(V.hard_figure(rng, n), width="stretch")
+st.caption(
+    "Over many hard samples, each token is picked with its softmax probability: the "
+    "Gumbel-max trick."
+)
+
+st.header("3. Keys pulled toward centroids (H-STO-TRANS)")
+st.write(
+    "H-STO-TRANS first assigns every key to a few centroids with a Gumbel-softmax at "
+    "temperature τ1 and replaces the key by that mix of centroids. The centroids are learned "
+    "in training, one set per attention head. The mixed key then enters the attention scores "
+    "QKᵀ in place of the key: keys that sit between centroids jump between them from sample to "
+    "sample, and the attention inherits that uncertainty."
+)
+tau1 = st.select_slider("τ1", [0.1, 0.3, 1.0, 3.0], 0.3, key=K.L_TAU1)
+figure, switched = V.centroid_figure(rng, tau1)
+st.plotly_chart(figure, width="stretch")
+moving = ", ".join(f"'{t}'" for t in switched) if switched else "no key"
+st.caption(
+    f"At τ1 = {tau1:g}, {moving} changed centroid between the 5 samples (red dots: the mixed "
+    "keys, labelled with their token in the first sample). Lower τ1 makes each mix nearly one "
+    "centroid, so a key either stays or jumps; higher τ1 blends centroids and pulls every key "
+    f"toward their middle. [Centroid view of a trained model]({explorer('cola-hsto')})."
+)
+
+st.header("4. Prior versus posterior attention (Bayesian Attention Modules)")
+st.write(
+    "BAM treats attention weights as random: a prior computed from the keys alone (which "
+    "tokens matter at all), and a posterior for this query whose samples scatter around "
+    "its mean. Larger Weibull shape k means tighter samples."
+)
+k = st.select_slider("Weibull shape k", [2.0, 5.0, 10.0, 30.0], 10.0, key=K.L_K)
+st.plotly_chart(V.bam_figure(rng, k), width="stretch")
+st.caption(f"[Prior vs posterior on a trained model]({explorer('cola-bam')}).")
+
+st.header("5. Keys that move toward the queries (Probabilistic Transformer)")
+st.write(
+    "A Probabilistic Transformer treats each key as the centre of a Gaussian and, for every "
+    "input, runs a few EM steps before attending: each key moves toward the queries that "
+    "attend to it (E: who attends to whom; M: the key moves to their weighted mean), pulled "
+    "back to its trained position by the prior precision θ. The trained keys are the prior, "
+    "the adapted keys the posterior."
+)
+c1, c2 = st.columns(2)
+steps = c1.slider("EM steps", 0, 10, 3, key=K.L_EM)
+theta = c2.select_slider("Prior precision θ", [0.1, 0.5, 1.0, 3.0, 10.0], 1.0, key=K.L_THETA)
+st.plotly_chart(V.em_figure(steps, theta), width="stretch")
+st.caption(
+    "Small θ: keys follow the queries far (the attention changes a lot); large θ: keys stay "
+    "near where training put them. The shipped checkpoints use 3 steps and θ = 1. "
+    f"[Before and after EM on a trained model]({explorer('cola-probtrans')})."
+)
+
+st.header("6. Averaging samples: the prediction and its uncertainty")
+st.write(
+    "Each sample gives class probabilities. Their average is the prediction. If samples "
+    "agree, the average is as sharp as each sample; if they disagree, the average is "
+    "blurred even though each sample is confident. That disagreement is the mutual "
+    "information: predictive entropy minus the average entropy of the samples."
+)
+spread = st.slider("How much samples disagree", 0.0, 3.0, 1.0, 0.1, key=K.L_SPREAD)
+d = V.disagreement(rng, spread)
+c1, c2, c3 = st.columns(3)
+c1.metric("mean p(positive)", f"{d['mean']:.3f}")
+c2.metric("predictive entropy", f"{d['entropy']:.3f} nats")
+c3.metric("mutual information", f"{d['mi']:.3f} nats")
+st.plotly_chart(V.samples_histogram(d["p1"]), width="stretch")
+st.caption(f"[A real histogram of T = 100 samples]({explorer('cola-hsto')}).")

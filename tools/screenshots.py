@@ -1,0 +1,179 @@
+"""The README's two screenshots: ``explorer.png`` and ``errors.png``.
+
+    python -m tools.screenshots [--out docs/img]
+
+Starts ``python -m streamlit run app.py`` on a free port of 127.0.0.1 (headless, no file
+watcher) serving the shipped ``assets/checkpoints`` (``UQ_CHECKPOINT_DIR`` is unset for it),
+opens it in Debian's Chromium (``/usr/bin/chromium``, driven by Playwright) at 1400 x 1000 and
+saves, once each page has settled:
+
+- ``explorer.png``: Explore a sentence, the default checkpoint on the task's first example
+  sentence, its numbers and histogram on screen;
+- ``errors.png``: Error analysis on the default checkpoint (its stored samples, read at once),
+  its first figure in view.
+
+The server is stopped when it is done, also on failure. :func:`take` can instead photograph a
+server that is already running (``url=``), as ``tests/browser/test_screenshots.py`` does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from contextlib import contextmanager
+from pathlib import Path
+from urllib.parse import urlencode
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"]
+VIEWPORT = {"width": 1400, "height": 1000}
+IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
+BUSY = '[data-testid="stStatusWidget"], [data-testid="stSpinner"]'
+NAMES = ("explorer.png", "errors.png")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def served(timeout_s: float = 90):
+    """A fresh ``streamlit run app.py`` on the shipped checkpoints; yields its URL."""
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if k != "UQ_CHECKPOINT_DIR"}
+    with tempfile.TemporaryFile("w+") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+             "--server.address", "127.0.0.1", "--server.port", str(port),
+             "--server.fileWatcherType", "none"],
+            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        )  # fmt: skip
+        url = f"http://127.0.0.1:{port}"
+        try:
+            deadline = time.monotonic() + timeout_s
+            while not _healthy(url):
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    log.seek(0)
+                    raise RuntimeError(f"streamlit did not start:\n{log.read()[-2000:]}")
+                time.sleep(0.3)
+            yield url
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGTERM)
+                try:
+                    proc.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                    proc.wait()
+
+
+def _healthy(url: str) -> bool:
+    try:
+        return urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok"
+    except OSError:
+        return False
+
+
+def settle(page, quiet_ms: int = 1500, timeout_s: float = 180) -> None:
+    """Wait until the script has finished and no status widget or spinner has shown for
+    ``quiet_ms``: the page is what a visitor would look at."""
+    deadline = time.monotonic() + timeout_s
+    quiet_since = None
+    while time.monotonic() < deadline:
+        idle = page.locator(IDLE).count() > 0 and page.locator(BUSY).count() == 0
+        now = time.monotonic()
+        if not idle:
+            quiet_since = None
+        elif quiet_since is None:
+            quiet_since = now
+        elif (now - quiet_since) * 1000 >= quiet_ms:
+            return
+        page.wait_for_timeout(200)
+    raise TimeoutError(f"the page did not settle in {timeout_s:.0f} s: {page.url}")
+
+
+def explorer_path() -> str:
+    """The explorer on the default checkpoint and its task's first example sentence."""
+    from uqlab.presets import preset_rows
+    from uqlab.tasks import DEFAULT_CHECKPOINT
+
+    config = ROOT / "assets" / "checkpoints" / DEFAULT_CHECKPOINT / "config.json"
+    task = json.loads(config.read_text(encoding="utf-8"))["training"]["task"]
+    text, label, _ = preset_rows(task)[0]
+    query = {"ckpt": DEFAULT_CHECKPOINT, "text": text, "label": label, "T": 50, "seed": 0}
+    return "/?" + urlencode(query)
+
+
+def errors_path() -> str:
+    from uqlab.tasks import DEFAULT_CHECKPOINT
+
+    return "/errors?" + urlencode({"ckpt": DEFAULT_CHECKPOINT})
+
+
+def shoot(browser, url: str, out: Path) -> list[Path]:
+    """Both screenshots of the server at ``url`` into the folder ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    context = browser.new_context(viewport=VIEWPORT, device_scale_factor=1)
+    page = context.new_page()
+    page.set_default_timeout(180_000)
+    try:
+        page.goto(url + explorer_path())
+        page.locator('[data-testid="stMetricValue"]').first.wait_for()
+        page.locator(".js-plotly-plot").first.wait_for()
+        settle(page)
+        page.locator('[data-testid="stForm"]').first.evaluate(
+            "e => { e.style.scrollMarginTop = '72px'; e.scrollIntoView(); }"
+        )
+        settle(page, quiet_ms=800)  # the text box at the top: its numbers and histogram below
+        page.screenshot(path=str(out / NAMES[0]))
+
+        page.goto(url + errors_path())
+        figure = page.locator(".js-plotly-plot").first
+        figure.wait_for()
+        settle(page)
+        figure.scroll_into_view_if_needed()
+        settle(page, quiet_ms=800)
+        page.screenshot(path=str(out / NAMES[1]))
+    finally:
+        context.close()
+    return [out / name for name in NAMES]
+
+
+def take(out: Path, url: str | None = None) -> list[Path]:
+    """Save ``explorer.png`` and ``errors.png`` in ``out``; of the server at ``url``, or of a
+    fresh one on the shipped checkpoints, stopped afterwards. Returns the two paths."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            if url is not None:
+                return shoot(browser, url, Path(out))
+            with served() as fresh:
+                return shoot(browser, fresh, Path(out))
+        finally:
+            browser.close()
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "img", help="the folder")
+    parser.add_argument("--url", help="photograph this running server instead of a fresh one")
+    args = parser.parse_args(argv)
+    for path in take(args.out, args.url):
+        print(f"{path} ({path.stat().st_size / 1024:.0f} KB)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,166 @@
+"""What the app can offer: the checkpoints (grouped by task and family), their model cards,
+their trained inference values, and preset sentences per task. No Streamlit here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from uqcore.backbones import BACKBONES
+from uqcore.families import FAMILY_NAMES
+from uqcore.families import title as family_title
+from uqcore.registry import CheckpointInfo
+from uqlab.paper import metric_cell
+from uqlab.presets import preset_rows
+from uqlab.tasks import DOMAINS, METRICS, TASKS
+from uqlab.training.pretrained import BASE_TITLES
+from uqlab.upload import UPLOAD_PREFIX
+
+FAMILY_ORDER = FAMILY_NAMES  # the family table's order
+
+
+def backbone_of(info: CheckpointInfo) -> str:
+    """The checkpoint's backbone name ("word" for those saved before backbones existed)."""
+    backbone = info.config.get("backbone", "word")
+    return backbone if isinstance(backbone, str) else "word"
+
+
+def sort_key(info: CheckpointInfo) -> tuple:
+    """Grouped by task, then backbone (the table's order), then family (the table's order)."""
+    family = FAMILY_ORDER.index(info.family) if info.family in FAMILY_ORDER else 99
+    order = list(BACKBONES)
+    backbone = order.index(backbone_of(info)) if backbone_of(info) in order else 99
+    return (info.task, backbone, family, info.name)
+
+
+# a family's name as the picker shows it, where its title is too long for the sidebar (the
+# title stays in the model card); any other family is shown by its title
+FAMILY_SHORT = {"trans": "Deterministic", "bam": "BAM", "probtrans": "ProbTrans (EM)"}
+LABEL_CHARS = 29  # what the sidebar's picker (206 px, at any window width) shows of a label
+
+
+def _short(title: str) -> str:
+    """``"MiniLM-L6 (all-MiniLM-L6-v2)"`` -> ``"MiniLM"``: a base's title up to its size."""
+    return title.split(" (")[0].split("-")[0]
+
+
+def display_name(info: CheckpointInfo) -> str:
+    """A short label that fits the sidebar: ``"CoLA · H-STO-TRANS"``; a pretrained backbone is
+    named: ``"CoLA · MiniLM · BAM"``. The long names are in the model card."""
+    spec = TASKS.get(info.task)
+    parts = [spec.short if spec else info.task]
+    if isinstance(info.training.get("imported"), dict):  # "BertForSequenceClassification"
+        arch = str(info.training["imported"].get("architecture", "HF"))
+        parts.append(arch.replace("ForSequenceClassification", ""))
+    elif backbone_of(info) != "word":
+        base = info.training.get("config", {}).get("base")
+        parts.append(_short(BASE_TITLES.get(base, backbone_of(info))))
+    parts.append(FAMILY_SHORT.get(info.family) or family_title(info.family))
+    return " · ".join(parts)
+
+
+def picker_labels(infos: list[CheckpointInfo]) -> dict[str, str]:
+    """Checkpoint name -> its picker label (:func:`display_name`); where two checkpoints would
+    read the same, each adds in brackets the part of its name that tells them apart
+    (``imdb-sto-t1``, ``imdb-sto-t40``: "(t1)", "(t40)"); an upload is named first, as its
+    visitor named it."""
+    short = {i.name: display_name(i) for i in infos}
+    groups: dict[str, list[str]] = {}
+    for name, text in short.items():
+        groups.setdefault(text, []).append(name)
+
+    def label(name: str, text: str) -> str:
+        if name.startswith(UPLOAD_PREFIX):
+            return f"{name} ({text})"
+        group = groups[text]
+        return text if len(group) == 1 else f"{text} ({_distinct(name, group)})"
+
+    return {name: label(name, text) for name, text in short.items()}
+
+
+def _distinct(name: str, group: list[str]) -> str:
+    """``name`` without the dash-separated words that every name of ``group`` starts with."""
+    words = [n.split("-") for n in group]
+    common = 0
+    while all(len(w) > common + 1 and w[common] == words[0][common] for w in words):
+        common += 1
+    return "-".join(name.split("-")[common:])
+
+
+def base_line(info: CheckpointInfo) -> str | None:
+    """For the model card: the pretrained base, its package and which layers are stochastic."""
+    if backbone_of(info) == "word":
+        return None
+    base = info.training.get("config", {}).get("base")
+    record = info.base or {}
+    layers = info.config.get("stochastic_layers")
+    where = "every layer" if layers is None else "layer(s) " + ", ".join(map(str, layers))
+    imported = info.training.get("imported")
+    if isinstance(imported, dict):
+        kept = ("kept inside the checkpoint" if imported.get("base") == "inside"
+                else "referenced by the sha256 of its weights")  # fmt: skip
+        return (f"Base: the Hugging Face folder {imported.get('folder')} "
+                f"({imported.get('architecture')}), every tensor as it is, {kept}; "
+                f"noise in {where}.")  # fmt: skip
+    adapters = info.config.get("adapters") or {}
+    rank = f", adapters of rank {adapters['rank']}" if "rank" in adapters else ""
+    package = f" ({record['distribution']} {record['version']})" if record else ""
+    return f"Base: {BASE_TITLES.get(base, base)}{package}{rank}; stochastic attention in {where}."
+
+
+def label_names(info: CheckpointInfo) -> tuple[str, ...]:
+    """The checkpoint's own label names, else its task's (``uqlab.tasks``), else generic."""
+    names = info.training.get("label_names")
+    if isinstance(names, list | tuple) and names and all(isinstance(n, str) for n in names):
+        return tuple(names)
+    spec = TASKS.get(info.task)
+    return spec.label_names if spec else ("class 0", "class 1")
+
+
+def lac_scores(metrics: dict | None) -> list | None:
+    """The dev split's LAC calibration scores a checkpoint's evaluation stored (for conformal
+    sets at any coverage), or None when it has none."""
+    return ((metrics or {}).get("conformal_calibration") or {}).get("scores", {}).get("lac")
+
+
+def headline(info: CheckpointInfo) -> str:
+    """One line of test metrics for the model card, or why there is none."""
+    m = info.metrics
+    if not m:
+        return "Not evaluated yet (`python -m uqlab.evaluate --ckpt " + info.name + "`)."
+    metric = TASKS[info.task].metric_spec if info.task in TASKS else METRICS["accuracy"]
+
+    def side(s: dict) -> str:
+        return metric_cell(s, metric.name, scale=metric.card_scale, unit=metric.card_unit)
+
+    auroc = m.get("ood_detection", {}).get("mutual_information", {}).get("auroc")
+    text = f"{metric.title}: {DOMAINS['id']} {side(m['id'])}, "
+    text += f"{DOMAINS['ood']} {side(m['ood'])} (T = {m['samples']})"
+    return text + (f"; OOD AUROC (mutual information) {auroc:.3f}." if auroc else ".")
+
+
+def storage_line(info: CheckpointInfo) -> str | None:
+    """How the weights are stored and what that costs, from the trainer's check (or None)."""
+    s = info.training.get("storage")
+    if not isinstance(s, dict):
+        return None
+    return (f"Stored in {s['dtype']}: predictions within {s['max_abs_log_prob_diff']:.1e} in "
+            f"log-probability of the float32 model on {s['examples']} dev texts "
+            f"(argmax agreement {s['argmax_agreement']:.1%}).")  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Preset:
+    text: str
+    label: int
+    domain: str  # a display name of uqlab.tasks.DOMAINS
+
+    @property
+    def title(self) -> str:
+        short = self.text if len(self.text) <= 70 else self.text[:67] + "…"
+        return f"[{self.domain}] {short}"
+
+
+def presets(task: str) -> tuple[Preset, ...]:
+    """Example sentences of ``task`` (:func:`uqlab.presets.preset_rows`), domains by their
+    display names."""
+    return tuple(Preset(text, label, DOMAINS[domain]) for text, label, domain in preset_rows(task))

@@ -1,0 +1,164 @@
+"""Exported files that carry their settings inside (no Streamlit here): the checkpoint, text,
+settings, T and seed go into a CSV's ``# key: value`` lines before its header, an SVG's
+``<title>``, ``<desc>`` and ``<metadata>``, and a PNG's text chunks (tEXt, or iTXt for text
+beyond Latin-1), so a file keeps saying what it shows after it is renamed."""
+
+from __future__ import annotations
+
+import json
+import struct
+import zlib
+from html import escape
+
+import pandas as pd
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+SVG_NS = "urn:stochastic-attention-explorer:settings"  # names our <metadata> element
+
+
+def _value(value: object) -> str:
+    """A value on one line: as it is, or JSON-quoted when it holds a line break or edge spaces
+    or starts with a quote (so :func:`read_header` gives it back exactly)."""
+    text = f"{value:g}" if isinstance(value, float) else str(value)
+    plain = text == " ".join(text.split()) and not text.startswith('"')
+    return text if plain else json.dumps(text, ensure_ascii=False)
+
+
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # a spreadsheet reads these as a formula
+
+
+def defuse(value: object) -> object:
+    """A text cell a spreadsheet would run as a formula (``=HYPERLINK(...)``), quoted with a
+    leading ``'`` (OWASP's advice for CSV injection); anything else as it is."""
+    return "'" + value if isinstance(value, str) and value.startswith(FORMULA_START) else value
+
+
+def csv_text(frame: pd.DataFrame, record: dict[str, object]) -> str:
+    """``frame`` as CSV after one ``# key: value`` line per entry of ``record``, and a last
+    comment line saying how to read the table past them. Text cells that a spreadsheet would
+    run as formulas are quoted (:func:`defuse`)."""
+    frame = frame.copy()
+    for col in frame.columns:
+        if frame[col].dtype == object or pd.api.types.is_string_dtype(frame[col]):
+            frame[col] = frame[col].map(defuse)
+    lines = [f"# {key}: {_value(value)}" for key, value in record.items()]
+    lines.append(f"# the table follows; read it with pandas.read_csv(file, skiprows="
+                 f"{len(lines) + 1})")  # no ": " in it, so not read as a setting
+    return "\n".join(lines) + "\n" + frame.to_csv(index=False)
+
+
+def read_header(text: str) -> dict[str, str]:
+    """The ``# key: value`` lines of :func:`csv_text` (JSON-quoted values unquoted)."""
+    out = {}
+    for line in text.splitlines():
+        if not line.startswith("# "):
+            break
+        key, sep, value = line[2:].partition(": ")
+        if sep:
+            out[key] = json.loads(value) if value.startswith('"') else value
+    return out
+
+
+def summary_line(record: dict[str, object]) -> str:
+    """``record`` as one line of ``key = value`` pairs (the text last, quoted)."""
+    parts = [f"{k} = {_value(v)}" for k, v in record.items() if k != "text"]
+    if "text" in record:
+        parts.append(f"text = {json.dumps(str(record['text']), ensure_ascii=False)}")
+    return "; ".join(parts)
+
+
+def svg_with(svg: bytes, record: dict[str, object], title: str) -> bytes:
+    """``svg`` with a ``<title>``, a ``<desc>`` (the settings in words) and a ``<metadata>``
+    holding them as JSON, right after the opening ``<svg ...>`` tag."""
+    text = svg.decode("utf-8")
+    start = text.find("<svg")
+    end = text.find(">", start)
+    if start < 0 or end < 0:
+        raise ValueError("not an SVG document: no <svg> element")
+    if text[end - 1] == "/":  # <svg .../>: an empty drawing, opened so it can hold the tags
+        text, end = text[: end - 1] + "></svg>", end - 1
+    settings = json.dumps(record, ensure_ascii=False, default=str)
+    tags = (f"<title>{escape(title)}</title><desc>{escape(summary_line(record))}</desc>"
+            f'<metadata><settings xmlns="{SVG_NS}">{escape(settings)}</settings></metadata>')
+    return (text[: end + 1] + tags + text[end + 1 :]).encode("utf-8")
+
+
+def _chunk(kind: bytes, data: bytes) -> bytes:
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+
+def _text_chunk(key: str, value: str) -> bytes:
+    """tEXt when ``value`` is Latin-1, else iTXt (UTF-8, uncompressed); keys are 1-79 chars."""
+    key_bytes = key.encode("latin-1", "replace")[:79]
+    try:
+        return _chunk(b"tEXt", key_bytes + b"\0" + value.encode("latin-1"))
+    except UnicodeEncodeError:
+        return _chunk(b"iTXt", key_bytes + b"\0\0\0\0\0" + value.encode("utf-8"))
+
+
+def png_with(png: bytes, record: dict[str, object], title: str) -> bytes:
+    """``png`` with text chunks after its header chunk: ``Title``, one per entry of ``record``
+    and ``settings`` (all of them as JSON)."""
+    if not png.startswith(PNG_SIGNATURE) or png[12:16] != b"IHDR":
+        raise ValueError("not a PNG image: no signature and IHDR chunk")
+    ihdr_end = 8 + 8 + struct.unpack(">I", png[8:12])[0] + 4  # length, type, data, CRC
+    texts = {"Title": title, **{k: f"{v:g}" if isinstance(v, float) else str(v)
+                                for k, v in record.items()},
+             "settings": json.dumps(record, ensure_ascii=False, default=str)}  # fmt: skip
+    chunks = b"".join(_text_chunk(k, v) for k, v in texts.items())
+    return png[:ihdr_end] + chunks + png[ihdr_end:]
+
+
+def png_text(png: bytes) -> dict[str, str]:
+    """The tEXt and iTXt chunks of ``png`` (key -> text), to read back what :func:`png_with`
+    wrote."""
+    out, at = {}, 8
+    while at + 8 <= len(png):
+        size = struct.unpack(">I", png[at : at + 4])[0]
+        kind, data = png[at + 4 : at + 8], png[at + 8 : at + 8 + size]
+        if kind == b"tEXt":
+            key, _, value = data.partition(b"\0")
+            out[key.decode("latin-1")] = value.decode("latin-1")
+        elif kind == b"iTXt":
+            key, _, rest = data.partition(b"\0")
+            rest = rest[2:]  # compression flag and method (0, 0)
+            _, _, rest = rest.partition(b"\0")  # language tag
+            _, _, value = rest.partition(b"\0")  # translated keyword
+            out[key.decode("latin-1")] = value.decode("utf-8")
+        at += 12 + size
+    return out
+
+
+def overrides(view) -> dict[str, object]:
+    """The inference settings a :class:`ui.logic.state.ViewState` sets over the checkpoint's own
+    (``{"settings": "trained"}`` when it sets none), and temperature scaling when on."""
+    from ui.logic.keys import KNOBS
+
+    out: dict[str, object] = {k: getattr(view, k) for k in KNOBS if getattr(view, k) is not None}
+    if getattr(view, "scaled", False):
+        out["temperature scaling"] = "on"
+    return out or {"settings": "trained"}
+
+
+def stamped(image: bytes, fmt: str, record: dict[str, object], title: str) -> bytes:
+    """``image`` (``fmt`` "svg" or "png") with ``record`` written inside."""
+    return svg_with(image, record, title) if fmt == "svg" else png_with(image, record, title)
+
+
+def figure_file(fig, fmt: str, record: dict[str, object]) -> bytes:
+    """``fig`` as a static ``fmt`` file ("svg" or "png", laid out by
+    :func:`viz.figures.for_export`; kaleido drives Chromium) with ``record`` inside it."""
+    from viz.figures import for_export
+
+    image = for_export(fig).to_image(format=fmt, scale=2 if fmt == "png" else 1)
+    title = (fig.layout.title.text or "figure").replace("<br>", " ")
+    return stamped(image, fmt, record, title)
+
+
+def download(where, label: str, data, file_name: str, mime: str, **kwargs):
+    """``where.download_button`` (``where``: ``st``, a column or a container) that does not
+    rerun the page when clicked (``on_click="ignore"``). A rerun would replace every other
+    download button's file, so a second download clicked right after the first was cancelled
+    ("Deferred file ... not found"); now every button in a row delivers its file. ``data`` may
+    be a callable: the file is then made when the visitor clicks, not on every run."""
+    return where.download_button(label, data, file_name, mime, on_click="ignore", **kwargs)

@@ -1,0 +1,57 @@
+"""The landing's first sentence: what the visitor is looking at, said of the checkpoint open now
+(its backbone, where its randomness comes from, and what a sample means), for markdown: what a
+file named in it is escaped (:func:`ui.logic.format.plain`). No Streamlit here."""
+
+from __future__ import annotations
+
+from ui.logic.catalog import backbone_of
+from ui.logic.format import plain
+from uqcore.config import ModelConfig
+from uqcore.families import get_family
+from uqcore.registry import CheckpointInfo
+from uqcore.settings import resolve
+from uqlab.tasks import task_title
+from uqlab.training.pretrained import BASE_TITLES
+
+READING = "each sample is one plausible reading of the text, and where the samples disagree " \
+          "the model is unsure."  # fmt: skip
+
+
+def _layers(cfg: dict) -> str:
+    """Which attention layers draw their weights at random, as a clause."""
+    layers, n = cfg.get("stochastic_layers"), int(cfg.get("n_layers", 0))
+    if layers is None or sorted(layers) == list(range(n)):
+        return "every attention layer samples its weights"
+    if list(layers) == [n - 1]:
+        return "the last attention layer samples its weights"
+    shown = [str(i) for i in sorted(layers)]
+    return f"attention layers {', '.join(shown[:-1])} and {shown[-1]} sample their weights"
+
+
+def what_you_see(info: CheckpointInfo) -> str:
+    """One sentence: ``"A pretrained MiniLM encoder fine-tuned on CoLA acceptability, in which
+    the last attention layer samples its weights (H-STO-TRANS): each sample is one plausible
+    reading of the text, and where the samples disagree the model is unsure."``"""
+    spec, cfg = get_family(info.family), info.config
+    task = plain(task_title(info.task))  # an upload's own title: markdown-safe
+    if backbone_of(info) == "word":
+        model = f"A small transformer trained from scratch on {task} (the paper's word-level " \
+                "set-up)"  # fmt: skip
+    elif isinstance(info.training.get("imported"), dict):
+        arch = info.training["imported"].get("architecture", "Hugging Face classifier")
+        model = f"A pretrained {arch} brought as it is and read as a {task} model, untrained here"
+    else:
+        base = info.training.get("config", {}).get("base")
+        name = BASE_TITLES.get(base, backbone_of(info)).split(" (")[0].split("-")[0]
+        model = f"A pretrained {name} encoder fine-tuned on {task}"
+    title = spec.title
+    if spec.ensemble:
+        return f"{model}, {cfg.get('ensemble_size', 'several')} times over with other seeds " \
+               f"({title}): each sample is one member's reading of the text, and where the " \
+               "members disagree the model is unsure."  # fmt: skip
+    if spec.mc_dropout:
+        return f"{model}, with dropout kept on at inference ({title}): {READING}"
+    if spec.noisy(resolve(ModelConfig.from_dict(cfg))):
+        return f"{model}, in which {_layers(cfg)} ({title}): {READING}"
+    return f"{model}, whose attention draws nothing at random ({title}): every sample gives " \
+           "the same prediction, what the stochastic models are compared with."  # fmt: skip

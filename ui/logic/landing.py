@@ -1,0 +1,63 @@
+"""The first-time visitor's landing: what the app shows, and three sentences that tell its
+story on the current checkpoint (one it gets right and is sure of, one it is unsure about, one
+from outside its training domain), picked from the bundled examples by the checkpoint itself.
+No Streamlit here (``app_pages/explore.py`` draws it)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from ui.logic import dataset
+
+STORY_T = 10  # samples per example when the stories are picked: the stored samples' T
+STORY_PER_DOMAIN = 300  # examples per domain looked at when stored samples hold them
+STORY_LIVE_PER_DOMAIN = 16  # examples per domain sampled here when they do not (an upload)
+
+
+@dataclass(frozen=True)
+class Story:
+    """One preset of the landing: a button title, what it shows, the sentence and its label."""
+
+    title: str
+    why: str
+    text: str
+    label: int
+
+
+def stories(frame: pd.DataFrame) -> list[Story]:
+    """Three stories from a :func:`ui.logic.dataset.frame` of the checkpoint on the bundled
+    examples: the in-domain sentence it gets right with the highest mean p(gold) (every sample
+    right), the in-domain sentence with the highest mutual information among those whose samples
+    disagree (some right, some wrong; any in-domain sentence when none does), and the
+    out-of-domain sentence with the highest mutual information. Fewer when a kind is missing;
+    none for a task without bundled examples (an uploaded checkpoint's own task)."""
+    out = []
+    if frame.empty or "domain" not in frame:
+        return out
+    ind, ood = frame[frame["domain"] == dataset.IN], frame[frame["domain"] == dataset.OUT]
+    sure = ind[(ind["pred"] == ind["gold"]) & (ind["correct"] == ind["T"])]
+    if not sure.empty:
+        r = sure.sort_values("p_gold", ascending=False).iloc[0]
+        out.append(Story("Sure of it", "every sample right, p(gold) "
+                         f"{r['p_gold']:.2f}", r["text"], int(r["gold"])))  # fmt: skip
+    if not ind.empty:
+        split = ind[(ind["correct"] > 0) & (ind["correct"] < ind["T"])]  # the samples disagree
+        r = (split if not split.empty else ind).sort_values("mi", ascending=False).iloc[0]
+        out.append(Story("Unsure", _unsure(r), r["text"], int(r["gold"])))
+    if not ood.empty:
+        r = ood.sort_values("mi", ascending=False).iloc[0]
+        out.append(Story("Out of domain", f"from outside its training data; "
+                         f"{r['correct']} of {r['T']} samples right", r["text"],
+                         int(r["gold"])))  # fmt: skip
+    return out
+
+
+def _unsure(r) -> str:
+    """What the "Unsure" story shows: the samples split between right and wrong, or (when no
+    in-domain sentence splits them) how far p(gold) moves between samples."""
+    if 0 < r["correct"] < r["T"]:
+        return f"{r['correct']} of {r['T']} samples right: the samples disagree"
+    return (f"its samples move p(gold) most (± {r['var_gold'] ** 0.5:.2f} around "
+            f"{r['p_gold']:.2f}); {r['correct']} of {r['T']} right")  # fmt: skip

@@ -1,0 +1,210 @@
+"""The view state shared by every page, and its round trip through the URL query string.
+
+A shared link must reopen the same view with the same numbers, so every setting that changes a
+number lives in :class:`ViewState`, and :func:`parse` reads it back from query parameters
+(strings, possibly absent, malformed or out of range). Nothing here imports Streamlit: the
+functions are plain and tested on their own.
+
+``None`` in an override field means "the checkpoint's own value" (its training temperatures,
+dropout rate, EM iterations, BAM mode), so a link without them follows the checkpoint.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from urllib.parse import quote, quote_plus
+
+from ui.logic.format import plain
+
+MAX_T = 1000  # samples per request in the app (the library allows more)
+MAX_SEED = 2**31 - 1
+MAX_TEXT_CHARS = 20_000  # longer texts are cut (a model reads at most max_len tokens anyway)
+MAX_LINK_TEXT_BYTES = 4_000  # a text longer than this (URL-encoded) is left out of the link
+TAU_RANGE = (0.01, 1000.0)
+NOISE_RANGE = (0.0, 5.0)
+DROPOUT_RANGE = (0.0, 0.9)
+MAX_EM = 20
+DEFAULT_T = 50
+
+
+@dataclass(frozen=True)
+class ViewState:
+    """Everything a link carries. ``label``: the gold label, or None if unknown."""
+
+    ckpt: str | None = None
+    text: str | None = None
+    label: int | None = None
+    T: int = DEFAULT_T
+    seed: int = 0
+    tau1: float | None = None
+    tau2: float | None = None
+    noise_scale: float | None = None
+    bam_mode: str | None = None  # "sample" or "mean"
+    em_iterations: int | None = None
+    dropout: float | None = None
+    scaled: bool = False  # temperature scaling (fitted on dev) applied to every sample's logits
+
+    def overrides(self):
+        """The inference overrides this view asks for (None = the checkpoint's own value), as
+        the library's :class:`uqcore.settings.SamplingSettings`: one name per knob, widget to
+        kernel."""
+        from uqcore.settings import SamplingSettings
+
+        return SamplingSettings(tau1=self.tau1, tau2=self.tau2, noise_scale=self.noise_scale,
+                                bam_mode=self.bam_mode, em_iterations=self.em_iterations,
+                                dropout=self.dropout)  # fmt: skip
+
+    def replace(self, **changes) -> ViewState:
+        return dataclasses.replace(self, **changes)
+
+
+def _one(params: Mapping, key: str) -> str | None:
+    """A query value as one string (Streamlit gives str; lists keep their last value)."""
+    value = params.get(key)
+    if isinstance(value, list | tuple):
+        value = value[-1] if value else None
+    return None if value is None else str(value)
+
+
+def _number(raw: str, kind: type) -> float | int | None:
+    try:
+        value = kind(raw.strip()) if kind is int else float(raw.strip())
+    except (TypeError, ValueError):
+        return None
+    if kind is float and not math.isfinite(value):
+        return None
+    return value
+
+
+def _ranged(params, key, kind, low, high, default, notes, label):
+    raw = _one(params, key)
+    if raw is None or raw == "":
+        return default
+    value = _number(raw, kind)
+    instead = "the checkpoint's trained value" if default is None else default
+    if value is None:
+        notes.append(f"{label} '{plain(raw[:40])}' in the link is not a number; using {instead}.")
+        return default
+    if not low <= value <= high:
+        clamped = min(max(value, low), high)
+        notes.append(f"{label} {value} in the link is outside [{low}, {high}]; using {clamped}.")
+        return clamped
+    return value
+
+
+def _alias(params: Mapping, name: str, old: str) -> Mapping:
+    """``params`` with ``name`` taken from ``old`` when only the old key is there (links made
+    before the knobs took the library's names: ``noise``, ``bam``, ``em``)."""
+    if _one(params, name) is None and _one(params, old) is not None:
+        return {name: _one(params, old)}
+    return params
+
+
+def parse(
+    params: Mapping, checkpoints: list[str], default_ckpt: str | None
+) -> tuple[ViewState, list[str]]:
+    """Read a :class:`ViewState` from query ``params``; return it and one plain-language note
+    per value that had to be replaced (shown to the user, never raised)."""
+    notes: list[str] = []
+    ckpt = _one(params, "ckpt")
+    if ckpt is not None and ckpt not in checkpoints:
+        notes.append(
+            f"Checkpoint '{plain(ckpt[:60])}' in the link is not available here; "
+            f"showing {default_ckpt or 'none'}."
+        )
+        ckpt = None
+    text = _one(params, "text")
+    if text is not None and len(text) > MAX_TEXT_CHARS:
+        notes.append(f"The text in the link has {len(text):,} characters; "
+                     f"the first {MAX_TEXT_CHARS:,} are kept.")  # fmt: skip
+        text = text[:MAX_TEXT_CHARS]
+    label_raw = _one(params, "label")
+    label = None
+    if label_raw not in (None, ""):
+        label = _number(label_raw, int)
+        if label is None or label < 0:
+            shown = plain(label_raw[:20])
+            notes.append(f"Label '{shown}' in the link is not a class number; ignored.")
+            label = None
+    bam = _one(params, "bam_mode") or _one(params, "bam")  # "bam": links made before the rename
+    if bam is not None and bam not in ("sample", "mean"):
+        shown = plain(bam[:20])
+        notes.append(f"BAM mode '{shown}' in the link is not 'sample' or 'mean'; ignored.")
+        bam = None
+    state = ViewState(
+        ckpt=ckpt or default_ckpt,
+        text=text,
+        label=label,
+        T=_ranged(params, "T", int, 1, MAX_T, DEFAULT_T, notes, "T"),
+        seed=_ranged(params, "seed", int, 0, MAX_SEED, 0, notes, "Seed"),
+        tau1=_ranged(params, "tau1", float, *TAU_RANGE, None, notes, "tau1"),
+        tau2=_ranged(params, "tau2", float, *TAU_RANGE, None, notes, "tau2"),
+        noise_scale=_ranged(
+            _alias(params, "noise_scale", "noise"),
+            "noise_scale",
+            float,
+            *NOISE_RANGE,
+            None,
+            notes,
+            "Noise scale",
+        ),
+        bam_mode=bam,
+        em_iterations=_ranged(
+            _alias(params, "em_iterations", "em"),
+            "em_iterations",
+            int,
+            0,
+            MAX_EM,
+            None,
+            notes,
+            "EM iterations",
+        ),  # fmt: skip
+        dropout=_ranged(params, "dropout", float, *DROPOUT_RANGE, None, notes, "Dropout"),
+        scaled=_one(params, "scaled") in ("1", "true", "True"),
+    )
+    return state, notes
+
+
+def link_holds(text: str | None) -> bool:
+    """Whether ``text`` fits a link: servers and browsers refuse request lines of tens of
+    kilobytes, so a long review never goes into the address bar (the page says so)."""
+    if text is None:
+        return True
+    # quoting never shortens a text: a long one fails without being quoted
+    return len(text) <= MAX_LINK_TEXT_BYTES and _quoted_length(text) <= MAX_LINK_TEXT_BYTES
+
+
+@functools.lru_cache(maxsize=4096)  # a table's links are built again at every rerun
+def _quoted_length(text: str) -> int:
+    return len(quote(text))
+
+
+@functools.lru_cache(maxsize=4096)  # texts of at most MAX_LINK_TEXT_BYTES: <= 16 MB in all
+def _query_value(value: str) -> str:
+    return quote_plus(value)
+
+
+def to_params(state: ViewState) -> dict[str, str]:
+    """The query parameters of ``state``: every set field, as short strings; the text only when
+    it fits a link (:func:`link_holds`)."""
+    out: dict[str, str] = {}
+    for f in dataclasses.fields(state):
+        value = getattr(state, f.name)
+        if value is None or value is False or (f.name == "text" and not link_holds(value)):
+            continue
+        if value is True:
+            out[f.name] = "1"
+            continue
+        out[f.name] = repr(value) if isinstance(value, float) else str(value)  # exact
+    return out
+
+
+def explorer_url(state: ViewState) -> str:
+    """The link that opens the explorer (the app's default page) on ``state``: every page that
+    links to a view builds it here."""
+    params = to_params(state).items()  # as urlencode writes them, the values' quoting kept
+    return "/?" + "&".join(f"{quote_plus(k)}={_query_value(v)}" for k, v in params)

@@ -1,0 +1,53 @@
+"""The numbers behind the Temperature sweep page (no Streamlit here): which checkpoints and
+temperatures can be swept, and accuracy and uncertainty per domain at each value."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pandas as pd
+
+from ui.logic import dataset
+from uqcore.families import get_family
+from uqcore.registry import CheckpointInfo
+
+GRID = (0.1, 0.3, 1.0, 3.0, 10.0, 20.0, 40.0, 100.0)
+DEFAULT_GRID = (0.3, 1.0, 3.0, 10.0, 40.0)
+SWEPT = ("tau2", "tau1")  # in the order the page offers them
+
+
+def knobs(info: CheckpointInfo) -> tuple[str, ...]:
+    """The temperatures of ``info``'s family that a sweep can vary (none: not sweepable)."""
+    spec = get_family(info.family)
+    return tuple(k for k in SWEPT if spec.reads(k))
+
+
+def sweepable(infos: list[CheckpointInfo]) -> list[CheckpointInfo]:
+    """The checkpoints whose family has a temperature to sweep."""
+    return [i for i in infos if knobs(i)]
+
+
+def trained(info: CheckpointInfo, knob: str) -> float:
+    """The checkpoint's trained value of ``knob`` (1.0 when its config does not set it)."""
+    return float(info.config.get("inference", {}).get(knob, 1.0))
+
+
+def records(
+    rows: list, probs_for: Callable[[float], Callable], grid: list[float],
+    progress: Callable[[float, float], None] | None = None,
+) -> pd.DataFrame:  # fmt: skip
+    """Accuracy, mean MI and mean entropy per domain at every value of ``grid``.
+    ``probs_for(value)`` gives the ``texts -> [probs [T, C]]`` sampler with the swept knob at
+    ``value``; ``progress(fraction, value)`` is told how far the sweep is."""
+    out = []
+    for n, value in enumerate(sorted(grid)):
+        step = (
+            None if progress is None else (lambda f, n=n, v=value: progress((n + f) / len(grid), v))
+        )
+        frame, _ = dataset.frame(rows, probs_for(float(value)), step)
+        for domain, part in frame.groupby("domain"):
+            out.append({"tau": value, "domain": domain,
+                        "accuracy": float((part["pred"] == part["gold"]).mean()),
+                        "mi": float(part["mi"].mean()), "entropy": float(part["entropy"].mean()),
+                        "n": len(part)})  # fmt: skip
+    return pd.DataFrame(out)

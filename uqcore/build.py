@@ -1,0 +1,166 @@
+"""Building models: a backbone's classifier, the deep ensemble, adapters, and a pretrained base.
+
+:func:`build_model` is the one way a model is made from a :class:`ModelConfig` (training,
+checkpoint loading, the app): a :class:`DeepEnsemble` of the family's ``member_family`` members
+or one classifier (:func:`build_one`), with low-rank adapters when the config has some. The
+backbone table (:mod:`uqcore.backbones`) is data; :data:`CLASSIFIERS` maps its classifier kinds
+to the code: the class a member is, the tensors a pretrained base provides
+(:func:`frozen_names`: a checkpoint does not store them) and how they are copied into a model
+(:func:`attach_base`). This module imports every classifier, so the modules it imports never
+import it back.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Collection
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from torch import nn
+from torch.func import functional_call, stack_module_state
+
+from uqcore.backbones import get_backbone
+from uqcore.bert import BertClassifier, frozen_base_names, load_hf_bert
+from uqcore.config import ModelConfig
+from uqcore.linear import add_adapters, matmul_linear_only
+from uqcore.maps import LayerMaps
+from uqcore.model import EncoderClassifier, ForwardOutput
+from uqcore.settings import resolve
+
+
+def _no_base(cfg: ModelConfig) -> frozenset[str]:
+    return frozenset()
+
+
+@dataclass(frozen=True)
+class ClassifierKind:
+    """The code of one classifier kind (``BackboneSpec.classifier``): ``build(cfg)``, a fresh
+    classifier of one member; ``frozen(cfg)``, the tensor names its pretrained base provides
+    (none when it has no base); ``load_base(model, folder, share_tables=...)``, copies them from
+    a base folder into one member (None: no base)."""
+
+    build: Callable[[ModelConfig], nn.Module]
+    frozen: Callable[[ModelConfig], frozenset[str]] = _no_base
+    load_base: Callable[..., nn.Module] | None = None
+
+
+CLASSIFIERS: dict[str, ClassifierKind] = {
+    "word": ClassifierKind(EncoderClassifier),
+    "bert": ClassifierKind(BertClassifier, frozen_base_names, load_hf_bert),
+}
+
+
+def _kind(cfg: ModelConfig) -> ClassifierKind:
+    return CLASSIFIERS[get_backbone(cfg.backbone).classifier]
+
+
+def build_one(cfg: ModelConfig) -> nn.Module:
+    """One classifier of ``cfg``'s backbone, with its low-rank adapters if it has some."""
+    model = _kind(cfg).build(cfg)
+    return add_adapters(model, cfg.adapters) if cfg.adapters is not None else model
+
+
+def build_model(cfg: ModelConfig) -> nn.Module:
+    """A freshly initialised model of ``cfg`` (validated) in eval mode."""
+    cfg.validate()
+    model = DeepEnsemble(cfg) if cfg.spec.ensemble else build_one(cfg)
+    return model.eval()
+
+
+def frozen_names(cfg: ModelConfig) -> frozenset[str]:
+    """The tensor names whose values come from ``cfg``'s pretrained base and never change (a
+    checkpoint does not store them; unprefixed, as in one member); empty without a base."""
+    return _kind(cfg).frozen(cfg)
+
+
+def attach_base(model: nn.Module, folder: str | Path) -> None:
+    """Copy the pretrained base in ``folder`` into ``model`` (every member of a deep ensemble,
+    one copy of the embedding tables for all of them: inference only, see
+    :func:`uqcore.bert.load_hf_bert`). ``ValueError`` for a backbone without a base."""
+    load = _kind(model.cfg).load_base
+    if load is None:
+        raise ValueError(f"The {model.cfg.backbone!r} backbone has no pretrained base to attach.")
+    for member in getattr(model, "members", [model]):  # a deep ensemble: every member
+        load(member, folder, share_tables=True)  # one copy of the embedding tables
+
+
+class DeepEnsemble(nn.Module):
+    """``ensemble_size`` independently initialised members (of the spec's ``member_family``).
+
+    ``forward`` returns every member's output stacked on a leading ``M`` dimension. Without
+    gradients the members run together in one ``torch.func.vmap`` call over stacked weights;
+    with gradients (training) they run one after another so each member's weights get grads.
+    """
+
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.cfg = cfg.validate()
+        member_cfg = cfg.replace(family=cfg.spec.member_family, ensemble_size=1)
+        self.members = nn.ModuleList(build_one(member_cfg) for _ in range(cfg.ensemble_size))
+        self._stack: tuple[tuple, tuple[dict, dict, dict]] | None = None
+
+    def _stacked(self) -> tuple[dict, dict, dict]:
+        """The members' weights stacked on a leading ``M`` dimension and the ones they share
+        (:meth:`_common`), rebuilt only when a weight changed (training steps bump a tensor's
+        version) or moved."""
+        if self._stack is None or self._stack[0] != self._key():
+            # normal tensors even when called under inference_mode: the members' own weights
+            # become views of them (one copy in memory, not two), and training needs them
+            with torch.inference_mode(False), torch.no_grad():
+                params, buffers = stack_module_state(list(self.members))  # [M, ...] each
+                common = self._common()
+                params = {n: t for n, t in params.items() if n not in common}
+                for i, member in enumerate(self.members):
+                    for name, p in member.named_parameters():
+                        if name in params:
+                            p.data = params[name][i]
+                    for name in dict(member.named_buffers()):
+                        path, _, leaf = name.rpartition(".")
+                        member.get_submodule(path)._buffers[leaf] = buffers[name][i]  # noqa: SLF001
+            self._stack = (self._key(), (params, buffers, common))
+        return self._stack[1]
+
+    def _common(self) -> dict[str, torch.Tensor]:
+        """Parameters every member holds in one storage (a pretrained base's embedding tables,
+        shared at loading): passed to ``vmap`` once, unbatched, instead of stacked M times."""
+        named = [dict(m.named_parameters()) for m in self.members]
+        return {
+            n: t.detach()
+            for n, t in named[0].items()
+            if all(d[n].data_ptr() == t.data_ptr() and d[n].shape == t.shape for d in named[1:])
+        } if len(named) > 1 else {}  # fmt: skip
+
+    def _key(self) -> tuple:
+        """What the stacked weights depend on: every tensor's identity, version and device."""
+        tensors = [*self.parameters(), *self.buffers()]
+        return tuple((id(t), t._version, t.device) for t in tensors)  # noqa: SLF001
+
+    def forward(
+        self, ids, mask, settings=None, noise=None, capture: Collection[int] = ()
+    ) -> ForwardOutput:
+        s = settings or resolve(self.cfg)
+        if torch.is_grad_enabled() or (s.dropout_on and noise is not None):
+            outs = [m(ids, mask, s, noise, capture) for m in self.members]
+            maps = {
+                i: outs[0].maps[i].map(lambda name, _, i=i: torch.stack(
+                    [getattr(o.maps[i], name) for o in outs]))
+                for i in outs[0].maps
+            }  # fmt: skip
+            return ForwardOutput(logits=torch.stack([o.logits for o in outs]), maps=maps)
+        params, buffers, common = self._stacked()  # common: unbatched, one for every member
+        base = self.members[0]
+        capture = tuple(capture)
+        s = dataclasses.replace(s, fused_attention=False)
+
+        def one(p, b, c):
+            out = functional_call(
+                base, ({**p, **c}, b), (ids, mask), {"settings": s, "capture": capture}
+            )
+            return out.logits, {i: dict(m.items()) for i, m in out.maps.items()}  # pytree
+
+        with matmul_linear_only():  # oneDNN's fused linear has no vmap batching rule
+            # [M, N, C], {layer: {name: [M..]}}
+            logits, maps = torch.vmap(one, in_dims=(0, 0, None))(params, buffers, common)
+        return ForwardOutput(logits=logits, maps={i: LayerMaps(**m) for i, m in maps.items()})
