@@ -31,9 +31,9 @@ STYLE = """<style>
 [data-testid="stMetricLabel"] p { white-space: normal; }
 </style>"""
 
+
 def main() -> None:
-    st.set_page_config(page_title="Stochastic Attention Explorer", page_icon="🎲",
-                       layout="wide")  # fmt: skip
+    st.set_page_config(page_title="Stochastic Attention Explorer", page_icon="🎲", layout="wide")
     st.html(STYLE)
     cached.tune_once()
 

@@ -21,13 +21,20 @@ names = label_names(info)
 mine = sorted((i for i in cached.infos() if i.task == info.task), key=sort_key)
 examples = presets(info.task)
 with st.form("compare"):
-    text = st.text_area("Text", value=view.text or (examples[0].text if examples else ""),
-                        height=80, key=K.CMP_TEXT)  # fmt: skip
-    choice = st.radio("Gold label", ("unknown", *names), horizontal=True, key=K.CMP_LABEL,
-                      format_func=plain,
-                      index=0 if view.label is None else view.label + 1)  # fmt: skip
-    chosen = sidebar.multiselect(st, "Checkpoints", [i.name for i in mine],
-                                 [i.name for i in mine], K.CMP_CKPTS)  # fmt: skip
+    text = st.text_area(
+        "Text", value=view.text or (examples[0].text if examples else ""), height=80, key=K.CMP_TEXT
+    )
+    choice = st.radio(
+        "Gold label",
+        ("unknown", *names),
+        horizontal=True,
+        key=K.CMP_LABEL,
+        format_func=plain,
+        index=0 if view.label is None else view.label + 1,
+    )
+    chosen = sidebar.multiselect(
+        st, "Checkpoints", [i.name for i in mine], [i.name for i in mine], K.CMP_CKPTS
+    )
     st.form_submit_button("Compare", type="primary")
 label = None if choice == "unknown" else names.index(choice)
 if not chosen:
@@ -45,18 +52,26 @@ def explore_each(progress) -> tuple[dict, dict]:
     results, errors = {}, {}
     for n, name in enumerate(chosen):
         try:
-            results[name] = cached.explore(name, cached.where(name), text[:MAX_TEXT_CHARS],
-                                           view.T, view.seed, SamplingSettings(),
-                                           label)  # fmt: skip
+            results[name] = cached.explore(
+                name,
+                cached.where(name),
+                text[:MAX_TEXT_CHARS],
+                view.T,
+                view.seed,
+                SamplingSettings(),
+                label,
+            )
         except UQError as exc:
             errors[name] = guard.clean(str(exc))
         progress((n + 1) / len(chosen))
     return results, errors
 
 
-results, errors = work.run(f"Sampling {len(chosen)} checkpoint(s) at T = {view.T}",
-                           explore_each, ("compare", text, tuple(chosen), view.T, view.seed,
-                                          label))  # fmt: skip
+results, errors = work.run(
+    f"Sampling {len(chosen)} checkpoint(s) at T = {view.T}",
+    explore_each,
+    ("compare", text, tuple(chosen), view.T, view.seed, label),
+)
 for name, why in errors.items():
     st.error(f"**{name}**: {why}", icon="✋")
 if not results:
@@ -65,19 +80,36 @@ cmp = compare(results, {i.name: i.family for i in mine}, names, label)
 target = names[cmp.target]
 st.dataframe(cmp.table, hide_index=True, width="stretch")
 if label is None:
-    st.caption(f"No gold label: each row scores the class its checkpoint predicts; the "
-               f"histograms below show p({plain(target)}), the class the first one predicts.")
+    st.caption(
+        f"No gold label: each row scores the class its checkpoint predicts; the "
+        f"histograms below show p({plain(target)}), the class the first one predicts."
+    )
 c1, c2 = st.columns(2)
-record = {"task": info.task, "checkpoints": ", ".join(results), "text": text[:MAX_TEXT_CHARS],
-          "gold label": choice, "T": view.T, "seed": view.seed,
-          "settings": "each checkpoint's own trained settings"}  # inside each CSV
-download(c1, "Download this table (CSV)", lambda: csv_text(cmp.table, record),
-                   f"compare-{info.task}-T{view.T}-seed{view.seed}.csv", "text/csv",
-                   key=K.CMP_TABLE_CSV)  # fmt: skip
-download(c2, f"Download every sample's p({plain(target)}) (CSV)",
-                   lambda: csv_text(cmp.samples, {**record, "column values": f"p({target})"}),
-                   f"compare-samples-{info.task}-T{view.T}-seed{view.seed}.csv", "text/csv",
-                   key=K.CMP_SAMPLES_CSV)  # fmt: skip
+record = {
+    "task": info.task,
+    "checkpoints": ", ".join(results),
+    "text": text[:MAX_TEXT_CHARS],
+    "gold label": choice,
+    "T": view.T,
+    "seed": view.seed,
+    "settings": "each checkpoint's own trained settings",
+}  # inside each CSV
+download(
+    c1,
+    "Download this table (CSV)",
+    lambda: csv_text(cmp.table, record),
+    f"compare-{info.task}-T{view.T}-seed{view.seed}.csv",
+    "text/csv",
+    key=K.CMP_TABLE_CSV,
+)
+download(
+    c2,
+    f"Download every sample's p({plain(target)}) (CSV)",
+    lambda: csv_text(cmp.samples, {**record, "column values": f"p({target})"}),
+    f"compare-samples-{info.task}-T{view.T}-seed{view.seed}.csv",
+    "text/csv",
+    key=K.CMP_SAMPLES_CSV,
+)
 st.plotly_chart(F.compare_histograms(cmp.per_sample(), target), width="stretch")
 st.caption(
     "Deterministic methods give a single spike; stochastic ones spread. The same "
@@ -92,9 +124,12 @@ head = c2.selectbox("Head", range(heads), key=K.CMP_HEAD)
 groups = mean_attention(results, layer, head, WINDOW)
 for tokens, panels in groups:
     if len(groups) > 1:
-        st.caption(f"Checkpoints that read the text as {len(tokens)} tokens: "
-                   + ", ".join(panels))  # fmt: skip
+        st.caption(f"Checkpoints that read the text as {len(tokens)} tokens: " + ", ".join(panels))
     for start in range(0, len(panels), 4):  # four maps per figure keeps each readable
         part = dict(list(panels.items())[start : start + 4])
-        st.plotly_chart(F.attention_panels(part, tokens, f"Layer {layer}, head {head}: mean "
-                                           "over the kept samples"), width="stretch")  # fmt: skip
+        st.plotly_chart(
+            F.attention_panels(
+                part, tokens, f"Layer {layer}, head {head}: mean over the kept samples"
+            ),
+            width="stretch",
+        )

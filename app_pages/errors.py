@@ -22,17 +22,22 @@ from uqlab.tasks import task_title
 
 view, info = sidebar.page("Error analysis")
 names = label_names(info)
-source = data_source.choose(names, task_title(info.task), "errors",
-                            bool(dataset.subsets(info.task)))
+source = data_source.choose(
+    names, task_title(info.task), "errors", bool(dataset.subsets(info.task))
+)
 if source is None:
     st.stop()
 if source.rows is None:
-    st.caption(f"{info.name} on the bundled {info.task} examples ("
-               + ", ".join(f"{s}: {d}" for s, d in dataset.subsets(info.task))
-               + f"), seed {view.seed}; the sidebar's temperatures apply.")  # fmt: skip
+    st.caption(
+        f"{info.name} on the bundled {info.task} examples ("
+        + ", ".join(f"{s}: {d}" for s, d in dataset.subsets(info.task))
+        + f"), seed {view.seed}; the sidebar's temperatures apply."
+    )
 else:
-    st.caption(f"{info.name} on {plain(source.title)} ({len(source.rows):,} labelled rows), seed "
-               f"{view.seed}; the sidebar's temperatures apply.")  # fmt: skip
+    st.caption(
+        f"{info.name} on {plain(source.title)} ({len(source.rows):,} labelled rows), seed "
+        f"{view.seed}; the sidebar's temperatures apply."
+    )
 c1, c2 = st.columns(2)
 T = c1.number_input("T", 1, 100, 10, key=K.ERR_T, help="Samples per example (paper: 10).")
 per = c2.number_input("Examples per domain (0 = all)", 0, 2000, 0, step=100, key=K.ERR_N)
@@ -57,14 +62,18 @@ if computed is None or computed[0] != request:  # filters and sorts below reuse 
     def sample_all(progress):
         done = Rows(len(rows), progress)
         return dataset.frame(
-            rows, cached.sampler(info.name, T, view.seed, ov, on_rows=done), done.at_least,
-            partial=lambda d: early.dataframe(d[["domain", "text", "p_gold", "correct", "mi"]],
-                                              hide_index=True, height=240),
-        )  # fmt: skip
+            rows,
+            cached.sampler(info.name, T, view.seed, ov, on_rows=done),
+            done.at_least,
+            partial=lambda d: early.dataframe(
+                d[["domain", "text", "p_gold", "correct", "mi"]], hide_index=True, height=240
+            ),
+        )
 
     try:
-        df, skipped = work.run(f"Sampling {len(rows):,} examples at T = {int(T)}", sample_all,
-                               request)  # fmt: skip
+        df, skipped = work.run(
+            f"Sampling {len(rows):,} examples at T = {int(T)}", sample_all, request
+        )
     finally:
         early.empty()
     st.session_state[K.ERR_FRAME] = (request, df, skipped)
@@ -84,11 +93,15 @@ VIEWS = {
 calibration = lac_scores(info.metrics)
 if calibration and len(names) == 2:
     sets = conformal_from_scores(calibration, 0.9, "lac")
-    VIEWS["conformal set has both labels (90 %)"] = lambda d: (
-        dataset.conformal_members(d, sets).all(1)
-    )
-SORTS = {"mutual information": "mi", "predictive entropy": "entropy", "variance of p(gold)":
-         "var_gold", "p(gold), lowest first": "p_gold"}  # fmt: skip
+    VIEWS["conformal set has both labels (90 %)"] = lambda d: dataset.conformal_members(
+        d, sets
+    ).all(1)
+SORTS = {
+    "mutual information": "mi",
+    "predictive entropy": "entropy",
+    "variance of p(gold)": "var_gold",
+    "p(gold), lowest first": "p_gold",
+}
 c1, c2, c3 = st.columns(3)
 sidebar.keep(K.ERR_DOMAIN, K.ERR_VIEW, K.ERR_SORT)  # the filters survive a recompute
 domain = c1.selectbox("Domain", ("both", dataset.IN, dataset.OUT), key=K.ERR_DOMAIN)
@@ -101,9 +114,17 @@ part = part.sort_values(SORTS[sort], ascending=SORTS[sort] == "p_gold")
 if part.empty:
     st.info("No example matches these filters.")
     st.stop()
-record = {"checkpoint": info.name, "examples": source.title, "T": int(T), "seed": view.seed,
-          **overrides(view), "examples per domain": int(per) or "all", "domain": domain,
-          "show": which, "sorted by": sort}  # inside the exported files
+record = {
+    "checkpoint": info.name,
+    "examples": source.title,
+    "T": int(T),
+    "seed": view.seed,
+    **overrides(view),
+    "examples per domain": int(per) or "all",
+    "domain": domain,
+    "show": which,
+    "sorted by": sort,
+}  # inside the exported files
 with st.expander("Map of the dataset: where are the uncertain examples?", expanded=True):
     chosen = dataset_map.show(part, names, info.name, info.task, source.rows, record)
 picked = part[part.index.isin(chosen or [])]
@@ -125,48 +146,76 @@ table = part.assign(
 key = SORTS[sort]  # the column the rows are sorted by comes first, so it is never off-screen
 table = table[["open", key, *(c for c in table.columns if c not in ("open", key))]]
 st.dataframe(  # the numbers before the text, each column as wide as its header and values
-    table, hide_index=True, width="stretch", height=560,
+    table,
+    hide_index=True,
+    width="stretch",
+    height=560,
     column_config=fitted(
         table,
         open=st.column_config.LinkColumn("explore", display_text="open ↗", width="small"),
         text=st.column_config.TextColumn("text", width="large"),
-        p_gold=st.column_config.NumberColumn("p(gold)", format="%.3f",
-                                             help="Mean over the T samples of p(gold label)."),
-        var_gold=st.column_config.NumberColumn("var p(gold)", format="%.2e",
-                                               help="Variance over the T samples of p(gold)."),
+        p_gold=st.column_config.NumberColumn(
+            "p(gold)", format="%.3f", help="Mean over the T samples of p(gold label)."
+        ),
+        var_gold=st.column_config.NumberColumn(
+            "var p(gold)", format="%.2e", help="Variance over the T samples of p(gold)."
+        ),
         entropy=st.column_config.NumberColumn("entropy", format="%.3f"),
         mi=st.column_config.NumberColumn("mutual information", format="%.2e"),
     ),
-)  # fmt: skip
+)
 top = table.head(200)
-row = st.selectbox("Open an example in the explorer (same checkpoint, T, seed and settings)",
-                   range(len(top)), key=K.ERR_OPEN,
-                   format_func=lambda i: f"{i + 1}. [{top['domain'].iloc[i]}] "
-                   f"{top['text'].iloc[i][:90]}")  # fmt: skip
+row = st.selectbox(
+    "Open an example in the explorer (same checkpoint, T, seed and settings)",
+    range(len(top)),
+    key=K.ERR_OPEN,
+    format_func=lambda i: f"{i + 1}. [{top['domain'].iloc[i]}] {top['text'].iloc[i][:90]}",
+)
 chosen = part.iloc[row]
 summary_metrics(Summary.of_row(chosen), names, gold=True)
-st.link_button("Open in the explorer ↗", top["open"].iloc[row], type="primary",
-               help="The explorer shows the same numbers for this sentence.")  # fmt: skip
+st.link_button(
+    "Open in the explorer ↗",
+    top["open"].iloc[row],
+    type="primary",
+    help="The explorer shows the same numbers for this sentence.",
+)
 record["selected on the map"] = len(picked) or "none"
-download(st, "Download these rows (CSV)", lambda: csv_text(part, record),
-                   f"errors-{info.name}-T{int(T)}-seed{view.seed}.csv", "text/csv")  # fmt: skip
+download(
+    st,
+    "Download these rows (CSV)",
+    lambda: csv_text(part, record),
+    f"errors-{info.name}-T{int(T)}-seed{view.seed}.csv",
+    "text/csv",
+)
 
 st.subheader("Slices: which groups of examples is the model unsure about?")
 c1, c2 = st.columns([1, 2])
 by = c1.selectbox("Group every example by", slices.BY, key=K.ERR_SLICE_BY)
-pattern = c2.text_input("Word or pattern (a regular expression, any case)", key=K.ERR_SLICE_PATTERN,
-                        max_chars=slices.MAX_PATTERN, disabled=by != "word or pattern",
-                        placeholder="e.g. not|never")  # fmt: skip
+pattern = c2.text_input(
+    "Word or pattern (a regular expression, any case)",
+    key=K.ERR_SLICE_PATTERN,
+    max_chars=slices.MAX_PATTERN,
+    disabled=by != "word or pattern",
+    placeholder="e.g. not|never",
+)
 try:
     sliced = slices.table(df, by, names, pattern)
 except InputError as exc:
     st.info(str(exc))
 else:
-    st.dataframe(sliced, hide_index=True, width="stretch", column_config=fitted(
-        sliced, accuracy=st.column_config.NumberColumn("accuracy", format="%.3f"),
-        ECE=st.column_config.NumberColumn("ECE", format="%.3f"),
-        **{"mean MI": st.column_config.NumberColumn("mean MI", format="%.2e")},
-    ))  # fmt: skip
-    st.caption("All the examples computed above (not only the filtered rows): each slice's "
-               "accuracy of the mean prediction, its expected calibration error and its mean "
-               "mutual information, side by side.")
+    st.dataframe(
+        sliced,
+        hide_index=True,
+        width="stretch",
+        column_config=fitted(
+            sliced,
+            accuracy=st.column_config.NumberColumn("accuracy", format="%.3f"),
+            ECE=st.column_config.NumberColumn("ECE", format="%.3f"),
+            **{"mean MI": st.column_config.NumberColumn("mean MI", format="%.2e")},
+        ),
+    )
+    st.caption(
+        "All the examples computed above (not only the filtered rows): each slice's "
+        "accuracy of the mean prediction, its expected calibration error and its mean "
+        "mutual information, side by side."
+    )

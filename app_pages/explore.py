@@ -45,36 +45,61 @@ def _use_story(story) -> None:
 if st.session_state.get(K.FIRST_VISIT):
     with st.container(border=True):
         tales = landing_stories(info)
-        start = (f"Start with one of these {len(tales)} sentences:" if tales else
-                 "Type a sentence below and press Sample.")  # fmt: skip
+        start = (
+            f"Start with one of these {len(tales)} sentences:"
+            if tales
+            else "Type a sentence below and press Sample."
+        )
         st.markdown(f"**What you are looking at.** {intro.what_you_see(info)} {start}")
         if tales is None:
             find_stories(info)
             tales = []
         cols = st.columns(max(1, len(tales)))
         for i, (col, tale) in enumerate(zip(cols, tales, strict=False)):
-            col.button(tale.title, key=f"{K.LANDING_STORY}{i}", on_click=_use_story,
-                       args=(tale,), help=f"{tale.text} ({tale.why})",
-                       width="stretch")  # fmt: skip
+            col.button(
+                tale.title,
+                key=f"{K.LANDING_STORY}{i}",
+                on_click=_use_story,
+                args=(tale,),
+                help=f"{tale.text} ({tale.why})",
+                width="stretch",
+            )
             col.caption(tale.why)
         other = PAPER_CHECKPOINT if info.name != PAPER_CHECKPOINT else DEFAULT_CHECKPOINT
         if other in {i.name for i in cached.infos()}:  # the paper's model, one click away
-            st.button(f"The paper's model ({other})" if other == PAPER_CHECKPOINT else
-                      f"Back to the MiniLM model ({other})", key=K.LANDING_OTHER,
-                      on_click=lambda: st.session_state.update({K.SELECT_CKPT: other}),
-                      help="The paper's H-STO-TRANS: a word-level transformer trained from "
-                      "scratch, as in its Table 3." if other == PAPER_CHECKPOINT else
-                      "The model this page opens on: H-STO attention on a pretrained MiniLM.")
-        st.button("Hide this introduction", key=K.LANDING_CLOSE, type="tertiary",
-                  on_click=lambda: st.session_state.update({K.FIRST_VISIT: False}))
+            st.button(
+                f"The paper's model ({other})"
+                if other == PAPER_CHECKPOINT
+                else f"Back to the MiniLM model ({other})",
+                key=K.LANDING_OTHER,
+                on_click=lambda: st.session_state.update({K.SELECT_CKPT: other}),
+                help="The paper's H-STO-TRANS: a word-level transformer trained from "
+                "scratch, as in its Table 3."
+                if other == PAPER_CHECKPOINT
+                else "The model this page opens on: H-STO attention on a pretrained MiniLM.",
+            )
+        st.button(
+            "Hide this introduction",
+            key=K.LANDING_CLOSE,
+            type="tertiary",
+            on_click=lambda: st.session_state.update({K.FIRST_VISIT: False}),
+        )
 st.session_state.setdefault(K.TEXT_BOX, view.text or "")
 st.session_state.setdefault(K.LABEL_BOX, "unknown" if view.label is None else names[view.label])
-st.selectbox("Examples", range(len(examples)), index=None, key=K.PRESET, on_change=_use_preset,
-             format_func=lambda i: examples[i].title, placeholder="Pick an example sentence…",
-             help="In-domain and out-of-domain sentences of the checkpoint's task.")  # fmt: skip
+st.selectbox(
+    "Examples",
+    range(len(examples)),
+    index=None,
+    key=K.PRESET,
+    on_change=_use_preset,
+    format_func=lambda i: examples[i].title,
+    placeholder="Pick an example sentence…",
+    help="In-domain and out-of-domain sentences of the checkpoint's task.",
+)
 with st.form("sentence"):
-    st.text_area("Text", key=K.TEXT_BOX, height=90,
-                 help="Runs when you press Sample, not while you type.")  # fmt: skip
+    st.text_area(
+        "Text", key=K.TEXT_BOX, height=90, help="Runs when you press Sample, not while you type."
+    )
     st.radio(
         "Gold label",
         ("unknown", *names),
@@ -86,8 +111,10 @@ with st.form("sentence"):
     if st.form_submit_button("Sample", type="primary"):
         typed = st.session_state[K.TEXT_BOX]
         if len(typed) > MAX_TEXT_CHARS:
-            st.warning(f"Your text has {len(typed):,} characters; the first {MAX_TEXT_CHARS:,} "
-                       "are used (the box keeps all of it).")  # fmt: skip
+            st.warning(
+                f"Your text has {len(typed):,} characters; the first {MAX_TEXT_CHARS:,} "
+                "are used (the box keeps all of it)."
+            )
         choice = st.session_state[K.LABEL_BOX]
         label = None if choice == "unknown" else names.index(choice)
         view = sidebar.set_view(text=typed[:MAX_TEXT_CHARS], label=label)
@@ -95,9 +122,20 @@ with st.form("sentence"):
 try:
     with st.spinner(f"Drawing {view.T} samples…"):
         t = sidebar.temperature_of(info) if view.scaled else None
-        res = work.run(f"Drawing {view.T} samples", lambda _: cached.explore(
-            info.name, cached.where(info.name), view.text or "", view.T, view.seed,
-            view.overrides(), view.label, t), ("explore", view))  # fmt: skip
+        res = work.run(
+            f"Drawing {view.T} samples",
+            lambda _: cached.explore(
+                info.name,
+                cached.where(info.name),
+                view.text or "",
+                view.T,
+                view.seed,
+                view.overrides(),
+                view.label,
+                t,
+            ),
+            ("explore", view),
+        )
 except UQError as exc:
     st.error(str(exc), icon="✋")
     st.stop()
@@ -107,11 +145,15 @@ st.session_state[K.FIGURES] = {}  # the export panel offers this run's figures o
 st.subheader(f"{spec.title} · T = {view.T} · seed {view.seed}")
 V.notices(res)
 if res.temperature is not None:
-    st.caption(f"Temperature scaling is on: every sample's logits are divided by t = "
-               f"{res.temperature:.2f} (fitted on the dev split) before the softmax.")
+    st.caption(
+        f"Temperature scaling is on: every sample's logits are divided by t = "
+        f"{res.temperature:.2f} (fitted on the dev split) before the softmax."
+    )
 if not link_holds(view.text):
-    st.info("This text is too long to travel in a link, so the address bar carries everything "
-            "but the text: to share this view, share the text with it.")  # fmt: skip
+    st.info(
+        "This text is too long to travel in a link, so the address bar carries everything "
+        "but the text: to share this view, share the text with it."
+    )
 V.predictions(res, names, gold=view.label is not None)
 V.conformal(res, names, info.metrics)
 st.header("Attention, sample by sample")
@@ -130,12 +172,30 @@ if not why_views.switch():
 st.subheader("Which words? Salience over the samples")
 why_views.salience(res, names, info.name, info.family, view.overrides())
 st.subheader("Word by word: remove each word")
-why_views.occlusion(res, names, info.name, info.family,
-                    cached.sampler(info.name, view.T, view.seed, view.overrides()))
+why_views.occlusion(
+    res,
+    names,
+    info.name,
+    info.family,
+    cached.sampler(info.name, view.T, view.seed, view.overrides()),
+)
 st.subheader("Edit the sentence and compare")
-why_views.edit(res, names, lambda typed: cached.explore(
-    info.name, cached.where(info.name), typed[:MAX_TEXT_CHARS], view.T, view.seed,
-    view.overrides(), view.label, t), cfg["n_layers"], cfg["n_heads"])
+why_views.edit(
+    res,
+    names,
+    lambda typed: cached.explore(
+        info.name,
+        cached.where(info.name),
+        typed[:MAX_TEXT_CHARS],
+        view.T,
+        view.seed,
+        view.overrides(),
+        view.label,
+        t,
+    ),
+    cfg["n_layers"],
+    cfg["n_heads"],
+)
 st.subheader("Every head at once")
 why_views.head_grid(res, cfg["n_layers"], cfg["n_heads"])
 st.header("Export")

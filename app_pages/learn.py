@@ -18,8 +18,11 @@ sidebar.page(
 
 def explorer(ckpt: str, **extra) -> str:
     """A link to the explorer showing the page's example sentence on a trained model."""
-    return explorer_url(ViewState(ckpt=ckpt, text="John is tall on several occasions.", label=0,
-                                  T=100, seed=0, **extra))  # fmt: skip
+    return explorer_url(
+        ViewState(
+            ckpt=ckpt, text="John is tall on several occasions.", label=0, T=100, seed=0, **extra
+        )
+    )
 
 
 seed = st.number_input("Random seed for this page", 0, 10_000, 0, key=K.LEARN_SEED)

@@ -26,23 +26,40 @@ tasks = sorted({i.task for i in infos} & set(TASKS))
 if not tasks:
     st.info("No checkpoints to report: train and evaluate some (`scripts/retrain.sh all`).")
     st.stop()
-task = st.radio("Task", tasks, horizontal=True, format_func=task_title,
-                index=tasks.index(info.task) if info and info.task in tasks else 0)  # fmt: skip
+task = st.radio(
+    "Task",
+    tasks,
+    horizontal=True,
+    format_func=task_title,
+    index=tasks.index(info.task) if info and info.task in tasks else 0,
+)
 mine = [i for i in infos if i.task == task]
 rows = metric_rows(task, [(i.name, i.metrics) for i in mine])
 paper = metric_table(task)
 unit = get_task(task).metric_spec.table_unit
 st.subheader(f"{f'Table {paper.number}: ' if paper else ''}{unit}, mean ± std over T runs")
 table = pd.DataFrame(rows)
-st.dataframe(table, hide_index=True, width="stretch",
-             column_config=fitted(table, pinned="checkpoint"))  # names whole, never cut
-source = {"task": task, "ours": "each checkpoint's metrics.json (python -m uqlab.evaluate, T = "
-          "10)", "paper": "quoted from its tables"}  # inside the CSV
-download(st, "Download this table (CSV)", lambda: csv_text(table, source),
-                   f"results-{task}.csv", "text/csv", key=K.RES_TABLE_CSV)  # fmt: skip
-st.caption("Ours: each checkpoint's metrics.json, written by `python -m uqlab.evaluate` on the "
-           "full test and out-of-domain sets (T = 10, the paper's protocol). Paper: quoted from "
-           "its tables. docs/results.md has the full set of metrics.")  # fmt: skip
+st.dataframe(
+    table, hide_index=True, width="stretch", column_config=fitted(table, pinned="checkpoint")
+)  # names whole, never cut
+source = {
+    "task": task,
+    "ours": "each checkpoint's metrics.json (python -m uqlab.evaluate, T = 10)",
+    "paper": "quoted from its tables",
+}  # inside the CSV
+download(
+    st,
+    "Download this table (CSV)",
+    lambda: csv_text(table, source),
+    f"results-{task}.csv",
+    "text/csv",
+    key=K.RES_TABLE_CSV,
+)
+st.caption(
+    "Ours: each checkpoint's metrics.json, written by `python -m uqlab.evaluate` on the "
+    "full test and out-of-domain sets (T = 10, the paper's protocol). Paper: quoted from "
+    "its tables. docs/results.md has the full set of metrics."
+)
 
 st.header("Example by example")
 picked = data_source.choose(get_task(task).label_names, task_title(task), "results")
@@ -50,15 +67,22 @@ if picked is None:
     st.stop()
 st.caption(
     "Recomputed here, example by example, so every row matches the explorer: "
-    + (", ".join(f"{s} ({d})" for s, d in dataset.subsets(task)) if picked.rows is None
-       else picked.title)
+    + (
+        ", ".join(f"{s} ({d})" for s, d in dataset.subsets(task))
+        if picked.rows is None
+        else picked.title
+    )
     + "."
-)  # fmt: skip
+)
 c1, c2, c3 = st.columns([3, 1, 1])
-chosen = sidebar.multiselect(c1, "Checkpoints", [i.name for i in mine],
-                             [i.name for i in mine if i.family in PAPER_FAMILIES][:2] or
-                             [mine[0].name], K.RES_CKPTS,
-                             follow=info.name if info else None)  # the sidebar's first
+chosen = sidebar.multiselect(
+    c1,
+    "Checkpoints",
+    [i.name for i in mine],
+    [i.name for i in mine if i.family in PAPER_FAMILIES][:2] or [mine[0].name],
+    K.RES_CKPTS,
+    follow=info.name if info else None,
+)  # the sidebar's first
 T = c2.number_input("T", 1, 100, 10, key=K.RES_T, help="Samples per example (paper: 10).")
 per = c3.number_input(
     "Examples per domain",
@@ -69,12 +93,17 @@ per = c3.number_input(
     key=K.RES_N,
     help="Drawn with the sidebar's seed from each domain (bundled subsets or your files).",
 )
-score = st.selectbox("OOD score", list(dataset.SCORES), format_func=lambda s:
-                     dataset.SCORES[s][1], key=K.RES_SCORE)  # fmt: skip
+score = st.selectbox(
+    "OOD score", list(dataset.SCORES), format_func=lambda s: dataset.SCORES[s][1], key=K.RES_SCORE
+)
 request = (tuple(chosen), int(T), int(per), view.seed, picked.key)
 own = SamplingSettings()
-notes = {name: cached.stored_note(name, int(T), view.seed, own) if picked.rows is None
-         else "sampled here: your file has no stored results" for name in chosen}  # fmt: skip
+notes = {
+    name: cached.stored_note(name, int(T), view.seed, own)
+    if picked.rows is None
+    else "sampled here: your file has no stored results"
+    for name in chosen
+}
 stored = bool(chosen) and all(n.startswith("Read") for n in notes.values())
 if st.button("Compute", type="primary", key=K.RES_GO) or stored:  # stored: read at once
     st.session_state[K.RES_REQUEST] = request
@@ -95,15 +124,19 @@ def sample_every(progress) -> dict:
     done, out = Rows(len(rows) * len(chosen), progress), {}
     for n, name in enumerate(chosen):
         out[name] = dataset.frame(
-            rows, cached.sampler(name, T, view.seed, SamplingSettings(), done),
+            rows,
+            cached.sampler(name, T, view.seed, SamplingSettings(), done),
             lambda f, n=n: done.at_least((n + f) / len(chosen)),
             sidebar.temperature_of(by_name[name]),
-        )  # fmt: skip
+        )
     return out
 
 
-got = work.run(f"Sampling {len(rows):,} examples × {len(chosen)} checkpoint(s) at T = {int(T)}",
-               sample_every, (request, tuple(chosen)))  # fmt: skip
+got = work.run(
+    f"Sampling {len(rows):,} examples × {len(chosen)} checkpoint(s) at T = {int(T)}",
+    sample_every,
+    (request, tuple(chosen)),
+)
 frames = {name: frame for name, (frame, _) in got.items()}
 for name, (_, skipped) in got.items():
     if skipped:
@@ -111,26 +144,41 @@ for name, (_, skipped) in got.items():
 left, right = st.columns(2)
 with left:
     curves = {n: dataset.reliability(f) for n, f in frames.items()}
-    curves |= {f"{n}, temperature-scaled": dataset.reliability(f, column="p1_scaled")
-               for n, f in frames.items() if "p1_scaled" in f}  # fmt: skip
+    curves |= {
+        f"{n}, temperature-scaled": dataset.reliability(f, column="p1_scaled")
+        for n, f in frames.items()
+        if "p1_scaled" in f
+    }
     st.plotly_chart(F.reliability_figure(curves), width="stretch")
-    st.caption("A calibrated model's confidence matches its accuracy: points on the diagonal. "
-               "Temperature-scaled: every sample's logits divided by the temperature fitted on "
-               "the dev split (for checkpoints evaluated with it).")
+    st.caption(
+        "A calibrated model's confidence matches its accuracy: points on the diagonal. "
+        "Temperature-scaled: every sample's logits divided by the temperature fitted on "
+        "the dev split (for checkpoints evaluated with it)."
+    )
 with right:
     with_ood = {n: f for n, f in frames.items() if (f["domain"] == dataset.OUT).any()}
     if with_ood:
-        st.plotly_chart(F.roc_figure({n: dataset.roc(f, score) for n, f in with_ood.items()},
-                                     dataset.SCORES[score][1]), width="stretch")  # fmt: skip
+        st.plotly_chart(
+            F.roc_figure(
+                {n: dataset.roc(f, score) for n, f in with_ood.items()}, dataset.SCORES[score][1]
+            ),
+            width="stretch",
+        )
         st.caption("Higher curves separate out-of-domain inputs better by their uncertainty.")
     else:
-        st.info("This task has no out-of-domain examples, so there is no out-of-domain "
-                "detection to show.")
-st.plotly_chart(F.risk_coverage_figure({n: dataset.risk_coverage(f) for n, f in frames.items()}),
-                width="stretch")  # fmt: skip
-st.caption("Selective prediction: answer only the most confident share of the inputs. A lower "
-           "curve (smaller AURC) means the model's confidence ranks its own errors last; the "
-           "oracle ranks every error last, random selection keeps the overall error rate.")
+        st.info(
+            "This task has no out-of-domain examples, so there is no out-of-domain "
+            "detection to show."
+        )
+st.plotly_chart(
+    F.risk_coverage_figure({n: dataset.risk_coverage(f) for n, f in frames.items()}),
+    width="stretch",
+)
+st.caption(
+    "Selective prediction: answer only the most confident share of the inputs. A lower "
+    "curve (smaller AURC) means the model's confidence ranks its own errors last; the "
+    "oracle ranks every error last, random selection keeps the overall error rate."
+)
 conformal = []
 for name, frame in frames.items():
     scores = lac_scores(by_name[name].metrics)
@@ -138,24 +186,48 @@ for name, frame in frames.items():
         continue
     sets = conformal_from_scores(scores, 0.9, "lac")
     for domain, r in dataset.conformal_rows(frame, sets).items():
-        conformal.append({"checkpoint": name, "domain": domain,
-                          "coverage": f"{r['coverage']:.1%}", "mean set size": r["mean_size"]})
+        conformal.append(
+            {
+                "checkpoint": name,
+                "domain": domain,
+                "coverage": f"{r['coverage']:.1%}",
+                "mean set size": r["mean_size"],
+            }
+        )
 if conformal:
     st.subheader("Conformal sets at 90 % coverage")
-    st.dataframe(pd.DataFrame(conformal), hide_index=True, width="stretch",
-                 column_config={"mean set size": st.column_config.NumberColumn(format="%.2f")})
-    st.caption("Split-conformal (LAC) sets calibrated on each checkpoint's dev split: in domain "
-               "the coverage should be about 90 %; out of domain the guarantee does not hold, "
-               "and larger sets there are the uncertainty showing.")
+    st.dataframe(
+        pd.DataFrame(conformal),
+        hide_index=True,
+        width="stretch",
+        column_config={"mean set size": st.column_config.NumberColumn(format="%.2f")},
+    )
+    st.caption(
+        "Split-conformal (LAC) sets calibrated on each checkpoint's dev split: in domain "
+        "the coverage should be about 90 %; out of domain the guarantee does not hold, "
+        "and larger sets there are the uncertainty showing."
+    )
 every = pd.concat([f.assign(checkpoint=n) for n, f in frames.items()], ignore_index=True)
-record = {"task": task, "examples": picked.title, "checkpoints": ", ".join(frames),
-          "T": int(T), "seed": view.seed,
-          "examples per domain": int(per), "settings": "each checkpoint's own trained settings"}
-download(st, "Download the per-example values (CSV)", lambda: csv_text(every, record),
-                   f"results-{task}-T{int(T)}-seed{view.seed}.csv", "text/csv",
-                   key=K.RES_ROWS_CSV)  # fmt: skip
+record = {
+    "task": task,
+    "examples": picked.title,
+    "checkpoints": ", ".join(frames),
+    "T": int(T),
+    "seed": view.seed,
+    "examples per domain": int(per),
+    "settings": "each checkpoint's own trained settings",
+}
+download(
+    st,
+    "Download the per-example values (CSV)",
+    lambda: csv_text(every, record),
+    f"results-{task}-T{int(T)}-seed{view.seed}.csv",
+    "text/csv",
+    key=K.RES_ROWS_CSV,
+)
 column, label = dataset.SCORES[score]
 for name, frame in frames.items():
     values = {d: frame.loc[frame["domain"] == d, column] for d in (dataset.IN, dataset.OUT)}
-    st.plotly_chart(F.domain_histograms(values, label, f"{name}: {label} by domain"),
-                    width="stretch")  # fmt: skip
+    st.plotly_chart(
+        F.domain_histograms(values, label, f"{name}: {label} by domain"), width="stretch"
+    )

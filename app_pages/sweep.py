@@ -17,9 +17,11 @@ from uqlab.tasks import task_title
 from viz import figures as F
 
 view, info = sidebar.page("Temperature sweep", needs_checkpoint=False)
-st.caption("The paper trains STO-TRANS and H-STO-TRANS at fixed temperatures (its Figure 3 "
-           "retrains per value); here the trained model is kept and the temperature changes at "
-           "inference only, on a sample of the bundled examples.")  # fmt: skip
+st.caption(
+    "The paper trains STO-TRANS and H-STO-TRANS at fixed temperatures (its Figure 3 "
+    "retrains per value); here the trained model is kept and the temperature changes at "
+    "inference only, on a sample of the bundled examples."
+)
 ok = sorted(S.sweepable(cached.infos()), key=sort_key)
 if not ok:
     st.info("No checkpoint with a temperature to sweep (STO-TRANS, H-STO-TRANS) is available.")
@@ -29,18 +31,22 @@ default = names.index(info.name) if info is not None and info.name in names else
 name = st.selectbox("Checkpoint", names, index=default, key=K.SW_CKPT)
 ck = next(i for i in ok if i.name == name)
 labels = {"tau2": "tau2 (attention over values)", "tau1": "tau1 (keys → centroids)"}
-swept = st.radio("Sweep", S.knobs(ck), horizontal=True, key=K.SW_WHICH,
-                 format_func=labels.get)  # fmt: skip
+swept = st.radio("Sweep", S.knobs(ck), horizontal=True, key=K.SW_WHICH, format_func=labels.get)
 c1, c2, c3 = st.columns([3, 1, 1])
-grid = c1.multiselect(f"{swept} values", sorted({*S.GRID, S.trained(ck, swept)}),
-                      default=list(S.DEFAULT_GRID), key=K.SW_GRID)  # fmt: skip
+grid = c1.multiselect(
+    f"{swept} values",
+    sorted({*S.GRID, S.trained(ck, swept)}),
+    default=list(S.DEFAULT_GRID),
+    key=K.SW_GRID,
+)
 per = c2.number_input("Examples per domain", 10, 500, 60, step=10, key=K.SW_N)
 T = c3.number_input("T", 2, 50, 10, key=K.SW_T)
 for other in S.knobs(ck):
     if other != swept:
         st.caption(f"{other} stays at its trained value {S.trained(ck, other):g}.")
-picked = data_source.choose(label_names(ck), task_title(ck.task), "sweep",
-                            bool(dataset.subsets(ck.task)))
+picked = data_source.choose(
+    label_names(ck), task_title(ck.task), "sweep", bool(dataset.subsets(ck.task))
+)
 if picked is None:
     st.stop()
 request = (name, swept, tuple(sorted(grid)), int(per), int(T), view.seed, picked.key)
@@ -56,13 +62,17 @@ rows = dataset.pick(ck.task, int(per), view.seed, picked.rows)
 
 def sweep_all(progress):
     done = Rows(len(rows) * len(grid), progress)
-    return S.records(rows, lambda v: cached.sampler(
-        name, T, view.seed, SamplingSettings(**{swept: v}), done), grid,
-        lambda f, v: done.at_least(f))  # fmt: skip
+    return S.records(
+        rows,
+        lambda v: cached.sampler(name, T, view.seed, SamplingSettings(**{swept: v}), done),
+        grid,
+        lambda f, v: done.at_least(f),
+    )
 
 
-table = work.run(f"Sweeping {swept} over {len(grid)} values ({len(rows):,} examples each)",
-                 sweep_all, request)  # fmt: skip
+table = work.run(
+    f"Sweeping {swept} over {len(grid)} values ({len(rows):,} examples each)", sweep_all, request
+)
 st.plotly_chart(F.sweep_figure(table, swept), width="stretch")
 st.caption(
     "Low temperatures make the Gumbel-softmax samples sharper and more varied; high ones "
@@ -70,9 +80,16 @@ st.caption(
     "tau2 keeps in-domain accuracy while out-of-domain inputs stay uncertain."
 )
 st.dataframe(table, hide_index=True)
-record = {"checkpoint": name, "swept": swept, "values": ", ".join(f"{v:g}" for v in sorted(grid)),
-          **{k: S.trained(ck, k) for k in S.knobs(ck) if k != swept},
-          "examples": picked.title, "examples per domain": int(per), "T": int(T),
-          "seed": view.seed}  # inside the CSV
-download(st, "Download (CSV)", lambda: csv_text(table, record), f"sweep-{name}-{swept}.csv",
-                   "text/csv")  # fmt: skip
+record = {
+    "checkpoint": name,
+    "swept": swept,
+    "values": ", ".join(f"{v:g}" for v in sorted(grid)),
+    **{k: S.trained(ck, k) for k in S.knobs(ck) if k != swept},
+    "examples": picked.title,
+    "examples per domain": int(per),
+    "T": int(T),
+    "seed": view.seed,
+}  # inside the CSV
+download(
+    st, "Download (CSV)", lambda: csv_text(table, record), f"sweep-{name}-{swept}.csv", "text/csv"
+)

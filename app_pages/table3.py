@@ -19,25 +19,39 @@ from uqcore.settings import SamplingSettings
 from uqlab.paper import correct_cell, p_gold_cell
 
 view, info = sidebar.page("Table 3: how sure is each model, sentence by sentence?")
-st.caption("The paper's Table 3: for each sentence, the mean ± variance over T samples of the "
-           "probability of the gold label, and how many of the T samples are correct. T, seed "
-           "and temperatures come from the sidebar.")  # fmt: skip
+st.caption(
+    "The paper's Table 3: for each sentence, the mean ± variance over T samples of the "
+    "probability of the gold label, and how many of the T samples are correct. T, seed "
+    "and temperatures come from the sidebar."
+)
 names = label_names(info)
 same_task = [i for i in cached.infos() if i.task == info.task]
-chosen = st.multiselect("Checkpoints", [i.name for i in same_task], default=[info.name],
-                        format_func=picker_labels(same_task).__getitem__)  # fmt: skip
-source = st.radio("Sentences", ("Examples", "Paste lines", "Upload CSV", "Your labelled file",
-                               "Random sample"), horizontal=True, key=K.T3_SOURCE)  # fmt: skip
+chosen = st.multiselect(
+    "Checkpoints",
+    [i.name for i in same_task],
+    default=[info.name],
+    format_func=picker_labels(same_task).__getitem__,
+)
+source = st.radio(
+    "Sentences",
+    ("Examples", "Paste lines", "Upload CSV", "Your labelled file", "Random sample"),
+    horizontal=True,
+    key=K.T3_SOURCE,
+)
 rows, problems = [], []
 if source == "Examples":
     rows = [(p.text, p.label, p.domain) for p in presets(info.task)]
 elif source == "Paste lines":
-    pasted = st.text_area("One sentence per line; optionally `sentence<TAB>label<TAB>domain`",
-                          key=K.T3_PASTED, height=140)  # fmt: skip
+    pasted = st.text_area(
+        "One sentence per line; optionally `sentence<TAB>label<TAB>domain`",
+        key=K.T3_PASTED,
+        height=140,
+    )
     rows, problems = parse_lines(pasted, names)
 elif source == "Upload CSV":
-    up = st.file_uploader("CSV with a `sentence` column (optional `label`, `domain`)",
-                          type=["csv"], key=K.T3_UPLOAD)  # fmt: skip
+    up = st.file_uploader(
+        "CSV with a `sentence` column (optional `label`, `domain`)", type=["csv"], key=K.T3_UPLOAD
+    )
     if up is not None:
         try:
             rows, problems = parse_csv(up.getvalue(), names)
@@ -51,8 +65,9 @@ elif source == "Your labelled file":  # any columns, label values mapped (ui.dat
             st.caption(f"The first {MAX_ROWS} labelled rows of {plain(picked.title)}.")
 else:
     n = st.number_input("Sentences per domain", 1, MAX_ROWS // 2, 5, key=K.T3_N)
-    rows = [(text, gold, domain) for text, gold, domain, _ in dataset.pick(info.task, int(n),
-                                                                          view.seed)]  # fmt: skip
+    rows = [
+        (text, gold, domain) for text, gold, domain, _ in dataset.pick(info.task, int(n), view.seed)
+    ]
 for problem in problems[:10]:
     st.warning(problem)
 unique = list(dict.fromkeys(rows))  # a repeated (sentence, label, domain) would be one row
@@ -62,8 +77,9 @@ rows = unique
 if not rows or not chosen:
     st.info("Add sentences and pick at least one checkpoint to fill the table.")
     st.stop()
-st.caption(f"{len(rows)} sentence(s) × {len(chosen)} checkpoint(s), T = {view.T}, "
-           f"seed {view.seed}.")  # fmt: skip
+st.caption(
+    f"{len(rows)} sentence(s) × {len(chosen)} checkpoint(s), T = {view.T}, seed {view.seed}."
+)
 ov = view.overrides()
 request = (tuple(rows), tuple(chosen), view.T, view.seed, ov)
 if st.button("Compute the table", type="primary"):
@@ -88,34 +104,51 @@ def sample_table(progress) -> list[dict]:
     return out
 
 
-records = work.run(f"Sampling {len(rows)} sentence(s) × {len(chosen)} checkpoint(s) at "
-                   f"T = {view.T}", sample_table, (request, tuple(chosen)))  # fmt: skip
+records = work.run(
+    f"Sampling {len(rows)} sentence(s) × {len(chosen)} checkpoint(s) at T = {view.T}",
+    sample_table,
+    (request, tuple(chosen)),
+)
 frame = pd.DataFrame(records)
 frame["gold"] = frame["gold"].map(lambda g: "" if g is None or pd.isna(g) else names[int(g)])
 ok = frame[frame["error"] == ""]
 if len(ok) < len(frame):
-    st.warning(f"{len(frame) - len(ok)} row(s) could not be read: "
-               + frame.loc[frame["error"] != "", "error"].iloc[0])  # fmt: skip
+    st.warning(
+        f"{len(frame) - len(ok)} row(s) could not be read: "
+        + frame.loc[frame["error"] != "", "error"].iloc[0]
+    )
 if ok.empty:
     st.stop()
 unlabelled = ok["gold"] == ""
 cells = ok.assign(
-    stat=[p_gold_cell(m, v, small=True) + ("" if g else f" ({names[int(p)]})")
-          for m, v, g, p in zip(ok["p_mean"], ok["p_var"], ok["gold"], ok["predicted"],
-                                strict=True)],
+    stat=[
+        p_gold_cell(m, v, small=True) + ("" if g else f" ({names[int(p)]})")
+        for m, v, g, p in zip(ok["p_mean"], ok["p_var"], ok["gold"], ok["predicted"], strict=True)
+    ],
     corr=[correct_cell(c, t) for c, t in zip(ok["correct"], ok["T"], strict=True)],
-)  # fmt: skip
+)
 stat_name, corr_name = "p(gold) mean ± var", "correct/T"
 if unlabelled.any():
     stat_name, corr_name = "p(gold, else predicted) mean ± var", "correct (else agreeing)/T"
-    st.caption("Sentences without a gold label are scored against the class each checkpoint "
-               "predicts (named in brackets): p(predicted) and the samples that agree with it.")
+    st.caption(
+        "Sentences without a gold label are scored against the class each checkpoint "
+        "predicts (named in brackets): p(predicted) and the samples that agree with it."
+    )
 for domain, wide in wide_tables(cells, chosen, stat_name, corr_name):  # numbers first
     st.subheader(plain(domain))
     st.dataframe(wide, hide_index=True, width="stretch")
-record = {"task": info.task, "checkpoints": ", ".join(chosen), "T": view.T, "seed": view.seed,
-          f"settings of {info.name}": ", ".join(f"{k} = {v}" for k, v in
-                                                 overrides(view).items()),
-          "other checkpoints": "their own trained settings"}  # inside the CSV
-download(st, "Download the table (CSV)", lambda: csv_text(frame, record),
-                   f"table3-{info.task}-T{view.T}-seed{view.seed}.csv", "text/csv")  # fmt: skip
+record = {
+    "task": info.task,
+    "checkpoints": ", ".join(chosen),
+    "T": view.T,
+    "seed": view.seed,
+    f"settings of {info.name}": ", ".join(f"{k} = {v}" for k, v in overrides(view).items()),
+    "other checkpoints": "their own trained settings",
+}  # inside the CSV
+download(
+    st,
+    "Download the table (CSV)",
+    lambda: csv_text(frame, record),
+    f"table3-{info.task}-T{view.T}-seed{view.seed}.csv",
+    "text/csv",
+)

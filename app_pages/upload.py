@@ -29,15 +29,17 @@ from uqlab.upload import (
 )
 
 sidebar.page("Your own checkpoint", needs_checkpoint=False)
-st.write("Two kinds of folder are read. **This project's checkpoints**: `config.json`, "
-         "`model.safetensors` and `vocab.json` (plus optional `metrics.json` and `README.md`), "
-         "as `python -m uqlab.train` writes them. **A Hugging Face classifier**: "
-         "`config.json` (with `id2label`), `model.safetensors` and `tokenizer.json` of a "
-         "BertForSequenceClassification (BERT, MiniLM, TinyBERT...), "
-         "RobertaForSequenceClassification or DistilBertForSequenceClassification; you pick how "
-         "to make it stochastic, no training needed. Everything is checked strictly (every "
-         "tensor, shape and setting) and never executed; pickles are refused. It stays "
-         "available on every page until you close this browser tab.")  # fmt: skip
+st.write(
+    "Two kinds of folder are read. **This project's checkpoints**: `config.json`, "
+    "`model.safetensors` and `vocab.json` (plus optional `metrics.json` and `README.md`), "
+    "as `python -m uqlab.train` writes them. **A Hugging Face classifier**: "
+    "`config.json` (with `id2label`), `model.safetensors` and `tokenizer.json` of a "
+    "BertForSequenceClassification (BERT, MiniLM, TinyBERT...), "
+    "RobertaForSequenceClassification or DistilBertForSequenceClassification; you pick how "
+    "to make it stochastic, no training needed. Everything is checked strictly (every "
+    "tensor, shape and setting) and never executed; pickles are refused. It stays "
+    "available on every page until you close this browser tab."
+)
 folder = cached.upload_folder()
 
 
@@ -53,22 +55,34 @@ def hf_options(where: str, config: bytes | None = None) -> dict:
     the task whose labels its ``config`` names is chosen first."""
     c1, c2 = st.columns([3, 2])
     guess = guess_task(config) if config else None
-    task = c1.selectbox("Its task (the labels, in order, and the bundled data)", TASK_NAMES,
-                        index=TASK_NAMES.index(guess) if guess else 0,
-                        format_func=task_title, key=f"{K.UP_TASK}_{where}")  # fmt: skip
+    task = c1.selectbox(
+        "Its task (the labels, in order, and the bundled data)",
+        TASK_NAMES,
+        index=TASK_NAMES.index(guess) if guess else 0,
+        format_func=task_title,
+        key=f"{K.UP_TASK}_{where}",
+    )
     family = st.radio(
-        "Make it stochastic with (no training)", TRAINING_FREE,
+        "Make it stochastic with (no training)",
+        TRAINING_FREE,
         index=TRAINING_FREE.index("mcdropout"),
         format_func=lambda f: f"{family_title(f)}: {get_family(f).untrained_help}",
         key=f"{K.UP_FAMILY}_{where}",
-    )  # fmt: skip
-    layers = c2.radio("Noise in", ("last", "all"), horizontal=True,
-                      format_func={"last": "the last layer", "all": "every layer"}.get,
-                      disabled=not get_family(family).layered, key=f"{K.UP_LAYERS}_{where}",
-                      help="Which layers' attention draws noise (STO, BAM); MC dropout drops "
-                           "at every dropout site of the model.")  # fmt: skip
-    st.caption("Class i of the model is read as label i of the task: check that its id2label "
-               "order matches (CoLA: unacceptable, acceptable; IMDB: negative, positive).")
+    )
+    layers = c2.radio(
+        "Noise in",
+        ("last", "all"),
+        horizontal=True,
+        format_func={"last": "the last layer", "all": "every layer"}.get,
+        disabled=not get_family(family).layered,
+        key=f"{K.UP_LAYERS}_{where}",
+        help="Which layers' attention draws noise (STO, BAM); MC dropout drops "
+        "at every dropout site of the model.",
+    )
+    st.caption(
+        "Class i of the model is read as label i of the task: check that its id2label "
+        "order matches (CoLA: unacceptable, acceptable; IMDB: negative, positive)."
+    )
     return {"task": task, "family": family, "layers": layers}
 
 
@@ -91,13 +105,16 @@ zip_tab, files_tab, hf_tab, path_tab = st.tabs(
     ["Zip of the folder", "Loose files", "Hugging Face folders here", "Folder on the server"]
 )
 with zip_tab:
-    up = st.file_uploader(f"Zip (at most {MAX_UPLOAD_BYTES // 2**20} MB)", type=["zip"],
-                          key=K.UP_ZIP)  # fmt: skip
+    up = st.file_uploader(
+        f"Zip (at most {MAX_UPLOAD_BYTES // 2**20} MB)", type=["zip"], key=K.UP_ZIP
+    )
     opts = {}
     kind, config = _zip_kind(up) if up is not None else (None, None)
     if kind == "hf":
-        st.info("A Hugging Face classifier folder: pick its task and how to sample it.",
-                icon=":material/model_training:")  # fmt: skip
+        st.info(
+            "A Hugging Face classifier folder: pick its task and how to sample it.",
+            icon=":material/model_training:",
+        )
         opts = hf_options("zip", config)
     if up is not None and st.button("Validate and add", key=K.UP_ZIP_GO, type="primary"):
         try:
@@ -114,23 +131,30 @@ with files_tab:
     )
     label = st.text_input("Name", "my-checkpoint", key=K.UP_NAME, max_chars=40)
     config_up = next((u for u in ups or [] if u.name == "config.json"), None)
-    loose = hf_options("files", config_up.getvalue()) if config_up is not None and is_hf(
-        {"config.json": config_up.getvalue()}) else {}  # fmt: skip
+    loose = (
+        hf_options("files", config_up.getvalue())
+        if config_up is not None and is_hf({"config.json": config_up.getvalue()})
+        else {}
+    )
     if ups and st.button("Validate and add", key=K.UP_FILES_GO, type="primary"):
         try:
             total = sum(u.size for u in ups)
             if total > MAX_UPLOAD_BYTES:
-                raise UploadError(f"The files have {total / 2**20:.0f} MB together; the limit is "
-                                  f"{MAX_UPLOAD_BYTES // 2**20} MB.")  # fmt: skip
+                raise UploadError(
+                    f"The files have {total / 2**20:.0f} MB together; the limit is "
+                    f"{MAX_UPLOAD_BYTES // 2**20} MB."
+                )
             _done(install({u.name: u.getvalue() for u in ups}, label, folder, **loose))
         except UploadError as exc:
             st.error(plain(exc), icon="✋")
 with hf_tab:
     offered = hf_folders()
     if not offered:
-        st.info(f"The operator of this server offers no Hugging Face folders. To offer some, "
-                f"set the environment variable {HF_DIR_ENV} to a folder of classifier folders "
-                "(each as save_pretrained writes it) before starting the app.")  # fmt: skip
+        st.info(
+            f"The operator of this server offers no Hugging Face folders. To offer some, "
+            f"set the environment variable {HF_DIR_ENV} to a folder of classifier folders "
+            "(each as save_pretrained writes it) before starting the app."
+        )
     else:
         pick = st.selectbox("Model folder", list(offered), key=K.UP_HF)
         opts = hf_options("server", (offered[pick] / "config.json").read_bytes())
@@ -143,12 +167,17 @@ with hf_tab:
                 st.error(plain(exc), icon="✋")
 with path_tab:
     if not server_paths_allowed():
-        st.info(f"Loading a folder of the server is off on this deployment (anyone with the "
-                f"link could otherwise read the server's files). The operator can allow it "
-                f"with the environment variable {SERVER_PATHS_ENV}=1.")  # fmt: skip
+        st.info(
+            f"Loading a folder of the server is off on this deployment (anyone with the "
+            f"link could otherwise read the server's files). The operator can allow it "
+            f"with the environment variable {SERVER_PATHS_ENV}=1."
+        )
     else:
-        path = st.text_input("Folder path on the server", key=K.UP_PATH,
-                             placeholder="/path/to/assets/checkpoints/cola-hsto")  # fmt: skip
+        path = st.text_input(
+            "Folder path on the server",
+            key=K.UP_PATH,
+            placeholder="/path/to/assets/checkpoints/cola-hsto",
+        )
         with st.expander("If it is a Hugging Face classifier folder"):
             path_opts = hf_options("path")
         if path and st.button("Validate and add", key=K.UP_PATH_GO, type="primary"):
@@ -160,8 +189,10 @@ with path_tab:
 
 if st.session_state.get(K.UPLOADED):
     added = st.session_state[K.UPLOADED]
-    st.success(f"Added **{plain(added)}** and selected it in the sidebar: open any page to use "
-               "it.", icon=":material/check_circle:")  # fmt: skip
+    st.success(
+        f"Added **{plain(added)}** and selected it in the sidebar: open any page to use it.",
+        icon=":material/check_circle:",
+    )
     got = cached.info_of(added, folder)
     note = dropped_note(got.training) if got is not None else None
     if note:
@@ -169,5 +200,10 @@ if st.session_state.get(K.UPLOADED):
 mine = cached.catalog(folder)
 if mine:
     st.subheader("Uploaded in this session")
-    st.dataframe([{"name": i.name, "family": i.family, "task": i.task,
-                   "evaluated": bool(i.metrics)} for i in mine], hide_index=True)  # fmt: skip
+    st.dataframe(
+        [
+            {"name": i.name, "family": i.family, "task": i.task, "evaluated": bool(i.metrics)}
+            for i in mine
+        ],
+        hide_index=True,
+    )

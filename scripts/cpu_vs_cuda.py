@@ -19,9 +19,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from uqcore.predict import predict_ids  # noqa: E402
 from uqcore.registry import load  # noqa: E402
 
-TEXTS = ["the movie was great fun", "a dull, lifeless film that never ends .",
-         "john seems to be happy .", "the more you eat the fatter gets you .",
-         "I would not recommend this to anyone , although the actors try hard ."] * 4  # fmt: skip
+TEXTS = [
+    "the movie was great fun",
+    "a dull, lifeless film that never ends .",
+    "john seems to be happy .",
+    "the more you eat the fatter gets you .",
+    "I would not recommend this to anyone , although the actors try hard .",
+] * 4
 
 
 def main() -> int:
@@ -39,8 +43,10 @@ def main() -> int:
         torch.cuda.synchronize()
         diff = (cpu - gpu).abs().max().item()
         agree = (cpu.argmax(-1) == gpu.argmax(-1)).float().mean().item()
-        print(f"{name}: T=50 x {len(TEXTS)} texts, max |dp| {diff:.2e}, argmax agreement "
-              f"{agree:.4f}, cuda {time.perf_counter() - started:.3f} s")  # fmt: skip
+        print(
+            f"{name}: T=50 x {len(TEXTS)} texts, max |dp| {diff:.2e}, argmax agreement "
+            f"{agree:.4f}, cuda {time.perf_counter() - started:.3f} s"
+        )
     return 0
 
 

@@ -15,8 +15,9 @@ from uqcore.families import FAMILY_NAMES as FAMILIES
 from uqcore.vocab import Vocab
 
 
-def make_checkpoints(root: Path, prefix: str = "cola", task: str = "cola",
-                     families=FAMILIES) -> Path:  # fmt: skip
+def make_checkpoints(
+    root: Path, prefix: str = "cola", task: str = "cola", families=FAMILIES
+) -> Path:
     """``<prefix>-<family>`` for every family (untrained, of ``task``): 2 layers, width 16,
     a vocabulary of the CoLA presets."""
     texts = [p.text for p in presets("cola")] + ["a great movie", "the film was dull"]
@@ -26,10 +27,20 @@ def make_checkpoints(root: Path, prefix: str = "cola", task: str = "cola",
         cfg = tiny_config(family).replace(vocab_size=len(vocab), max_len=64, dropout=0.1)
         torch.manual_seed(0)
         model = build_model(cfg)
-        training = {"task": task, "family": family, "label_names": labels,
-                    "splits": {"train": 10, "dev": 2, "test": 2, "ood": 2}}  # fmt: skip
-        save_checkpoint(root / f"{prefix}-{family}", model, cfg, vocab, training=training,
-                        card=f"# {prefix}-{family}\n\nA tiny untrained test model.\n")  # fmt: skip
+        training = {
+            "task": task,
+            "family": family,
+            "label_names": labels,
+            "splits": {"train": 10, "dev": 2, "test": 2, "ood": 2},
+        }
+        save_checkpoint(
+            root / f"{prefix}-{family}",
+            model,
+            cfg,
+            vocab,
+            training=training,
+            card=f"# {prefix}-{family}\n\nA tiny untrained test model.\n",
+        )
     return root
 
 

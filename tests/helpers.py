@@ -27,8 +27,13 @@ def tiny_config(family: str, **values) -> ModelConfig:
     spec = get_family(family)
     values = {"n_centroids": 3, "em_iterations": 2, "tau2": 2.0, **values}
     structure = {f.name for f in dataclasses.fields(spec.params)}
-    unknown = [k for k in values if k not in structure and k not in spec.knobs
-               and k not in ("n_centroids", "em_iterations", "tau2")]  # fmt: skip
+    unknown = [
+        k
+        for k in values
+        if k not in structure
+        and k not in spec.knobs
+        and k not in ("n_centroids", "em_iterations", "tau2")
+    ]
     assert not unknown, f"{family} has no {unknown}"
     attention, inference = family_fields(family, values)
     return ModelConfig(
@@ -65,16 +70,21 @@ def chart_titles(at) -> list[str]:
     (viz.titles wraps long titles for phones with <br>)."""
     import json
 
-    return [json.loads(c.proto.spec)["layout"]["title"]["text"].replace("<br>", " ")
-            for c in at.get("plotly_chart")]  # fmt: skip
+    return [
+        json.loads(c.proto.spec)["layout"]["title"]["text"].replace("<br>", " ")
+        for c in at.get("plotly_chart")
+    ]
 
 
 def chart_titled(at, start: str) -> dict:
     """The plotly spec (a dict) of the first chart whose title starts with ``start``."""
     import json
 
-    return next(json.loads(c.proto.spec) for c, title in zip(at.get("plotly_chart"),
-                chart_titles(at), strict=True) if title.startswith(start))  # fmt: skip
+    return next(
+        json.loads(c.proto.spec)
+        for c, title in zip(at.get("plotly_chart"), chart_titles(at), strict=True)
+        if title.startswith(start)
+    )
 
 
 def zip_files(files: dict[str, bytes], prefix: str = "model/") -> bytes:
@@ -102,12 +112,26 @@ def zip_folder(folder: Path, edit: dict[str, Callable[[Any], Any]] | None = None
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
 
-def open_link(**params) -> AppTest:
-    """The app (``app.py``) run once under AppTest on a link with these query parameters;
-    fails on an exception."""
+def open_link(page: str | None = None, **params) -> AppTest:
+    """The app (``app.py``) run once under AppTest on a link with these query parameters, then
+    switched to ``page`` (``app_pages/<page>.py``) if given; fails on an exception."""
     at = AppTest.from_file(APP, default_timeout=120)
     for key, value in params.items():
         at.query_params[key] = value
     at.run()
+    if page:
+        at.switch_page(page).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def on_page(page: str, **params) -> AppTest:
+    """The app opened on a link (``ckpt=cola-hsto`` unless given) and switched to ``page``
+    (``app_pages/<page>.py``); fails on an exception."""
+    at = AppTest.from_file(APP, default_timeout=300)
+    for key, value in {"ckpt": "cola-hsto", **params}.items():
+        at.query_params[key] = value
+    at.run()
+    at.switch_page(page).run()
     assert not at.exception, at.exception
     return at

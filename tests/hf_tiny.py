@@ -13,11 +13,14 @@ from pathlib import Path
 import torch
 
 CORPUS = [
-    "the cat sat on the mat .", "a great movie with a sad ending",
+    "the cat sat on the mat .",
+    "a great movie with a sad ending",
     "no man has ever beaten the centaur .",
-    "John is tall on several occasions .", "the dog chased the cat and the cat slept",
-    "what a terrible , boring film !", "she read the book that he wrote",
-]  # fmt: skip
+    "John is tall on several occasions .",
+    "the dog chased the cat and the cat slept",
+    "what a terrible , boring film !",
+    "she read the book that he wrote",
+]
 LABELS = {0: "unacceptable", 1: "acceptable"}
 ARCHS = ("bert", "roberta", "distilbert")
 
@@ -46,15 +49,27 @@ def _bpe(folder: Path) -> None:
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
     specials = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]  # RoBERTa's ids 0-4
-    tok.train_from_iterator(CORPUS * 3, trainers.BpeTrainer(
-        vocab_size=300, special_tokens=specials,
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))  # fmt: skip
+    tok.train_from_iterator(
+        CORPUS * 3,
+        trainers.BpeTrainer(
+            vocab_size=300,
+            special_tokens=specials,
+            initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        ),
+    )
     tok.post_processor = processors.RobertaProcessing(("</s>", 2), ("<s>", 0))
     tok.save(str(folder / "tokenizer.json"))
 
 
-def tiny_folder(arch: str, folder: Path, *, seed: int = 0, num_labels: int = 2,
-                hidden: int = 32, layers: int = 2) -> Path:  # fmt: skip
+def tiny_folder(
+    arch: str,
+    folder: Path,
+    *,
+    seed: int = 0,
+    num_labels: int = 2,
+    hidden: int = 32,
+    layers: int = 2,
+) -> Path:
     """Write a tiny random ``<Arch>ForSequenceClassification`` folder; returns ``folder``.
     ``hidden`` / ``layers`` make a BERT larger (a model whose dataset pass takes a while)."""
     import transformers as tf

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -14,8 +15,12 @@ from uqcore.families import FAMILY_NAMES
 from uqlab.tasks import TASKS
 
 ROOT = Path(__file__).resolve().parent.parent
-APP = [ROOT / "app.py", *sorted((ROOT / "app_pages").glob("*.py")),
-       *sorted((ROOT / "ui").rglob("*.py")), *sorted((ROOT / "viz").glob("*.py"))]  # fmt: skip
+APP = [
+    ROOT / "app.py",
+    *sorted((ROOT / "app_pages").glob("*.py")),
+    *sorted((ROOT / "ui").rglob("*.py")),
+    *sorted((ROOT / "viz").glob("*.py")),
+]
 UI_LOGIC = sorted((ROOT / "ui" / "logic").glob("*.py"))
 LIBRARY = sorted((ROOT / "uqcore").rglob("*.py"))
 LAB = sorted((ROOT / "uqlab").rglob("*.py"))
@@ -127,9 +132,11 @@ def _task_strings(path: Path) -> list[str]:
     return [
         f"line {node.lineno}: {node.value!r}"
         for node in ast.walk(tree)
-        if isinstance(node, ast.Constant) and isinstance(node.value, str)
-        and id(node) not in docstrings and TASK_ID.search(node.value)
-    ]  # fmt: skip
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and id(node) not in docstrings
+        and TASK_ID.search(node.value)
+    ]
 
 
 @pytest.mark.parametrize("path", APP + LAB + LIBRARY, ids=lambda p: str(p.relative_to(ROOT)))
@@ -178,8 +185,9 @@ def runtime_imports(tree: ast.AST) -> list[ast.Import | ast.ImportFrom]:
     return [node for node in imports if id(node) not in typing_only]
 
 
-def import_targets(node: ast.Import | ast.ImportFrom, module: str, is_package: bool,
-                   modules: dict[str, Path]) -> set[str]:  # fmt: skip
+def import_targets(
+    node: ast.Import | ast.ImportFrom, module: str, is_package: bool, modules: dict[str, Path]
+) -> set[str]:
     """The modules of ``modules`` that ``node``, in ``module``, imports: ``import a.b`` -> ``a.b``;
     ``from a.b import c`` -> ``a.b.c`` when that is a module, else ``a.b``; a relative
     ``from .x import y`` is resolved against ``module``'s package first."""
@@ -190,8 +198,10 @@ def import_targets(node: ast.Import | ast.ImportFrom, module: str, is_package: b
         package = module.split(".") if is_package else module.split(".")[:-1]
         package = package[: len(package) - (node.level - 1)]
         base = ".".join(package + ([node.module] if node.module else []))
-    found = {f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base
-             for alias in node.names}  # fmt: skip
+    found = {
+        f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base
+        for alias in node.names
+    }
     return found & set(modules)
 
 
@@ -199,10 +209,13 @@ def import_graph(package: Path) -> dict[str, set[str]]:
     """Module -> the modules of ``package`` it imports when it runs (a self-import kept)."""
     modules = module_files(package)
     return {
-        name: {target for node in runtime_imports(ast.parse(path.read_text(encoding="utf-8")))
-               for target in import_targets(node, name, path.name == "__init__.py", modules)}
+        name: {
+            target
+            for node in runtime_imports(ast.parse(path.read_text(encoding="utf-8")))
+            for target in import_targets(node, name, path.name == "__init__.py", modules)
+        }
         for name, path in modules.items()
-    }  # fmt: skip
+    }
 
 
 def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -223,8 +236,8 @@ def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
             elif w in stack:
                 low[v] = min(low[v], index[w])
         if low[v] == index[v]:
-            component = stack[stack.index(v):]
-            del stack[stack.index(v):]
+            component = stack[stack.index(v) :]
+            del stack[stack.index(v) :]
             if len(component) > 1 or v in graph[v]:
                 found.append(sorted(component))
 
@@ -298,3 +311,16 @@ def test_the_import_checks_can_fail(tmp_path):
     assert import_cycles({"x": {"x"}, "y": set()}) == [["x"]]  # a module importing itself
     assert late_imports(package / "d.py") == ["line 3: from . import a"]
     assert late_imports(package / "a.py") == []
+
+
+def test_model_code_does_not_import_ui_libraries():
+    code = (
+        "import sys, uqcore, uqcore.model, uqcore.sampling, uqcore.kernels, uqcore.stats\n"
+        "bad = [m for m in ('streamlit', 'plotly', 'altair') if m in sys.modules]\n"
+        "assert not bad, bad\n"
+    )
+    subprocess.run(
+        [sys.executable, "-c", code],
+        check=True,
+        cwd=str(__import__("pathlib").Path(__file__).parents[1]),
+    )

@@ -76,8 +76,13 @@ def test_a_readme_without_the_block_is_caught():
 # --- The README is a front page, and the counts it states are true ------------------------------
 
 MAX_LINES = 160
-WORDS = {w: i for i, w in enumerate("zero one two three four five six seven eight nine ten eleven "
-                                     "twelve thirteen fourteen fifteen".split())}  # fmt: skip
+WORDS = {
+    w: i
+    for i, w in enumerate(
+        "zero one two three four five six seven eight nine ten eleven "
+        "twelve thirteen fourteen fifteen".split()
+    )
+}
 NUMBER = r"(\d+|" + "|".join(WORDS) + r")"
 CLAIMS = {  # what the README counts -> how it says so (whitespace and line breaks normalised)
     "checkpoints": NUMBER + r" checkpoints\b",
@@ -122,8 +127,11 @@ def wrong_counts(markdown: str, true: dict[str, int]) -> list[str]:
     for key, found in stated_counts(markdown).items():
         if not found:
             out.append(f"no count of {key} found (pattern {CLAIMS[key]!r})")
-        out += [f"{key}: the text says {n}, the repository has {true[key]}"
-                for n in found if n != true[key]]  # fmt: skip
+        out += [
+            f"{key}: the text says {n}, the repository has {true[key]}"
+            for n in found
+            if n != true[key]
+        ]
     return out
 
 
@@ -160,8 +168,10 @@ def test_the_readme_tables_list_every_family_and_page():
 
 def test_a_wrong_count_is_caught():
     true = {"checkpoints": 29, "word-level": 17, "minilm": 12, "families": 8, "pages": 8}
-    right = ("ships 29 checkpoints: 17\nword-level and twelve on MiniLM. The 8 families. "
-             "All eight pages.")  # fmt: skip
+    right = (
+        "ships 29 checkpoints: 17\nword-level and twelve on MiniLM. The 8 families. "
+        "All eight pages."
+    )
     assert wrong_counts(right, true) == []
     assert wrong_counts(right.replace("29", "27"), true) == [
         "checkpoints: the text says 27, the repository has 29"

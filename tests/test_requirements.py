@@ -98,17 +98,20 @@ def missing_runtime(root: Path = ROOT) -> list[str]:
     runtime, _ = read_requirements(root / "requirements.txt")
     problems = [
         f"{dist} ({'; '.join(sorted(why))}) is not in requirements.txt"
-        if not dist.startswith("?") else
-        f"no installed distribution provides {dist[1:]} ({'; '.join(sorted(why))})"
-        for dist, why in sorted(runtime_needs(root).items()) if dist not in runtime
-    ]  # fmt: skip
+        if not dist.startswith("?")
+        else f"no installed distribution provides {dist[1:]} ({'; '.join(sorted(why))})"
+        for dist, why in sorted(runtime_needs(root).items())
+        if dist not in runtime
+    ]
     for name, base in base_records(root).items():
         req = runtime.get(canonicalize_name(base["distribution"]))
         if req is None:
             problems.append(f"{name}'s base {base['distribution']} is not in requirements.txt")
         elif not req.specifier.contains(base["version"], prereleases=True):
-            problems.append(f"{name}'s base is {base['distribution']} {base['version']}, which "
-                            f"requirements.txt's {req} excludes")  # fmt: skip
+            problems.append(
+                f"{name}'s base is {base['distribution']} {base['version']}, which "
+                f"requirements.txt's {req} excludes"
+            )
     return problems
 
 
@@ -129,19 +132,24 @@ def test_requirements_dev_includes_requirements_and_adds_nothing_run_time():
     runtime, _ = read_requirements(ROOT / "requirements.txt")
     dev, includes = read_requirements(ROOT / "requirements-dev.txt")
     assert includes == ["requirements.txt"], "requirements-dev.txt must -r requirements.txt"
-    needed = set(runtime_needs()) | {canonicalize_name(b["distribution"])
-                                     for b in base_records().values()}  # fmt: skip
+    needed = set(runtime_needs()) | {
+        canonicalize_name(b["distribution"]) for b in base_records().values()
+    }
     assert not (set(dev) & needed), f"run-time needs only in the dev file: {set(dev) & needed}"
     assert not (set(dev) & set(runtime)), f"listed in both files: {set(dev) & set(runtime)}"
-    tools = {canonicalize_name(d) for m in DEV_TOOLS
-             for d in importlib.metadata.packages_distributions().get(m, [m])}  # fmt: skip
+    tools = {
+        canonicalize_name(d)
+        for m in DEV_TOOLS
+        for d in importlib.metadata.packages_distributions().get(m, [m])
+    }
     assert tools <= set(dev), f"dev tools missing from requirements-dev.txt: {tools - set(dev)}"
 
 
 def test_a_dev_tool_module_is_allowed_only_in_its_own_files():
     for module, allowed in DEV_TOOLS.items():
-        users = {p.relative_to(ROOT).as_posix() for p in runtime_files()
-                 if module in imports_of(p)[0]}  # fmt: skip
+        users = {
+            p.relative_to(ROOT).as_posix() for p in runtime_files() if module in imports_of(p)[0]
+        }
         assert users <= allowed, f"{module} is a dev tool, imported by {users - allowed}"
 
 

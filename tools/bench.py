@@ -102,8 +102,12 @@ def _page_times(ckpt: str) -> list[tuple[str, float, str]]:
 
     from ui.routes import PAGES
 
-    buttons = {"app_pages/table3.py": None, "app_pages/results.py": "res_go", "app_pages/errors.py":
-               "err_go", "app_pages/sweep.py": "sw_go"}  # fmt: skip
+    buttons = {
+        "app_pages/table3.py": None,
+        "app_pages/results.py": "res_go",
+        "app_pages/errors.py": "err_go",
+        "app_pages/sweep.py": "sw_go",
+    }
     out = []
     for script, title, _, _ in PAGES:
         _cold()
@@ -123,9 +127,12 @@ def _page_times(ckpt: str) -> list[tuple[str, float, str]]:
     return out
 
 
-DATASET_PAGES = (("landing", None, None), ("Error analysis", "app_pages/errors.py", None),
-                 ("Results", "app_pages/results.py", None),
-                 ("Table 3", "app_pages/table3.py", 0))  # (title, script, button index to press)
+DATASET_PAGES = (
+    ("landing", None, None),
+    ("Error analysis", "app_pages/errors.py", None),
+    ("Results", "app_pages/results.py", None),
+    ("Table 3", "app_pages/table3.py", 0),
+)  # (title, script, button index to press)
 
 
 FIRST_VIEW_TRIES = 2  # each first view is timed this often (cold caches each time); the least
@@ -236,16 +243,21 @@ def _floors(ckpt: str) -> dict[str, dict[str, float]]:
     ck = load_checkpoint(checkpoint_dir() / ckpt, shared_weights=True)
     task = ck.training["config"]["task"]
     rate = matmul_flops()  # the library benchmark's reference rate (CPU)
-    work = {"Error analysis": (dataset.pick(task, None), 1),
-            "Temperature sweep": (dataset.pick(task, 60, 0), 5)}  # fmt: skip
+    work = {
+        "Error analysis": (dataset.pick(task, None), 1),
+        "Temperature sweep": (dataset.pick(task, 60, 0), 5),
+    }
     out = {}
     for title, (rows, repeats) in work.items():
         texts = tuple(r[0] for r in rows)
         with FlopCounterMode(display=False) as counter, matmul_linear_only():
             many_probs(ck, texts, 10, 0, SamplingSettings())
         flops = counter.get_total_flops() * repeats
-        out[title] = {"gflop": round(flops / 1e9, 1), "floor_s": round(flops / rate, 2),
-                      "matmul_gflops": round(rate / 1e9, 1)}  # fmt: skip
+        out[title] = {
+            "gflop": round(flops / 1e9, 1),
+            "floor_s": round(flops / rate, 2),
+            "matmul_gflops": round(rate / 1e9, 1),
+        }
     return out
 
 
@@ -263,21 +275,43 @@ def _explore(ckpt: str, text: str, words: str, repeats: int) -> dict:
     secs = sorted(r["seconds"] for r in runs)
     samp = sorted(r["sampling_seconds"] for r in runs)
     print(f"explore page, {ckpt}, {words}, T=100, server side, cold cache, {repeats} runs:")
-    print(f"  submit -> all {runs[0]['charts']} figures built: best {secs[0]:.3f} s, "
-          f"median {statistics.median(secs):.3f} s")  # fmt: skip
-    print(f"  of which sampling (uqcore): best {samp[0]:.3f} s, median "
-          f"{statistics.median(samp):.3f} s")  # fmt: skip
+    print(
+        f"  submit -> all {runs[0]['charts']} figures built: best {secs[0]:.3f} s, "
+        f"median {statistics.median(secs):.3f} s"
+    )
+    print(
+        f"  of which sampling (uqcore): best {samp[0]:.3f} s, median "
+        f"{statistics.median(samp):.3f} s"
+    )
     child = subprocess.run(
-        [sys.executable, "-m", "tools.bench", "--ckpt", ckpt, "--child-T", "1000",
-         "--child-words", "0" if text == TEXT else str(REVIEW_WORDS)],
-        cwd=ROOT, capture_output=True, text=True, check=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "tools.bench",
+            "--ckpt",
+            ckpt,
+            "--child-T",
+            "1000",
+            "--child-words",
+            "0" if text == TEXT else str(REVIEW_WORDS),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     big = json.loads(child.stdout.strip().splitlines()[-1])
-    print(f"explore page, {ckpt}, T=1000, fresh process: {big['seconds']:.2f} s (after the "
-          f"checkpoint load), peak RSS {big['peak_rss_mb']:.0f} MB")  # fmt: skip
-    return {"T100_best_s": round(secs[0], 3), "T100_median_s": round(statistics.median(secs), 3),
-            "T100_sampling_s": round(samp[0], 3), "T1000_s": round(big["seconds"], 3),
-            "T1000_peak_rss_mb": round(big["peak_rss_mb"])}  # fmt: skip
+    print(
+        f"explore page, {ckpt}, T=1000, fresh process: {big['seconds']:.2f} s (after the "
+        f"checkpoint load), peak RSS {big['peak_rss_mb']:.0f} MB"
+    )
+    return {
+        "T100_best_s": round(secs[0], 3),
+        "T100_median_s": round(statistics.median(secs), 3),
+        "T100_sampling_s": round(samp[0], 3),
+        "T1000_s": round(big["seconds"], 3),
+        "T1000_peak_rss_mb": round(big["peak_rss_mb"]),
+    }
 
 
 def _click(at, label: str) -> float:
@@ -337,23 +371,40 @@ def _why(ckpt: str, text: str, T: int, steps: int = 32) -> dict:  # noqa: N803
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m tools.bench", description=__doc__.splitlines()[0])
     p.add_argument("--ckpt", default=DEFAULT_CHECKPOINT, help="the CoLA checkpoint")
-    p.add_argument("--imdb", default=LONG_TEXT_CHECKPOINT,
-                   help="the checkpoint timed on a 300-word review ('' to skip)")  # fmt: skip
+    p.add_argument(
+        "--imdb",
+        default=LONG_TEXT_CHECKPOINT,
+        help="the checkpoint timed on a 300-word review ('' to skip)",
+    )
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--child-T", type=int, help=argparse.SUPPRESS)  # internal: one cold run
     p.add_argument("--child-words", type=int, default=0, help=argparse.SUPPRESS)
     p.add_argument("--pages", action="store_true", help="also time every page (cold caches)")
-    p.add_argument("--only", help="comma-separated checkpoints for the first-view table "
-                   "(default: every shipped one)")
-    p.add_argument("--knob-ckpt", default=KNOB_CHECKPOINT,
-                   help="timed after two tau2 changes (prefix computed, then reused)")
-    p.add_argument("--ckpt-word", default=WORD_CHECKPOINT,
-                   help="the word-level checkpoint timed after a tau2 change")
-    p.add_argument("--why", action="store_true", help="time the explorer's 'why' views: the "
-                   "CoLA sentence at T = 100 and the review at T = 20")  # fmt: skip
-    p.add_argument("--markdown", metavar="PATH",
-                   help="also write the figures as the app's section of PATH "
-                   "(docs/performance.md)")  # fmt: skip
+    p.add_argument(
+        "--only",
+        help="comma-separated checkpoints for the first-view table (default: every shipped one)",
+    )
+    p.add_argument(
+        "--knob-ckpt",
+        default=KNOB_CHECKPOINT,
+        help="timed after two tau2 changes (prefix computed, then reused)",
+    )
+    p.add_argument(
+        "--ckpt-word",
+        default=WORD_CHECKPOINT,
+        help="the word-level checkpoint timed after a tau2 change",
+    )
+    p.add_argument(
+        "--why",
+        action="store_true",
+        help="time the explorer's 'why' views: the "
+        "CoLA sentence at T = 100 and the review at T = 20",
+    )
+    p.add_argument(
+        "--markdown",
+        metavar="PATH",
+        help="also write the figures as the app's section of PATH (docs/performance.md)",
+    )
     args = p.parse_args(argv)
     if args.child_T:
         text = review(args.child_words) if args.child_words else TEXT
@@ -364,12 +415,14 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     report: dict = {"explore": {}, "pages": {}}
     if args.why:
-        report["why"] = {f"{args.ckpt}, {len(TEXT.split())} words, T = 100":
-                         _why(args.ckpt, TEXT, 100)}  # fmt: skip
+        report["why"] = {
+            f"{args.ckpt}, {len(TEXT.split())} words, T = 100": _why(args.ckpt, TEXT, 100)
+        }
         print(json.dumps(report["why"]), flush=True)
         if args.imdb:
-            report["why"][f"{args.imdb}, {REVIEW_WORDS} words, T = 20"] = _why(args.imdb,
-                                                                              review(), 20)
+            report["why"][f"{args.imdb}, {REVIEW_WORDS} words, T = 20"] = _why(
+                args.imdb, review(), 20
+            )
         for where, got in report["why"].items():
             print(f"why views, {where}, server side, cold caches:")
             for what, value in got.items():
@@ -381,11 +434,13 @@ def main(argv: list[str] | None = None) -> int:
             print(f"wrote the why views' section of {args.markdown}")
         print(json.dumps(report))
         return 0
-    report["explore"][args.ckpt] = _explore(args.ckpt, TEXT, f"{len(TEXT.split())} words",
-                                            args.repeats)  # fmt: skip
+    report["explore"][args.ckpt] = _explore(
+        args.ckpt, TEXT, f"{len(TEXT.split())} words", args.repeats
+    )
     if args.imdb:
-        report["explore"][args.imdb] = _explore(args.imdb, review(), f"{REVIEW_WORDS} words",
-                                                args.repeats)  # fmt: skip
+        report["explore"][args.imdb] = _explore(
+            args.imdb, review(), f"{REVIEW_WORDS} words", args.repeats
+        )
     if args.pages:
         for ckpt in filter(None, (args.ckpt, args.imdb)):
             print(f"every page, {ckpt}, server side, cold caches:")
@@ -395,8 +450,10 @@ def main(argv: list[str] | None = None) -> int:
             floors = _floors(ckpt)
             report.setdefault("floors", {})[ckpt] = floors
             for title, f in floors.items():
-                print(f"  {title:<22} matmul work {f['gflop']:.0f} GFLOP: at least "
-                      f"{f['floor_s']:.2f} s at {f['matmul_gflops']:.0f} GFLOP/s")  # fmt: skip
+                print(
+                    f"  {title:<22} matmul work {f['gflop']:.0f} GFLOP: at least "
+                    f"{f['floor_s']:.2f} s at {f['matmul_gflops']:.0f} GFLOP/s"
+                )
         _dataset_pages(report, args)
     if args.markdown:
         from uqlab.bench_report import write_section
@@ -418,8 +475,10 @@ def _dataset_pages(report: dict, args) -> None:
         names = [n for n in names if n in args.only.split(",")]
     first = _first_views(names)
     report["first_view"] = first
-    print(f"first view at the defaults (stored samples), server side, cold data caches, least of "
-          f"{FIRST_VIEW_TRIES}:")
+    print(
+        f"first view at the defaults (stored samples), server side, cold data caches, least of "
+        f"{FIRST_VIEW_TRIES}:"
+    )
     print(f"  {'checkpoint':<24}" + "".join(f"{t:>16}" for t, _, _ in DATASET_PAGES))
     for name, row in first.items():
         print(f"  {name:<24}" + "".join(f"{row[t]:>14.2f} s" for t, _, _ in DATASET_PAGES))
@@ -430,17 +489,22 @@ def _dataset_pages(report: dict, args) -> None:
         taus = (3.0, 8.0) if ckpt == args.knob_ckpt else (3.0,)
         secs = _knob_changes(ckpt, taus)
         floor = _recompute_floor(ckpt, taus[0])
-        entry = {"seconds": secs, **floor,
-                 "first change x floor": round(secs[0] / floor["first change floor_s"], 2)}
+        entry = {
+            "seconds": secs,
+            **floor,
+            "first change x floor": round(secs[0] / floor["first change floor_s"], 2),
+        }
         if len(secs) > 1:
             entry["second change x floor"] = round(secs[1] / floor["second change floor_s"], 2)
         report["knob"][ckpt] = entry
         print(f"Error analysis after tau2 changes, {ckpt} (every bundled example, T = 10):")
         for i, sec in enumerate(secs):
             what = ("first change", "second change")[i]
-            print(f"  {what:<14} {sec:7.2f} s; matmul work {floor[what + ' gflop']:.0f} GFLOP, "
-                  f"floor {floor[what + ' floor_s']:.2f} s at {floor['matmul_gflops']:.0f} "
-                  f"GFLOP/s: {sec / floor[what + ' floor_s']:.1f}x")  # fmt: skip
+            print(
+                f"  {what:<14} {sec:7.2f} s; matmul work {floor[what + ' gflop']:.0f} GFLOP, "
+                f"floor {floor[what + ' floor_s']:.2f} s at {floor['matmul_gflops']:.0f} "
+                f"GFLOP/s: {sec / floor[what + ' floor_s']:.1f}x"
+            )
 
 
 def render_why(why: dict) -> str:
@@ -448,11 +512,16 @@ def render_why(why: dict) -> str:
     import datetime
 
     when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    lines = ["## The explorer's \"why\" views, server side", "",
-             "Written by `python -m tools.bench --why --markdown docs/performance.md` "
-             f"({os.cpu_count()} logical CPUs, {when}): the real app script under "
-             "`streamlit.testing`, cold caches, no browser.", "",
-             "| checkpoint, text, T | view | seconds |", "|---|---|---:|"]  # fmt: skip
+    lines = [
+        '## The explorer\'s "why" views, server side',
+        "",
+        "Written by `python -m tools.bench --why --markdown docs/performance.md` "
+        f"({os.cpu_count()} logical CPUs, {when}): the real app script under "
+        "`streamlit.testing`, cold caches, no browser.",
+        "",
+        "| checkpoint, text, T | view | seconds |",
+        "|---|---|---:|",
+    ]
     notes = []
     for where, got in why.items():
         for what, value in got.items():
@@ -481,24 +550,32 @@ def render_markdown(report: dict) -> str:
         "|---|---:|---:|---:|---:|",
     ]
     for name, e in report["explore"].items():
-        lines.append(f"| {name} | {e['T100_best_s']:.2f} / {e['T100_median_s']:.2f} s | "
-                     f"{e['T100_sampling_s']:.2f} s | {e['T1000_s']:.2f} s | "
-                     f"{e['T1000_peak_rss_mb']} MB |")  # fmt: skip
+        lines.append(
+            f"| {name} | {e['T100_best_s']:.2f} / {e['T100_median_s']:.2f} s | "
+            f"{e['T100_sampling_s']:.2f} s | {e['T1000_s']:.2f} s | "
+            f"{e['T1000_peak_rss_mb']} MB |"
+        )
     if report["pages"]:
         lines += ["", "| checkpoint | page: what | seconds |", "|---|---|---:|"]
         for name, pages in report["pages"].items():
             lines += [f"| {name} | {what} | {sec:.2f} |" for what, sec in pages.items()]
     if report.get("floors"):
-        lines += ["", "The floor: the matmul work of each page's sampling (T = 10, the page's "
-                  "default examples; `torch.utils.flop_counter` on the matmul path) over this "
-                  "machine's fp32 rate for a 2048^3 matmul. No fp32 implementation of the same "
-                  "model computes it faster here.", "",
-                  "| checkpoint | page | matmul work | floor at the matmul rate |",
-                  "|---|---|---:|---:|"]  # fmt: skip
+        lines += [
+            "",
+            "The floor: the matmul work of each page's sampling (T = 10, the page's "
+            "default examples; `torch.utils.flop_counter` on the matmul path) over this "
+            "machine's fp32 rate for a 2048^3 matmul. No fp32 implementation of the same "
+            "model computes it faster here.",
+            "",
+            "| checkpoint | page | matmul work | floor at the matmul rate |",
+            "|---|---|---:|---:|",
+        ]
         for name, floors in report["floors"].items():
             for title, f in floors.items():
-                lines.append(f"| {name} | {title} | {f['gflop']:.0f} GFLOP | {f['floor_s']:.2f} s "
-                             f"at {f['matmul_gflops']:.0f} GFLOP/s |")  # fmt: skip
+                lines.append(
+                    f"| {name} | {title} | {f['gflop']:.0f} GFLOP | {f['floor_s']:.2f} s "
+                    f"at {f['matmul_gflops']:.0f} GFLOP/s |"
+                )
     lines += ["", "```json", json.dumps(report), "```"]
     return "\n".join(lines) + "\n"
 

@@ -23,15 +23,31 @@ import zipfile
 from pathlib import Path
 
 HOSTILE = {
-    "1e6 layers x width 2": {"num_hidden_layers": 10**6, "hidden_size": 2,
-                             "num_attention_heads": 1, "intermediate_size": 2},
-    "49e6 words x width 4": {"vocab_size": 49_000_000, "hidden_size": 4,
-                             "num_attention_heads": 1, "intermediate_size": 4},
-}  # fmt: skip
-BASE = {"model_type": "bert", "architectures": ["BertForSequenceClassification"],
-        "vocab_size": 30522, "max_position_embeddings": 512, "num_hidden_layers": 2,
-        "num_attention_heads": 1, "hidden_size": 4, "intermediate_size": 4,
-        "hidden_act": "gelu", "id2label": {"0": "unacceptable", "1": "acceptable"}}  # fmt: skip
+    "1e6 layers x width 2": {
+        "num_hidden_layers": 10**6,
+        "hidden_size": 2,
+        "num_attention_heads": 1,
+        "intermediate_size": 2,
+    },
+    "49e6 words x width 4": {
+        "vocab_size": 49_000_000,
+        "hidden_size": 4,
+        "num_attention_heads": 1,
+        "intermediate_size": 4,
+    },
+}
+BASE = {
+    "model_type": "bert",
+    "architectures": ["BertForSequenceClassification"],
+    "vocab_size": 30522,
+    "max_position_embeddings": 512,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 1,
+    "hidden_size": 4,
+    "intermediate_size": 4,
+    "hidden_act": "gelu",
+    "id2label": {"0": "unacceptable", "1": "acceptable"},
+}
 
 
 def _status(key: str) -> float:
@@ -58,8 +74,9 @@ def hostile_zip(change: dict) -> bytes:
 
     hf = {**BASE, **change}
     width, labels = hf["hidden_size"], len(hf["id2label"])
-    weights = save({"classifier.weight": torch.zeros(labels, width),
-                    "classifier.bias": torch.zeros(labels)})  # fmt: skip
+    weights = save(
+        {"classifier.weight": torch.zeros(labels, width), "classifier.bias": torch.zeros(labels)}
+    )
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
         z.writestr("hostile/config.json", json.dumps(hf))
@@ -83,8 +100,9 @@ def refuse(data: bytes, folder: Path) -> tuple[float, str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m tools.bench_hostile",
-                                description=__doc__.split("\n\n")[0])  # fmt: skip
+    p = argparse.ArgumentParser(
+        prog="python -m tools.bench_hostile", description=__doc__.split("\n\n")[0]
+    )
     p.parse_args(argv)
     zips = {name: hostile_zip(change) for name, change in HOSTILE.items()}
     with tempfile.TemporaryDirectory(prefix="uq-bench-hostile-") as tmp:
@@ -97,9 +115,11 @@ def main(argv: list[str] | None = None) -> int:
             seconds, message = refuse(data, Path(tmp))
             after = _status("VmRSS")
             peak = f"{_status('VmHWM'):.0f} MB" if peak_known else "n/a"
-            print(f"{name} ({len(data) / 1024:.0f} KB zip): refused in {seconds * 1e3:.1f} ms, "
-                  f"RSS {before:.0f} -> {after:.0f} MB ({after - before:+.1f}), peak {peak}; "
-                  f"{message[:150]}")  # fmt: skip
+            print(
+                f"{name} ({len(data) / 1024:.0f} KB zip): refused in {seconds * 1e3:.1f} ms, "
+                f"RSS {before:.0f} -> {after:.0f} MB ({after - before:+.1f}), peak {peak}; "
+                f"{message[:150]}"
+            )
     return 0
 
 

@@ -54,16 +54,25 @@ def main(argv: list[str] | None = None) -> int:
         export(args.source, hf)
         report["export_s"] = round(time.perf_counter() - started, 2)
         size = sum(f.stat().st_size for f in hf.iterdir()) / 2**20
-        print(f"exported {args.source} as a BertForSequenceClassification: {size:.0f} MB "
-              f"in {report['export_s']} s")  # fmt: skip
+        print(
+            f"exported {args.source} as a BertForSequenceClassification: {size:.0f} MB "
+            f"in {report['export_s']} s"
+        )
         for family in TRAINING_FREE:
             task = json.loads((hf / "uq_family.json").read_text())["training"]["task"]
-            run = subprocess.run([sys.executable, "-c", IMPORT, str(hf), family, str(root), task],
-                                 cwd=ROOT, capture_output=True, text=True, check=True)  # fmt: skip
+            run = subprocess.run(
+                [sys.executable, "-c", IMPORT, str(hf), family, str(root), task],
+                cwd=ROOT,
+                capture_output=True,
+                text=True,
+                check=True,
+            )
             out = json.loads(run.stdout.strip().splitlines()[-1])
             report["import"][family] = {k: round(v, 2) for k, v in out.items()}
-            print(f"import as {family:<9}: {out['seconds']:.2f} s in a fresh process (imports "
-                  f"included), peak RSS {out['peak_rss_mb']:.0f} MB")  # fmt: skip
+            print(
+                f"import as {family:<9}: {out['seconds']:.2f} s in a fresh process (imports "
+                f"included), peak RSS {out['peak_rss_mb']:.0f} MB"
+            )
         os.environ["UQ_CHECKPOINT_DIR"] = str(root)
         for family in TRAINING_FREE:
             _run_once(family, 100)  # warm-up: the checkpoint load, imports, allocator
@@ -71,10 +80,14 @@ def main(argv: list[str] | None = None) -> int:
             secs = sorted(r["seconds"] for r in runs)
             samp = sorted(r["sampling_seconds"] for r in runs)
             report["explore_T100"][family] = {
-                "best_s": round(secs[0], 3), "median_s": round(statistics.median(secs), 3),
-                "sampling_best_s": round(samp[0], 3)}  # fmt: skip
-            print(f"explore {family:<9} T=100 '{TEXT}': best {secs[0]:.3f} s, median "
-                  f"{statistics.median(secs):.3f} s (sampling {samp[0]:.3f} s)")  # fmt: skip
+                "best_s": round(secs[0], 3),
+                "median_s": round(statistics.median(secs), 3),
+                "sampling_best_s": round(samp[0], 3),
+            }
+            print(
+                f"explore {family:<9} T=100 '{TEXT}': best {secs[0]:.3f} s, median "
+                f"{statistics.median(secs):.3f} s (sampling {samp[0]:.3f} s)"
+            )
     print(json.dumps(report))
     return 0
 

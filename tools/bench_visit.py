@@ -51,10 +51,24 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 TEXT = "John is tall on several occasions."
 CHECKPOINTS = ("cola-minilm-hsto", "cola-minilm-bam")
-CATEGORIES = ("sampling", "figure building", "figure objects", "figure cache", "st.plotly_chart",
-              "protobuf", "checkpoint listing", "rest of the script")  # fmt: skip
-BUILDERS = ("prediction_histogram", "running_mean_figure", "attention_panels", "centroid_panels",
-            "bar_figure", "prior_posterior_figure")  # fmt: skip
+CATEGORIES = (
+    "sampling",
+    "figure building",
+    "figure objects",
+    "figure cache",
+    "st.plotly_chart",
+    "protobuf",
+    "checkpoint listing",
+    "rest of the script",
+)
+BUILDERS = (
+    "prediction_histogram",
+    "running_mean_figure",
+    "attention_panels",
+    "centroid_panels",
+    "bar_figure",
+    "prior_posterior_figure",
+)
 MODES = ("before", "after")
 
 
@@ -119,9 +133,13 @@ class Instruments:
         self.mods = {"st": st, "cached": cached, "V": V, "F": F}
         self.own = {name: getattr(F, name) for name in BUILDERS}
         self.reference = {name: getattr(viz_reference, name) for name in BUILDERS}
-        self.originals = {"explore": cached.explore,
-                          "figure": cached.figure, "as_figure": V.as_figure,
-                          "plotly_chart": st.plotly_chart, "scan": cached._scan}  # fmt: skip
+        self.originals = {
+            "explore": cached.explore,
+            "figure": cached.figure,
+            "as_figure": V.as_figure,
+            "plotly_chart": st.plotly_chart,
+            "scan": cached._scan,
+        }
         meter = self
 
         @contextlib.contextmanager
@@ -258,11 +276,13 @@ def table(ckpt: str, got: dict) -> str:
     head = "| " + ckpt + " | " + " | ".join(f"{k}, {m}" for m, k in cols) + " |"
     lines = [head, "|---|" + "---:|" * len(cols)]
     for c in CATEGORIES:
-        lines.append(f"| {c} | " + " | ".join(f"{1000 * got[m][k][c]:.1f}" for m, k in cols)
-                     + " |")  # fmt: skip
+        lines.append(f"| {c} | " + " | ".join(f"{1000 * got[m][k][c]:.1f}" for m, k in cols) + " |")
     totals = {(m, k): sum(got[m][k].values()) for m, k in cols}
-    lines.append("| **total, ms of CPU per visit** | "
-                 + " | ".join(f"**{1000 * totals[mk]:.1f}**" for mk in cols) + " |")  # fmt: skip
+    lines.append(
+        "| **total, ms of CPU per visit** | "
+        + " | ".join(f"**{1000 * totals[mk]:.1f}**" for mk in cols)
+        + " |"
+    )
     ratio = {k: totals[("after", k)] / totals[("before", k)] for k in ("fresh", "repeat")}
     lines.append(f"| after / before | | {ratio['fresh']:.2f} | | {ratio['repeat']:.2f} |")
     return "\n".join(lines)
@@ -273,8 +293,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ckpt", nargs="+", default=list(CHECKPOINTS))
     parser.add_argument("--T", type=int, default=50)
     parser.add_argument("--links", type=int, default=8, help="links (seeds) per checkpoint")
-    parser.add_argument("--profile", action="store_true",
-                        help="also print cProfile of one repeat visit per checkpoint")
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="also print cProfile of one repeat visit per checkpoint",
+    )
     args = parser.parse_args(argv)
     from streamlit.logger import set_log_level
 
@@ -285,17 +308,31 @@ def main(argv: list[str] | None = None) -> int:
         for ckpt in args.ckpt:
             got = measure(inst, ckpt, args.T, args.links)
             report[ckpt] = got
-            print(f"\n{ckpt}, T = {args.T}, {args.links} links (seeds 1-{args.links}), "
-                  f"text {TEXT!r}: CPU ms per visit (mean)\n")  # fmt: skip
+            print(
+                f"\n{ckpt}, T = {args.T}, {args.links} links (seeds 1-{args.links}), "
+                f"text {TEXT!r}: CPU ms per visit (mean)\n"
+            )
             print(table(ckpt, got))
             if args.profile:
                 print(profile(inst, ckpt, args.T))
     finally:
         inst.close()
-    print(json.dumps({"T": args.T, "links": args.links, "cpus": os.cpu_count(),
-                      "seconds": {c: {m: {k: {cat: round(v, 5) for cat, v in r.items()}
-                                          for k, r in mk.items()} for m, mk in got.items()}
-                                  for c, got in report.items()}}))  # fmt: skip
+    print(
+        json.dumps(
+            {
+                "T": args.T,
+                "links": args.links,
+                "cpus": os.cpu_count(),
+                "seconds": {
+                    c: {
+                        m: {k: {cat: round(v, 5) for cat, v in r.items()} for k, r in mk.items()}
+                        for m, mk in got.items()
+                    }
+                    for c, got in report.items()
+                },
+            }
+        )
+    )
     return 0
 
 

@@ -145,13 +145,16 @@ def visits(runs: list[dict], since: float, until: float) -> dict[str, dict]:
     for r in runs:
         if not since <= r["start"] <= until:
             continue
-        v = out.setdefault(r["session"], {"start": r["start"], "end": r["end"], "cpu_s": 0.0,
-                                          "runs": 0})  # fmt: skip
+        v = out.setdefault(
+            r["session"], {"start": r["start"], "end": r["end"], "cpu_s": 0.0, "runs": 0}
+        )
         v["start"], v["end"] = min(v["start"], r["start"]), max(v["end"], r["end"])
         v["cpu_s"] += r.get("cpu_s", 0.0)
         v["runs"] += 1
-    return {k: {"seconds": v["end"] - v["start"], "cpu_s": v["cpu_s"], "runs": v["runs"]}
-            for k, v in out.items()}  # fmt: skip
+    return {
+        k: {"seconds": v["end"] - v["start"], "cpu_s": v["cpu_s"], "runs": v["runs"]}
+        for k, v in out.items()
+    }
 
 
 def visit_seconds(runs: list[dict], since: float, until: float) -> list[float]:
@@ -181,26 +184,56 @@ class Server:
     """The app on a free port, stopped with :meth:`stop`: ``streamlit run app.py`` alone, or
     (``proxied``) ``python -m tools.serve --processes N`` behind Caddy."""
 
-    def __init__(self, log: Path, processes: int = 1, proxied: bool = False,
-                 env: dict[str, str] | None = None, cpus: str = ""):  # fmt: skip
+    def __init__(
+        self,
+        log: Path,
+        processes: int = 1,
+        proxied: bool = False,
+        env: dict[str, str] | None = None,
+        cpus: str = "",
+    ):
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.proxied = proxied or processes > 1
         self.log = log
         self._log = log.open("w")
         if self.proxied:
-            cmd = [sys.executable, "-m", "tools.serve", "--processes", str(processes), "--port",
-                   str(self.port)]  # fmt: skip
+            cmd = [
+                sys.executable,
+                "-m",
+                "tools.serve",
+                "--processes",
+                str(processes),
+                "--port",
+                str(self.port),
+            ]
         else:
-            cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless",
-                   "true", "--server.address", "127.0.0.1", "--server.port", str(self.port),
-                   "--server.fileWatcherType", "none"]  # fmt: skip
+            cmd = [
+                sys.executable,
+                "-m",
+                "streamlit",
+                "run",
+                "app.py",
+                "--server.headless",
+                "true",
+                "--server.address",
+                "127.0.0.1",
+                "--server.port",
+                str(self.port),
+                "--server.fileWatcherType",
+                "none",
+            ]
             # (no file watcher: edits during a run must not reload modules)
         if cpus:  # the server (and every process it starts) on these CPUs only
             cmd = ["taskset", "-c", cpus, *cmd]
-        self.proc = subprocess.Popen(cmd, cwd=ROOT, env={**os.environ, **(env or {})},
-                                     stdout=self._log, stderr=subprocess.STDOUT,
-                                     start_new_session=True)  # fmt: skip
+        self.proc = subprocess.Popen(
+            cmd,
+            cwd=ROOT,
+            env={**os.environ, **(env or {})},
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         deadline = time.time() + 60 + 60 * processes
         while time.time() < deadline and self.proc.poll() is None:
             if self.health() is not None:
@@ -210,8 +243,9 @@ class Server:
             self.stop()
             raise RuntimeError(f"the server did not start; see {log}")
         # where each visitor can be sent: the backends tools.serve printed, or the one server
-        self.dials = (BACKEND.findall(log.read_text()) if self.proxied
-                      else [f"127.0.0.1:{self.port}"])  # fmt: skip
+        self.dials = (
+            BACKEND.findall(log.read_text()) if self.proxied else [f"127.0.0.1:{self.port}"]
+        )
 
     def health(self, timeout: float = 5.0) -> float | None:
         """Seconds the health check took to answer (None if it did not)."""
@@ -257,8 +291,9 @@ class Prober:
     this one would share its GIL with the Playwright driver and measure that instead)."""
 
     def __init__(self, url: str):
-        self._proc = subprocess.Popen([sys.executable, "-c", _PROBE, url],
-                                      stdout=subprocess.PIPE, text=True)  # fmt: skip
+        self._proc = subprocess.Popen(
+            [sys.executable, "-c", _PROBE, url], stdout=subprocess.PIPE, text=True
+        )
         self._seconds: list[float] = []
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
@@ -310,8 +345,9 @@ def _backend(context, url: str, dials: list[str]) -> str | None:
     return None
 
 
-def _open(browser, base: str, path: str, dial: str | None = None,
-          timeout_ms: int = 600_000) -> dict:  # fmt: skip
+def _open(
+    browser, base: str, path: str, dial: str | None = None, timeout_ms: int = 600_000
+) -> dict:
     """Open ``path`` in a fresh context; the numbers shown, the wait and the server's compute."""
     context = _context(browser, base, dial)
     page = context.new_page()
@@ -320,8 +356,11 @@ def _open(browser, base: str, path: str, dial: str | None = None,
     try:
         page.goto(base + path, wait_until="commit")
         values, line = _shown(page)
-        return {"values": values, "wait_s": time.perf_counter() - started,
-                "compute_s": float(line.split()[2])}  # fmt: skip
+        return {
+            "values": values,
+            "wait_s": time.perf_counter() - started,
+            "compute_s": float(line.split()[2]),
+        }
     finally:
         context.close()
 
@@ -379,37 +418,56 @@ class Phase:
             "visits": n_visits,
             "server_cpu_s": round(cpu, 2),
             "server_cpu_per_visit_s": round(cpu / n_visits, 3) if n_visits else None,
-            "script_cpu_per_visit_s": (round(sum(v["cpu_s"] for v in seen.values())
-                                             / len(seen), 3) if seen else None),
+            "script_cpu_per_visit_s": (
+                round(sum(v["cpu_s"] for v in seen.values()) / len(seen), 3) if seen else None
+            ),
             "server_visit_p50_s": round(percentile(seconds, 0.5), 3) if seconds else None,
             "server_visit_p95_s": round(percentile(seconds, 0.95), 3) if seconds else None,
             "runlog_visits": len(seen),
-        }  # fmt: skip
+        }
 
 
 def _say(name: str, figures: dict) -> None:
     print(f"{name}: " + ", ".join(f"{k} {v}" for k, v in figures.items()), flush=True)
 
 
-def run(clients: int, soak: int, ckpt: str, soak_ckpts: list[str], T: int,  # noqa: N803
-        browser_nice: int = 19, same: bool = False, processes: int = 1,
-        proxy: bool = False, server_cpus: str = "") -> dict:  # fmt: skip
+def run(
+    clients: int,
+    soak: int,
+    ckpt: str,
+    soak_ckpts: list[str],
+    T: int,  # noqa: N803
+    browser_nice: int = 19,
+    same: bool = False,
+    processes: int = 1,
+    proxy: bool = False,
+    server_cpus: str = "",
+) -> dict:
     from playwright.sync_api import sync_playwright
 
     logs = Path(tempfile.mkdtemp(prefix="uq-loadtest-"))
     log = str(logs / "runs.jsonl")
     print(f"logs in {logs}", flush=True)
     server = Server(logs / "server.log", processes, proxy, {runlog.ENV: log}, server_cpus)
-    report: dict = {"clients": clients, "soak": soak, "T": T, "ckpt": ckpt,
-                    "browser_nice": browser_nice, "links": "same" if same else "different",
-                    "processes": processes, "proxy": server.proxied,
-                    "server_cpus": server_cpus or "all"}  # fmt: skip
+    report: dict = {
+        "clients": clients,
+        "soak": soak,
+        "T": T,
+        "ckpt": ckpt,
+        "browser_nice": browser_nice,
+        "links": "same" if same else "different",
+        "processes": processes,
+        "proxy": server.proxied,
+        "server_cpus": server_cpus or "all",
+    }
     base, dials = server.url, server.dials
     pin = server.proxied
     try:
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=_niced_chromium(logs, browser_nice),
-                                        args=["--no-sandbox", "--disable-gpu"])  # fmt: skip
+            browser = p.chromium.launch(
+                executable_path=_niced_chromium(logs, browser_nice),
+                args=["--no-sandbox", "--disable-gpu"],
+            )
             links = links_for(ckpt, T, clients, same)
             for d in dials:  # warm-up: imports, checkpoint load, in every backend
                 _open(browser, base, link(ckpt, TEXTS[0], T, WARM_SEED), d if pin else None)
@@ -422,7 +480,7 @@ def run(clients: int, soak: int, ckpt: str, soak_ckpts: list[str], T: int,  # no
                 "wait_p50_s": round(percentile([a["wait_s"] for a in alone], 0.5), 2),
                 "compute_p50_s": round(percentile([a["compute_s"] for a in alone], 0.5), 3),
                 **phase.end(len(distinct)),
-            }  # fmt: skip
+            }
             _say("alone", report["alone"])
             # the burst: every link at once, a health probe polling beside it
             watcher = Prober(base)  # its own process: not slowed by Playwright's GIL
@@ -439,9 +497,13 @@ def run(clients: int, soak: int, ckpt: str, soak_ckpts: list[str], T: int,  # no
             landed: dict[str, int] = {}
             for context, page in pages:
                 values, line = _shown(page)
-                burst.append({"values": values,
-                              "wait_s": time.perf_counter() - started,  # upper bound: in order
-                              "compute_s": float(line.split()[2])})  # fmt: skip
+                burst.append(
+                    {
+                        "values": values,
+                        "wait_s": time.perf_counter() - started,  # upper bound: in order
+                        "compute_s": float(line.split()[2]),
+                    }
+                )
                 where = _backend(context, base, dials) or dials[0]
                 landed[where] = landed.get(where, 0) + 1
                 context.close()
@@ -454,8 +516,11 @@ def run(clients: int, soak: int, ckpt: str, soak_ckpts: list[str], T: int,  # no
                     print(f"  client {i}: alone {e} / burst {b['values']}")
             report["burst"] = {
                 "identical_to_alone": same_count,
-                "differing": sum(1 for e, b in zip(expected, burst, strict=True)
-                                 if e and b["values"] and e != b["values"]),
+                "differing": sum(
+                    1
+                    for e, b in zip(expected, burst, strict=True)
+                    if e and b["values"] and e != b["values"]
+                ),
                 "wait_p50_s": round(percentile([b["wait_s"] for b in burst], 0.5), 2),
                 "wait_p95_s": round(percentile([b["wait_s"] for b in burst], 0.95), 2),
                 "compute_p50_s": round(percentile([b["compute_s"] for b in burst], 0.5), 3),
@@ -466,7 +531,7 @@ def run(clients: int, soak: int, ckpt: str, soak_ckpts: list[str], T: int,  # no
                 "health_probes": len(probes),
                 "per_backend": sorted(landed.values(), reverse=True),
                 **server_side,
-            }  # fmt: skip
+            }
             print(f"burst of {clients}: {same_count}/{clients} identical to alone")
             _say("burst", {k: v for k, v in report["burst"].items() if k != "identical_to_alone"})
             # the soak: varied requests one after another
@@ -490,33 +555,62 @@ def run(clients: int, soak: int, ckpt: str, soak_ckpts: list[str], T: int,  # no
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m tools.loadtest",
-    description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(
+        prog="python -m tools.loadtest", description=__doc__.splitlines()[0]
+    )
     p.add_argument("--clients", type=int, default=20)
     p.add_argument("--soak", type=int, default=0, help="varied requests after the burst")
     p.add_argument("--T", type=int, default=50)
     p.add_argument("--ckpt", default=DEFAULT_CHECKPOINT)
-    p.add_argument("--links", choices=("different", "same"), default="different",
-                   help="one link per visitor, or every visitor on one link")  # fmt: skip
-    p.add_argument("--processes", type=int, default=1,
-                   help="Streamlit processes (above 1: tools.serve, Caddy)")  # fmt: skip
-    p.add_argument("--proxy", action="store_true",
-                   help="go through python -m tools.serve (Caddy) even with one process")
-    p.add_argument("--server-cpus", default="",
-                   help="run the server on these CPUs only (taskset -c; e.g. 0 for one core)")
-    p.add_argument("--soak-ckpts", default="",
-                   help="comma-separated (default: --ckpt's task's)")  # fmt: skip
-    p.add_argument("--browser-nice", type=int, default=19, choices=range(20),
-                   help="CPU priority of the browsers (19: lowest, as remote visitors; 0: the "
-                   "server's)")  # fmt: skip
+    p.add_argument(
+        "--links",
+        choices=("different", "same"),
+        default="different",
+        help="one link per visitor, or every visitor on one link",
+    )
+    p.add_argument(
+        "--processes", type=int, default=1, help="Streamlit processes (above 1: tools.serve, Caddy)"
+    )
+    p.add_argument(
+        "--proxy",
+        action="store_true",
+        help="go through python -m tools.serve (Caddy) even with one process",
+    )
+    p.add_argument(
+        "--server-cpus",
+        default="",
+        help="run the server on these CPUs only (taskset -c; e.g. 0 for one core)",
+    )
+    p.add_argument("--soak-ckpts", default="", help="comma-separated (default: --ckpt's task's)")
+    p.add_argument(
+        "--browser-nice",
+        type=int,
+        default=19,
+        choices=range(20),
+        help="CPU priority of the browsers (19: lowest, as remote visitors; 0: the server's)",
+    )
     args = p.parse_args(argv)
     if args.processes < 1:
         p.error("--processes must be at least 1")
-    soak = (args.soak_ckpts.split(",") if args.soak_ckpts
-            else _same_task(args.ckpt) if args.soak else [])  # fmt: skip
-    report = run(args.clients, args.soak, args.ckpt, soak, args.T, args.browser_nice,
-                 args.links == "same", args.processes, args.proxy,
-                 args.server_cpus)  # fmt: skip
+    soak = (
+        args.soak_ckpts.split(",")
+        if args.soak_ckpts
+        else _same_task(args.ckpt)
+        if args.soak
+        else []
+    )
+    report = run(
+        args.clients,
+        args.soak,
+        args.ckpt,
+        soak,
+        args.T,
+        args.browser_nice,
+        args.links == "same",
+        args.processes,
+        args.proxy,
+        args.server_cpus,
+    )
     print(json.dumps(report))
     return 0
 

@@ -54,11 +54,27 @@ def served(timeout_s: float = 90):
     env = {k: v for k, v in os.environ.items() if k != "UQ_CHECKPOINT_DIR"}
     with tempfile.TemporaryFile("w+") as log:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-             "--server.address", "127.0.0.1", "--server.port", str(port),
-             "--server.fileWatcherType", "none"],
-            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "streamlit",
+                "run",
+                "app.py",
+                "--server.headless",
+                "true",
+                "--server.address",
+                "127.0.0.1",
+                "--server.port",
+                str(port),
+                "--server.fileWatcherType",
+                "none",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         url = f"http://127.0.0.1:{port}"
         try:
             deadline = time.monotonic() + timeout_s
@@ -150,20 +166,28 @@ def shoot(browser, url: str, out: Path) -> list[Path]:
     return [out / name for name in NAMES]
 
 
-def take(out: Path, url: str | None = None) -> list[Path]:
+def take(out: Path, url: str | None = None, browser=None) -> list[Path]:
     """Save ``explorer.png`` and ``errors.png`` in ``out``; of the server at ``url``, or of a
-    fresh one on the shipped checkpoints, stopped afterwards. Returns the two paths."""
+    fresh one on the shipped checkpoints, stopped afterwards. ``browser``: a Playwright browser
+    already open (the browser tests' own; one process holds one sync Playwright at a time), else
+    Chromium is started here and closed after. Returns the two paths."""
+    if browser is not None:
+        return _shoot_at(browser, Path(out), url)
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        own = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         try:
-            if url is not None:
-                return shoot(browser, url, Path(out))
-            with served() as fresh:
-                return shoot(browser, fresh, Path(out))
+            return _shoot_at(own, Path(out), url)
         finally:
-            browser.close()
+            own.close()
+
+
+def _shoot_at(browser, out: Path, url: str | None) -> list[Path]:
+    if url is not None:
+        return shoot(browser, url, out)
+    with served() as fresh:
+        return shoot(browser, fresh, out)
 
 
 def main(argv: list[str] | None = None) -> None:

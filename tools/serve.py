@@ -86,9 +86,21 @@ def healthy(url: str, timeout: float = 2.0) -> bool:
 
 
 def streamlit_command(port: int) -> list[str]:
-    return [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-            "--server.address", BACKEND_HOST, "--server.port", str(port),
-            "--server.fileWatcherType", "none"]  # fmt: skip
+    return [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        "app.py",
+        "--server.headless",
+        "true",
+        "--server.address",
+        BACKEND_HOST,
+        "--server.port",
+        str(port),
+        "--server.fileWatcherType",
+        "none",
+    ]
 
 
 def _listen(address: str, port: int) -> str:
@@ -108,21 +120,32 @@ def caddy_config(address: str, port: int, dials: list[str]) -> dict:
     proxy = {
         "handler": "reverse_proxy",
         "upstreams": [{"dial": d} for d in dials],
-        "load_balancing": {"selection_policy": {"policy": "cookie", "name": COOKIE},
-                           "try_duration": "30s"},  # a request waits for a backend to come up
-        "health_checks": {"active": {"uri": HEALTH, "interval": f"{POLL_S:g}s",
-                                     "timeout": "10s", "expect_body": "ok"}},
-    }  # fmt: skip
+        "load_balancing": {
+            "selection_policy": {"policy": "cookie", "name": COOKIE},
+            "try_duration": "30s",
+        },  # a request waits for a backend to come up
+        "health_checks": {
+            "active": {
+                "uri": HEALTH,
+                "interval": f"{POLL_S:g}s",
+                "timeout": "10s",
+                "expect_body": "ok",
+            }
+        },
+    }
     static = {  # the frontend's files, by Caddy itself: no Python work for 5 MB a visitor
         "match": [{"path": ["/static/*"]}],
-        "handle": [{"handler": "headers", "response": {"set": {"Cache-Control": [IMMUTABLE]}}},
-                   {"handler": "file_server", "root": str(STATIC_ROOT)}],
+        "handle": [
+            {"handler": "headers", "response": {"set": {"Cache-Control": [IMMUTABLE]}}},
+            {"handler": "file_server", "root": str(STATIC_ROOT)},
+        ],
         "terminal": True,
-    }  # fmt: skip
-    server = {"listen": [_listen(address, port)],
-              "routes": [static, {"handle": [proxy]}] if STATIC_ROOT.is_dir() else
-              [{"handle": [proxy]}],
-              "automatic_https": {"disable": True}}  # fmt: skip
+    }
+    server = {
+        "listen": [_listen(address, port)],
+        "routes": [static, {"handle": [proxy]}] if STATIC_ROOT.is_dir() else [{"handle": [proxy]}],
+        "automatic_https": {"disable": True},
+    }
     return {
         "admin": {"disabled": True, "config": {"persist": False}},
         "logging": {"logs": {"default": {"level": "WARN"}}},
@@ -146,10 +169,16 @@ class Child:
 
     def start(self) -> None:
         with self.log.open("a") as out:
-            self.proc = subprocess.Popen(self.cmd, cwd=ROOT, env=self.env, stdout=out,
-                                         stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                         start_new_session=True,
-                                         preexec_fn=_die_with_parent)  # fmt: skip
+            self.proc = subprocess.Popen(
+                self.cmd,
+                cwd=ROOT,
+                env=self.env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+                preexec_fn=_die_with_parent,
+            )
 
     def exited(self) -> bool:
         return self.proc is not None and self.proc.poll() is not None
@@ -176,14 +205,22 @@ class Launcher:
         self.backends: list[tuple[str, Child]] = []
         for i in range(processes):
             p = free_port()
-            child = Child(f"backend {i + 1}/{processes}", streamlit_command(p),
-                          self.folder / f"backend-{p}.log", env)  # fmt: skip
+            child = Child(
+                f"backend {i + 1}/{processes}",
+                streamlit_command(p),
+                self.folder / f"backend-{p}.log",
+                env,
+            )
             self.backends.append((f"{BACKEND_HOST}:{p}", child))
         config = self.folder / "caddy.json"
         config.write_text(json.dumps(caddy_config(address, port, [d for d, _ in self.backends])))
         xdg = {"XDG_DATA_HOME": str(self.folder), "XDG_CONFIG_HOME": str(self.folder)}
-        self.caddy = Child("caddy", [caddy, "run", "--config", str(config)],
-                           self.folder / "caddy.log", {**os.environ, **xdg})  # fmt: skip
+        self.caddy = Child(
+            "caddy",
+            [caddy, "run", "--config", str(config)],
+            self.folder / "caddy.log",
+            {**os.environ, **xdg},
+        )
 
     def children(self) -> list[Child]:
         return [c for _, c in self.backends] + [self.caddy]
@@ -217,8 +254,10 @@ class Launcher:
                     code = child.proc.returncode
                     child.signal(signal.SIGKILL)  # whatever it left in its group
                     child.start()
-                    print(f"{child.name} exited ({code}); restarted (pid {child.proc.pid})",
-                          flush=True)  # fmt: skip
+                    print(
+                        f"{child.name} exited ({code}); restarted (pid {child.proc.pid})",
+                        flush=True,
+                    )
 
     def stop(self) -> None:
         """Every process group: SIGTERM, then SIGKILL for what is left after the grace."""
@@ -237,15 +276,21 @@ class Launcher:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m tools.serve", description=__doc__.splitlines()[0])
-    p.add_argument("--processes", type=int, default=len(os.sched_getaffinity(0)),
-                   help="Streamlit processes (default: the CPUs this process may use)")  # fmt: skip
+    p.add_argument(
+        "--processes",
+        type=int,
+        default=len(os.sched_getaffinity(0)),
+        help="Streamlit processes (default: the CPUs this process may use)",
+    )
     p.add_argument("--port", type=int, default=8501, help="the address visitors use: port")
     p.add_argument("--address", default="127.0.0.1", help="... and interface (0.0.0.0: all)")
     args = p.parse_args(argv)
     most = 4 * len(os.sched_getaffinity(0))  # each holds its own models: ~0.65 GB
     if not 1 <= args.processes <= most:
-        p.error(f"--processes must be 1 to {most} (four per CPU here; each process holds its "
-                "own models, about 0.65 GB)")
+        p.error(
+            f"--processes must be 1 to {most} (four per CPU here; each process holds its "
+            "own models, about 0.65 GB)"
+        )
     if not 1 <= args.port <= 65535:
         p.error("--port must be 1 to 65535")
     caddy = CADDY if os.access(CADDY, os.X_OK) else shutil.which("caddy")
@@ -259,9 +304,12 @@ def main(argv: list[str] | None = None) -> int:
     failed = False
     try:
         launcher.start(stop)
-        print(f"Serving {launcher.url} with {args.processes} Streamlit process"
-              f"{'es' if args.processes > 1 else ''} behind Caddy (sticky sessions); "
-              "Ctrl-C stops them all.", flush=True)  # fmt: skip
+        print(
+            f"Serving {launcher.url} with {args.processes} Streamlit process"
+            f"{'es' if args.processes > 1 else ''} behind Caddy (sticky sessions); "
+            "Ctrl-C stops them all.",
+            flush=True,
+        )
         launcher.supervise(stop)
     except InterruptedError:
         pass

@@ -212,7 +212,9 @@ def explored() -> ByteLRU[compute.ExploreResult]:
     return ByteLRU(EXPLORE_BYTES, compute.result_bytes)
 
 
-def _explore(name: str, folder: str, version: str, text: str, T: int, seed: int, settings: SamplingSettings):
+def _explore(
+    name: str, folder: str, version: str, text: str, T: int, seed: int, settings: SamplingSettings
+):
     key = (name, folder, version, text, T, seed, settings)
 
     def load():
@@ -224,9 +226,15 @@ def _explore(name: str, folder: str, version: str, text: str, T: int, seed: int,
 
 
 def explore(
-    name: str, folder: str, text: str, T: int, seed: int, settings: SamplingSettings, label: int | None,
+    name: str,
+    folder: str,
+    text: str,
+    T: int,
+    seed: int,
+    settings: SamplingSettings,
+    label: int | None,
     temperature: float | None = None,
-) -> compute.ExploreResult:  # fmt: skip
+) -> compute.ExploreResult:
     """:func:`ui.logic.compute.explore` cached by value (``settings``: the sidebar's
     overrides, a frozen :class:`SamplingSettings`: hashable, so it is part of the key as it is),
     temperature-scaled when a ``temperature`` is given, with its Table 3 summary for the gold
@@ -268,11 +276,31 @@ def attributions() -> ByteLRU:
     return ByteLRU(ATTRIBUTION_BYTES, why.attribution_bytes)
 
 
-def salience_key(name: str, text: str, T: int, seed: int, settings: SamplingSettings, target: int,  # noqa: N803
-                 method: str, steps: int, temperature: float | None) -> tuple:  # fmt: skip
+def salience_key(
+    name: str,
+    text: str,
+    T: int,
+    seed: int,
+    settings: SamplingSettings,
+    target: int,  # noqa: N803
+    method: str,
+    steps: int,
+    temperature: float | None,
+) -> tuple:
     folder = where(name)
-    return (name, folder, stamp(name, folder), text, T, seed, settings, target, method, steps,
-            temperature)  # fmt: skip
+    return (
+        name,
+        folder,
+        stamp(name, folder),
+        text,
+        T,
+        seed,
+        settings,
+        target,
+        method,
+        steps,
+        temperature,
+    )
 
 
 def salience_cached(key: tuple):
@@ -286,9 +314,18 @@ def salience(key: tuple, progress=None):
 
     def load():
         heavy()
-        return why.salience(_checkpoint(name, folder, version), text, T, seed,
-                            settings, target, method, steps, temp,
-                            progress)  # fmt: skip
+        return why.salience(
+            _checkpoint(name, folder, version),
+            text,
+            T,
+            seed,
+            settings,
+            target,
+            method,
+            steps,
+            temp,
+            progress,
+        )
 
     return attributions().get(key, load, heavy)
 
@@ -398,17 +435,23 @@ def stored_note(name: str, T: int, seed: int, settings: SamplingSettings) -> str
     reason = stored.serves(int(T), int(seed), fs)
     if reason:
         return f"Recomputed ({reason}; stored samples: T ≤ {stored.T}, seed {stored.seed})."
-    return (f"Read from the stored samples of `python -m uqlab.evaluate` (T ≤ {stored.T}, "
-            f"seed {stored.seed}, the checkpoint's own settings): the same numbers as a live "
-            f"run within {STORED_TOLERANCE:g}.")  # fmt: skip
+    return (
+        f"Read from the stored samples of `python -m uqlab.evaluate` (T ≤ {stored.T}, "
+        f"seed {stored.seed}, the checkpoint's own settings): the same numbers as a live "
+        f"run within {STORED_TOLERANCE:g}."
+    )
 
 
 SAMPLES_BYTES = 128 * 2**20  # dataset pages' samples kept (a CoLA chunk at T = 10: ~50 kB)
 
 
 def _sampled_bytes(got: list) -> int:
-    return sum(g.probs.nbytes + g.logits.nbytes if not isinstance(g, str) else len(g) + 64
-               for g in got) + 64  # fmt: skip
+    return (
+        sum(
+            g.probs.nbytes + g.logits.nbytes if not isinstance(g, str) else len(g) + 64 for g in got
+        )
+        + 64
+    )
 
 
 @st.cache_resource
@@ -426,8 +469,15 @@ class _Rows:
         self.update = on_rows
 
 
-def _from_stored(name: str, folder: str, version: str, texts: tuple[str, ...], T: int,  # noqa: N803
-                 seed: int, settings: SamplingSettings) -> list:  # fmt: skip
+def _from_stored(
+    name: str,
+    folder: str,
+    version: str,
+    texts: tuple[str, ...],
+    T: int,  # noqa: N803
+    seed: int,
+    settings: SamplingSettings,
+) -> list:
     """Per text its samples read from the checkpoint's stored samples, or None where the file
     does not hold it (all None when there is no file or it was drawn with other settings)."""
     stored, _ = _stored(name, folder, version)
@@ -443,36 +493,56 @@ def _from_stored(name: str, folder: str, version: str, texts: tuple[str, ...], T
     return compute.stored_probs(stored, texts, int(T))
 
 
-def _many(name: str, folder: str, version: str, texts: tuple[str, ...], T: int, seed: int,
-          settings: SamplingSettings, on_rows: Callable[[int], None] | None = None):  # fmt: skip
+def _many(
+    name: str,
+    folder: str,
+    version: str,
+    texts: tuple[str, ...],
+    T: int,
+    seed: int,
+    settings: SamplingSettings,
+    on_rows: Callable[[int], None] | None = None,
+):
     def load():
         got = _from_stored(name, folder, version, texts, T, seed, settings)
         missing = [i for i, g in enumerate(got) if g is None]
         if missing:  # the model is loaded only for texts the file does not hold
             heavy()
             live = compute.many_probs(
-                _checkpoint(name, folder, version), tuple(texts[i] for i in missing), T, seed,
-                settings, prefix_cache(), (name, folder, version),
+                _checkpoint(name, folder, version),
+                tuple(texts[i] for i in missing),
+                T,
+                seed,
+                settings,
+                prefix_cache(),
+                (name, folder, version),
                 bar=None if on_rows is None else _Rows(on_rows),
-            )  # fmt: skip
+            )
             for i, value in zip(missing, live, strict=True):
                 got[i] = value
         return got
 
-    return samples().get((name, folder, version, texts, int(T), int(seed), settings), load,
-                         heavy)  # fmt: skip
+    return samples().get((name, folder, version, texts, int(T), int(seed), settings), load, heavy)
 
 
-def many(name: str, folder: str, texts: tuple[str, ...], T: int, seed: int, settings: SamplingSettings,
-         on_rows: Callable[[int], None] | None = None):  # fmt: skip
+def many(
+    name: str,
+    folder: str,
+    texts: tuple[str, ...],
+    T: int,
+    seed: int,
+    settings: SamplingSettings,
+    on_rows: Callable[[int], None] | None = None,
+):
     """:func:`ui.logic.compute.many_probs` cached by value: per text ``probs [T, C]`` or a message.
     ``on_rows(n)`` is told after each batch of ``n`` texts sampled here (a progress bar's
     step, and the point where a closed tab or a Cancel stops the work)."""
     return _many(name, folder, stamp(name, folder), texts, T, seed, settings, on_rows)
 
 
-def sampler(name: str, T: int, seed: int, ov: SamplingSettings,
-            on_rows: Callable[[int], None] | None = None):  # fmt: skip
+def sampler(
+    name: str, T: int, seed: int, ov: SamplingSettings, on_rows: Callable[[int], None] | None = None
+):
     """``texts -> [probs [T, C] or message]`` for checkpoint ``name`` through the :func:`many`
     cache (its folder looked up once); ``on_rows`` as :func:`many` takes it."""
     folder = where(name)
@@ -485,8 +555,13 @@ def _stories() -> ByteLRU[list]:
     return ByteLRU(2**20, lambda tales: 512 * (1 + len(tales)))
 
 
-def stories(name: str, folder: str, task: str, live: bool = False,
-            on_rows: Callable[[int], None] | None = None) -> list | None:  # fmt: skip
+def stories(
+    name: str,
+    folder: str,
+    task: str,
+    live: bool = False,
+    on_rows: Callable[[int], None] | None = None,
+) -> list | None:
     """:func:`ui.logic.landing.stories` of checkpoint ``name`` (kept per version of its files):
     picked from :data:`ui.logic.landing.STORY_PER_DOMAIN` examples per domain when its stored
     samples hold them (a file read, no model); else None, or with ``live`` from
@@ -501,16 +576,16 @@ def stories(name: str, folder: str, task: str, live: bool = False,
         return kept
     none = SamplingSettings()  # the checkpoint's own settings
     rows = dataset.pick(task, landing.STORY_PER_DOMAIN, seed=0)
-    held = _from_stored(name, folder, version, tuple(r[0] for r in rows), landing.STORY_T, 0,
-                        none)  # fmt: skip
+    held = _from_stored(name, folder, version, tuple(r[0] for r in rows), landing.STORY_T, 0, none)
     # served by the file when what it lacks (texts without a known word) is less than a small
     # sample to compute here
     if sum(g is None for g in held) > landing.STORY_LIVE_PER_DOMAIN:
         if not live:
             return None
         rows = dataset.pick(task, landing.STORY_LIVE_PER_DOMAIN, seed=0)
-    frame, _ = dataset.frame(rows, lambda texts: _many(
-        name, folder, version, texts, landing.STORY_T, 0, none, on_rows))  # fmt: skip
+    frame, _ = dataset.frame(
+        rows, lambda texts: _many(name, folder, version, texts, landing.STORY_T, 0, none, on_rows)
+    )
     tales = landing.stories(frame)
     _stories().put(key, tales)
     return tales

@@ -42,18 +42,25 @@ class Source:
     title: str
 
 
-def choose(names: tuple[str, ...], task_title: str, where: str,
-           bundled: bool = True) -> Source | None:  # fmt: skip
+def choose(
+    names: tuple[str, ...], task_title: str, where: str, bundled: bool = True
+) -> Source | None:
     """Draw the source picker on a page (widgets keyed by ``where``). None: the visitor chose
     their file but it is not ready (a message says what is missing). ``bundled``: whether the
     task has bundled examples (an uploaded checkpoint's own task has none: only a file)."""
     if not bundled:
-        st.caption("This checkpoint's task has no bundled examples on this server: give it "
-                   "your own labelled file.")  # fmt: skip
+        st.caption(
+            "This checkpoint's task has no bundled examples on this server: give it "
+            "your own labelled file."
+        )
         return your_file(names, where)
-    kind = st.radio("Examples", (BUNDLED, MINE), horizontal=True, key=f"{K.DATA_KIND}_{where}",
-                    format_func={BUNDLED: f"the bundled {task_title} examples",
-                                 MINE: "your labelled file"}.get)  # fmt: skip
+    kind = st.radio(
+        "Examples",
+        (BUNDLED, MINE),
+        horizontal=True,
+        key=f"{K.DATA_KIND}_{where}",
+        format_func={BUNDLED: f"the bundled {task_title} examples", MINE: "your labelled file"}.get,
+    )
     if kind == BUNDLED:
         return Source(None, (BUNDLED,), f"the bundled {task_title} examples")
     return your_file(names, where)
@@ -62,9 +69,11 @@ def choose(names: tuple[str, ...], task_title: str, where: str,
 def your_file(names: tuple[str, ...], where: str) -> Source | None:
     """The visitor's labelled file (and optional out-of-domain file), its columns and labels
     mapped; None while it is not ready (a message says what is missing)."""
-    st.caption(f"CSV, TSV, JSON lines or Parquet with a text and a label column; at most "
-               f"{MAX_ROWS:,} rows and {MAX_BYTES >> 20} MB. It stays in this browser session "
-               "only.")  # fmt: skip
+    st.caption(
+        f"CSV, TSV, JSON lines or Parquet with a text and a label column; at most "
+        f"{MAX_ROWS:,} rows and {MAX_BYTES >> 20} MB. It stays in this browser session "
+        "only."
+    )
     c1, c2 = st.columns(2)
     main = _file(c1, "Your labelled file", f"{K.DATA_FILE}_{where}")
     ood = _file(c2, "Out-of-domain file (optional)", f"{K.DATA_OOD}_{where}")
@@ -108,10 +117,12 @@ def _mapped(f: DataFile, names: tuple[str, ...], key: str, domain: str):
     cols = f.columns
     with st.expander(f"{plain(f.name)}: {len(f):,} rows, columns and labels", expanded=True):
         c1, c2 = st.columns(2)
-        text = c1.selectbox("Text column", cols, index=cols.index(guess_text),
-                            key=f"{K.DATA_TEXT}_{key}")  # fmt: skip
-        label = c2.selectbox("Label column", cols, index=cols.index(guess_label),
-                             key=f"{K.DATA_LABEL}_{key}")  # fmt: skip
+        text = c1.selectbox(
+            "Text column", cols, index=cols.index(guess_text), key=f"{K.DATA_TEXT}_{key}"
+        )
+        label = c2.selectbox(
+            "Label column", cols, index=cols.index(guess_label), key=f"{K.DATA_LABEL}_{key}"
+        )
         try:
             values = label_values(f, label)
         except InputError as exc:
@@ -124,10 +135,12 @@ def _mapped(f: DataFile, names: tuple[str, ...], key: str, domain: str):
         for i, value in enumerate(values):
             default = guess[value] if guess[value] is not None else LEAVE_OUT
             pick = shown[i % len(shown)].selectbox(
-                f"{plain(value[:30])} is", options, index=options.index(default),
+                f"{plain(value[:30])} is",
+                options,
+                index=options.index(default),
                 format_func=lambda o: "left out" if o == LEAVE_OUT else names[o],
                 key=f"{K.DATA_MAP}_{key}_{i}",
-            )  # fmt: skip
+            )
             mapping[value] = None if pick == LEAVE_OUT else pick
     try:
         got = rows(f, text, label, mapping, domain)

@@ -14,8 +14,14 @@ from ui.logic import keys as K
 from ui.logic.exports import csv_text, download, figure_file
 from viz import why as W
 
-COLORS = ("mutual information", "correct (mean prediction)", "domain", "gold label",
-          "predicted label", "p(gold)")  # fmt: skip
+COLORS = (
+    "mutual information",
+    "correct (mean prediction)",
+    "domain",
+    "gold label",
+    "predicted label",
+    "p(gold)",
+)
 
 
 def coordinates(df: pd.DataFrame, name: str, task: str, rows: tuple | None):
@@ -30,8 +36,9 @@ def coordinates(df: pd.DataFrame, name: str, task: str, rows: tuple | None):
         xy_all, explained, note = work.run(
             f"The map: features of {len(texts):,} examples",
             lambda progress: cached.dataset_map(name, texts, rows is None, progress),
-            ("map", name, len(texts), hash(texts)), what="Features",
-        )  # fmt: skip
+            ("map", name, len(texts), hash(texts)),
+            what="Features",
+        )
     index = np.array([where[(d, i)] for d, i in zip(df["domain"], df["index"], strict=True)])
     return xy_all[index], explained, note
 
@@ -50,35 +57,64 @@ def _colour(df: pd.DataFrame, by: str, names: tuple[str, ...]):
     return np.array([names[int(v)] for v in df[column]]), True
 
 
-def show(df: pd.DataFrame, names: tuple[str, ...], name: str, task: str, rows: tuple | None,
-         record: dict) -> list[int] | None:  # fmt: skip
+def show(
+    df: pd.DataFrame, names: tuple[str, ...], name: str, task: str, rows: tuple | None, record: dict
+) -> list[int] | None:
     """Draw the map of ``df``'s rows; return the frame indices selected on it (None: none)."""
     xy, explained, note = coordinates(df, name, task, rows)
     ok = np.isfinite(xy).all(1)
     by = st.selectbox("Colour by", COLORS, key=K.MAP_COLOR)
     values, categorical = _colour(df, by, names)
     share = sum(explained)
-    fig = W.dataset_map(xy[ok], values[ok], df["text"].to_numpy()[ok],
-                        f"{name}: last-layer [CLS] features, PCA ({share:.0%} of the variance)",
-                        by, categorical, df.index.to_numpy()[ok])  # fmt: skip
-    event = st.plotly_chart(fig, width="stretch", config=PLOT_CONFIG, key=K.MAP_PLOT,
-                            on_select="rerun",
-                            selection_mode=("points", "box", "lasso"))  # fmt: skip
-    st.caption(f"One point per example ({int(ok.sum()):,}); hover for its text. Drag a box or a "
-               "lasso (or click a point) to keep only those examples in the table below; "
-               "double-click the map to clear the selection. "
-               + ("" if categorical else "The colour scale stops at the 99th percentile, so "
-                  "the top 1 % share its brightest colour. ") + note
-               + f" Component 1 explains {explained[0]:.0%} of the features' variance, component "
-               f"2 {explained[1]:.0%}.")  # fmt: skip
-    frame = df.assign(x=xy[:, 0], y=xy[:, 1])[["x", "y", "domain", "index", "text", "gold", "pred",
-                                                "p_gold", "mi"]]  # fmt: skip
+    fig = W.dataset_map(
+        xy[ok],
+        values[ok],
+        df["text"].to_numpy()[ok],
+        f"{name}: last-layer [CLS] features, PCA ({share:.0%} of the variance)",
+        by,
+        categorical,
+        df.index.to_numpy()[ok],
+    )
+    event = st.plotly_chart(
+        fig,
+        width="stretch",
+        config=PLOT_CONFIG,
+        key=K.MAP_PLOT,
+        on_select="rerun",
+        selection_mode=("points", "box", "lasso"),
+    )
+    st.caption(
+        f"One point per example ({int(ok.sum()):,}); hover for its text. Drag a box or a "
+        "lasso (or click a point) to keep only those examples in the table below; "
+        "double-click the map to clear the selection. "
+        + (
+            ""
+            if categorical
+            else "The colour scale stops at the 99th percentile, so "
+            "the top 1 % share its brightest colour. "
+        )
+        + note
+        + f" Component 1 explains {explained[0]:.0%} of the features' variance, component "
+        f"2 {explained[1]:.0%}."
+    )
+    frame = df.assign(x=xy[:, 0], y=xy[:, 1])[
+        ["x", "y", "domain", "index", "text", "gold", "pred", "p_gold", "mi"]
+    ]
     c1, c2 = st.columns(2)
-    download(c1, "The map's points (CSV)", lambda: csv_text(frame, {**record,
-                       "projection": "PCA of the last-layer [CLS] features"}),
-                       f"map-{name}.csv", "text/csv")  # fmt: skip
-    download(c2, "The map (SVG)", lambda: figure_file(fig, "svg", {**record, "colour": by}),
-                       f"map-{name}.svg", "image/svg+xml")  # fmt: skip
+    download(
+        c1,
+        "The map's points (CSV)",
+        lambda: csv_text(frame, {**record, "projection": "PCA of the last-layer [CLS] features"}),
+        f"map-{name}.csv",
+        "text/csv",
+    )
+    download(
+        c2,
+        "The map (SVG)",
+        lambda: figure_file(fig, "svg", {**record, "colour": by}),
+        f"map-{name}.svg",
+        "image/svg+xml",
+    )
     points = (event or {}).get("selection", {}).get("points", []) if event else []
     chosen = []
     for p in points:

@@ -46,22 +46,32 @@ def chart_spec(spec: dict, key: str) -> None:
 
 def notices(res: ExploreResult) -> None:
     if res.n_dropped:
-        st.warning(f"The text is longer than the model reads: only its first {res.n_used:,} "
-                   f"tokens are used ({res.n_dropped:,} dropped).")  # fmt: skip
+        st.warning(
+            f"The text is longer than the model reads: only its first {res.n_used:,} "
+            f"tokens are used ({res.n_dropped:,} dropped)."
+        )
     if any(t.startswith("##") for t in res.tokens):
-        st.caption("Tokens are WordPiece pieces: ## marks a piece that continues the word "
-                   "before it (un ##play ##able).")  # fmt: skip
+        st.caption(
+            "Tokens are WordPiece pieces: ## marks a piece that continues the word "
+            "before it (un ##play ##able)."
+        )
     unknown = sum(res.unknown)
     if unknown:
-        st.info(f"{unknown} of {len(res.tokens) - 1} tokens are not in the model's "
-                "vocabulary; they are read as [UNK] (marked ⟨unk⟩ on the axes).")  # fmt: skip
+        st.info(
+            f"{unknown} of {len(res.tokens) - 1} tokens are not in the model's "
+            "vocabulary; they are read as [UNK] (marked ⟨unk⟩ on the axes)."
+        )
     if res.members is not None:  # a deep ensemble
         m = int(res.members.max()) + 1
-        st.info(f"A deep ensemble's samples are its {m} members (sample t is member t mod {m}),"
-                " so the seed does not change them.")  # fmt: skip
+        st.info(
+            f"A deep ensemble's samples are its {m} members (sample t is member t mod {m}),"
+            " so the seed does not change them."
+        )
     elif not res.stochastic:
-        st.info("With these settings the model is deterministic: all T samples are identical, "
-                "so the variance and the mutual information are 0.")  # fmt: skip
+        st.info(
+            "With these settings the model is deterministic: all T samples are identical, "
+            "so the variance and the mutual information are 0."
+        )
 
 
 def tokens_for_axes(res: ExploreResult) -> list[str]:
@@ -72,22 +82,34 @@ def summary_metrics(s: Summary, names: tuple[str, ...], gold: bool) -> None:
     """The four Table 3 numbers of one sentence as metrics, written the same on every page."""
     target = plain(names[s.target])  # a label name a file gave: shown as text
     c1, c2, c3, c4 = st.columns([1.5, 1, 1, 1])
-    c1.metric(f"p({target}) mean ± variance", mean_pm_var(s.p_mean, s.p_var),
-              help="Mean and variance over the T samples of the probability of the "
-              + ("gold label (the paper's Table 3 'Prob. Corr.')." if gold else
-                 "predicted class (give a gold label to score against it)."))  # fmt: skip
+    c1.metric(
+        f"p({target}) mean ± variance",
+        mean_pm_var(s.p_mean, s.p_var),
+        help="Mean and variance over the T samples of the probability of the "
+        + (
+            "gold label (the paper's Table 3 'Prob. Corr.')."
+            if gold
+            else "predicted class (give a gold label to score against it)."
+        ),
+    )
     c2.metric(
         "Correct / T" if gold else f"Samples predicting {target}",
         f"{s.correct} / {s.T}",
         help="Samples whose most probable class is the "
         + ("gold label (Table 3 'Corr./Total')." if gold else "mean prediction's class."),
     )
-    c3.metric("Predictive entropy", f"{s.entropy:.3f} nats",
-              help="Entropy of the averaged prediction: all the uncertainty "
-              f"(at most ln {len(names)} = {np.log(len(names)):.3f}).")  # fmt: skip
-    c4.metric("Mutual information", f"{sig(s.mi)} nats",
-              help="Predictive entropy minus the mean entropy of single samples: the part "
-              "that comes from samples disagreeing (model uncertainty).")  # fmt: skip
+    c3.metric(
+        "Predictive entropy",
+        f"{s.entropy:.3f} nats",
+        help="Entropy of the averaged prediction: all the uncertainty "
+        f"(at most ln {len(names)} = {np.log(len(names)):.3f}).",
+    )
+    c4.metric(
+        "Mutual information",
+        f"{sig(s.mi)} nats",
+        help="Predictive entropy minus the mean entropy of single samples: the part "
+        "that comes from samples disagreeing (model uncertainty).",
+    )
 
 
 @st.fragment
@@ -97,23 +119,38 @@ def conformal(res: ExploreResult, names: tuple[str, ...], metrics: dict | None) 
     calib = (metrics or {}).get("conformal_calibration") or {}
     scores = lac_scores(metrics)
     if not scores:
-        st.caption("No conformal set: this checkpoint has no calibration data (evaluate it with "
-                   "python -m uqlab.evaluate to get one).")  # fmt: skip
+        st.caption(
+            "No conformal set: this checkpoint has no calibration data (evaluate it with "
+            "python -m uqlab.evaluate to get one)."
+        )
         return
     c1, c2 = st.columns([1, 2])
-    coverage = c1.slider("Conformal coverage", 0.50, 0.99, 0.90, 0.01, key=K.CONF_COVERAGE,
-                         help="The share of inputs whose set holds the true label "
-                         "(guaranteed on data like the calibration split).")  # fmt: skip
+    coverage = c1.slider(
+        "Conformal coverage",
+        0.50,
+        0.99,
+        0.90,
+        0.01,
+        key=K.CONF_COVERAGE,
+        help="The share of inputs whose set holds the true label "
+        "(guaranteed on data like the calibration split).",
+    )
     sets = conformal_from_scores(scores, coverage, "lac").sets(res.probs.mean(0)[None])[0]
     chosen = [n for n, keep in zip(names, sets, strict=True) if keep]
     shown = "{" + ", ".join(chosen) + "}" if chosen else "{ } (empty)"
-    meaning = ("both labels: at this coverage the model cannot rule either out"
-               if len(chosen) > 1 else "one label: confident enough at this coverage"
-               if chosen else "no label reaches the threshold at this coverage")
+    meaning = (
+        "both labels: at this coverage the model cannot rule either out"
+        if len(chosen) > 1
+        else "one label: confident enough at this coverage"
+        if chosen
+        else "no label reaches the threshold at this coverage"
+    )
     c2.metric(f"Prediction set at {coverage:.0%} coverage", shown, help=meaning)
-    c2.caption(f"{meaning}. Calibrated on the {calib.get('on', 'dev')} split with the "
-               f"checkpoint's trained settings, T = {calib.get('samples')}, seed "
-               f"{calib.get('seed')} (split conformal, LAC).")  # fmt: skip
+    c2.caption(
+        f"{meaning}. Calibrated on the {calib.get('on', 'dev')} split with the "
+        f"checkpoint's trained settings, T = {calib.get('samples')}, seed "
+        f"{calib.get('seed')} (split conformal, LAC)."
+    )
 
 
 def predictions(res: ExploreResult, names: tuple[str, ...], gold: bool) -> None:
@@ -123,18 +160,33 @@ def predictions(res: ExploreResult, names: tuple[str, ...], gold: bool) -> None:
     summary_metrics(s, names, gold)
     left, right = st.columns(2)
     with left:
-        chart_spec(figure(res, "histogram", (s.target, gold, names), lambda: (
-            F.prediction_histogram.spec(res.probs, names, s.target, gold))), "histogram")
+        chart_spec(
+            figure(
+                res,
+                "histogram",
+                (s.target, gold, names),
+                lambda: F.prediction_histogram.spec(res.probs, names, s.target, gold),
+            ),
+            "histogram",
+        )
         st.caption(
             "Each sample is one forward pass with fresh attention noise. A narrow "
             "spike means the samples agree; a wide spread means the model is unsure."
         )
     with right:
-        chart_spec(figure(res, "running_mean", (s.target, target), lambda: (
-            F.running_mean_figure.spec(*running_mean(res.probs[:, s.target]), target))),
-            "running_mean")  # fmt: skip
-        st.caption("Averaging samples gives the prediction; the band shrinks like 1/√T, "
-                   "so a few dozen samples usually settle the mean.")  # fmt: skip
+        chart_spec(
+            figure(
+                res,
+                "running_mean",
+                (s.target, target),
+                lambda: F.running_mean_figure.spec(*running_mean(res.probs[:, s.target]), target),
+            ),
+            "running_mean",
+        )
+        st.caption(
+            "Averaging samples gives the prediction; the band shrinks like 1/√T, "
+            "so a few dozen samples usually settle the mean."
+        )
 
 
 @st.fragment
@@ -145,30 +197,49 @@ def attention(res: ExploreResult, n_layers: int, n_heads: int) -> None:
     c1, c2, c3 = st.columns([1, 1, 3])
     layer = c1.selectbox("Layer", range(n_layers), index=n_layers - 1, key=K.ATT_LAYER)
     head = c2.selectbox("Head", range(n_heads), key=K.ATT_HEAD)
-    t = c3.slider("Sample", 0, kept - 1, 0, key=K.ATT_SAMPLE, disabled=kept == 1) if kept > 1 \
-        else 0  # fmt: skip
+    t = c3.slider("Sample", 0, kept - 1, 0, key=K.ATT_SAMPLE, disabled=kept == 1) if kept > 1 else 0
     lo, hi = token_window(len(tokens), K.ATT_WINDOW)
     # on by default: a flat map (MiniLM at its trained tau2 of 5.7, about 0.1 a weight) is
     # almost white on the fixed [0, 1] scale
-    auto = st.toggle("Auto-scale the colours", value=True, key=K.ATT_AUTO,
-                     help="On: darkest = the largest weight shown, so a flat map is readable. "
-                     "Off: white = 0 and darkest = 1, the same on every figure, so a uniform "
-                     "row looks pale.")  # fmt: skip
-    spec, same = figure(res, "attention", (layer, head, t, lo, hi, auto), lambda: (
-        attention_spec(res, tokens, layer, head, t, lo, hi, auto)))  # fmt: skip
+    auto = st.toggle(
+        "Auto-scale the colours",
+        value=True,
+        key=K.ATT_AUTO,
+        help="On: darkest = the largest weight shown, so a flat map is readable. "
+        "Off: white = 0 and darkest = 1, the same on every figure, so a uniform "
+        "row looks pale.",
+    )
+    spec, same = figure(
+        res,
+        "attention",
+        (layer, head, t, lo, hi, auto),
+        lambda: attention_spec(res, tokens, layer, head, t, lo, hi, auto),
+    )
     chart_spec(spec, "attention")
     more = f" Maps are kept for the first {kept} samples." if kept < len(res.probs) else ""
-    spread = ("The standard-deviation map (its own orange scale) shows where the samples "
-              "disagree." if not same else
-              f"{'Every one of the ' + str(kept) + ' samples' if kept > 1 else 'The one sample'}"
-              " has this same map (a deterministic attention, or T = 1), so the mean is this "
-              "map and the standard deviation is 0 everywhere: no std map is drawn.")
-    st.caption("Row = the token that attends (query), column = the token it reads (key); each "
-               "row sums to 1. " + spread + more)  # fmt: skip
+    spread = (
+        "The standard-deviation map (its own orange scale) shows where the samples disagree."
+        if not same
+        else f"{'Every one of the ' + str(kept) + ' samples' if kept > 1 else 'The one sample'}"
+        " has this same map (a deterministic attention, or T = 1), so the mean is this "
+        "map and the standard deviation is 0 everywhere: no std map is drawn."
+    )
+    st.caption(
+        "Row = the token that attends (query), column = the token it reads (key); each "
+        "row sums to 1. " + spread + more
+    )
 
 
-def attention_spec(res: ExploreResult, tokens: list[str], layer: int, head: int, t: int,
-                   lo: int, hi: int, auto: bool) -> tuple[dict, bool]:  # fmt: skip
+def attention_spec(
+    res: ExploreResult,
+    tokens: list[str],
+    layer: int,
+    head: int,
+    t: int,
+    lo: int,
+    hi: int,
+    auto: bool,
+) -> tuple[dict, bool]:
     """The attention figure's plotly JSON (sample ``t``, the mean and the standard deviation of
     the captured samples, tokens ``lo:hi``), and whether every sample has the same map (then
     only that map is drawn)."""
@@ -176,13 +247,17 @@ def attention_spec(res: ExploreResult, tokens: list[str], layer: int, head: int,
     maps = res.maps[layer].attention[:, head, lo:hi, lo:hi].astype(np.float32)  # [Tc,W,W]
     std = maps.std(0)  # [W, W]
     same = not std.any()  # deterministic, or T = 1: a std map would be a blank square
-    panels = ({"every sample" if kept > 1 else "sample 0": maps[0]} if same else
-              {f"sample {t}": maps[t], f"mean of {kept}": maps.mean(0), f"std of {kept}": std})
+    panels = (
+        {"every sample" if kept > 1 else "sample 0": maps[0]}
+        if same
+        else {f"sample {t}": maps[t], f"mean of {kept}": maps.mean(0), f"std of {kept}": std}
+    )
     title = f"Attention, layer {layer}, head {head}"
     if hi - lo < len(tokens):
         title += f", tokens {lo}-{hi - 1} of {len(tokens)}"
-    spec = F.attention_panels.spec(panels, tokens[lo:hi], title, zmax=None if auto else 1.0,
-                                   own_scale=(f"std of {kept}",))  # fmt: skip
+    spec = F.attention_panels.spec(
+        panels, tokens[lo:hi], title, zmax=None if auto else 1.0, own_scale=(f"std of {kept}",)
+    )
     return spec, same
 
 
@@ -194,8 +269,14 @@ def token_window(n: int, key: str) -> tuple[int, int]:
     (the rows keep summing to 1 over all keys; the window only crops the picture)."""
     if n <= WINDOW:
         return 0, n
-    start = st.slider(f"First token shown (a window of {WINDOW} of the {n} tokens)", 0,
-                      n - WINDOW, 0, step=8, key=key)  # fmt: skip
+    start = st.slider(
+        f"First token shown (a window of {WINDOW} of the {n} tokens)",
+        0,
+        n - WINDOW,
+        0,
+        step=8,
+        key=key,
+    )
     return start, start + WINDOW
 
 
@@ -217,18 +298,25 @@ def centroids(res: ExploreResult, n_layers: int, names: tuple[str, ...]) -> None
     def usage():
         p = res.maps[layer].centroids[:, head].astype(np.float32)  # [Tc, L, c]
         weights = p.mean((0, 1))  # [c]
-        return F.bar_figure.spec(weights, [f"centroid {j}" for j in range(weights.size)],
-                                 "Centroid usage (mean weight over tokens and samples)",
-                                 "mean weight")  # fmt: skip
+        return F.bar_figure.spec(
+            weights,
+            [f"centroid {j}" for j in range(weights.size)],
+            "Centroid usage (mean weight over tokens and samples)",
+            "mean weight",
+        )
 
     chart_spec(figure(res, "centroids", (layer, head, t, lo, hi), assignments), "centroids")
-    st.caption(f"Left, P of sample {t}: the centroid assignment probabilities of each key (a "
-               "row per key token, a column per centroid; each row sums to 1). Right: the share "
-               "of the samples in which each key's largest probability falls on each centroid.")
+    st.caption(
+        f"Left, P of sample {t}: the centroid assignment probabilities of each key (a "
+        "row per key token, a column per centroid; each row sums to 1). Right: the share "
+        "of the samples in which each key's largest probability falls on each centroid."
+    )
     chart_spec(figure(res, "centroid_usage", (layer, head), usage), "centroid_usage")
-    st.caption("H-STO-TRANS replaces each key by a mix of a few learned centroids, drawn with "
-               "Gumbel noise at temperature tau1. Tokens that switch centroid between samples "
-               "are where the keys, and so the attention, are uncertain.")  # fmt: skip
+    st.caption(
+        "H-STO-TRANS replaces each key by a mix of a few learned centroids, drawn with "
+        "Gumbel noise at temperature tau1. Tokens that switch centroid between samples "
+        "are where the keys, and so the attention, are uncertain."
+    )
 
 
 @st.fragment
@@ -238,8 +326,9 @@ def bam(res: ExploreResult, n_layers: int, names: tuple[str, ...]) -> None:
     layer = c1.selectbox("Layer", range(n_layers), index=n_layers - 1, key=K.BAM_LAYER)
     m = res.maps[layer]
     head = c2.selectbox("Head", range(m.attention.shape[1]), key=K.BAM_HEAD)
-    query = c3.selectbox("Query token", range(len(tokens)), format_func=lambda i: tokens[i],
-                         key=K.BAM_QUERY)  # fmt: skip
+    query = c3.selectbox(
+        "Query token", range(len(tokens)), format_func=lambda i: tokens[i], key=K.BAM_QUERY
+    )
     lo, hi = token_window(len(tokens), K.BAM_WINDOW)  # the keys shown
 
     def prior_post():
@@ -248,31 +337,37 @@ def bam(res: ExploreResult, n_layers: int, names: tuple[str, ...]) -> None:
         samples = m.attention[:5, head, query, lo:hi].astype(np.float32)  # [<=5, W]
         return F.prior_posterior_figure.spec(prior, mean, samples, tokens[lo:hi], tokens[query])
 
-    chart_spec(figure(res, "prior_post", (layer, head, query, lo, hi), prior_post),
-               "prior_post")  # fmt: skip
+    chart_spec(figure(res, "prior_post", (layer, head, query, lo, hi), prior_post), "prior_post")
     if float(np.ptp(m.prior[0, head])) < 1e-6:  # the same weight on every key
-        st.caption("This model has no learned prior: its prior over the keys is fixed and "
-                   "uniform (a BAM with a fixed prior, or a pretrained model made stochastic "
-                   "without training). The samples still scatter around the model's own "
-                   "attention; the KL then measures how far that attention is from uniform.")
+        st.caption(
+            "This model has no learned prior: its prior over the keys is fixed and "
+            "uniform (a BAM with a fixed prior, or a pretrained model made stochastic "
+            "without training). The samples still scatter around the model's own "
+            "attention; the KL then measures how far that attention is from uniform."
+        )
     if m.kl_per_head is not None:
 
         def kl_bars():
             n = len(tokens)
             rows = 1 if layer == n_layers - 1 else n  # the last layer's KL covers the [CLS] row
             kl = m.kl_per_head[0] / (rows * n)  # [H] mean over the attended (query, key) pairs
-            return F.bar_figure.spec(kl, [f"head {h}" for h in range(kl.size)],
-                                     f"Mean KL(posterior ‖ prior) per token pair, layer {layer}",
-                                     "nats per (query, key) pair")  # fmt: skip
+            return F.bar_figure.spec(
+                kl,
+                [f"head {h}" for h in range(kl.size)],
+                f"Mean KL(posterior ‖ prior) per token pair, layer {layer}",
+                "nats per (query, key) pair",
+            )
 
         chart_spec(figure(res, "kl", (layer, n_layers), kl_bars), "kl")
-    st.caption("Bayesian attention: the prior (from the keys alone) says which tokens matter "
-               "before looking at the query; the posterior updates it for this query, and "
-               "samples scatter around the posterior mean. The KL bar is the KL divergence of "
-               "each head's posterior attention weights from the prior, averaged over the token "
-               "pairs it covers (every query row in earlier layers; the [CLS] row in the last "
-               "layer, the one the prediction reads): how far, per weight, the query moved the "
-               "attention away from what the keys alone suggest.")  # fmt: skip
+    st.caption(
+        "Bayesian attention: the prior (from the keys alone) says which tokens matter "
+        "before looking at the query; the posterior updates it for this query, and "
+        "samples scatter around the posterior mean. The KL bar is the KL divergence of "
+        "each head's posterior attention weights from the prior, averaged over the token "
+        "pairs it covers (every query row in earlier layers; the [CLS] row in the last "
+        "layer, the one the prediction reads): how far, per weight, the query moved the "
+        "attention away from what the keys alone suggest."
+    )
 
 
 @st.fragment
@@ -290,22 +385,32 @@ def probtrans(res: ExploreResult, n_layers: int, names: tuple[str, ...]) -> None
     def em():
         before = m.attention_before_em[0, head, lo:hi, lo:hi].astype(np.float32)
         after = m.attention[0, head, lo:hi, lo:hi].astype(np.float32)
-        return F.attention_panels.spec({"trained keys (prior)": before,
-                                        "after EM (posterior)": after,
-                                        "difference": np.abs(after - before)}, tokens[lo:hi],
-                                       f"Attention before and after EM, layer {layer}, "
-                                       f"head {head}", own_scale=("difference",))  # fmt: skip
+        return F.attention_panels.spec(
+            {
+                "trained keys (prior)": before,
+                "after EM (posterior)": after,
+                "difference": np.abs(after - before),
+            },
+            tokens[lo:hi],
+            f"Attention before and after EM, layer {layer}, head {head}",
+            own_scale=("difference",),
+        )
 
     chart_spec(figure(res, "em", (layer, head, lo, hi), em), "em")
     if res.probs_before_em is not None:
         cols = st.columns(len(names))
         for c, name in enumerate(names):
             before_p, after_p = float(res.probs_before_em[c]), float(res.probs[0, c])
-            cols[c].metric(f"p({plain(name)}) after EM", f"{after_p:.3f}",
-                           delta=f"{after_p - before_p:+.3f} vs trained keys")  # fmt: skip
-    st.caption("A Probabilistic Transformer treats keys as Gaussian means and adapts them to "
-               "this input's queries by EM before attending: keys move toward the queries "
-               "that claim them, pulled back by their prior precision.")  # fmt: skip
+            cols[c].metric(
+                f"p({plain(name)}) after EM",
+                f"{after_p:.3f}",
+                delta=f"{after_p - before_p:+.3f} vs trained keys",
+            )
+    st.caption(
+        "A Probabilistic Transformer treats keys as Gaussian means and adapts them to "
+        "this input's queries by EM before attending: keys move toward the queries "
+        "that claim them, pulled back by their prior precision."
+    )
 
 
 def settings_record(res: ExploreResult, name: str, family: str) -> dict[str, object]:
@@ -336,10 +441,16 @@ def export(res: ExploreResult, names: tuple[str, ...], name: str, family: str) -
     record = settings_record(res, name, family)
     stem = export_stem(record)
     c1, c2, c3 = st.columns(3)
-    download(c1, "Samples (CSV)", lambda: samples_csv(res, names, record), f"{stem}.csv",
-                       "text/csv")  # fmt: skip
-    download(c2, "All arrays (NPZ)", lambda: arrays_npz(res, record), f"{stem}.npz",
-                       "application/octet-stream")  # fmt: skip
+    download(
+        c1, "Samples (CSV)", lambda: samples_csv(res, names, record), f"{stem}.csv", "text/csv"
+    )
+    download(
+        c2,
+        "All arrays (NPZ)",
+        lambda: arrays_npz(res, record),
+        f"{stem}.npz",
+        "application/octet-stream",
+    )
     with c3.popover("Figures (SVG / PNG)"):
         figures_export(stem, record)
 
@@ -357,8 +468,11 @@ def samples_csv(res: ExploreResult, names: tuple[str, ...], record: dict) -> str
 def arrays_npz(res: ExploreResult, record: dict) -> bytes:
     """Every array of the result (probabilities, tokens, each layer's maps) and the settings
     (``settings``: a JSON string), compressed."""
-    arrays = {"probs": res.probs, "tokens": np.array(res.tokens),
-              "settings": np.array(json.dumps(record))}  # fmt: skip
+    arrays = {
+        "probs": res.probs,
+        "tokens": np.array(res.tokens),
+        "settings": np.array(json.dumps(record)),
+    }
     for layer, maps in res.maps.items():
         for name, value in maps.items():  # LayerMaps: the fields that are set
             arrays[f"layer{layer}_{name}"] = value
@@ -383,8 +497,13 @@ def figures_export(stem: str, record: dict) -> None:
                 "Use the camera icon on any chart to save a PNG from the browser."
             )
             return
-        download(st, f"Download {key}.{fmt}", data, f"{stem}-{key}.{fmt}",
-                           f"image/{'svg+xml' if fmt == 'svg' else 'png'}")  # fmt: skip
+        download(
+            st,
+            f"Download {key}.{fmt}",
+            data,
+            f"{stem}-{key}.{fmt}",
+            f"image/{'svg+xml' if fmt == 'svg' else 'png'}",
+        )
 
 
 # The family's own maps (FamilySpec.maps), each with its view: the page shows, in this order,

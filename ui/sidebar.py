@@ -21,8 +21,10 @@ from uqcore.settings import resolve
 from uqlab.tasks import DEFAULT_CHECKPOINT, PAPER_CHECKPOINT, task_title
 from uqlab.upload import UPLOAD_PREFIX
 
-PAPERS_SETUP = ("The paper's word-level set-up: a small transformer trained from scratch on "
-                "the task's words (Pei et al., AAAI 2022).")
+PAPERS_SETUP = (
+    "The paper's word-level set-up: a small transformer trained from scratch on "
+    "the task's words (Pei et al., AAAI 2022)."
+)
 TAU_GRID = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 30.0, 40.0, 60.0, 100.0, 300.0, 1000.0)
 WHY_HARD = (
     "Disabled: this checkpoint samples *hard* (one-hot) attention, where the temperature only "
@@ -57,8 +59,9 @@ def init_session(infos: list[CheckpointInfo], params) -> list[str]:
     current = {k: params.get(k) for k in params}
     written = st.session_state.get(K.LAST_PARAMS)
     # moving to another page drops the query (no "ckpt"): that is not a view to go back to
-    back = (_history_navigation() and written is not None and "ckpt" in current
-            and current != written)  # fmt: skip
+    back = (
+        _history_navigation() and written is not None and "ckpt" in current and current != written
+    )
     if st.session_state.get(K.UI_READY) and not back:
         return []
     names = [i.name for i in infos]
@@ -125,9 +128,13 @@ def _control(sb, knob: str, spec: FamilySpec, own: dict) -> bool:
     enabled, why = _enabled(spec, own, knob)
     label = KNOBS[knob].label
     if knob in (K.TAU1, K.TAU2):
-        sb.select_slider(f"{label} (trained {own[knob]:g})",
-                         _tau_options(own[knob], st.session_state[knob]), key=knob,
-                         disabled=not enabled, help=why)  # fmt: skip
+        sb.select_slider(
+            f"{label} (trained {own[knob]:g})",
+            _tau_options(own[knob], st.session_state[knob]),
+            key=knob,
+            disabled=not enabled,
+            help=why,
+        )
     elif knob == K.NOISE_SCALE:
         sb.slider(label, *S.NOISE_RANGE, key=knob, step=0.05, disabled=not enabled, help=why)
     elif knob == K.BAM_MODE:
@@ -168,14 +175,17 @@ def render(infos: list[CheckpointInfo]) -> tuple[S.ViewState, CheckpointInfo | N
     if st.session_state.get(K.CKPT) not in by_name:
         st.session_state[K.CKPT] = infos[0].name
     sb.selectbox(
-        "Checkpoint", list(by_name), key=K.CKPT, format_func=picker_labels(infos).__getitem__,
+        "Checkpoint",
+        list(by_name),
+        key=K.CKPT,
+        format_func=picker_labels(infos).__getitem__,
         on_change=_on_checkpoint_change,
         help="Trained models, grouped by task, backbone (word-level from scratch: the paper's "
         "word-level models, listed first; or a pretrained MiniLM encoder) and family. The "
         "model card below names the checkpoint and "
         "its family in full. Each is a folder of safetensors weights + JSON under "
         "assets/checkpoints/.",
-    )  # fmt: skip
+    )
     info = by_name[st.session_state[K.CKPT]]
     own = _trained(info)
     # Streamlit drops a widget's key when a run ends before drawing it (a rerun cut it short,
@@ -206,22 +216,28 @@ def render(infos: list[CheckpointInfo]) -> tuple[S.ViewState, CheckpointInfo | N
     )
     live = {knob: _control(sb, knob, spec, own) for knob in spec.controls()}
     t = temperature_of(info)
-    sb.toggle("Temperature scaling" + ("" if t is None else f" (t = {t:.2f})"), key=K.SCALED,
-              disabled=t is None,
-              help="Divide every sample's logits by the temperature fitted on the dev split, "
-              "then average: calibrated probabilities, same predicted classes."
-              if t is not None else "This checkpoint has no temperature yet: evaluate it with "
-              "python -m uqlab.evaluate.")  # fmt: skip
+    sb.toggle(
+        "Temperature scaling" + ("" if t is None else f" (t = {t:.2f})"),
+        key=K.SCALED,
+        disabled=t is None,
+        help="Divide every sample's logits by the temperature fitted on the dev split, "
+        "then average: calibrated probabilities, same predicted classes."
+        if t is not None
+        else "This checkpoint has no temperature yet: evaluate it with python -m uqlab.evaluate.",
+    )
 
     def override(key: str):
         value = st.session_state.get(key)
         return None if not live.get(key) or value == own[key] else value
 
     view = st.session_state.get(K.VIEW, S.ViewState())
-    view = view.replace(ckpt=info.name, T=int(st.session_state[K.T]),
-                        seed=int(st.session_state[K.SEED]),
-                        scaled=bool(st.session_state.get(K.SCALED)) and t is not None,
-                        **{knob: override(knob) for knob in K.KNOBS})  # fmt: skip
+    view = view.replace(
+        ckpt=info.name,
+        T=int(st.session_state[K.T]),
+        seed=int(st.session_state[K.SEED]),
+        scaled=bool(st.session_state.get(K.SCALED)) and t is not None,
+        **{knob: override(knob) for knob in K.KNOBS},
+    )
     before = st.session_state.get(K.INFO)
     moved = before is not None and before.task != info.task  # a gold label belongs to its task
     classes = len(label_names(info))
@@ -293,20 +309,28 @@ def page(title: str, *, needs_checkpoint: bool = True) -> tuple[S.ViewState, Che
     st.title(title)
     view, info = current()
     if info is None and needs_checkpoint:
-        st.info("No checkpoint available: train one (`python -m uqlab.train`, or "
-                "`bash scripts/retrain.sh all`) and reload.")  # fmt: skip
+        st.info(
+            "No checkpoint available: train one (`python -m uqlab.train`, or "
+            "`bash scripts/retrain.sh all`) and reload."
+        )
         st.stop()
     why = guard.problem(info.name) if info is not None else None
     if why:  # a missing base package, a corrupt file: said here, on every page
-        st.error(guard.line(info.name, why) + " Pick another checkpoint in the sidebar.",
-                 icon="✋")  # fmt: skip
+        st.error(guard.line(info.name, why) + " Pick another checkpoint in the sidebar.", icon="✋")
         if needs_checkpoint:
             st.stop()
     return view, info
 
 
-def multiselect(where, label: str, options: list[str], default: list[str], key: str,
-                follow: str | None = None, **kwargs):  # fmt: skip
+def multiselect(
+    where,
+    label: str,
+    options: list[str],
+    default: list[str],
+    key: str,
+    follow: str | None = None,
+    **kwargs,
+):
     """``where.multiselect`` whose choice survives a change of its options (another task): the
     names still offered stay chosen, and when none is left the default is chosen again instead of
     an empty list (a user may still clear it by hand). ``follow`` (the sidebar's checkpoint) is
@@ -342,4 +366,3 @@ def temperature_of(info: CheckpointInfo) -> float | None:
     """The temperature the checkpoint's evaluation fitted on dev, or None."""
     value = ((info.metrics or {}).get("temperature") or {}).get("value")
     return float(value) if isinstance(value, int | float) and value > 0 else None
-

@@ -28,17 +28,27 @@ def find_stories(info: CheckpointInfo) -> None:
     per = landing.STORY_LIVE_PER_DOMAIN
     total = per * len(dataset.subsets(info.task))
     job = ("stories", info.name, cached.where(info.name))
-    pressed = st.button("Find three sentences that tell its story", key=K.LANDING_FIND,
-                        help=f"Samples {total} bundled examples ({per} per domain) at "
-                        f"T = {landing.STORY_T} with this model and picks the sentence it is "
-                        "surest of, the one its samples disagree on most and the most "
-                        "uncertain one from outside its training data.")  # fmt: skip
+    pressed = st.button(
+        "Find three sentences that tell its story",
+        key=K.LANDING_FIND,
+        help=f"Samples {total} bundled examples ({per} per domain) at "
+        f"T = {landing.STORY_T} with this model and picks the sentence it is "
+        "surest of, the one its samples disagree on most and the most "
+        "uncertain one from outside its training data.",
+    )
     if not (pressed or work.cancelled(job)):
-        st.caption(f"This model has no stored samples to pick them from: the button samples "
-                   f"{total} bundled examples with it (seconds for a small model, a minute or "
-                   "more for a large one on this server).")  # fmt: skip
+        st.caption(
+            f"This model has no stored samples to pick them from: the button samples "
+            f"{total} bundled examples with it (seconds for a small model, a minute or "
+            "more for a large one on this server)."
+        )
         return
     folder = cached.where(info.name)
-    work.run("Picking three story sentences", lambda progress: cached.stories(
-        info.name, folder, info.task, live=True, on_rows=Rows(total, progress)), job)  # fmt: skip
+    work.run(
+        "Picking three story sentences",
+        lambda progress: cached.stories(
+            info.name, folder, info.task, live=True, on_rows=Rows(total, progress)
+        ),
+        job,
+    )
     st.rerun()

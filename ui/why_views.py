@@ -35,13 +35,18 @@ def switch() -> bool:
     sidebar.keep(K.WHY_ON)  # on stays on across pages and sentences
     if K.WHY_ON not in st.session_state:
         st.session_state[K.WHY_ON] = cached.on_gpu()
-    on = st.toggle("Explain this prediction: salience over the samples, word-by-word edits, "
-                   "every head at once", key=K.WHY_ON,
-                   help="Stays on for this session, for every sentence you explore.")  # fmt: skip
+    on = st.toggle(
+        "Explain this prediction: salience over the samples, word-by-word edits, "
+        "every head at once",
+        key=K.WHY_ON,
+        help="Stays on for this session, for every sentence you explore.",
+    )
     if not on:
-        st.caption("Which words move each sample's probability, and which make the samples "
-                   "disagree; what removing or editing a word does; every layer and head of the "
-                   "attention at once.")  # fmt: skip
+        st.caption(
+            "Which words move each sample's probability, and which make the samples "
+            "disagree; what removing or editing a word does; every layer and head of the "
+            "attention at once."
+        )
     return on
 
 
@@ -59,51 +64,96 @@ def _highlighted(tokens: list[str], mean: np.ndarray, std: np.ndarray) -> str:
         a = min(1.0, abs(m) / top)
         rgb = "209,73,91" if m >= 0 else "31,95,191"
         line = "text-decoration: underline dotted 2px;" if s > abs(m) else ""
-        out.append(f'<span title="{m:+.4f} ± {s:.4f}" style="background: rgba({rgb},{a:.2f});'
-                   f'padding: 1px 3px; margin: 1px; border-radius: 3px; {line}">'
-                   f"{html.escape(tok)}</span>")  # fmt: skip
+        out.append(
+            f'<span title="{m:+.4f} ± {s:.4f}" style="background: rgba({rgb},{a:.2f});'
+            f'padding: 1px 3px; margin: 1px; border-radius: 3px; {line}">'
+            f"{html.escape(tok)}</span>"
+        )
     return '<div style="line-height: 2.1; font-size: 1.05rem">' + " ".join(out) + "</div>"
 
 
-def salience(res: ExploreResult, names: tuple[str, ...], name: str, family: str,
-             settings: SamplingSettings) -> None:  # fmt: skip
+def salience(
+    res: ExploreResult, names: tuple[str, ...], name: str, family: str, settings: SamplingSettings
+) -> None:
     """Which tokens move each sample's probability and the samples' disagreement
     (``settings``: the sidebar's overrides)."""
     s = res.summary
     c1, c2, c3 = st.columns([1, 1.4, 1])
-    target = c1.selectbox("Explain the class", range(len(names)), index=s.target,
-                          format_func=lambda i: names[i], key=K.WHY_CLASS)  # fmt: skip
-    method = c2.radio("Method", list(why.METHOD_TITLES), format_func=why.METHOD_TITLES.get,
-                      horizontal=True, key=K.WHY_METHOD,
-                      help="Gradient × input: one backward pass, first order. Integrated "
-                      "gradients: the gradient averaged along a straight path from a baseline "
-                      "(every word replaced by padding) to the text; the attributions then add "
-                      "up to the change of p (completeness).")  # fmt: skip
+    target = c1.selectbox(
+        "Explain the class",
+        range(len(names)),
+        index=s.target,
+        format_func=lambda i: names[i],
+        key=K.WHY_CLASS,
+    )
+    method = c2.radio(
+        "Method",
+        list(why.METHOD_TITLES),
+        format_func=why.METHOD_TITLES.get,
+        horizontal=True,
+        key=K.WHY_METHOD,
+        help="Gradient × input: one backward pass, first order. Integrated "
+        "gradients: the gradient averaged along a straight path from a baseline "
+        "(every word replaced by padding) to the text; the attributions then add "
+        "up to the change of p (completeness).",
+    )
     ig = method == "integrated_gradients"
-    steps = int(c3.number_input("Steps", 4, 128, 32, step=4, key=K.WHY_STEPS, disabled=not ig,
-                                help="Points on the path (integrated gradients).")) if ig else 1
+    steps = (
+        int(
+            c3.number_input(
+                "Steps",
+                4,
+                128,
+                32,
+                step=4,
+                key=K.WHY_STEPS,
+                disabled=not ig,
+                help="Points on the path (integrated gradients).",
+            )
+        )
+        if ig
+        else 1
+    )
     T = min(len(res.probs), SALIENCE_T)  # noqa: N806
-    key = cached.salience_key(name, res.text, T, res.seed, settings, int(target), method, steps,
-                              res.temperature)  # fmt: skip
+    key = cached.salience_key(
+        name, res.text, T, res.seed, settings, int(target), method, steps, res.temperature
+    )
     got = cached.salience_cached(key)
     auto = not ig and T * len(res.tokens) <= AUTO_ROWS
     if got is None and not auto and st.session_state.get(K.WHY_ASKED) != key:
-        quick = cached.salience_cached(cached.salience_key(
-            name, res.text, T, res.seed, settings, int(target), "gradient_x_input", 1,
-            res.temperature))  # fmt: skip
+        quick = cached.salience_cached(
+            cached.salience_key(
+                name,
+                res.text,
+                T,
+                res.seed,
+                settings,
+                int(target),
+                "gradient_x_input",
+                1,
+                res.temperature,
+            )
+        )
         guess = f" (about {quick.seconds * steps * 0.8:.0f} s here)" if quick and ig else ""
-        st.info(f"Integrated gradients run {steps} forward and backward passes of all {T} "
-                 f"samples{guess}." if ig else f"A long text: one forward and backward pass of "
-                 f"{T} samples x {len(res.tokens)} tokens waits for the button.")  # fmt: skip
+        st.info(
+            f"Integrated gradients run {steps} forward and backward passes of all {T} "
+            f"samples{guess}."
+            if ig
+            else f"A long text: one forward and backward pass of "
+            f"{T} samples x {len(res.tokens)} tokens waits for the button."
+        )
         label = "Compute integrated gradients" if ig else "Compute the salience"
         if not st.button(label, key=K.WHY_GO, type="primary"):
             return
         st.session_state[K.WHY_ASKED] = key
     if got is None:
         try:
-            got = work.run(f"{why.METHOD_TITLES[method]} of {T} samples",
-                           lambda progress: cached.salience(key, progress), key,
-                           what="Salience")  # fmt: skip
+            got = work.run(
+                f"{why.METHOD_TITLES[method]} of {T} samples",
+                lambda progress: cached.salience(key, progress),
+                key,
+                what="Salience",
+            )
         except UQError as exc:
             st.error(str(exc), icon="✋")
             return
@@ -115,65 +165,110 @@ def _show_salience(a: why.Attribution, res, names, name: str, family: str) -> No
     said = plain(cls)  # in captions (markdown); charts take the name itself
     title = why.METHOD_TITLES[a.method] + (f", {a.steps} steps" if a.steps > 1 else "")
     if a.straight_through:
-        st.warning("These samples are hard (one-hot attention): its gradient is 0 almost "
-                   "everywhere, so the attributions are the straight-through surrogate's (the "
-                   "soft sample's gradient). The completeness gap below says how far they are "
-                   "from the real change.", icon="⚠️")  # fmt: skip
+        st.warning(
+            "These samples are hard (one-hot attention): its gradient is 0 almost "
+            "everywhere, so the attributions are the straight-through surrogate's (the "
+            "soft sample's gradient). The completeness gap below says how far they are "
+            "from the real change.",
+            icon="⚠️",
+        )
     if len(res.probs) > a.T:
-        st.caption(f"Salience explains the first {a.T} of the {len(res.probs)} samples (each "
-                   "one is a forward and a backward pass of its own).")  # fmt: skip
+        st.caption(
+            f"Salience explains the first {a.T} of the {len(res.probs)} samples (each "
+            "one is a forward and a backward pass of its own)."
+        )
     if a.members is not None:
-        st.info(f"A deep ensemble: each of its {int(a.members.max()) + 1} members is explained "
-                "once; sample t is member t mod M, so the spread is between members.")  # fmt: skip
+        st.info(
+            f"A deep ensemble: each of its {int(a.members.max()) + 1} members is explained "
+            "once; sample t is member t mod M, so the spread is between members."
+        )
     elif not a.stochastic:
-        st.info("With these settings every sample is the same, so the spread of the salience is "
-                "0 and the mutual information has nothing to attribute.")  # fmt: skip
+        st.info(
+            "With these settings every sample is the same, so the spread of the salience is "
+            "0 and the mutual information has nothing to attribute."
+        )
     lo, hi = token_window(len(a.tokens), K.WHY_WINDOW)
     tokens = tokens_for_axes(res)[lo:hi]
-    chart(W.salience_strip(a.prob[:, lo:hi], tokens,
-                           f"Salience of p({cls}), {title}, T = {a.T}", f"attribution to p({cls})"),
-          "salience")  # fmt: skip
+    chart(
+        W.salience_strip(
+            a.prob[:, lo:hi],
+            tokens,
+            f"Salience of p({cls}), {title}, T = {a.T}",
+            f"attribution to p({cls})",
+        ),
+        "salience",
+    )
     table = a.table()
-    st.markdown(_highlighted(a.tokens[lo:hi], a.prob[:, lo:hi].mean(0), a.prob[:, lo:hi].std(0)),
-                unsafe_allow_html=True)  # fmt: skip
-    st.caption(f"Bars: the mean over the {a.T} samples of each token's attribution to p({said}) "
-               "(red raises it, blue lowers it), whiskers ± one standard deviation over the "
-               "samples, grey dots the samples themselves, each with its own noise held fixed. "
-               "In the text, a dotted underline marks tokens whose spread is larger than their "
-               "mean: the samples disagree on what the word does."
-               + (f" Tokens {lo}-{hi - 1} of {len(a.tokens)} are shown." if hi - lo <
-                  len(a.tokens) else ""))  # fmt: skip
+    st.markdown(
+        _highlighted(a.tokens[lo:hi], a.prob[:, lo:hi].mean(0), a.prob[:, lo:hi].std(0)),
+        unsafe_allow_html=True,
+    )
+    st.caption(
+        f"Bars: the mean over the {a.T} samples of each token's attribution to p({said}) "
+        "(red raises it, blue lowers it), whiskers ± one standard deviation over the "
+        "samples, grey dots the samples themselves, each with its own noise held fixed. "
+        "In the text, a dotted underline marks tokens whose spread is larger than their "
+        "mean: the samples disagree on what the word does."
+        + (
+            f" Tokens {lo}-{hi - 1} of {len(a.tokens)} are shown."
+            if hi - lo < len(a.tokens)
+            else ""
+        )
+    )
     if a.prob_gap is not None:
         target_change = a.probs[:, a.target] - a.base_probs[:, a.target]
-        st.caption(f"Completeness: each sample's attributions add up to p({said}) at the text "
-                   f"minus at the baseline ({target_change.mean():+.3f} on average) within "
-                   f"{np.abs(a.prob_gap).max():.2g} (largest gap over the samples, "
-                   f"{a.steps} steps)." + (f" Mutual information: {a.mi_value - a.mi_base:+.3g} "
-                   f"nats to explain, gap {abs(a.mi_gap):.2g}." if a.mi_gap is not None
-                   else ""))  # fmt: skip
+        st.caption(
+            f"Completeness: each sample's attributions add up to p({said}) at the text "
+            f"minus at the baseline ({target_change.mean():+.3f} on average) within "
+            f"{np.abs(a.prob_gap).max():.2g} (largest gap over the samples, "
+            f"{a.steps} steps)."
+            + (
+                f" Mutual information: {a.mi_value - a.mi_base:+.3g} "
+                f"nats to explain, gap {abs(a.mi_gap):.2g}."
+                if a.mi_gap is not None
+                else ""
+            )
+        )
         if np.abs(a.prob_gap).max() > 0.05:
-            st.caption("A gap this large means the path bends sharply for some samples: more "
-                       "steps follow it more closely (the gap shrinks as they grow).")
+            st.caption(
+                "A gap this large means the path bends sharply for some samples: more "
+                "steps follow it more closely (the gap shrinks as they grow)."
+            )
     if a.mi is not None:
-        chart(W.token_bars(a.mi[lo:hi], tokens, f"Which tokens raise the samples' disagreement? "
-                           f"Attribution of the mutual information ({sig(a.mi_value)} nats)",
-                           "attribution to MI (nats)"), "salience_mi")  # fmt: skip
-        st.caption("Red tokens raise the mutual information (the samples disagree more because "
-                   "of them), blue ones lower it. It is one statistic of all samples together, "
-                   "so it has one value per token, not a spread.")  # fmt: skip
-    shown = table.assign(mean=table["mean"].map(lambda v: f"{v:+.4f}"),
-                         std=table["std"].map(lambda v: f"{v:.4f}"))  # fmt: skip
+        chart(
+            W.token_bars(
+                a.mi[lo:hi],
+                tokens,
+                f"Which tokens raise the samples' disagreement? "
+                f"Attribution of the mutual information ({sig(a.mi_value)} nats)",
+                "attribution to MI (nats)",
+            ),
+            "salience_mi",
+        )
+        st.caption(
+            "Red tokens raise the mutual information (the samples disagree more because "
+            "of them), blue ones lower it. It is one statistic of all samples together, "
+            "so it has one value per token, not a spread."
+        )
+    shown = table.assign(
+        mean=table["mean"].map(lambda v: f"{v:+.4f}"), std=table["std"].map(lambda v: f"{v:.4f}")
+    )
     st.dataframe(shown, hide_index=True, width="stretch", height=240)
-    record = _record(res, name, family, explained=cls, method=a.method, steps=a.steps,
-                     samples_explained=a.T)  # fmt: skip
-    download(st, "Salience per token (CSV)", lambda: csv_text(table, record),
-                       f"salience-{name}-T{a.T}-seed{res.seed}.csv", "text/csv",
-                       key=K.WHY_CSV)  # fmt: skip
+    record = _record(
+        res, name, family, explained=cls, method=a.method, steps=a.steps, samples_explained=a.T
+    )
+    download(
+        st,
+        "Salience per token (CSV)",
+        lambda: csv_text(table, record),
+        f"salience-{name}-T{a.T}-seed{res.seed}.csv",
+        "text/csv",
+        key=K.WHY_CSV,
+    )
     st.caption(f"Computed in {a.seconds:.2f} s on the server (cached for repeat views).")
 
 
-def occlusion(res: ExploreResult, names: tuple[str, ...], name: str, family: str,
-              sampler) -> None:  # fmt: skip
+def occlusion(res: ExploreResult, names: tuple[str, ...], name: str, family: str, sampler) -> None:
     """Each word removed in turn: how mean p(class) and the mutual information move."""
     words = res.text.split()
     cls = names[res.summary.target]
@@ -182,16 +277,23 @@ def occlusion(res: ExploreResult, names: tuple[str, ...], name: str, family: str
         return
     start = 0
     if len(words) > why.MAX_OCCLUDED:
-        start = st.slider(f"First word removed (a window of {why.MAX_OCCLUDED} of the "
-                          f"{len(words)} words)", 0, len(words) - why.MAX_OCCLUDED, 0,
-                          step=5, key=K.OCC_START)  # fmt: skip
+        start = st.slider(
+            f"First word removed (a window of {why.MAX_OCCLUDED} of the {len(words)} words)",
+            0,
+            len(words) - why.MAX_OCCLUDED,
+            0,
+            step=5,
+            key=K.OCC_START,
+        )
     lo, hi = why.occlusion_window(len(words), start)
     asked = (name, res.text, len(res.probs), res.seed, str(res.settings), lo, hi)
     big = (hi - lo) * len(res.probs) * len(res.tokens) > AUTO_OCCLUDED
     if big and st.session_state.get(K.OCC_ASKED) != asked:
         if not st.button(f"Remove each of these {hi - lo} words in turn", key=K.OCC_GO):
-            st.caption(f"A long text: each removal samples the whole text again ({hi - lo} texts"
-                       f" x {len(res.probs)} samples), so it waits for the button.")  # fmt: skip
+            st.caption(
+                f"A long text: each removal samples the whole text again ({hi - lo} texts"
+                f" x {len(res.probs)} samples), so it waits for the button."
+            )
             return
         st.session_state[K.OCC_ASKED] = asked
     with st.spinner(f"Sampling {hi - lo} texts, {len(res.probs)} samples each…"):
@@ -201,27 +303,49 @@ def occlusion(res: ExploreResult, names: tuple[str, ...], name: str, family: str
         st.info("No word could be removed (each removal left nothing the model reads).")
         return
     labels = [f"{w}" for w in ok["word"]]
-    chart(W.token_bars(ok["shift of p"].to_numpy(), labels,
-                       f"Mean p({cls}) after removing each word, minus the text's",
-                       f"shift of p({cls})", ok["se"].to_numpy() * 2), "occlusion")  # fmt: skip
-    chart(W.token_bars(ok["shift of MI"].to_numpy(), labels,
-                       "Mutual information after removing each word, minus the text's",
-                       "shift of MI (nats)"), "occlusion_mi")  # fmt: skip
-    st.caption(f"Each word of the window removed in turn; every shortened text is sampled "
-               f"T = {len(res.probs)} times (one batched call), with the noise the explorer "
-               "draws for that text. Whiskers: ± 2 Monte Carlo standard errors of the shift: a "
-               "bar inside them may be sampling noise. Numbers are positions among the words "
-               "shown.")  # fmt: skip
+    chart(
+        W.token_bars(
+            ok["shift of p"].to_numpy(),
+            labels,
+            f"Mean p({cls}) after removing each word, minus the text's",
+            f"shift of p({cls})",
+            ok["se"].to_numpy() * 2,
+        ),
+        "occlusion",
+    )
+    chart(
+        W.token_bars(
+            ok["shift of MI"].to_numpy(),
+            labels,
+            "Mutual information after removing each word, minus the text's",
+            "shift of MI (nats)",
+        ),
+        "occlusion_mi",
+    )
+    st.caption(
+        f"Each word of the window removed in turn; every shortened text is sampled "
+        f"T = {len(res.probs)} times (one batched call), with the noise the explorer "
+        "draws for that text. Whiskers: ± 2 Monte Carlo standard errors of the shift: a "
+        "bar inside them may be sampling noise. Numbers are positions among the words "
+        "shown."
+    )
     st.dataframe(table, hide_index=True, width="stretch", height=240)
-    record = _record(res, name, family, explained=cls, occlusion="remove one word",
-                     words=f"{lo}-{hi - 1}")  # fmt: skip
-    download(st, "Occlusion table (CSV)", lambda: csv_text(table, record),
-                       f"occlusion-{name}-T{len(res.probs)}-seed{res.seed}.csv", "text/csv",
-                       key=K.OCC_CSV)  # fmt: skip
+    record = _record(
+        res, name, family, explained=cls, occlusion="remove one word", words=f"{lo}-{hi - 1}"
+    )
+    download(
+        st,
+        "Occlusion table (CSV)",
+        lambda: csv_text(table, record),
+        f"occlusion-{name}-T{len(res.probs)}-seed{res.seed}.csv",
+        "text/csv",
+        key=K.OCC_CSV,
+    )
 
 
-def edit(res: ExploreResult, names: tuple[str, ...], explore_text, n_layers: int,
-         n_heads: int) -> None:  # fmt: skip
+def edit(
+    res: ExploreResult, names: tuple[str, ...], explore_text, n_layers: int, n_heads: int
+) -> None:
     """Edit the sentence and see the original and the edit side by side."""
     if st.session_state.get(K.EDIT_OF) != res.text:  # a new sentence: start from it
         st.session_state[K.EDIT_TEXT] = res.text
@@ -231,8 +355,10 @@ def edit(res: ExploreResult, names: tuple[str, ...], explore_text, n_layers: int
         st.form_submit_button("Compare with the original")
     typed = st.session_state[K.EDIT_TEXT]
     if typed == res.text:
-        st.caption("Change a word above and press Compare: the original and your edit are then "
-                   "sampled with the same checkpoint, settings, T and seed.")  # fmt: skip
+        st.caption(
+            "Change a word above and press Compare: the original and your edit are then "
+            "sampled with the same checkpoint, settings, T and seed."
+        )
         return
     try:
         other = explore_text(typed)
@@ -241,15 +367,22 @@ def edit(res: ExploreResult, names: tuple[str, ...], explore_text, n_layers: int
         return
     target = res.summary.target
     cls = names[target]
-    chart(W.two_histograms(res.probs[:, target], other.probs[:, target], ("original", "edit"),
-                           cls), "edit_histograms")  # fmt: skip
+    chart(
+        W.two_histograms(res.probs[:, target], other.probs[:, target], ("original", "edit"), cls),
+        "edit_histograms",
+    )
     rows = []
     for label, r in (("original", res), ("edit", other)):
         p = r.probs[:, target]
-        rows.append({"text": label, f"p({cls}) mean ± var": mean_pm_var(p.mean(), p.var()),
-                     "samples predicting it": f"{int((r.probs.argmax(1) == target).sum())} / "
-                     f"{len(p)}", "entropy": f"{r.summary.entropy:.3f}",
-                     "MI": sig(float(mutual_information(r.probs[:, None])[0]))})  # fmt: skip
+        rows.append(
+            {
+                "text": label,
+                f"p({cls}) mean ± var": mean_pm_var(p.mean(), p.var()),
+                "samples predicting it": f"{int((r.probs.argmax(1) == target).sum())} / {len(p)}",
+                "entropy": f"{r.summary.entropy:.3f}",
+                "MI": sig(float(mutual_information(r.probs[:, None])[0])),
+            }
+        )
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
     pairs = why.aligned(res.tokens, other.tokens)
     if not pairs or not res.maps or not other.maps:
@@ -262,40 +395,65 @@ def edit(res: ExploreResult, names: tuple[str, ...], explore_text, n_layers: int
     diff = why.attention_difference(mean_a, mean_b, pairs)
     shown = pairs[: why.MAX_OCCLUDED * 2]
     toks = [res.tokens[i] for i, _ in shown]
-    chart(W.difference_map(diff[: len(shown), : len(shown)], toks,
-                           f"Mean attention, edit minus original, layer {layer}, head {head}"),
-          "edit_attention")  # fmt: skip
-    st.caption(f"On the {len(pairs)} tokens both texts share (matched in order), the edit's mean "
-               "attention over its samples minus the original's: red where the edit attends "
-               "more, blue less. Rows of each map sum to 1 over all of its own tokens, so a "
-               "removed word's weight reappears on the others." + (
-                   f" The first {len(shown)} shared tokens are shown." if len(shown) < len(pairs)
-                   else ""))  # fmt: skip
+    chart(
+        W.difference_map(
+            diff[: len(shown), : len(shown)],
+            toks,
+            f"Mean attention, edit minus original, layer {layer}, head {head}",
+        ),
+        "edit_attention",
+    )
+    st.caption(
+        f"On the {len(pairs)} tokens both texts share (matched in order), the edit's mean "
+        "attention over its samples minus the original's: red where the edit attends "
+        "more, blue less. Rows of each map sum to 1 over all of its own tokens, so a "
+        "removed word's weight reappears on the others."
+        + (f" The first {len(shown)} shared tokens are shown." if len(shown) < len(pairs) else "")
+    )
 
 
 def head_grid(res: ExploreResult, n_layers: int, n_heads: int) -> None:
     """Every layer x head at once: the mean (or std) over samples of its attention map."""
-    stat = st.radio("Show", ("mean", "std"), horizontal=True, key=K.GRID_STAT,
-                    format_func={"mean": "mean over samples",
-                                 "std": "standard deviation over samples"}.get)  # fmt: skip
+    stat = st.radio(
+        "Show",
+        ("mean", "std"),
+        horizontal=True,
+        key=K.GRID_STAT,
+        format_func={"mean": "mean over samples", "std": "standard deviation over samples"}.get,
+    )
     n = len(res.tokens)
     lo, hi = 0, n
     if n > GRID_TOKENS:
-        lo = st.slider(f"First token (a window of {GRID_TOKENS} of the {n} tokens)", 0,
-                       n - GRID_TOKENS, 0, key=K.GRID_WINDOW)  # fmt: skip
+        lo = st.slider(
+            f"First token (a window of {GRID_TOKENS} of the {n} tokens)",
+            0,
+            n - GRID_TOKENS,
+            0,
+            key=K.GRID_WINDOW,
+        )
         hi = lo + GRID_TOKENS
-    maps = np.stack([res.maps[layer].attention[:, :, lo:hi, lo:hi].astype(np.float32)
-                     for layer in range(n_layers)], 1)  # [Tc, n_layers, H, K, K]
+    maps = np.stack(
+        [
+            res.maps[layer].attention[:, :, lo:hi, lo:hi].astype(np.float32)
+            for layer in range(n_layers)
+        ],
+        1,
+    )  # [Tc, n_layers, H, K, K]
     grid = maps.mean(0) if stat == "mean" else maps.std(0)
     what = "Mean" if stat == "mean" else "Standard deviation of the"
     title = f"{what} attention over {res.captured} samples, every layer and head"
     if hi - lo < n:
         title += f" (tokens {lo}-{hi - 1})"
     chart(W.head_grid(grid, tokens_for_axes(res)[lo:hi], title, stat), "head_grid")
-    st.caption("Row = layer (L0 at the top), column = head; in each cell, rows are the tokens "
-               "that attend and columns the tokens they read. Hover for the values. "
-               + ("Orange cells are where the samples disagree." if stat == "std" else
-                  "Switch to the standard deviation to see where the samples disagree."))
+    st.caption(
+        "Row = layer (L0 at the top), column = head; in each cell, rows are the tokens "
+        "that attend and columns the tokens they read. Hover for the values. "
+        + (
+            "Orange cells are where the samples disagree."
+            if stat == "std"
+            else "Switch to the standard deviation to see where the samples disagree."
+        )
+    )
 
     def _open(choice: str) -> None:
         layer, head = (int(x) for x in choice.split(","))
@@ -303,7 +461,16 @@ def head_grid(res: ExploreResult, n_layers: int, n_heads: int) -> None:
 
     cells = [f"{layer},{head}" for layer in range(n_layers) for head in range(n_heads)]
     c1, c2 = st.columns([2, 1])
-    pick = c1.selectbox("Open a cell in the detailed view above", cells, key=K.GRID_PICK,
-                        format_func=lambda c: "layer {}, head {}".format(*c.split(",")))
-    c2.button("Open it", on_click=_open, args=(pick,), width="stretch",
-              help="Sets the layer and head of 'Attention, sample by sample'.")
+    pick = c1.selectbox(
+        "Open a cell in the detailed view above",
+        cells,
+        key=K.GRID_PICK,
+        format_func=lambda c: "layer {}, head {}".format(*c.split(",")),
+    )
+    c2.button(
+        "Open it",
+        on_click=_open,
+        args=(pick,),
+        width="stretch",
+        help="Sets the layer and head of 'Attention, sample by sample'.",
+    )

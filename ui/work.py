@@ -63,14 +63,21 @@ class _Panel:
         if self.bar is None:
             self.status = self.box.empty()
             self.bar = self.box.progress(0.0)
-            self.box.button("Cancel", key=K.WORK_CANCEL + self.label, on_click=_cancel,
-                            args=(self.job,), help=CANCEL_HELP)  # fmt: skip
+            self.box.button(
+                "Cancel",
+                key=K.WORK_CANCEL + self.label,
+                on_click=_cancel,
+                args=(self.job,),
+                help=CANCEL_HELP,
+            )
             self.status.caption(f"{self.label}…")
 
     def waiting(self, ahead: int) -> None:  # a Streamlit call: a closed tab or a click stops here
         self.show()
-        self.status.caption(f"{self.label}: waiting for a free slot, {ahead} computation(s) "
-                            "ahead of yours (the server runs a few at a time, in turn).")
+        self.status.caption(
+            f"{self.label}: waiting for a free slot, {ahead} computation(s) "
+            "ahead of yours (the server runs a few at a time, in turn)."
+        )
 
     def working(self) -> None:
         self.eta = Eta(self.what)  # the estimate counts from the start of the work itself
@@ -90,16 +97,19 @@ class _Panel:
             self.box.empty()
 
 
-def run(label: str, fn: Callable[[Callable[[float], None]], R], job: Hashable,
-        what: str = "Computing") -> R:  # fmt: skip
+def run(
+    label: str, fn: Callable[[Callable[[float], None]], R], job: Hashable, what: str = "Computing"
+) -> R:
     """``fn(progress)``, ``progress(fraction)`` drawn as a bar with an estimate; returns what
     ``fn`` returns. Reads cost no slot; the first :func:`ui.logic.fair.heavy` inside ``fn`` waits
     for a work slot of this session. ``job`` identifies the computation (its cache key): once
     cancelled, the page says so and stops until "Start again" is pressed, instead of starting
     the same work again on the next click elsewhere."""
     if cancelled(job):
-        st.info(f"Stopped: {label}. Nothing else changed; press Start again to run it.",
-                icon=":material/stop_circle:")  # fmt: skip
+        st.info(
+            f"Stopped: {label}. Nothing else changed; press Start again to run it.",
+            icon=":material/stop_circle:",
+        )
         st.button("Start again", key=K.WORK_AGAIN + label, on_click=_again)
         st.stop()
     panel = _Panel(label, job, what)

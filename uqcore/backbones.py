@@ -85,6 +85,8 @@ class BackboneSpec:
     hf: HFLayout | None = None
 
 
+# Hand-laid (fmt: off): one backbone per entry, read as a table.
+# fmt: off
 BACKBONES: dict[str, BackboneSpec] = {
     spec.name: spec
     for spec in (
@@ -97,6 +99,7 @@ BACKBONES: dict[str, BackboneSpec] = {
                      pretrained=True, hf=DISTILBERT),
     )
 }
+# fmt: on
 
 
 def get_backbone(name: str) -> BackboneSpec:

@@ -67,10 +67,15 @@ class BaseRecord:
                 f"{data!r}. Re-save the checkpoint."
             )
         record = cls(**{f: data[f] for f in fields})
-        if record.local and (not record.folder or ".." in Path(record.folder).parts
-                             or not re.fullmatch(r"[0-9a-f]{64}", record.sha256)):  # fmt: skip
-            raise CheckpointError("The checkpoint's local 'base' record must name a folder "
-                                  "(no '..') and the sha256 of its weights; import it again.")
+        if record.local and (
+            not record.folder
+            or ".." in Path(record.folder).parts
+            or not re.fullmatch(r"[0-9a-f]{64}", record.sha256)
+        ):
+            raise CheckpointError(
+                "The checkpoint's local 'base' record must name a folder "
+                "(no '..') and the sha256 of its weights; import it again."
+            )
         return record
 
     @property
@@ -103,14 +108,22 @@ def package_folder(package: str, folder: str) -> Path:
 def record_for(package: str, distribution: str, folder: str) -> BaseRecord:
     """The record of the base installed now (for saving a checkpoint trained on it)."""
     path = package_folder(package, folder)
-    return BaseRecord(package, distribution, importlib.metadata.version(distribution), folder,
-                      file_sha256(path / WEIGHTS))  # fmt: skip
+    return BaseRecord(
+        package,
+        distribution,
+        importlib.metadata.version(distribution),
+        folder,
+        file_sha256(path / WEIGHTS),
+    )
 
 
 def locate(
-    record: BaseRecord, base_dir: str | os.PathLike | None = None,
-    root: str | os.PathLike | None = None, *, allow_outside: bool = True,
-) -> Path:  # fmt: skip
+    record: BaseRecord,
+    base_dir: str | os.PathLike | None = None,
+    root: str | os.PathLike | None = None,
+    *,
+    allow_outside: bool = True,
+) -> Path:
     """The base's folder (``base_dir`` if given, else inside the installed package, else the
     local folder a record names, relative to the checkpoint directory ``root``), checked: its
     ``model.safetensors`` must have the recorded sha256. ``allow_outside=False`` (an upload)
@@ -118,9 +131,11 @@ def locate(
     if base_dir is None and record.local:
         return _local(record, root, allow_outside)
     try:
-        folder = Path(base_dir) if base_dir is not None else package_folder(
-            record.package, record.folder
-        )  # fmt: skip
+        folder = (
+            Path(base_dir)
+            if base_dir is not None
+            else package_folder(record.package, record.folder)
+        )
     except CheckpointError:
         raise CheckpointError(
             f"This checkpoint builds on the base model of the package {record.distribution} "
@@ -143,17 +158,22 @@ def locate(
 def _local(record: BaseRecord, root, allow_outside: bool) -> Path:
     """The local Hugging Face folder of an imported checkpoint, checked (no link, the sha256)."""
     if not record.inside and not allow_outside:
-        raise CheckpointError("This checkpoint names a folder of the server as its base; an "
-                              "uploaded checkpoint must carry its base inside it.")  # fmt: skip
+        raise CheckpointError(
+            "This checkpoint names a folder of the server as its base; an "
+            "uploaded checkpoint must carry its base inside it."
+        )
     if record.inside and root is None:
-        raise CheckpointError("The checkpoint's base is a folder inside it: load it with "
-                              "uqcore.checkpoint.load_checkpoint(path).")  # fmt: skip
+        raise CheckpointError(
+            "The checkpoint's base is a folder inside it: load it with "
+            "uqcore.checkpoint.load_checkpoint(path)."
+        )
     folder = Path(root) / record.folder if record.inside else Path(record.folder)
     weights = folder / WEIGHTS
     where = "its base folder" if record.inside else f"the folder {folder}"
     if folder.is_symlink() or weights.is_symlink():
-        raise CheckpointError(f"The base of this checkpoint ({where}) is a link; links are not "
-                              "followed.")  # fmt: skip
+        raise CheckpointError(
+            f"The base of this checkpoint ({where}) is a link; links are not followed."
+        )
     if not weights.is_file():
         raise CheckpointError(
             f"This checkpoint was imported from {where}, which has no {WEIGHTS} now; import the "

@@ -104,8 +104,9 @@ class BertClassifier(StackedEncoder):
         self.head_act = torch.tanh if bp.head_activation == "tanh" else torch.relu
         self.drop_before_dense = bp.drop_before_dense
 
-    def _embed(self, ids, s: ForwardSettings, noise: SampleNoise | None,
-               tok: torch.Tensor | None = None) -> torch.Tensor:
+    def _embed(
+        self, ids, s: ForwardSettings, noise: SampleNoise | None, tok: torch.Tensor | None = None
+    ) -> torch.Tensor:
         n, length = ids.shape
         tok = self.embed(ids) if tok is None else tok  # [N, L, D]
         pos = self.pos.weight[self.offset : self.offset + length].expand(n, length, -1)
@@ -178,19 +179,24 @@ def hf_tensors(folder: str | Path, cfg: ModelConfig) -> dict[str, torch.Tensor]:
                     continue
                 out[ours] = torch.cat([f.get_tensor(t).float() for t in full])
     except (OSError, ValueError, RuntimeError) as exc:
-        raise CheckpointError(f"Cannot read the base model's weights {path.name}: "
-                              f"{type(exc).__name__}: {exc}.") from None  # fmt: skip
+        raise CheckpointError(
+            f"Cannot read the base model's weights {path.name}: {type(exc).__name__}: {exc}."
+        ) from None
     except Exception as exc:  # safetensors raises its own types for malformed files
-        raise CheckpointError(f"{path.name} is not a readable safetensors file "
-                              f"({type(exc).__name__}).") from None  # fmt: skip
+        raise CheckpointError(
+            f"{path.name} is not a readable safetensors file ({type(exc).__name__})."
+        ) from None
     if missing:
         shown = ", ".join(missing[:5]) + (" ..." if len(missing) > 5 else "")
-        raise CheckpointError(f"{path.name} lacks tensor(s) {shown}; is it a "
-                              f"{layout.architecture} (or its encoder)?")  # fmt: skip
+        raise CheckpointError(
+            f"{path.name} lacks tensor(s) {shown}; is it a {layout.architecture} (or its encoder)?"
+        )
     bad = [k for k, t in out.items() if not bool(torch.isfinite(t).all())]
     if bad:
-        raise CheckpointError(f"{path.name}: tensor(s) {', '.join(bad[:3])} hold NaN or "
-                              "infinite values; the model cannot be used.")  # fmt: skip
+        raise CheckpointError(
+            f"{path.name}: tensor(s) {', '.join(bad[:3])} hold NaN or "
+            "infinite values; the model cannot be used."
+        )
     return out
 
 
@@ -240,8 +246,11 @@ def load_hf_bert(
     only for models whose embedding tables nothing writes (inference, not training)."""
     tensors = hf_tensors(folder, model.cfg)
     own = model.state_dict()
-    wrong = [f"{k} {list(t.shape)} vs {list(own[k].shape)}" for k, t in tensors.items()
-             if own[k].shape != t.shape]  # fmt: skip
+    wrong = [
+        f"{k} {list(t.shape)} vs {list(own[k].shape)}"
+        for k, t in tensors.items()
+        if own[k].shape != t.shape
+    ]
     if wrong:
         raise CheckpointError(
             f"The base model in {folder} does not fit the config: {'; '.join(wrong[:3])}."

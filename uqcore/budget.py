@@ -78,8 +78,11 @@ _LIMITS = (
 def _structure_ints(cfg: ModelConfig) -> dict[str, int]:
     """Every integer of the family's and the backbone's structure, and the adapters' rank."""
     out = {}
-    for where, params in (("attention", cfg.attention), ("backbone_params", cfg.backbone_params),
-                          ("adapters", cfg.adapters)):  # fmt: skip
+    for where, params in (
+        ("attention", cfg.attention),
+        ("backbone_params", cfg.backbone_params),
+        ("adapters", cfg.adapters),
+    ):
         if dataclasses.is_dataclass(params):
             for f in dataclasses.fields(params):
                 value = getattr(params, f.name)
@@ -107,8 +110,9 @@ def model_bytes(cfg: ModelConfig) -> int:
     return FLOAT_BYTES * params + cfg.ensemble_size * cfg.n_layers * LAYER_OVERHEAD_BYTES
 
 
-def check_budget(cfg: ModelConfig, budget: Budget = DEFAULT_BUDGET, where: str = "The config"
-                 ) -> ModelConfig:  # fmt: skip
+def check_budget(
+    cfg: ModelConfig, budget: Budget = DEFAULT_BUDGET, where: str = "The config"
+) -> ModelConfig:
     """Return ``cfg`` if a model of it fits ``budget``; else raise
     :class:`~uqcore.errors.CheckpointError` naming the limit and what to do. Computed from the
     numbers alone, in microseconds: call it before anything is built or read for ``cfg``.

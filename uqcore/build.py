@@ -126,11 +126,15 @@ class DeepEnsemble(nn.Module):
         """Parameters every member holds in one storage (a pretrained base's embedding tables,
         shared at loading): passed to ``vmap`` once, unbatched, instead of stacked M times."""
         named = [dict(m.named_parameters()) for m in self.members]
-        return {
-            n: t.detach()
-            for n, t in named[0].items()
-            if all(d[n].data_ptr() == t.data_ptr() and d[n].shape == t.shape for d in named[1:])
-        } if len(named) > 1 else {}  # fmt: skip
+        return (
+            {
+                n: t.detach()
+                for n, t in named[0].items()
+                if all(d[n].data_ptr() == t.data_ptr() and d[n].shape == t.shape for d in named[1:])
+            }
+            if len(named) > 1
+            else {}
+        )
 
     def _key(self) -> tuple:
         """What the stacked weights depend on: every tensor's identity, version and device."""
@@ -144,10 +148,11 @@ class DeepEnsemble(nn.Module):
         if torch.is_grad_enabled() or (s.dropout_on and noise is not None):
             outs = [m(ids, mask, s, noise, capture) for m in self.members]
             maps = {
-                i: outs[0].maps[i].map(lambda name, _, i=i: torch.stack(
-                    [getattr(o.maps[i], name) for o in outs]))
+                i: outs[0]
+                .maps[i]
+                .map(lambda name, _, i=i: torch.stack([getattr(o.maps[i], name) for o in outs]))
                 for i in outs[0].maps
-            }  # fmt: skip
+            }
             return ForwardOutput(logits=torch.stack([o.logits for o in outs]), maps=maps)
         params, buffers, common = self._stacked()  # common: unbatched, one for every member
         base = self.members[0]

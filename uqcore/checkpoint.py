@@ -109,8 +109,10 @@ def save_checkpoint(
                 "(uqcore.base_model.record_for)."
             )
         if vocab is not None and len(vocab) != cfg.vocab_size:
-            raise CheckpointError(f"The tokenizer has {len(vocab)} ids but the model embeds "
-                                  f"{cfg.vocab_size}; use the base's own tokenizer.")  # fmt: skip
+            raise CheckpointError(
+                f"The tokenizer has {len(vocab)} ids but the model embeds "
+                f"{cfg.vocab_size}; use the base's own tokenizer."
+            )
     elif not isinstance(vocab, Vocab):
         raise CheckpointError("vocab must be a uqcore.vocab.Vocab for a word-level model.")
     else:
@@ -181,9 +183,13 @@ def read_checkpoint_info(
 
 
 def load_checkpoint(
-    path: str | os.PathLike, *, base_dir: str | os.PathLike | None = None,
-    shared_weights: bool = False, local_base: bool = True, budget: Budget = DEFAULT_BUDGET,
-) -> Checkpoint:  # fmt: skip
+    path: str | os.PathLike,
+    *,
+    base_dir: str | os.PathLike | None = None,
+    shared_weights: bool = False,
+    local_base: bool = True,
+    budget: Budget = DEFAULT_BUDGET,
+) -> Checkpoint:
     """Load and verify a checkpoint directory; see the module docstring for what is checked.
     ``shared_weights``: follow a ``weights`` record to a sibling checkpoint's tensors (refused
     when False, the default). ``local_base=False`` (an upload): a base named by a local path
@@ -236,8 +242,9 @@ def load_checkpoint(
                     f"{weights.name} holds {len(names):,} tensors; this architecture has "
                     f"{len(expected):,}. Use the config the weights were trained with."
                 )
-            _check_tensors({k: _header_tensor(f.get_slice(k)) for k in names}, expected,
-                           str(weights))  # fmt: skip
+            _check_tensors(
+                {k: _header_tensor(f.get_slice(k)) for k in names}, expected, str(weights)
+            )
             tensors = {k: f.get_tensor(k) for k in f.keys()}
     except CheckpointError:
         raise
@@ -270,10 +277,18 @@ def load_checkpoint(
 MAX_PARAMETERS = DEFAULT_BUDGET.max_parameters  # the most a checkpoint may describe (800 MB)
 MAX_JSON_BYTES = 16 * 2**20  # a checkpoint's config.json / metrics.json larger is refused unread
 MAX_HEADER_BYTES = 16 * 2**20  # a safetensors header (the tensor index) larger than this is refused
-_SAFETENSORS_DTYPES = {"F64": torch.float64, "F32": torch.float32, "F16": torch.float16,
-                       "BF16": torch.bfloat16, "I64": torch.int64, "I32": torch.int32,
-                       "I16": torch.int16, "I8": torch.int8, "U8": torch.uint8,
-                       "BOOL": torch.bool}  # fmt: skip
+_SAFETENSORS_DTYPES = {
+    "F64": torch.float64,
+    "F32": torch.float32,
+    "F16": torch.float16,
+    "BF16": torch.bfloat16,
+    "I64": torch.int64,
+    "I32": torch.int32,
+    "I16": torch.int16,
+    "I8": torch.int8,
+    "U8": torch.uint8,
+    "BOOL": torch.bool,
+}
 
 
 def _check_header_size(weights: Path) -> None:
@@ -294,8 +309,10 @@ def _header_tensor(view) -> torch.Tensor:
     """A shape-and-dtype stand-in (no data, on the meta device) for a safetensors slice."""
     dtype = _SAFETENSORS_DTYPES.get(view.get_dtype())
     if dtype is None:
-        raise CheckpointError(f"A tensor has dtype {view.get_dtype()}, which this app does not "
-                              "read; save float32 or float16 weights.")  # fmt: skip
+        raise CheckpointError(
+            f"A tensor has dtype {view.get_dtype()}, which this app does not "
+            "read; save float32 or float16 weights."
+        )
     return torch.empty(view.get_shape(), dtype=dtype, device="meta")
 
 

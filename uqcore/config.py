@@ -153,10 +153,14 @@ class ModelConfig:
         _check_params(self.backbone_params, "backbone_params")
         layers = self.stochastic_layers
         if layers is not None and (
-            not isinstance(layers, tuple) or not layers or len(set(layers)) != len(layers)
-            or any(isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < self.n_layers
-                   for i in layers)
-        ):  # fmt: skip
+            not isinstance(layers, tuple)
+            or not layers
+            or len(set(layers)) != len(layers)
+            or any(
+                isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < self.n_layers
+                for i in layers
+            )
+        ):
             raise ConfigError(
                 f"stochastic_layers must be null (every layer) or distinct layer indices in "
                 f"[0, {self.n_layers - 1}], got {layers!r}."
@@ -213,8 +217,12 @@ class ModelConfig:
         _reject_unknown(SamplingSettings, inf, "inference settings")
         _reject_unknown(backbone.params, bb, f"{backbone.name!r} backbone config")
         try:
-            return cls(**data, attention=spec.params(**att), inference=SamplingSettings(**inf),
-                       backbone_params=backbone.params(**bb)).validate()  # fmt: skip
+            return cls(
+                **data,
+                attention=spec.params(**att),
+                inference=SamplingSettings(**inf),
+                backbone_params=backbone.params(**bb),
+            ).validate()
         except TypeError as exc:  # pragma: no cover - guarded by _reject_unknown
             raise ConfigError(f"Invalid model config: {exc}") from None
 
@@ -248,20 +256,39 @@ def family_fields(family: str, values: dict[str, Any]) -> tuple[Any, SamplingSet
     spec = get_family(family)
     structure = {f.name for f in dataclasses.fields(spec.params)}
     params = spec.params(**{k: v for k, v in values.items() if k in structure})
-    knobs = SamplingSettings(**{k: v for k, v in values.items()
-                                if k not in structure and spec.reads(k)})  # fmt: skip
+    knobs = SamplingSettings(
+        **{k: v for k, v in values.items() if k not in structure and spec.reads(k)}
+    )
     return params, knobs
 
 
 # Format 1 kept every family's fields in one flat "attention" record; format 2 names BAM's
 # fields without the prefix and moves the trained inference values to "inference".
-_V1_RENAMES = {"bam_dist": "dist", "bam_prior": "prior", "bam_k": "weibull_k",
-               "bam_sigma": "lognormal_sigma", "bam_beta": "prior_beta",
-               "bam_prior_sigma": "prior_sigma", "bam_d_mid": "prior_d_mid",
-               "bam_inference": "bam_mode"}  # fmt: skip
-_V1_FIELDS = frozenset({"tau", "tau1", "tau2", "noise_scale", "hard", "n_centroids",
-                        "centroid_side", "centroids_per_head", "em_iterations", "em_precision",
-                        *_V1_RENAMES})  # fmt: skip
+_V1_RENAMES = {
+    "bam_dist": "dist",
+    "bam_prior": "prior",
+    "bam_k": "weibull_k",
+    "bam_sigma": "lognormal_sigma",
+    "bam_beta": "prior_beta",
+    "bam_prior_sigma": "prior_sigma",
+    "bam_d_mid": "prior_d_mid",
+    "bam_inference": "bam_mode",
+}
+_V1_FIELDS = frozenset(
+    {
+        "tau",
+        "tau1",
+        "tau2",
+        "noise_scale",
+        "hard",
+        "n_centroids",
+        "centroid_side",
+        "centroids_per_head",
+        "em_iterations",
+        "em_precision",
+        *_V1_RENAMES,
+    }
+)
 
 
 def upgrade_v1(model: dict[str, Any], family: str | None = None) -> dict[str, Any]:

@@ -28,8 +28,17 @@ from uqcore.kernels.gumbel import HstoParams, StoParams, bind_hsto, bind_sto, hs
 from uqcore.kernels.softmax import NoParams, bind_softmax
 from uqcore.settings import ForwardSettings, SamplingSettings
 
-Knob = Literal["tau", "tau1", "tau2", "noise_scale", "hard", "bam_mode", "em_iterations",
-               "em_precision", "dropout"]  # fmt: skip
+Knob = Literal[
+    "tau",
+    "tau1",
+    "tau2",
+    "noise_scale",
+    "hard",
+    "bam_mode",
+    "em_iterations",
+    "em_precision",
+    "dropout",
+]
 
 
 @dataclass(frozen=True)
@@ -44,6 +53,8 @@ class KnobInfo:
     lacks: str = "does not use this setting"  # "<family> lacks ..." when it does not read it
 
 
+# Hand-laid (fmt: off): one knob per entry, read as a table.
+# fmt: off
 KNOBS: dict[str, KnobInfo] = {
     "tau": KnobInfo("tau: softmax temperature", "softmax(QKᵀ / tau); trained with sqrt(d_head).",
                     control=False),
@@ -66,7 +77,8 @@ KNOBS: dict[str, KnobInfo] = {
                               "Key adaptation steps at inference (0 = the trained keys)."),
     "em_precision": KnobInfo("EM prior precision θ", "Large = keys stay put.", control=False),
     "dropout": KnobInfo("Dropout rate (kept on)", "The rate of the masks drawn at inference."),
-}  # fmt: skip
+}
+# fmt: on
 
 
 def _never(s: ForwardSettings) -> bool:
@@ -88,8 +100,10 @@ def _untrained_sto(d_head: int):
 
 
 def _untrained_bam(d_head: int):
-    return (BamParams(prior="fixed", weibull_k=BAM_UNTRAINED_K),
-            SamplingSettings(noise_scale=1.0, bam_mode="sample"))  # fmt: skip
+    return (
+        BamParams(prior="fixed", weibull_k=BAM_UNTRAINED_K),
+        SamplingSettings(noise_scale=1.0, bam_mode="sample"),
+    )
 
 
 @dataclass(frozen=True)
@@ -157,6 +171,8 @@ class FamilySpec:
 
 SOFTMAX_KNOBS = ("tau",)
 
+# Hand-laid (fmt: off): one family per entry, read as a table.
+# fmt: off
 FAMILIES: dict[str, FamilySpec] = {
     spec.name: spec
     for spec in (
@@ -194,7 +210,8 @@ FAMILIES: dict[str, FamilySpec] = {
             needs_every_query=lambda s: s.em_iterations > 0,
         ),
     )
-}  # fmt: skip
+}
+# fmt: on
 
 FAMILY_NAMES: tuple[str, ...] = tuple(FAMILIES)
 TRAINING_FREE: tuple[str, ...] = tuple(n for n, f in FAMILIES.items() if f.untrained)

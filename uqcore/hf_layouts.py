@@ -78,15 +78,27 @@ def _layer(prefix: str, qkv: tuple[str, ...], parts: dict[str, str]):
 
 
 _bert_layer = _layer(
-    "encoder.layer.{}.", tuple(f"attention.self.{p}" for p in ("query", "key", "value")),
-    {"attn.proj": "attention.output.dense", "norm1": "attention.output.LayerNorm",
-     "ff1": "intermediate.dense", "ff2": "output.dense", "norm2": "output.LayerNorm"},
-)  # fmt: skip
+    "encoder.layer.{}.",
+    tuple(f"attention.self.{p}" for p in ("query", "key", "value")),
+    {
+        "attn.proj": "attention.output.dense",
+        "norm1": "attention.output.LayerNorm",
+        "ff1": "intermediate.dense",
+        "ff2": "output.dense",
+        "norm2": "output.LayerNorm",
+    },
+)
 _distil_layer = _layer(
-    "transformer.layer.{}.", tuple(f"attention.{p}_lin" for p in "qkv"),
-    {"attn.proj": "attention.out_lin", "norm1": "sa_layer_norm", "ff1": "ffn.lin1",
-     "ff2": "ffn.lin2", "norm2": "output_layer_norm"},
-)  # fmt: skip
+    "transformer.layer.{}.",
+    tuple(f"attention.{p}_lin" for p in "qkv"),
+    {
+        "attn.proj": "attention.out_lin",
+        "norm1": "sa_layer_norm",
+        "ff1": "ffn.lin1",
+        "ff2": "ffn.lin2",
+        "norm2": "output_layer_norm",
+    },
+)
 
 
 def _embeddings(types: bool) -> dict[str, tuple[str, ...]]:
@@ -104,8 +116,9 @@ def _embeddings(types: bool) -> dict[str, tuple[str, ...]]:
 def _need(hf: dict, *keys: str) -> list:
     missing = [k for k in keys if k not in hf]
     if missing:
-        raise CheckpointError(f"config.json lacks {', '.join(missing)}; save the model again "
-                              "with save_pretrained.")  # fmt: skip
+        raise CheckpointError(
+            f"config.json lacks {', '.join(missing)}; save the model again with save_pretrained."
+        )
     return [hf[k] for k in keys]
 
 
@@ -121,28 +134,47 @@ def _gelu(hf: dict, key: str) -> None:
 def _absolute(hf: dict) -> None:
     kind = hf.get("position_embedding_type", "absolute")
     if kind != "absolute":
-        raise CheckpointError(f"config.json has position_embedding_type {kind!r}; only "
-                              "absolute position embeddings are supported.")  # fmt: skip
+        raise CheckpointError(
+            f"config.json has position_embedding_type {kind!r}; only "
+            "absolute position embeddings are supported."
+        )
 
 
 def _bert_fields(hf: dict) -> dict[str, Any]:
     _gelu(hf, "hidden_act")
     _absolute(hf)
     vocab, pos, layers, heads, d, ff = _need(
-        hf, "vocab_size", "max_position_embeddings", "num_hidden_layers",
-        "num_attention_heads", "hidden_size", "intermediate_size")  # fmt: skip
-    return {"vocab_size": vocab, "max_len": pos, "n_layers": layers, "n_heads": heads,
-            "d_model": d, "d_ff": ff, "dropout": hf.get("hidden_dropout_prob", 0.1),
-            "backbone_params": {"type_vocab_size": hf.get("type_vocab_size", 2),
-                                "layer_norm_eps": hf.get("layer_norm_eps", 1e-12)}}  # fmt: skip
+        hf,
+        "vocab_size",
+        "max_position_embeddings",
+        "num_hidden_layers",
+        "num_attention_heads",
+        "hidden_size",
+        "intermediate_size",
+    )
+    return {
+        "vocab_size": vocab,
+        "max_len": pos,
+        "n_layers": layers,
+        "n_heads": heads,
+        "d_model": d,
+        "d_ff": ff,
+        "dropout": hf.get("hidden_dropout_prob", 0.1),
+        "backbone_params": {
+            "type_vocab_size": hf.get("type_vocab_size", 2),
+            "layer_norm_eps": hf.get("layer_norm_eps", 1e-12),
+        },
+    }
 
 
 def _roberta_fields(hf: dict) -> dict[str, Any]:
     out = _bert_fields(hf)
     offset = hf.get("pad_token_id", 1)
     if not isinstance(offset, int) or isinstance(offset, bool) or offset < 0:
-        raise CheckpointError(f"config.json has pad_token_id {offset!r}; RoBERTa needs an "
-                              "integer >= 0 (its positions start after it).")  # fmt: skip
+        raise CheckpointError(
+            f"config.json has pad_token_id {offset!r}; RoBERTa needs an "
+            "integer >= 0 (its positions start after it)."
+        )
     out["max_len"] = out["max_len"] - offset - 1  # positions pad+1 ... of the table
     out["backbone_params"] |= {"position_offset": offset + 1}
     return out
@@ -153,32 +185,59 @@ def _distil_fields(hf: dict) -> dict[str, Any]:
     vocab, pos, layers, heads, d, ff = _need(
         hf, "vocab_size", "max_position_embeddings", "n_layers", "n_heads", "dim", "hidden_dim"
     )
-    return {"vocab_size": vocab, "max_len": pos, "n_layers": layers, "n_heads": heads,
-            "d_model": d, "d_ff": ff, "dropout": hf.get("dropout", 0.1),
-            "backbone_params": {}}  # fmt: skip
+    return {
+        "vocab_size": vocab,
+        "max_len": pos,
+        "n_layers": layers,
+        "n_heads": heads,
+        "d_model": d,
+        "d_ff": ff,
+        "dropout": hf.get("dropout", 0.1),
+        "backbone_params": {},
+    }
 
 
 BERT = HFLayout(
-    "bert", "bert", "BertForSequenceClassification", "bert.", ("[PAD]", "[CLS]", "[SEP]", "[UNK]"),
-    _bert_fields, _embeddings(types=True), _bert_layer,
+    "bert",
+    "bert",
+    "BertForSequenceClassification",
+    "bert.",
+    ("[PAD]", "[CLS]", "[SEP]", "[UNK]"),
+    _bert_fields,
+    _embeddings(types=True),
+    _bert_layer,
     pooler={"pooler.weight": ("pooler.dense.weight",), "pooler.bias": ("pooler.dense.bias",)},
     head={"head.weight": "classifier.weight", "head.bias": "classifier.bias"},
-)  # fmt: skip
+)
 ROBERTA = HFLayout(
-    "roberta", "roberta", "RobertaForSequenceClassification", "roberta.",
-    ("<pad>", "<s>", "</s>", "<unk>"), _roberta_fields, _embeddings(types=True), _bert_layer,
-    pooler={"pooler.weight": ("classifier.dense.weight",),
-            "pooler.bias": ("classifier.dense.bias",)},
+    "roberta",
+    "roberta",
+    "RobertaForSequenceClassification",
+    "roberta.",
+    ("<pad>", "<s>", "</s>", "<unk>"),
+    _roberta_fields,
+    _embeddings(types=True),
+    _bert_layer,
+    pooler={
+        "pooler.weight": ("classifier.dense.weight",),
+        "pooler.bias": ("classifier.dense.bias",),
+    },
     head={"head.weight": "classifier.out_proj.weight", "head.bias": "classifier.out_proj.bias"},
     pooler_in_head=True,
-)  # fmt: skip
+)
 DISTILBERT = HFLayout(
-    "distilbert", "distilbert", "DistilBertForSequenceClassification", "distilbert.",
-    ("[PAD]", "[CLS]", "[SEP]", "[UNK]"), _distil_fields, _embeddings(types=False), _distil_layer,
+    "distilbert",
+    "distilbert",
+    "DistilBertForSequenceClassification",
+    "distilbert.",
+    ("[PAD]", "[CLS]", "[SEP]", "[UNK]"),
+    _distil_fields,
+    _embeddings(types=False),
+    _distil_layer,
     pooler={"pooler.weight": ("pre_classifier.weight",), "pooler.bias": ("pre_classifier.bias",)},
     head={"head.weight": "classifier.weight", "head.bias": "classifier.bias"},
     pooler_in_head=True,
-)  # fmt: skip
+)
 LAYOUTS: dict[str, HFLayout] = {x.model_type: x for x in (BERT, ROBERTA, DISTILBERT)}
 ARCHITECTURES = tuple(x.architecture for x in LAYOUTS.values())
 
@@ -192,11 +251,14 @@ def read_config_json(folder: str | Path) -> dict:
     try:
         hf = read_json_file(path, max_bytes=CONFIG_BYTES, error=CheckpointError)
     except FileNotFoundError:
-        raise CheckpointError("The folder has no config.json; save the model with "
-                              "save_pretrained.") from None  # fmt: skip
+        raise CheckpointError(
+            "The folder has no config.json; save the model with save_pretrained."
+        ) from None
     except OSError as exc:
-        raise CheckpointError(f"config.json cannot be read ({type(exc).__name__}); save the "
-                              "model again with save_pretrained.") from None  # fmt: skip
+        raise CheckpointError(
+            f"config.json cannot be read ({type(exc).__name__}); save the "
+            "model again with save_pretrained."
+        ) from None
     if not isinstance(hf, dict):
         raise CheckpointError("config.json must hold a JSON object.")
     return hf

@@ -136,8 +136,12 @@ class MultiHeadAttention(nn.Module):
         if repeats > 1:  # sample-major copies of deterministic projections
             q, k, v = (t.repeat(repeats, 1, 1, 1) for t in (q, k, v))
         head_q = q[:, :, :rows] if split else q  # [N, H, rows or L, d_h]
-        req = KernelRequest(weights=capture, output=True, need_kl=s.need_kl,
-                            query_mask=mask[:, :rows] if split else None)  # fmt: skip
+        req = KernelRequest(
+            weights=capture,
+            output=True,
+            need_kl=s.need_kl,
+            query_mask=mask[:, :rows] if split else None,
+        )
         out, ko = self._kernel(head_q, k, v, mask, s, noise, req)
         kl = ko.maps.kl_per_head  # [N, H] or None
         maps = ko.maps if capture else LayerMaps()
@@ -153,8 +157,13 @@ class MultiHeadAttention(nn.Module):
 
     def shortcut_applies(self, s: ForwardSettings, capture: bool, repeats: int) -> bool:
         """Whether the kernel's shortcut computes this call (see :meth:`forward`)."""
-        return (getattr(self.kernel, "shortcut", None) is not None and repeats > 1
-                and not capture and not s.need_kl and s.drop_p == 0)  # fmt: skip
+        return (
+            getattr(self.kernel, "shortcut", None) is not None
+            and repeats > 1
+            and not capture
+            and not s.need_kl
+            and s.drop_p == 0
+        )
 
     def prepare(self, x: torch.Tensor, s: ForwardSettings, rows: int = 1):
         """``(parts, v)`` of the unique rows ``x [B, L, D]`` (the attention's input): what the
@@ -188,8 +197,13 @@ class MultiHeadAttention(nn.Module):
         see one sample of the keys (whose assignment, per key, is then the whole map)."""
         side = noise.side() if noise is not None else None
         key_assign = head.centroids if self.shares_key_assign else None
-        req = KernelRequest(weights=True, output=False, need_kl=False,
-                            query_mask=mask[:, rows:], key_assign=key_assign)  # fmt: skip
+        req = KernelRequest(
+            weights=True,
+            output=False,
+            need_kl=False,
+            query_mask=mask[:, rows:],
+            key_assign=key_assign,
+        )
         _, ko = self._kernel(q, k, v, mask, s, side, req)
         rest = ko.maps
 
@@ -246,8 +260,16 @@ class EncoderLayer(nn.Module):
         bayes = self.attn.variational
         p = s.drop_p
         rows = 1 if cls_only else None
-        y, maps, kl = self.attn(x if prepared is not None else self.norm1(x), mask, s, noise,
-                                capture, rows, repeats, prepared)  # fmt: skip
+        y, maps, kl = self.attn(
+            x if prepared is not None else self.norm1(x),
+            mask,
+            s,
+            noise,
+            capture,
+            rows,
+            repeats,
+            prepared,
+        )
         x = x.repeat(repeats, 1, 1) if repeats > 1 else x
         x = x if rows is None else x[:, :rows]
         x = x + y if bayes else add_dropout(x, y, p, noise)

@@ -22,8 +22,9 @@ class ByteLRU(Generic[V]):
     keys run side by side, and a hit never waits for a load. A load that raises stores nothing.
     Values are shared, not copied: callers must not mutate them."""
 
-    def __init__(self, budget: int, size: Callable[[V], int],
-                 on_evict: Callable[[], object] | None = None):  # fmt: skip
+    def __init__(
+        self, budget: int, size: Callable[[V], int], on_evict: Callable[[], object] | None = None
+    ):
         self.budget = int(budget)
         self._size = size
         self._on_evict = on_evict  # called (outside the lock) after values were dropped
@@ -50,8 +51,9 @@ class ByteLRU(Generic[V]):
                 return True, self._items[key][0]
             return False, None
 
-    def get(self, key: Hashable, load: Callable[[], V],
-            on_wait: Callable[[], None] | None = None) -> V:  # fmt: skip
+    def get(
+        self, key: Hashable, load: Callable[[], V], on_wait: Callable[[], None] | None = None
+    ) -> V:
         """The value of ``key``, from the store or from ``load()`` (then kept). While another
         thread loads the same key this one waits for it, calling ``on_wait()`` first."""
         found, value = self._hit(key)

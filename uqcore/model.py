@@ -106,14 +106,19 @@ class StackedEncoder(nn.Module):
         else:
             x = self._embed(ids[: ids.shape[0] // shared], s, noise, token_embeddings)
             prepared = None
-        x, maps, kl = run_layers(self.layers, x, mask, s, noise, capture, shared, self.cfg, start,
-                                 prepared)  # fmt: skip
+        x, maps, kl = run_layers(
+            self.layers, x, mask, s, noise, capture, shared, self.cfg, start, prepared
+        )
         logits = self._logits(x[:, 0], s, noise)  # [N, C] from [CLS] (x is [N, 1, D] here)
         return ForwardOutput(logits=logits, kl=kl, maps=maps, features=x[:, 0])
 
-    def prefix_states(self, ids: torch.Tensor, mask: torch.Tensor,
-                      settings: ForwardSettings | None = None,
-                      projections: bool = False) -> Prefix:  # fmt: skip
+    def prefix_states(
+        self,
+        ids: torch.Tensor,
+        mask: torch.Tensor,
+        settings: ForwardSettings | None = None,
+        projections: bool = False,
+    ) -> Prefix:
         """What enters layer ``k = cfg.first_stochastic_layer``, without noise or dropout: what
         :meth:`forward` takes as ``prefix``. It depends on the weights, the tokens and
         ``settings.tau`` (a plain layer's temperature) only. ``x [N, L, D]``; with
@@ -147,7 +152,10 @@ class EncoderClassifier(StackedEncoder):
         self.head = nn.Linear(cfg.d_model, cfg.num_classes)
 
     def _embed(
-        self, ids: torch.Tensor, s: ForwardSettings, noise: SampleNoise | None,
+        self,
+        ids: torch.Tensor,
+        s: ForwardSettings,
+        noise: SampleNoise | None,
         tok: torch.Tensor | None = None,
     ) -> torch.Tensor:
         n, length = ids.shape
@@ -199,9 +207,15 @@ def run_layers(
             continue
         below = i < expand_at  # deterministic, on the unique rows
         x, layer_maps, kl = layer(
-            x, unique if below else mask, s, noise, capture=i in capture, cls_only=i == last,
-            repeats=shared if i == expand_at else 1, prepared=prepared if i == start else None,
-        )  # fmt: skip
+            x,
+            unique if below else mask,
+            s,
+            noise,
+            capture=i in capture,
+            cls_only=i == last,
+            repeats=shared if i == expand_at else 1,
+            prepared=prepared if i == start else None,
+        )
         if layer_maps and below:
             layer_maps = layer_maps.map(lambda _, v: v.repeat(shared, *([1] * (v.dim() - 1))))
         if layer_maps:

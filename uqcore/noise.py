@@ -145,8 +145,9 @@ class SampleNoise(Draws):
         if keys is None:
             keys = torch.zeros(batch, dtype=torch.int32, device=self.device)
         elif keys.shape != (batch,) or keys.dtype != torch.int32:
-            raise ValueError(f"keys must be int32 [batch={batch}], got {keys.dtype} "
-                             f"{list(keys.shape)}.")  # fmt: skip
+            raise ValueError(
+                f"keys must be int32 [batch={batch}], got {keys.dtype} {list(keys.shape)}."
+            )
         self._keys = keys.to(self.device)
         seeds = [sample_seed(self._seed, t) for t in range(first, first + count)]
         lo = torch.tensor([_i32(s) for s in seeds], dtype=torch.int32, device=self.device)
@@ -166,9 +167,15 @@ class SampleNoise(Draws):
         only when the app captures them), so drawing them changes nothing in this object's
         draws."""
         if self._side is None:
-            self._side = SampleNoise(self._seed, self._first, self.count, self.batch,
-                                     self.device, self._keys,
-                                     _draw_offset=self._offset + _SIDE_TAG)  # fmt: skip
+            self._side = SampleNoise(
+                self._seed,
+                self._first,
+                self.count,
+                self.batch,
+                self.device,
+                self._keys,
+                _draw_offset=self._offset + _SIDE_TAG,
+            )
         return self._side
 
     @property

@@ -31,8 +31,12 @@ def pad(rows: Sequence[Sequence[int]], length: int) -> tuple[torch.Tensor, torch
 CALL_COST = 100  # one sampling call's fixed cost, in padded token-samples (CPU, measured)
 
 
-def length_batches(lengths: Sequence[int], max_rows: int, T: int = 1,  # noqa: N803
-                   call_cost: int = CALL_COST) -> list[list[int]]:  # fmt: skip
+def length_batches(
+    lengths: Sequence[int],
+    max_rows: int,
+    T: int = 1,  # noqa: N803
+    call_cost: int = CALL_COST,
+) -> list[list[int]]:
     """Indices of ``lengths`` in batches of at most ``max_rows``, shortest first, chosen to
     minimise ``call_cost`` per batch plus the padded token-samples (``rows x longest x T``):
     a dynamic programme over the length-sorted rows, so a small set with a few long texts is not
@@ -58,10 +62,20 @@ def length_batches(lengths: Sequence[int], max_rows: int, T: int = 1,  # noqa: N
 
 
 def predict_ids(
-    model, encoded, T: int, seed: int, rows: int | None = None, bar=None, device=None,
-    noise: str = "counter", settings=None, with_logits: bool = False, prefix_cache=None,
-    prefix_owner=None, batches: list[list[int]] | None = None,
-) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:  # fmt: skip
+    model,
+    encoded,
+    T: int,
+    seed: int,
+    rows: int | None = None,
+    bar=None,
+    device=None,
+    noise: str = "counter",
+    settings=None,
+    with_logits: bool = False,
+    prefix_cache=None,
+    prefix_owner=None,
+    batches: list[list[int]] | None = None,
+) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
     """Class probabilities ``[T, N, C]`` of token-id rows (each starting with [CLS]); the output
     keeps the input order. ``device``: where to run (default: the model's); ``rows``: the most
     rows per batch (default 64 on the CPU, 512 on a GPU). With the default counter noise a
@@ -85,8 +99,17 @@ def predict_ids(
     raw = torch.empty_like(out) if with_logits else None
     for chunk in batches:
         ids, mask = pad([tuple(encoded[i]) for i in chunk], max(len(encoded[i]) for i in chunk))
-        r = sample(model, ids.to(device), mask.to(device), T, seed, settings, noise=noise,
-                   prefix_cache=prefix_cache, prefix_owner=prefix_owner)  # fmt: skip
+        r = sample(
+            model,
+            ids.to(device),
+            mask.to(device),
+            T,
+            seed,
+            settings,
+            noise=noise,
+            prefix_cache=prefix_cache,
+            prefix_owner=prefix_owner,
+        )
         out[:, chunk] = r.probs.cpu()
         if raw is not None:
             raw[:, chunk] = r.logits.cpu()
@@ -99,14 +122,22 @@ def batch_plan(model, encoded, T: int, rows: int | None = None, device=None) -> 
     """The batches :func:`predict_ids` runs (counter noise) for these rows, so several processes
     can share them out and compute each batch as one process would."""
     device = model_device(model) if device is None else torch.device(device)
-    return length_batches([len(e) for e in encoded], rows or (64 if device.type == "cpu" else 512),
-                          T)  # fmt: skip
+    return length_batches(
+        [len(e) for e in encoded], rows or (64 if device.type == "cpu" else 512), T
+    )
 
 
 def predict(
-    model, vocab: Vocab, texts, max_len: int, T: int, seed: int, rows: int | None = None,
-    bar=None, with_logits: bool = False,
-):  # fmt: skip
+    model,
+    vocab: Vocab,
+    texts,
+    max_len: int,
+    T: int,
+    seed: int,
+    rows: int | None = None,
+    bar=None,
+    with_logits: bool = False,
+):
     """Class probabilities ``[T, N, C]`` of ``texts`` on the model's device, and their logits
     with ``with_logits`` (see :func:`predict_ids`)."""
     encoded = [vocab.encode(t, max_len, allow_all_unknown=True).ids for t in texts]
@@ -120,8 +151,9 @@ def feature_batches(model, encoded, rows: int | None = None) -> list[list[int]]:
     return [order[start : start + rows] for start in range(0, len(order), rows)]
 
 
-def features_ids(model, encoded, rows: int | None = None,
-                 batches: list[list[int]] | None = None) -> torch.Tensor:  # fmt: skip
+def features_ids(
+    model, encoded, rows: int | None = None, batches: list[list[int]] | None = None
+) -> torch.Tensor:
     """The last layer's [CLS] state ``[N, D]`` of token-id rows, from one pass without noise or
     dropout (a deep ensemble: the mean over its members), in length-sorted batches
     (:func:`feature_batches`; ``batches``: only these, the other rows stay unset)."""
@@ -130,10 +162,8 @@ def features_ids(model, encoded, rows: int | None = None,
     out = torch.empty(len(encoded), model.cfg.d_model)
     with torch.inference_mode():
         for chunk in feature_batches(model, encoded, rows) if batches is None else batches:
-            ids, mask = pad([tuple(encoded[i]) for i in chunk],
-                            max(len(encoded[i]) for i in chunk))  # fmt: skip
+            ids, mask = pad([tuple(encoded[i]) for i in chunk], max(len(encoded[i]) for i in chunk))
             ids, mask = ids.to(device), mask.to(device)
             feats = torch.stack([m(ids, mask).features for m in members]).mean(0)  # [B, D]
             out[chunk] = feats.float().cpu()
     return out
-

@@ -124,8 +124,11 @@ def with_projections(model: nn.Module, capture: tuple[int, ...] = ()) -> bool:
     captured."""
     first = model.cfg.first_stochastic_layer
     last = first == model.cfg.n_layers - 1
-    return (last and first not in capture
-            and getattr(model.layers[first].attn.kernel, "shortcut", None) is not None)
+    return (
+        last
+        and first not in capture
+        and getattr(model.layers[first].attn.kernel, "shortcut", None) is not None
+    )
 
 
 def prefix_for(
@@ -158,8 +161,9 @@ def prefix_for(
         keyed = tuple(_per_key(t, width) for t in got)
         for j, b in enumerate(rows):
             # one example's own length, copied (not a view that keeps the batch alive)
-            found[b] = tuple(_trim(t[j], lengths[b], k).clone() for t, k in zip(got, keyed,
-                                                                              strict=True))
+            found[b] = tuple(
+                _trim(t[j], lengths[b], k).clone() for t, k in zip(got, keyed, strict=True)
+            )
             cache.store.put(keys[b], found[b])
     return _assemble(found, ids.shape[1], proj)
 
@@ -197,8 +201,9 @@ def _assemble(found: list[tuple[torch.Tensor, ...]], length: int, proj: bool) ->
     return Prefix(padded[0], tuple(padded[1:-1]), padded[-1])
 
 
-def _compute(model: nn.Module, ids: torch.Tensor, mask: torch.Tensor, s: ForwardSettings,
-             proj: bool) -> Prefix:  # fmt: skip
+def _compute(
+    model: nn.Module, ids: torch.Tensor, mask: torch.Tensor, s: ForwardSettings, proj: bool
+) -> Prefix:
     with torch.inference_mode():
         return model.prefix_states(ids, mask, s, projections=proj)
 
@@ -223,8 +228,18 @@ def scores_memo(
     shortcut = model.layers[model.cfg.first_stochastic_layer].attn.kernel.shortcut
     wanted = dataclasses.replace(s, **{name: None for name in shortcut.finish_reads})
     lengths = mask.sum(1).tolist()  # [B]
-    keys = [("scores", owner, ids[b, : lengths[b]].cpu().numpy().tobytes(), wanted, int(seed),
-             int(first), int(count)) for b in range(ids.shape[0])]  # fmt: skip
+    keys = [
+        (
+            "scores",
+            owner,
+            ids[b, : lengths[b]].cpu().numpy().tobytes(),
+            wanted,
+            int(seed),
+            int(first),
+            int(count),
+        )
+        for b in range(ids.shape[0])
+    ]
     memo = ScoresMemo(keys, lengths, count)
     found = [cache.scores.peek(k) for k in keys]
     if any(f is None for f in found):

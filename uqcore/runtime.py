@@ -77,8 +77,10 @@ def pick_device(name: str = "auto") -> torch.device:
         return torch.device("cpu")
     if name.startswith("cuda"):
         if not torch.cuda.is_available():
-            raise ConfigError(f"Device {name!r} was asked for but this machine has no CUDA GPU "
-                              "that PyTorch can use; use cpu.")  # fmt: skip
+            raise ConfigError(
+                f"Device {name!r} was asked for but this machine has no CUDA GPU "
+                "that PyTorch can use; use cpu."
+            )
         return torch.device(name)
     raise ConfigError(f"Unknown device {name!r}: use cpu, cuda or auto.")
 

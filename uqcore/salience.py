@@ -31,7 +31,7 @@ a deep ensemble's sample ``t`` is member ``t mod M``, each member explained once
 Captum (the field's attribution library) explains one output per example; the mutual
 information here is a function of all T samples of an input at once, and the noise must follow
 the sample number through Captum's step expansion, so the few lines of the method are written
-here instead (``tests/test_salience.py`` checks them against hand-computed values).
+here instead (``tests/uqcore/test_salience.py`` checks them against hand-computed values).
 """
 
 from __future__ import annotations
@@ -102,8 +102,9 @@ def _check(model, ids, mask, T, seed, method, steps, target, hold):  # noqa: N80
     if method not in METHODS:
         raise ConfigError(f"method must be one of {METHODS}, got {method!r}.")
     if isinstance(T, bool) or not isinstance(T, int) or not 1 <= T <= MAX_SAMPLES:
-        raise ConfigError(f"T must be an integer in [1, {MAX_SAMPLES}] for attributions, "
-                          f"got {T!r}.")  # fmt: skip
+        raise ConfigError(
+            f"T must be an integer in [1, {MAX_SAMPLES}] for attributions, got {T!r}."
+        )
     if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**63:
         raise ConfigError(f"seed must be an integer in [0, 2^63), got {seed!r}.")
     if isinstance(steps, bool) or not isinstance(steps, int) or not 1 <= steps <= MAX_STEPS:
@@ -114,8 +115,9 @@ def _check(model, ids, mask, T, seed, method, steps, target, hold):  # noqa: N80
     if ids.shape[0] != 1:
         raise InputError(f"attribute explains one text: ids must be [1, L], got {list(ids.shape)}.")
     if hold.shape != (ids.shape[1],) or hold.dtype != torch.bool:
-        raise InputError(f"hold must be bool [L={ids.shape[1]}], got {hold.dtype} "
-                         f"{list(hold.shape)}.")  # fmt: skip
+        raise InputError(
+            f"hold must be bool [L={ids.shape[1]}], got {hold.dtype} {list(hold.shape)}."
+        )
 
 
 def _row_bytes(cfg, length: int) -> int:
@@ -172,8 +174,11 @@ def attribute(
     fs = dataclasses.replace(fs, need_kl=False)
     scale = 1.0 if temperature is None else float(temperature)
     steps = 1 if method == "gradient_x_input" else steps
-    alphas = [1.0] if steps == 1 and method == "gradient_x_input" else \
-        [(s + 0.5) / steps for s in range(steps)]  # fmt: skip
+    alphas = (
+        [1.0]
+        if steps == 1 and method == "gradient_x_input"
+        else [(s + 0.5) / steps for s in range(steps)]
+    )
     if isinstance(model, DeepEnsemble):
         units = [_Unit(m, 1, False) for m in model.members]
         members = (torch.arange(T) + first_sample) % len(units)  # [T]
@@ -216,17 +221,29 @@ def attribute(
             cot_mi[u][row] += grad_path[t]
     prob_units, mi_units = [], []
     for u, unit in enumerate(units):
-        got = run.grads(unit, alphas, target, None if cot_mi is None else cot_mi[u], tick,
-                        mi_inline=inline)  # fmt: skip
+        got = run.grads(
+            unit, alphas, target, None if cot_mi is None else cot_mi[u], tick, mi_inline=inline
+        )
         prob_units.append(got[0])  # [count, L]
         mi_units.append(got[1])  # [count, L] or None
-    prob = torch.stack([prob_units[u][r] for u, r in (_where(t, index, units)
-                                                      for t in range(T))])  # [T, L]
+    prob = torch.stack(
+        [prob_units[u][r] for u, r in (_where(t, index, units) for t in range(T))]
+    )  # [T, L]
     probs_in = sample_probs[:, -1]  # [T, C] at the input
     mi_value = float(mutual_information(probs_in)) if stochastic else 0.0
-    out = Salience(method=method, steps=steps, target=target, seed=seed, probs=probs_in,
-                   prob=prob, mi=None, mi_value=mi_value, stochastic=stochastic,
-                   members=members, straight_through=bool(fs.hard) and stochastic)  # fmt: skip
+    out = Salience(
+        method=method,
+        steps=steps,
+        target=target,
+        seed=seed,
+        probs=probs_in,
+        prob=prob,
+        mi=None,
+        mi_value=mi_value,
+        stochastic=stochastic,
+        members=members,
+        straight_through=bool(fs.hard) and stochastic,
+    )
     if cot_mi is not None or inline:
         out = dataclasses.replace(out, mi=sum(m.sum(0) for m in mi_units))  # [L]
     if method == "integrated_gradients":
@@ -249,8 +266,9 @@ def _where(t: int, index: torch.Tensor, units: list[_Unit]) -> tuple[int, int]:
 
 def _per_sample(per_unit: list[torch.Tensor], index, units, cols) -> torch.Tensor:
     """``[T, A, C]`` from each unit's ``[count, A', C]`` (sample t -> its unit's row)."""
-    return torch.stack([per_unit[u][r, cols] for u, r in (_where(t, index, units)
-                                                          for t in range(len(index)))])
+    return torch.stack(
+        [per_unit[u][r, cols] for u, r in (_where(t, index, units) for t in range(len(index)))]
+    )
 
 
 class _Runner:
@@ -292,10 +310,16 @@ class _Runner:
         rows = nu * n_points
         noise = None
         if unit.noisy:
-            noise = SampleNoise(self.seed, self.first + u0, nu, n_points, self.ids.device,
-                                self.key.repeat(n_points))  # fmt: skip
-        out = unit.model(self.ids.expand(rows, -1), self.mask.expand(rows, -1), self.fs, noise,
-                         token_embeddings=emb)  # fmt: skip
+            noise = SampleNoise(
+                self.seed, self.first + u0, nu, n_points, self.ids.device, self.key.repeat(n_points)
+            )
+        out = unit.model(
+            self.ids.expand(rows, -1),
+            self.mask.expand(rows, -1),
+            self.fs,
+            noise,
+            token_embeddings=emb,
+        )
         return torch.softmax(out.logits / self.scale, -1), emb  # [rows, C]
 
     def probs(self, unit: _Unit, alphas: list[float], tick) -> torch.Tensor:
@@ -310,9 +334,14 @@ class _Runner:
         return out
 
     def grads(
-        self, unit: _Unit, alphas: list[float], target: int, cot_mi: torch.Tensor | None,
-        tick, mi_inline: bool = False,
-    ) -> tuple[torch.Tensor, torch.Tensor | None]:  # fmt: skip
+        self,
+        unit: _Unit,
+        alphas: list[float],
+        target: int,
+        cot_mi: torch.Tensor | None,
+        tick,
+        mi_inline: bool = False,
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Each unit row's attribution ``[count, L]`` of ``p(target)`` (and of the mutual
         information, whose cotangent on the rows' probabilities ``[count, S, C]`` is
         ``cot_mi``), averaged over the path points. With two classes ``p_other = 1 -

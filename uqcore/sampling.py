@@ -131,9 +131,13 @@ def _only_last_layer_per_sample(cfg, s: ForwardSettings, full_rows: bool) -> boo
 
 
 def rows_per_chunk(
-    model: nn.Module, batch: int, length: int, budget: int, s: ForwardSettings,
+    model: nn.Module,
+    batch: int,
+    length: int,
+    budget: int,
+    s: ForwardSettings,
     full_rows: bool = False,
-) -> int:  # fmt: skip
+) -> int:
     """How many samples of a ``batch x length`` input fit ``budget`` bytes of activations.
     ``full_rows``: whether the last layer attends from every token (see widest_query_rows)."""
     cfg = model.cfg
@@ -198,8 +202,7 @@ def sample(
     with torch.inference_mode():
         prefix = None
         if not isinstance(model, DeepEnsemble) and usable(model, fs, capture.layers):
-            prefix = prefix_for(model, ids, mask, fs, prefix_cache, prefix_owner,
-                                capture.layers)  # fmt: skip
+            prefix = prefix_for(model, ids, mask, fs, prefix_cache, prefix_owner, capture.layers)
         if isinstance(model, DeepEnsemble):
             out = model(ids, mask, fs, None, capture.layers)  # logits [M, B, C]
             members = (torch.arange(T, device=ids.device) + first_sample) % out.logits.shape[0]
@@ -233,8 +236,17 @@ def sample(
                 rows_ids, rows_mask = ids.repeat(count, 1), mask.repeat(count, 1)
                 memo = None
                 if prefix is not None and prefix.prepared is not None and keys is not None:
-                    memo = scores_memo(model, ids, mask, fs, prefix_cache, prefix_owner, seed,
-                                       first_sample + start, count)  # fmt: skip
+                    memo = scores_memo(
+                        model,
+                        ids,
+                        mask,
+                        fs,
+                        prefix_cache,
+                        prefix_owner,
+                        seed,
+                        first_sample + start,
+                        count,
+                    )
                 given = prefix if memo is None else dataclasses.replace(prefix, memo=memo)
                 out = model(rows_ids, rows_mask, fs, draws, layers, repeats=count, prefix=given)
                 keep_scores(prefix_cache, memo)

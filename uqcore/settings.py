@@ -18,8 +18,17 @@ if TYPE_CHECKING:  # types only: config imports this module (the family is read 
     from uqcore.config import ModelConfig
 
 MAX_EM_ITERATIONS = 1000
-KNOB_NAMES = ("tau", "tau1", "tau2", "noise_scale", "hard", "bam_mode", "em_iterations",
-              "em_precision", "dropout")  # fmt: skip
+KNOB_NAMES = (
+    "tau",
+    "tau1",
+    "tau2",
+    "noise_scale",
+    "hard",
+    "bam_mode",
+    "em_iterations",
+    "em_precision",
+    "dropout",
+)
 
 
 @dataclass(frozen=True)
@@ -46,8 +55,15 @@ class SamplingSettings:
 
 # What a knob is when neither the request nor the checkpoint sets it (tau: sqrt(d_head);
 # dropout: the model's training rate; mc_dropout: the family's default).
-FALLBACKS = {"tau1": 1.0, "tau2": 1.0, "noise_scale": 1.0, "hard": False, "bam_mode": "sample",
-             "em_iterations": 0, "em_precision": 1.0}  # fmt: skip
+FALLBACKS = {
+    "tau1": 1.0,
+    "tau2": 1.0,
+    "noise_scale": 1.0,
+    "hard": False,
+    "bam_mode": "sample",
+    "em_iterations": 0,
+    "em_precision": 1.0,
+}
 
 
 @dataclass(frozen=True)

@@ -308,8 +308,9 @@ def sampled_macro_f1(probs: Any, labels: Any) -> tuple[float, float]:
     y = _check_labels(labels, *p.shape[1:])  # [N]
     pred = p.argmax(axis=-1)  # [T, N]
     classes = list(range(p.shape[2]))
-    f1 = np.array([f1_score(y, pred_t, labels=classes, average="macro", zero_division=0)
-                   for pred_t in pred])  # fmt: skip
+    f1 = np.array(
+        [f1_score(y, pred_t, labels=classes, average="macro", zero_division=0) for pred_t in pred]
+    )
     return float(f1.mean()), float(f1.std())
 
 
@@ -354,8 +355,9 @@ def fit_temperature(logits: Any, labels: Any) -> float:
     def loss(log_t: float) -> float:
         return nll(scaled_probs(z, np.exp(log_t)).mean(axis=0), y)
 
-    best = minimize_scalar(loss, bounds=(-np.log(20.0), np.log(20.0)), method="bounded",
-                           options={"xatol": 1e-4})  # fmt: skip
+    best = minimize_scalar(
+        loss, bounds=(-np.log(20.0), np.log(20.0)), method="bounded", options={"xatol": 1e-4}
+    )
     return float(np.exp(best.x))
 
 
@@ -471,8 +473,9 @@ def _check_coverage(coverage: Any) -> None:
         raise InputError(f"coverage must be strictly between 0 and 1, got {coverage!r}.")
 
 
-def conformal_calibrate(mean_probs: Any, labels: Any, coverage: float = 0.9,
-                        method: str = "lac") -> ConformalSets:  # fmt: skip
+def conformal_calibrate(
+    mean_probs: Any, labels: Any, coverage: float = 0.9, method: str = "lac"
+) -> ConformalSets:
     """Split conformal (Vovk et al.; Angelopoulos & Bates' tutorial): the threshold is the
     ``ceil((n + 1) coverage)``-th smallest of the true labels' scores on the calibration data
     (dev; every class when there are too few examples). LAC (Sadinle et al., 2019) gives the
@@ -509,8 +512,11 @@ def conformal_summary(sets: np.ndarray, labels: Any) -> dict[str, float]:
     """Empirical coverage, mean set size and the share of sets with more than one class."""
     s = np.asarray(sets, dtype=bool)  # [N, C]
     y = _check_labels(labels, len(s), s.shape[1])
-    return {"coverage": float(s[np.arange(len(y)), y].mean()), "mean_size": float(s.sum(1).mean()),
-            "ambiguous": float((s.sum(1) > 1).mean())}
+    return {
+        "coverage": float(s[np.arange(len(y)), y].mean()),
+        "mean_size": float(s.sum(1).mean()),
+        "ambiguous": float((s.sum(1) > 1).mean()),
+    }
 
 
 @dataclass(frozen=True)
@@ -545,8 +551,9 @@ def resampled_coverage(
     cal = _to_numpy(cal_scores).astype(np.float64).ravel()
     held = _to_numpy(eval_scores).astype(np.float64).ravel()
     if cal.size == 0 or held.size == 0 or splits < 1:
-        raise InputError("resampled coverage needs calibration and evaluation scores and "
-                         "at least one split.")  # fmt: skip
+        raise InputError(
+            "resampled coverage needs calibration and evaluation scores and at least one split."
+        )
     pool = np.concatenate([cal, held])  # [n]
     rng = np.random.default_rng(seed)
     got = np.empty(splits)
@@ -554,9 +561,14 @@ def resampled_coverage(
         order = rng.permutation(pool.size)
         threshold = conformal_from_scores(pool[order[: cal.size]], coverage).threshold
         got[i] = np.mean(pool[order[cal.size :]] <= threshold + TIE)
-    return ResampledCoverage(mean=float(got.mean()), low=float(np.quantile(got, 0.05)),
-                             high=float(np.quantile(got, 0.95)), splits=splits,
-                             n_cal=int(cal.size), n_eval=int(held.size))  # fmt: skip
+    return ResampledCoverage(
+        mean=float(got.mean()),
+        low=float(np.quantile(got, 0.05)),
+        high=float(np.quantile(got, 0.95)),
+        splits=splits,
+        n_cal=int(cal.size),
+        n_eval=int(held.size),
+    )
 
 
 @dataclass(frozen=True)

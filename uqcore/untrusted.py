@@ -61,8 +61,9 @@ def _size(n: int) -> str:
 def _text(data: bytes | bytearray | str, what: str, max_bytes: int, error: type[UQError]) -> str:
     """``data`` as text within ``max_bytes`` (a str: its characters are counted)."""
     if len(data) > max_bytes:
-        raise error(f"{what} is over {_size(max_bytes)}, the most read for it; give a smaller "
-                    "file.")  # fmt: skip
+        raise error(
+            f"{what} is over {_size(max_bytes)}, the most read for it; give a smaller file."
+        )
     if isinstance(data, str):
         return data.removeprefix(_BOM)
     try:
@@ -99,13 +100,14 @@ def _skeleton(text: str, what: str, max_depth: int, max_items: int, error: type[
 
 
 def _deep(what: str, max_depth: int, error: type[UQError]) -> UQError:
-    return error(f"{what} is nested too deeply (over {max_depth} levels of [ ] or {{ }}); it is "
-                 "not a file this app reads.")  # fmt: skip
+    return error(
+        f"{what} is nested too deeply (over {max_depth} levels of [ ] or {{ }}); it is "
+        "not a file this app reads."
+    )
 
 
 def _wide(what: str, max_items: int, error: type[UQError]) -> UQError:
-    return error(f"{what} holds more than {max_items:,} values; it is not a file this app "
-                 "reads.")  # fmt: skip
+    return error(f"{what} holds more than {max_items:,} values; it is not a file this app reads.")
 
 
 def _parse(text: str, what: str, allow_nan: bool, error: type[UQError], line: bool = False) -> Any:
@@ -114,22 +116,30 @@ def _parse(text: str, what: str, allow_nan: bool, error: type[UQError], line: bo
     try:
         return json.loads(text, **hook)
     except _Constant as exc:
-        raise error(f"{what} holds {exc}, which JSON does not allow; write finite numbers."
-                    ) from None  # fmt: skip
+        raise error(
+            f"{what} holds {exc}, which JSON does not allow; write finite numbers."
+        ) from None
     except json.JSONDecodeError as exc:
         where = f"column {exc.colno}" if line else f"line {exc.lineno}, column {exc.colno}"
-        raise error(f"{what} is not valid JSON ({where}: {exc.msg}); fix or re-save it."
-                    ) from None  # fmt: skip
+        raise error(f"{what} is not valid JSON ({where}: {exc.msg}); fix or re-save it.") from None
     except ValueError:  # a number of more than 4,300 digits
-        raise error(f"{what} is not valid JSON (a number too long to read); fix or re-save it."
-                    ) from None  # fmt: skip
+        raise error(
+            f"{what} is not valid JSON (a number too long to read); fix or re-save it."
+        ) from None
     except (RecursionError, MemoryError):  # kept out by the bounds; said, should one get past
-        raise error(f"{what} is too large or too deeply nested to read; it is not a file this "
-                    "app reads.") from None  # fmt: skip
+        raise error(
+            f"{what} is too large or too deeply nested to read; it is not a file this app reads."
+        ) from None
 
 
-def check_json(text: str, *, what: str, max_depth: int = MAX_DEPTH, max_items: int = MAX_ITEMS,
-               error: type[UQError] = InputError) -> None:  # fmt: skip
+def check_json(
+    text: str,
+    *,
+    what: str,
+    max_depth: int = MAX_DEPTH,
+    max_items: int = MAX_ITEMS,
+    error: type[UQError] = InputError,
+) -> None:
     """Raise ``error`` if the text of one JSON document nests deeper than ``max_depth`` or holds
     more than ``max_items`` values: for a caller that parses it itself, right after."""
     if _too_deep(_skeleton(text, what, max_depth, max_items, error), max_depth):
@@ -137,9 +147,15 @@ def check_json(text: str, *, what: str, max_depth: int = MAX_DEPTH, max_items: i
 
 
 def load_json(
-    data: bytes | bytearray | str, *, what: str, max_bytes: int, max_depth: int = MAX_DEPTH,
-    max_items: int = MAX_ITEMS, allow_nan: bool = False, error: type[UQError] = InputError,
-) -> Any:  # fmt: skip
+    data: bytes | bytearray | str,
+    *,
+    what: str,
+    max_bytes: int,
+    max_depth: int = MAX_DEPTH,
+    max_items: int = MAX_ITEMS,
+    allow_nan: bool = False,
+    error: type[UQError] = InputError,
+) -> Any:
     """One JSON document from ``data`` (bytes, or text), within the bounds of the module's
     contract; ``error`` names ``what`` when it cannot be read."""
     text = _text(data, what, max_bytes, error)
@@ -148,21 +164,40 @@ def load_json(
 
 
 def read_json_file(
-    path: str | Path, *, max_bytes: int, what: str | None = None, max_depth: int = MAX_DEPTH,
-    max_items: int = MAX_ITEMS, allow_nan: bool = False, error: type[UQError] = InputError,
-) -> Any:  # fmt: skip
+    path: str | Path,
+    *,
+    max_bytes: int,
+    what: str | None = None,
+    max_depth: int = MAX_DEPTH,
+    max_items: int = MAX_ITEMS,
+    allow_nan: bool = False,
+    error: type[UQError] = InputError,
+) -> Any:
     """:func:`load_json` of the file at ``path`` (``what``: its name by default), of which at
     most ``max_bytes + 1`` bytes are read. ``OSError`` (a missing file...) is the caller's."""
     path = Path(path)
     with open(path, "rb") as fh:
         data = fh.read(max_bytes + 1)
-    return load_json(data, what=what or path.name, max_bytes=max_bytes, max_depth=max_depth,
-                     max_items=max_items, allow_nan=allow_nan, error=error)  # fmt: skip
+    return load_json(
+        data,
+        what=what or path.name,
+        max_bytes=max_bytes,
+        max_depth=max_depth,
+        max_items=max_items,
+        allow_nan=allow_nan,
+        error=error,
+    )
 
 
 def iter_jsonl(
-    data: bytes | bytearray | str, *, what: str, max_bytes: int, max_depth: int = MAX_DEPTH,
-    max_items: int = MAX_ITEMS, max_lines: int | None = None, allow_nan: bool = False,
+    data: bytes | bytearray | str,
+    *,
+    what: str,
+    max_bytes: int,
+    max_depth: int = MAX_DEPTH,
+    max_items: int = MAX_ITEMS,
+    max_lines: int | None = None,
+    allow_nan: bool = False,
     error: type[UQError] = InputError,
 ) -> Iterator[tuple[int, Any]]:
     """``(line number, document)`` for each non-blank line of JSON lines ``data``, lines split at
@@ -172,8 +207,10 @@ def iter_jsonl(
     lines = text.split("\n")
     if max_lines is not None and len(lines) > max_lines:
         if sum(1 for s in lines if s.strip()) > max_lines:
-            raise error(f"{what} has more than {max_lines:,} lines; at most {max_lines:,} here: "
-                        "sample it down.")  # fmt: skip
+            raise error(
+                f"{what} has more than {max_lines:,} lines; at most {max_lines:,} here: "
+                "sample it down."
+            )
     skeleton = _skeleton(text, what, max_depth, max_items, error)
     if skeleton.count("[") + skeleton.count("{") > max_depth:  # strings never cross a newline:
         for n, shape in enumerate(skeleton.split("\n"), start=1):  # its lines are the lines'

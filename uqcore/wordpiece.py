@@ -34,15 +34,27 @@ MAX_SEQUENCE_ITEMS = 16  # ... and so are Sequences of more components
 # BPE) ship, plus the plain ones around them: no pattern of the file's own (a Split or Replace
 # regex can backtrack for hours or panic inside the Rust library), nothing else.
 ACCEPTED = {
-    "normalizer": ("BertNormalizer", "Lowercase", "NFC", "NFD", "NFKC", "NFKD", "StripAccents",
-                   "Strip"),
+    "normalizer": (
+        "BertNormalizer",
+        "Lowercase",
+        "NFC",
+        "NFD",
+        "NFKC",
+        "NFKD",
+        "StripAccents",
+        "Strip",
+    ),
     "pre_tokenizer": ("BertPreTokenizer", "ByteLevel", "Whitespace", "WhitespaceSplit"),
     "model": ("WordPiece", "BPE"),
     "post_processor": ("TemplateProcessing", "BertProcessing", "RobertaProcessing", "ByteLevel"),
     "decoder": ("WordPiece", "ByteLevel", "BPEDecoder"),
-}  # fmt: skip
-SEQUENCE_KEYS = {"normalizer": "normalizers", "pre_tokenizer": "pretokenizers",
-                 "post_processor": "processors", "decoder": "decoders"}  # fmt: skip
+}
+SEQUENCE_KEYS = {
+    "normalizer": "normalizers",
+    "pre_tokenizer": "pretokenizers",
+    "post_processor": "processors",
+    "decoder": "decoders",
+}
 
 
 def _refuse(slot: str, kind: object, why: str = "") -> CheckpointError:
@@ -64,8 +76,13 @@ def _check_component(slot: str, part: object, depth: int = 0) -> None:
         raise _refuse(slot, type(part).__name__, " (not an object)")
     kind = part.get("type")
     if slot == "model" and kind is None:  # files of tokenizers < 0.10 name no model type
-        kind = "BPE" if "merges" in part else "WordPiece" if "max_input_chars_per_word" in part \
-            else None  # fmt: skip
+        kind = (
+            "BPE"
+            if "merges" in part
+            else "WordPiece"
+            if "max_input_chars_per_word" in part
+            else None
+        )
     if kind == "Sequence" and slot in SEQUENCE_KEYS:
         items = part.get(SEQUENCE_KEYS[slot])
         if depth >= MAX_SEQUENCE_DEPTH:
@@ -81,8 +98,9 @@ def _check_component(slot: str, part: object, depth: int = 0) -> None:
     if kind == "WordPiece" and slot == "model":
         limit = part.get("max_input_chars_per_word", 100)
         if isinstance(limit, bool) or not isinstance(limit, int) or not 0 < limit <= MAX_WORD_CHARS:
-            raise _refuse(slot, kind, f" with max_input_chars_per_word {limit!r} (at most "
-                                      f"{MAX_WORD_CHARS})")  # fmt: skip
+            raise _refuse(
+                slot, kind, f" with max_input_chars_per_word {limit!r} (at most {MAX_WORD_CHARS})"
+            )
 
 
 def check_tokenizer_json(doc: object) -> None:
@@ -94,8 +112,10 @@ def check_tokenizer_json(doc: object) -> None:
     is the real defence: a pattern that backtracks runs inside Rust, where no Python time
     limit can interrupt it."""
     if not isinstance(doc, dict):
-        raise CheckpointError(f"{TOKENIZER_FILE} is not a JSON object; save the model's own "
-                              "tokenizer with save_pretrained.")  # fmt: skip
+        raise CheckpointError(
+            f"{TOKENIZER_FILE} is not a JSON object; save the model's own "
+            "tokenizer with save_pretrained."
+        )
     for slot in ACCEPTED:
         _check_component(slot, doc.get(slot))
 
@@ -118,14 +138,17 @@ def guarded_encode(tokenizer, text: str):
     try:
         return tokenizer.encode(text)
     except Exception as exc:  # noqa: BLE001 - tokenizers raises its own exception types
-        raise InputError(f"The tokenizer could not read this text ({str(exc)[:160]}); try "
-                         "another text or another checkpoint.") from None  # fmt: skip
+        raise InputError(
+            f"The tokenizer could not read this text ({str(exc)[:160]}); try "
+            "another text or another checkpoint."
+        ) from None
     except BaseException as exc:
         if type(exc).__name__ != "PanicException":
             raise
-        raise InputError(f"The tokenizer crashed on this text ({str(exc)[:160]}); this "
-                         "checkpoint's tokenizer.json is faulty: use another checkpoint."
-                         ) from None  # fmt: skip
+        raise InputError(
+            f"The tokenizer crashed on this text ({str(exc)[:160]}); this "
+            "checkpoint's tokenizer.json is faulty: use another checkpoint."
+        ) from None
 
 
 class WordPiece:
@@ -159,8 +182,9 @@ class WordPiece:
 
         path = Path(folder) / TOKENIZER_FILE
         if path.is_symlink():
-            raise CheckpointError(f"{TOKENIZER_FILE} is a link; links are not followed: copy "
-                                  "the file in.")  # fmt: skip
+            raise CheckpointError(
+                f"{TOKENIZER_FILE} is a link; links are not followed: copy the file in."
+            )
         if not path.is_file():
             raise CheckpointError(
                 f"No {TOKENIZER_FILE} in the model folder: save the model's fast tokenizer there "
@@ -168,17 +192,25 @@ class WordPiece:
                 "folder lacking it is incomplete: reinstall the package."
             )
         if path.stat().st_size > MAX_TOKENIZER_BYTES:
-            raise CheckpointError(f"{TOKENIZER_FILE} is over {MAX_TOKENIZER_BYTES >> 20} MB; "
-                                  "that is not a tokenizer this app reads.")  # fmt: skip
+            raise CheckpointError(
+                f"{TOKENIZER_FILE} is over {MAX_TOKENIZER_BYTES >> 20} MB; "
+                "that is not a tokenizer this app reads."
+            )
         try:
             text = path.read_text(encoding="utf-8")
-            doc = load_json(text, what=TOKENIZER_FILE, max_bytes=MAX_TOKENIZER_BYTES,
-                            max_items=MAX_TOKENIZER_VALUES, error=CheckpointError)  # fmt: skip
+            doc = load_json(
+                text,
+                what=TOKENIZER_FILE,
+                max_bytes=MAX_TOKENIZER_BYTES,
+                max_items=MAX_TOKENIZER_VALUES,
+                error=CheckpointError,
+            )
         except CheckpointError:  # uqcore.untrusted's bounds: too deep, too many values...
             raise
         except (OSError, ValueError, RecursionError) as exc:
-            raise CheckpointError(f"{TOKENIZER_FILE} is not readable JSON "
-                                  f"({str(exc)[:200]}).") from None  # fmt: skip
+            raise CheckpointError(
+                f"{TOKENIZER_FILE} is not readable JSON ({str(exc)[:200]})."
+            ) from None
         check_tokenizer_json(doc)
         try:
             tok = Tokenizer.from_str(text)
@@ -186,8 +218,9 @@ class WordPiece:
         except CheckpointError:
             raise
         except Exception as exc:  # tokenizers raises its own exception type
-            raise CheckpointError(f"{TOKENIZER_FILE} is not a readable tokenizer "
-                                  f"({str(exc)[:200]}).") from None  # fmt: skip
+            raise CheckpointError(
+                f"{TOKENIZER_FILE} is not a readable tokenizer ({str(exc)[:200]})."
+            ) from None
         return cls(tok, specials)
 
     def __len__(self) -> int:
@@ -203,8 +236,9 @@ class WordPiece:
         the tokenizer, a Rust panic included, is an :class:`InputError` (:func:`guarded_encode`).
         """
         if not isinstance(max_len, int) or isinstance(max_len, bool) or max_len < 3:
-            raise InputError(f"max_len must be an integer >= 3 ([CLS], a piece, [SEP]), "
-                             f"got {max_len!r}.")  # fmt: skip
+            raise InputError(
+                f"max_len must be an integer >= 3 ([CLS], a piece, [SEP]), got {max_len!r}."
+            )
         if not isinstance(text, str):
             raise InputError(f"The text must be a str, got {type(text).__name__}; pass a string.")
         if not text.strip():
@@ -224,5 +258,11 @@ class WordPiece:
         ids = ids[: keep + 1] + [self.sep_id]
         tokens = tokens[: keep + 1] + ["[SEP]"]
         unknown = [i == self.unk_id for i in ids]
-        return Encoding(ids=ids, tokens=tokens, is_unknown=unknown, n_words=pieces,
-                        truncated=keep < pieces, n_dropped=pieces - keep)  # fmt: skip
+        return Encoding(
+            ids=ids,
+            tokens=tokens,
+            is_unknown=unknown,
+            n_words=pieces,
+            truncated=keep < pieces,
+            n_dropped=pieces - keep,
+        )

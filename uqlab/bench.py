@@ -100,9 +100,13 @@ def loop_vs_batched(family: str, repeats: int) -> dict[str, float]:
     batched_times, loop_times = [], []
     for _ in range(repeats):
         batched_times.append(_timed(lambda: sample(model, ids, mask, BENCH_T, seed=0)))
-        loop_times.append(_timed(lambda: [
-            sample(model, ids, mask, 1, seed=0, first_sample=t) for t in range(BENCH_T)
-        ]))  # fmt: skip
+        loop_times.append(
+            _timed(
+                lambda: [
+                    sample(model, ids, mask, 1, seed=0, first_sample=t) for t in range(BENCH_T)
+                ]
+            )
+        )
     t_batch, t_loop = min(batched_times), min(loop_times)
     from torch.utils.flop_counter import FlopCounterMode  # heavy import: keep out of RSS runs
 
@@ -129,8 +133,10 @@ def noise_rates(repeats: int = 5) -> dict[str, float]:
 
     shape, count, batch = (8, 256, 8), 10, 64  # [H, L, c] for 10 samples of 64 texts
     out = {}
-    for name, make in (("counter", lambda: SampleNoise(0, 0, count, batch, DEVICE)),
-                       ("stream", lambda: StreamNoise(0, 0, count, batch, DEVICE))):  # fmt: skip
+    for name, make in (
+        ("counter", lambda: SampleNoise(0, 0, count, batch, DEVICE)),
+        ("stream", lambda: StreamNoise(0, 0, count, batch, DEVICE)),
+    ):
         noise = make()
         seconds = _best(lambda noise=noise: noise.neg_gumbel(*shape), repeats)
         out[name] = count * batch * math.prod(shape) / seconds / 1e6
@@ -205,8 +211,14 @@ def softmax_rows(widths=(4, 8, 12, 15, 16, 24, 48), repeats: int = 20) -> list[d
             plain = _best(lambda x=x: torch.softmax(x, -1), repeats)
             padded = _best(lambda x=x: softmax_last(x), repeats)
             diff = (softmax_last(x) - torch.softmax(x, -1)).abs().max().item()
-            out.append({"width": width, "torch_us": plain * 1e6, "padded_us": padded * 1e6,
-                        "max_abs_diff": diff})  # fmt: skip
+            out.append(
+                {
+                    "width": width,
+                    "torch_us": plain * 1e6,
+                    "padded_us": padded * 1e6,
+                    "max_abs_diff": diff,
+                }
+            )
     return out
 
 
@@ -244,8 +256,10 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         )
     stochastic = [f for f in families if rows[f]["stochastic"] and not get_family(f).ensemble]
     rates = noise_rates()
-    print(f"noise, million Gumbel draws/s: counter (inference) {rates['counter']:.0f}, "
-          f"stream (training) {rates['stream']:.0f}")  # fmt: skip
+    print(
+        f"noise, million Gumbel draws/s: counter (inference) {rates['counter']:.0f}, "
+        f"stream (training) {rates['stream']:.0f}"
+    )
     if DEVICE.type != "cpu":  # resident memory and the oneDNN crossover are CPU measures
         summary = {
             "device": str(DEVICE),
@@ -271,8 +285,10 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
     softmax = softmax_rows()
     print("\nsoftmax over [640, 8, 12, width], microseconds: width torch softmax_last max|diff|")
     for c in softmax:
-        print(f"{c['width']:>6} {c['torch_us']:>8.0f} {c['padded_us']:>8.0f} "
-              f"{c['max_abs_diff']:>9.1e}")  # fmt: skip
+        print(
+            f"{c['width']:>6} {c['torch_us']:>8.0f} {c['padded_us']:>8.0f} "
+            f"{c['max_abs_diff']:>9.1e}"
+        )
     summary = {
         "batched_vs_loop_min_ratio": round(min(r["ratio"] for r in rows.values()), 2),
         "batched_vs_loop_min_ratio_stochastic": round(min(rows[f]["ratio"] for f in stochastic), 2),
@@ -285,8 +301,16 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
         "noise_stream_mdraws_per_s": round(rates["stream"], 1),
     }
     if args.markdown:
-        report = {"tuned": tuned, "peak": peak, "rows": rows, "rss": rss, "length": args.length,
-                  "crossover": crossover, "softmax": softmax, "summary": summary}  # fmt: skip
+        report = {
+            "tuned": tuned,
+            "peak": peak,
+            "rows": rows,
+            "rss": rss,
+            "length": args.length,
+            "crossover": crossover,
+            "softmax": softmax,
+            "summary": summary,
+        }
         write_section(args.markdown, "uqlab.bench", render_markdown(report))
         print(f"wrote {args.markdown}")
     print(json.dumps(summary))

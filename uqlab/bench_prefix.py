@@ -41,8 +41,14 @@ TEXT = (
 def run(T: int = 100, length: int = 20, repeats: int = 3) -> dict[str, float]:  # noqa: N803
     base = minilm_dir()
     shape = read_hf_config(base)
-    cfg = ModelConfig.from_dict({**shape, "family": "hsto", "stochastic_layers": [5],
-                                 "inference": {"tau1": 1.0, "tau2": 8.0}})  # fmt: skip
+    cfg = ModelConfig.from_dict(
+        {
+            **shape,
+            "family": "hsto",
+            "stochastic_layers": [5],
+            "inference": {"tau1": 1.0, "tau2": 8.0},
+        }
+    )
     torch.manual_seed(0)
     model = load_hf_bert(build_model(cfg), base)
     ids = torch.tensor([WordPiece.from_folder(base).encode(TEXT, length).ids])  # [1, L]
@@ -57,8 +63,9 @@ def run(T: int = 100, length: int = 20, repeats: int = 3) -> dict[str, float]:  
         return torch.softmax(out.logits, -1)  # [T, C]
 
     batched = sample(model, ids, mask, T, seed=0).probs[:, 0]  # [T, C]
-    loop = torch.cat([sample(model, ids, mask, 1, seed=0, first_sample=t).probs[:, 0]
-                      for t in range(T)])  # fmt: skip
+    loop = torch.cat(
+        [sample(model, ids, mask, 1, seed=0, first_sample=t).probs[:, 0] for t in range(T)]
+    )
     max_diff = max(float((batched - loop).abs().max()), float((forward(1) - batched).abs().max()))
     times = {"batched": [], "all_rows": [], "loop": []}
     for _ in range(repeats):  # interleaved: a change in load hits every side alike
@@ -67,7 +74,7 @@ def run(T: int = 100, length: int = 20, repeats: int = 3) -> dict[str, float]:  
         times["loop"].append(
             _best(
                 lambda: [sample(model, ids, mask, 1, seed=0, first_sample=t) for t in range(T)], 1
-            )  # fmt: skip
+            )
         )
     best = {k: min(v) for k, v in times.items()}
     return {
@@ -111,36 +118,49 @@ def train_step(lengths: tuple[int, ...] = (128, 256), batch: int = 32) -> dict[i
             with torch.inference_mode():
                 model(ids, mask)
 
-        out[length] = {"train_step_s": _best(step, 2), "forward_s": _best(forward, 2),
-                       "batch": batch}  # fmt: skip
+        out[length] = {
+            "train_step_s": _best(step, 2),
+            "forward_s": _best(forward, 2),
+            "batch": batch,
+        }
     return out
 
 
 def main(argv: list[str] | None = None) -> dict[str, float]:
-    p = argparse.ArgumentParser(prog="python -m uqlab.bench_prefix",
-                                description=__doc__.splitlines()[0])  # fmt: skip
+    p = argparse.ArgumentParser(
+        prog="python -m uqlab.bench_prefix", description=__doc__.splitlines()[0]
+    )
     p.add_argument("--T", type=int, default=100)
     p.add_argument("--length", type=int, default=20, help="tokens, [CLS] and [SEP] included")
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--threads", type=int, default=2)
-    p.add_argument("--train-step", action="store_true",
-                   help="time a training step and a forward pass at 128 and 256 tokens instead")
+    p.add_argument(
+        "--train-step",
+        action="store_true",
+        help="time a training step and a forward pass at 128 and 256 tokens instead",
+    )
     args = p.parse_args(argv)
     tuned = tune_cpu(args.threads)
     if args.train_step:
         steps = train_step()
         for length, r in steps.items():
-            print(f"MiniLM-L6 + rank-8 adapters, batch {r['batch']} x {length} tokens: training "
-                  f"step {r['train_step_s']:.2f} s, forward {r['forward_s']:.2f} s")  # fmt: skip
+            print(
+                f"MiniLM-L6 + rank-8 adapters, batch {r['batch']} x {length} tokens: training "
+                f"step {r['train_step_s']:.2f} s, forward {r['forward_s']:.2f} s"
+            )
         print(json.dumps(steps))
         return steps
     r = run(args.T, args.length, args.repeats)
     print(f"MiniLM-L6, H-STO in layer 5 only, T={r['T']}, {r['tokens']} tokens; {tuned}")
     print(f"  batched (layers 0-4 once) {r['batched_s']:.4f} s")
-    print(f"  every layer on T rows     {r['all_rows_s']:.4f} s  (shared-prefix gain "
-          f"{r['prefix_gain']:.1f}x)")  # fmt: skip
-    print(f"  {r['T']} single calls          {r['loop_s']:.4f} s  (batching gain "
-          f"{r['loop_over_batched']:.1f}x)")  # fmt: skip
+    print(
+        f"  every layer on T rows     {r['all_rows_s']:.4f} s  (shared-prefix gain "
+        f"{r['prefix_gain']:.1f}x)"
+    )
+    print(
+        f"  {r['T']} single calls          {r['loop_s']:.4f} s  (batching gain "
+        f"{r['loop_over_batched']:.1f}x)"
+    )
     print(f"  max |difference| of probabilities {r['max_abs_diff']:.1e}")
     print(json.dumps(r))
     return r

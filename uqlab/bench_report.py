@@ -103,8 +103,10 @@ def render_markdown(report: dict) -> str:
             "|---:|---:|---:|---:|",
         ]
         for c in report["softmax"]:
-            lines.append(f"| {c['width']} | {c['torch_us']:.0f} | {c['padded_us']:.0f} | "
-                         f"{c['max_abs_diff']:.1e} |")  # fmt: skip
+            lines.append(
+                f"| {c['width']} | {c['torch_us']:.0f} | {c['padded_us']:.0f} | "
+                f"{c['max_abs_diff']:.1e} |"
+            )
     lines += ["", "## Summary line", "", "```json", json.dumps(s), "```", ""]
     return "\n".join(lines)
 

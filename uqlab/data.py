@@ -110,8 +110,10 @@ def split_positions(task: str, n: int, split_seed: int = 0) -> dict[str, np.ndar
 
 def _check_task(task: str) -> TaskSpec:
     if task not in TASK_TABLE:
-        raise InputError(f"unknown task {task!r}: choose one of {', '.join(TASK_TABLE)} or "
-                         "describe yours in a task file (--task-file)")  # fmt: skip
+        raise InputError(
+            f"unknown task {task!r}: choose one of {', '.join(TASK_TABLE)} or "
+            "describe yours in a task file (--task-file)"
+        )
     return TASK_TABLE[task]
 
 
@@ -126,8 +128,9 @@ def _rows(where: str, text_col: str, names: list[str], get, n_labels: int = 2) -
     bad = sorted({repr(v) for v in labels if v not in ids or isinstance(v, float)})
     if bad:
         allowed = ", ".join(map(str, ids)) if n_labels <= 4 else f"0, ..., {n_labels - 1}"
-        raise InputError(f"{where} has labels outside {{{allowed}}}: {', '.join(bad[:5])}; "
-                         "fix the file")  # fmt: skip
+        raise InputError(
+            f"{where} has labels outside {{{allowed}}}: {', '.join(bad[:5])}; fix the file"
+        )
     if any(not isinstance(t, str) for t in texts):
         raise InputError(f"{where} has missing or non-string texts in column {text_col!r}")
     return tuple(texts), tuple(int(v) for v in labels)
@@ -225,8 +228,7 @@ def load_task(
         test = None if spec.test_in_pool else second
     elif "train" in data:  # three files: train and dev as they are, test and ood shuffled
         rows = {k: _read_split(spec, data[k], folder) for k in ("train", "dev", "test")}
-        splits = {k: _take(k, rows[k], np.arange(len(rows[k][0])), limit)
-                  for k in ("train", "dev")}  # fmt: skip
+        splits = {k: _take(k, rows[k], np.arange(len(rows[k][0])), limit) for k in ("train", "dev")}
         splits["test"] = _take("test", rows["test"], rng.permutation(len(rows["test"][0])), limit)
         return _with_ood(spec, splits, _ood_rows(spec, ood_doc, folder), rng, limit, folder)
     else:
@@ -235,10 +237,15 @@ def load_task(
         test = None if spec.test_in_pool else _read_split(spec, data["test"], folder)
         ood = _ood_rows(spec, ood_doc, folder)
     n = len(pool[0])
-    if not spec.builtin and spec.test_in_pool and min(
-            _part(f, n) for f in data.get("split", {}).values()) < 1:  # fmt: skip
-        raise InputError(f"{spec.name}: the pool has {n} rows, too few for a train, dev and "
-                         "test split with these fractions; give more rows.")  # fmt: skip
+    if (
+        not spec.builtin
+        and spec.test_in_pool
+        and min(_part(f, n) for f in data.get("split", {}).values()) < 1
+    ):
+        raise InputError(
+            f"{spec.name}: the pool has {n} rows, too few for a train, dev and "
+            "test split with these fractions; give more rows."
+        )
     pos = _split_from(spec, n, rng)
     if test is not None:
         pos["test"] = rng.permutation(len(test[0]))
@@ -249,10 +256,16 @@ def load_task(
 
 def _with_ood(spec, splits, ood, rng, limit, folder) -> TaskData:
     """The task's data with its OOD rows (shuffled by the next permutation; none: empty)."""
-    splits["ood"] = (Split("ood", (), ()) if ood is None
-                     else _take("ood", ood, rng.permutation(len(ood[0])), limit))  # fmt: skip
-    source = "hub" if folder is None and spec.hub is not None else str(
-        folder or spec.description["base"])  # fmt: skip
+    splits["ood"] = (
+        Split("ood", (), ())
+        if ood is None
+        else _take("ood", ood, rng.permutation(len(ood[0])), limit)
+    )
+    source = (
+        "hub"
+        if folder is None and spec.hub is not None
+        else str(folder or spec.description["base"])
+    )
     return TaskData(spec.name, spec.label_names, spec.metric, **splits, source=source)
 
 
@@ -266,8 +279,7 @@ def _read_split(spec: TaskSpec, value: str, folder: Path | None) -> _Rows:
     from uqlab.task_file import read_split, resolve
 
     if folder is None and value.startswith("${data}"):
-        raise InputError(f"no data folder given and {spec.name} has no Hub copy; "
-                         f"{_hint(spec)}")  # fmt: skip
+        raise InputError(f"no data folder given and {spec.name} has no Hub copy; {_hint(spec)}")
     path = resolve(spec, value, folder)
     if spec.builtin and path.suffix == ".parquet":
         return _read_local(path, spec.text_column, len(spec.label_names))

@@ -108,11 +108,18 @@ def table3_rows(picks: list[tuple[str, int, str, str]], probs) -> list[dict]:
     """Per-example Table 3 statistics of ``picks`` from their samples ``probs [T, N, C]``."""
     stats = table3_stats(probs, [p[1] for p in picks])
     return [
-        {"text": text, "label": int(label), "domain": domain, "source": where,
-         "p_gold_mean": float(stats.p_gold_mean[i]), "p_gold_var": float(stats.p_gold_var[i]),
-         "correct": int(stats.n_correct[i]), "T": int(stats.n_samples)}
+        {
+            "text": text,
+            "label": int(label),
+            "domain": domain,
+            "source": where,
+            "p_gold_mean": float(stats.p_gold_mean[i]),
+            "p_gold_var": float(stats.p_gold_var[i]),
+            "correct": int(stats.n_correct[i]),
+            "T": int(stats.n_samples),
+        }
         for i, (text, label, domain, where) in enumerate(picks)
-    ]  # fmt: skip
+    ]
 
 
 def table3_for(ck: Checkpoint, task_data, T: int, seed: int, per_domain: int) -> list[dict]:
@@ -144,17 +151,25 @@ def _features(ck: Checkpoint, texts, shards: Shards):
 
 
 def evaluate_checkpoint(
-    ck: Checkpoint, data_dir=None, *, T: int = 10, seed: int = 0, limit: int | None = None,
-    per_domain: int = 5, progress: bool = True, shards: Shards | None = None,
-) -> dict | None:  # fmt: skip
+    ck: Checkpoint,
+    data_dir=None,
+    *,
+    T: int = 10,
+    seed: int = 0,
+    limit: int | None = None,
+    per_domain: int = 5,
+    progress: bool = True,
+    shards: Shards | None = None,
+) -> dict | None:
     """Metrics of one checkpoint (see the module docstring). Under torchrun every rank samples
     its block of each split (``shards``) and rank 0 computes and returns the metrics from the
     gathered samples (the other ranks return None)."""
     shards = shards or Shards()
     info = ck.training or {}
     _task_of(ck)
-    data = load_task(info["task"], resolve_data_dir(data_dir), split_seed=int(info.get("seed", 0)),
-                     limit=limit)  # fmt: skip
+    data = load_task(
+        info["task"], resolve_data_dir(data_dir), split_seed=int(info.get("seed", 0)), limit=limit
+    )
     splits: dict[str, Split] = {"id": data.test, "ood": data.ood, "dev": data.dev}
     if not len(data.ood):  # a described task without an out-of-domain file
         del splits["ood"]
@@ -173,27 +188,37 @@ def evaluate_checkpoint(
     probs = {k: p for k, (p, _) in both.items()}
     scored = tuple(k for k in ("id", "ood") if k in splits)
     metrics = {
-        "task": data.task, "family": ck.config.family, "samples": T, "seed": seed,
-        "data_source": data.source, "sizes": {k: len(splits[k]) for k in scored},
+        "task": data.task,
+        "family": ck.config.family,
+        "samples": T,
+        "seed": seed,
+        "data_source": data.source,
+        "sizes": {k: len(splits[k]) for k in scored},
         **{k: summarize(probs[k], splits[k].labels) for k in scored},
-    }  # fmt: skip
+    }
     # temperature scaling fitted on dev (each sample's logits / t, then averaged), then scored
     temperature = fit_temperature(both["dev"][1], data.dev.labels)
-    metrics["temperature"] = {"value": temperature, "fitted_on": "dev",
-                              "dev_size": len(data.dev)}  # fmt: skip
+    metrics["temperature"] = {"value": temperature, "fitted_on": "dev", "dev_size": len(data.dev)}
     for k in scored:
         mean = scaled_probs(both[k][1], temperature).mean(axis=0)  # [N, C]
         y = splits[k].labels
-        metrics[k]["scaled"] = {"nll": nll(mean, y), "brier": brier(mean, y),
-                                "ece": ece(mean, y), "aece": adaptive_ece(mean, y)}  # fmt: skip
+        metrics[k]["scaled"] = {
+            "nll": nll(mean, y),
+            "brier": brier(mean, y),
+            "ece": ece(mean, y),
+            "aece": adaptive_ece(mean, y),
+        }
     # split conformal sets at 90 % coverage, calibrated on dev (the mean prediction)
     means = {k: p.mean(axis=0) for k, p in probs.items()}  # [N, C] per split
-    cal_scores = {m: calibration_scores(means["dev"], data.dev.labels, m)
-                  for m in CONFORMAL_METHODS}  # fmt: skip
+    cal_scores = {
+        m: calibration_scores(means["dev"], data.dev.labels, m) for m in CONFORMAL_METHODS
+    }
     metrics["conformal_calibration"] = {  # for sets at any coverage (the app's slider)
-        "on": "dev", "samples": T, "seed": seed,
+        "on": "dev",
+        "samples": T,
+        "seed": seed,
         "scores": {m: [round(float(x), 5) for x in s] for m, s in cal_scores.items()},
-    }  # fmt: skip
+    }
     for method in CONFORMAL_METHODS:
         cal = conformal_from_scores(cal_scores[method], 0.9, method)
         for k in scored:
@@ -263,13 +288,23 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--table3", type=int, default=5, help="seeded examples per domain")
     p.add_argument("--device", default="cpu", help="cpu (default), cuda or auto")
     p.add_argument("--quiet", action="store_true")
-    p.add_argument("--task-file", help="the task's description (default: the one the checkpoint "
-                   "was trained with, kept in its config.json)")
-    p.add_argument("--threads", type=int, default=None,
-                   help="torch threads per process (default: 2 alone, 2 // N under torchrun); "
-                   "a one-process run equals an N-process one bit for bit at the same threads")
-    p.add_argument("--stored-only", action="store_true",
-                   help="only write the stored samples of the bundled examples (uqlab.stored)")
+    p.add_argument(
+        "--task-file",
+        help="the task's description (default: the one the checkpoint "
+        "was trained with, kept in its config.json)",
+    )
+    p.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="torch threads per process (default: 2 alone, 2 // N under torchrun); "
+        "a one-process run equals an N-process one bit for bit at the same threads",
+    )
+    p.add_argument(
+        "--stored-only",
+        action="store_true",
+        help="only write the stored samples of the bundled examples (uqlab.stored)",
+    )
     args = p.parse_args(argv)
     world = int(os.environ.get("WORLD_SIZE", "1"))
     tune_cpu(args.threads or max(1, 2 // world))  # this machine's 2 cores, shared by the ranks
@@ -277,8 +312,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.task_file:
             read_task_file(args.task_file)
-        paths = ([Path(i.path) for i in list_checkpoints(args.root) if not i.error] if args.all
-                 else [_locate(c, args.root) for c in args.ckpt])  # fmt: skip
+        paths = (
+            [Path(i.path) for i in list_checkpoints(args.root) if not i.error]
+            if args.all
+            else [_locate(c, args.root) for c in args.ckpt]
+        )
         for path in paths:
             ck = load_checkpoint(path, shared_weights=True)  # a folder of checkpoints
             ck.model.to(device if shards.world > 1 else pick_device(args.device))
@@ -286,8 +324,12 @@ def main(argv: list[str] | None = None) -> int:
             pending = Pending()  # nothing is written into the checkpoint before all succeeded
             stored_file = map_file = None  # rank 0 computes them
             if shards.main:  # the stored samples are small: rank 0 alone
-                bar = tqdm(total=len(bundled_rows(task)) + len(preset_rows(task)), unit="text",
-                           desc=f"{ck.name} stored", disable=args.quiet)  # fmt: skip
+                bar = tqdm(
+                    total=len(bundled_rows(task)) + len(preset_rows(task)),
+                    unit="text",
+                    desc=f"{ck.name} stored",
+                    disable=args.quiet,
+                )
                 stored_file = write_stored(ck, seed=args.seed, bar=bar, sink=pending.put)
                 bar.close()
                 map_file = write_map(ck, sink=pending.put)
@@ -296,17 +338,27 @@ def main(argv: list[str] | None = None) -> int:
                 _commit(ck.name, pending, stored_file, map_file)
                 continue
             started = time.perf_counter()
-            metrics = evaluate_checkpoint(ck, args.data_dir, T=args.samples, seed=args.seed,
-                                          limit=args.limit, per_domain=args.table3,
-                                          progress=not args.quiet, shards=shards)  # fmt: skip
+            metrics = evaluate_checkpoint(
+                ck,
+                args.data_dir,
+                T=args.samples,
+                seed=args.seed,
+                limit=args.limit,
+                per_domain=args.table3,
+                progress=not args.quiet,
+                shards=shards,
+            )
             if metrics is None:  # not rank 0: its samples went to rank 0
                 continue
             write_metrics(path, metrics, sink=pending.put)
             _commit(ck.name, pending, stored_file, map_file)
             m = metrics
-            ood = (f"ood acc {m['ood']['accuracy_mean']:.4f} AUROC(MI) "
-                   f"{m['ood_detection']['mutual_information']['auroc']:.3f} "
-                   if "ood" in m else "no ood set ")  # fmt: skip
+            ood = (
+                f"ood acc {m['ood']['accuracy_mean']:.4f} AUROC(MI) "
+                f"{m['ood_detection']['mutual_information']['auroc']:.3f} "
+                if "ood" in m
+                else "no ood set "
+            )
             print(
                 f"{ck.name}: id acc {m['id']['accuracy_mean']:.4f}±{m['id']['accuracy_std']:.4f} "
                 f"{ood}-> {path}/metrics.json "
@@ -328,8 +380,10 @@ def _task_of(ck: Checkpoint) -> str:
         raise UQError(f"{ck.name}: config.json has no training.task; evaluate needs the task.")
     labels = TASKS[task].label_names
     if len(labels) != ck.config.num_classes:
-        raise UQError(f"{ck.name} has {ck.config.num_classes} classes but task {task!r} has "
-                      f"{len(labels)} ({', '.join(labels)}); give the task it was trained on.")
+        raise UQError(
+            f"{ck.name} has {ck.config.num_classes} classes but task {task!r} has "
+            f"{len(labels)} ({', '.join(labels)}); give the task it was trained on."
+        )
     return task
 
 

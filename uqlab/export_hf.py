@@ -30,8 +30,12 @@ from uqcore.registry import load
 from uqlab.import_hf import SIDE_JSON, SIDE_TENSORS
 from uqlab.paths import checkpoint_dir
 
-TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json",
-                   "vocab.txt")  # fmt: skip
+TOKENIZER_FILES = (
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+    "vocab.txt",
+)
 
 
 def hf_config(ck: Checkpoint) -> dict:
@@ -39,17 +43,25 @@ def hf_config(ck: Checkpoint) -> dict:
     cfg, bp = ck.config, ck.config.backbone_params
     labels = ck.training.get("label_names") or [f"LABEL_{i}" for i in range(cfg.num_classes)]
     return {
-        "architectures": ["BertForSequenceClassification"], "model_type": "bert",
-        "vocab_size": cfg.vocab_size, "hidden_size": cfg.d_model,
-        "num_hidden_layers": cfg.n_layers, "num_attention_heads": cfg.n_heads,
-        "intermediate_size": cfg.d_ff, "hidden_act": "gelu",
-        "hidden_dropout_prob": cfg.dropout, "attention_probs_dropout_prob": cfg.dropout,
-        "max_position_embeddings": cfg.max_len, "type_vocab_size": bp.type_vocab_size,
-        "layer_norm_eps": bp.layer_norm_eps, "position_embedding_type": "absolute",
-        "pad_token_id": ck.vocab.pad_id, "initializer_range": 0.02,
+        "architectures": ["BertForSequenceClassification"],
+        "model_type": "bert",
+        "vocab_size": cfg.vocab_size,
+        "hidden_size": cfg.d_model,
+        "num_hidden_layers": cfg.n_layers,
+        "num_attention_heads": cfg.n_heads,
+        "intermediate_size": cfg.d_ff,
+        "hidden_act": "gelu",
+        "hidden_dropout_prob": cfg.dropout,
+        "attention_probs_dropout_prob": cfg.dropout,
+        "max_position_embeddings": cfg.max_len,
+        "type_vocab_size": bp.type_vocab_size,
+        "layer_norm_eps": bp.layer_norm_eps,
+        "position_embedding_type": "absolute",
+        "pad_token_id": ck.vocab.pad_id,
+        "initializer_range": 0.02,
         "id2label": {str(i): n for i, n in enumerate(labels)},
         "label2id": {n: i for i, n in enumerate(labels)},
-    }  # fmt: skip
+    }
 
 
 def split_tensors(ck: Checkpoint) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
@@ -77,11 +89,15 @@ def export(name: str, out: str | Path, root: str | Path | None = None) -> Path:
     ck = load(name, root if root is not None else checkpoint_dir())
     cfg = ck.config
     if cfg.backbone != "bert" or ck.base is None:
-        raise UQError(f"{name} is a {cfg.backbone!r} checkpoint; only BERT-backbone checkpoints "
-                      "(the *-minilm-* ones) export as a BertForSequenceClassification.")
+        raise UQError(
+            f"{name} is a {cfg.backbone!r} checkpoint; only BERT-backbone checkpoints "
+            "(the *-minilm-* ones) export as a BertForSequenceClassification."
+        )
     if cfg.spec.ensemble:
-        raise UQError(f"{name} is a deep ensemble of {cfg.ensemble_size} models; a Hugging Face "
-                      "folder holds one. Export a single-model checkpoint.")  # fmt: skip
+        raise UQError(
+            f"{name} is a deep ensemble of {cfg.ensemble_size} models; a Hugging Face "
+            "folder holds one. Export a single-model checkpoint."
+        )
     out = Path(out)
     if out.exists() and any(out.iterdir()):
         raise UQError(f"{out} is not empty; give a new folder.")
@@ -94,9 +110,14 @@ def export(name: str, out: str | Path, root: str | Path | None = None) -> Path:
         if (base / fname).is_file():
             shutil.copyfile(base / fname, out / fname)
     model = {k: v for k, v in cfg.to_dict().items() if k != "adapters"}
-    side = {"model": model, "training": {"task": ck.training.get("task"),
-                                         "label_names": ck.training.get("label_names"),
-                                         "exported_from": name}}  # fmt: skip
+    side = {
+        "model": model,
+        "training": {
+            "task": ck.training.get("task"),
+            "label_names": ck.training.get("label_names"),
+            "exported_from": name,
+        },
+    }
     (out / SIDE_JSON).write_text(json.dumps(side, indent=2))
     if own:
         save_file(own, str(out / SIDE_TENSORS))

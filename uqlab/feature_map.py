@@ -83,10 +83,15 @@ def write(ck: Checkpoint, sink=write_atomic) -> Path:
     texts = [r[0] for r in bundled_rows(task)]
     with torch.inference_mode():
         xy, explained = project(features(ck, texts))
-    meta = {"format": FORMAT, "task": task, "method": METHOD,
-            "explained": json.dumps(explained), "subsets": json.dumps(subset_hashes(task)),
-            "weights": weights_hash(ck.path),
-            "command": f"python -m uqlab.feature_map --ckpt {ck.name}"}  # fmt: skip
+    meta = {
+        "format": FORMAT,
+        "task": task,
+        "method": METHOD,
+        "explained": json.dumps(explained),
+        "subsets": json.dumps(subset_hashes(task)),
+        "weights": weights_hash(ck.path),
+        "command": f"python -m uqlab.feature_map --ckpt {ck.name}",
+    }
     path = Path(ck.path) / FILE
     sink(path, save({"xy": np.ascontiguousarray(xy)}, metadata=meta))
     return path
@@ -117,8 +122,9 @@ def read(path: str | Path, task: str) -> tuple[tuple[np.ndarray, list[float]] | 
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description="Write each checkpoint's map of its bundled "
-                                "examples (map.safetensors).")  # fmt: skip
+    p = argparse.ArgumentParser(
+        description="Write each checkpoint's map of its bundled examples (map.safetensors)."
+    )
     p.add_argument("--ckpt", nargs="*", default=[], help="checkpoint names")
     p.add_argument("--all", action="store_true", help="every checkpoint of the folder")
     p.add_argument("--root", default=str(checkpoint_dir()))

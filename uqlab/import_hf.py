@@ -111,8 +111,7 @@ def inspect(folder: str | Path) -> HFFolder:
                 "can run code and are never loaded. Convert it: model.save_pretrained(folder, "
                 "safe_serialization=True)."
             )
-        raise CheckpointError(f"The folder has no {WEIGHTS}; save the model with "
-                              "save_pretrained.")  # fmt: skip
+        raise CheckpointError(f"The folder has no {WEIGHTS}; save the model with save_pretrained.")
     hf = read_config_json(path)
     layout = layout_of(hf)
     archs = hf.get("architectures") or [layout.architecture]
@@ -180,8 +179,9 @@ def _check_header(weights: Path, layout, n_labels: int) -> None:
     except CheckpointError:
         raise
     except Exception as exc:  # safetensors' own error types
-        raise CheckpointError(f"{WEIGHTS} is not a readable safetensors file "
-                              f"({type(exc).__name__}); save it again.") from None  # fmt: skip
+        raise CheckpointError(
+            f"{WEIGHTS} is not a readable safetensors file ({type(exc).__name__}); save it again."
+        ) from None
     if rows != n_labels:
         raise CheckpointError(
             f"id2label names {n_labels} classes but the classifier ({name}) has {rows} rows; "
@@ -204,8 +204,10 @@ def _read_side(info: HFFolder) -> None:
             with safe_open(str(tensors), framework="pt") as f:
                 info.side_tensors = {k: f.get_tensor(k) for k in f.keys()}
         except Exception as exc:  # safetensors' own error types
-            raise CheckpointError(f"{SIDE_TENSORS} is not readable ({type(exc).__name__}); "
-                                  "export the checkpoint again.") from None  # fmt: skip
+            raise CheckpointError(
+                f"{SIDE_TENSORS} is not readable ({type(exc).__name__}); "
+                "export the checkpoint again."
+            ) from None
 
 
 def parse_layers(text: str | None, n_layers: int) -> tuple[int, ...] | None:
@@ -243,8 +245,10 @@ def family_config(info: HFFolder, family: str | None, layers: str | None = None)
         return ModelConfig.from_dict({**model, "adapters": None})
     family = family or "mcdropout"
     if family not in TRAINING_FREE:
-        raise ConfigError(f"--family must be one of {', '.join(TRAINING_FREE)} (no training "
-                          f"needed); got {family!r}.")  # fmt: skip
+        raise ConfigError(
+            f"--family must be one of {', '.join(TRAINING_FREE)} (no training "
+            f"needed); got {family!r}."
+        )
     spec = get_family(family)
     d_head = base["d_model"] // base["n_heads"]
     params, inference = spec.untrained(d_head)
@@ -255,10 +259,16 @@ def family_config(info: HFFolder, family: str | None, layers: str | None = None)
 
 
 def import_folder(
-    folder: str | Path, name: str, task: str, *, family: str | None = None,
-    layers: str | None = None, copy: bool = False, root: str | Path | None = None,
+    folder: str | Path,
+    name: str,
+    task: str,
+    *,
+    family: str | None = None,
+    layers: str | None = None,
+    copy: bool = False,
+    root: str | Path | None = None,
     info: HFFolder | None = None,
-) -> Path:  # fmt: skip
+) -> Path:
     """Write checkpoint ``root/name`` from the folder; returns its path. Nothing is written when
     a check fails; an earlier checkpoint of that name is replaced only once the new one loads.
     The work is done in ``root/.staging-<name>.<pid>@<host>``; those of killed imports (their
@@ -281,10 +291,15 @@ def import_folder(
 
 
 def write_checkpoint(
-    out: Path, info: HFFolder, task: str, family: str | None, layers: str | None,
+    out: Path,
+    info: HFFolder,
+    task: str,
+    family: str | None,
+    layers: str | None,
     record: BaseRecord,
-    *, local_base: bool = True,
-) -> None:  # fmt: skip
+    *,
+    local_base: bool = True,
+) -> None:
     """Write the checkpoint files of ``info`` as ``family`` into ``out`` (its base named by
     ``record``) and load it back strictly (``local_base=False``: as an upload, whose base must
     lie inside it)."""
@@ -300,28 +315,40 @@ def write_checkpoint(
     # and those are all the checkpoint stores: nothing is built to write it. The strict load
     # below builds the model once and checks everything, as the app will.
     tensors = dict(info.side_tensors) if side else {}
-    training = {"task": task, "family": cfg.family, "label_names": list(info.labels),
-                "imported": {"architecture": info.architecture, "folder": info.path.name,
-                             "base": "inside" if record.inside else "referenced",
-                             "family_from_export": side}}  # fmt: skip
+    training = {
+        "task": task,
+        "family": cfg.family,
+        "label_names": list(info.labels),
+        "imported": {
+            "architecture": info.architecture,
+            "folder": info.path.name,
+            "base": "inside" if record.inside else "referenced",
+            "family_from_export": side,
+        },
+    }
     if side:
         training = {**info.side.get("training", {}), **training}
     try:
-        save_checkpoint(out, tensors, cfg, None, training=training, base=record,
-                        card=_card(info, cfg))  # fmt: skip
+        save_checkpoint(
+            out, tensors, cfg, None, training=training, base=record, card=_card(info, cfg)
+        )
     except CheckpointError as exc:
         if not side:
             raise
-        raise CheckpointError(f"{SIDE_TENSORS} does not fit {SIDE_JSON} ({exc}); export the "
-                              "checkpoint again.") from None  # fmt: skip
+        raise CheckpointError(
+            f"{SIDE_TENSORS} does not fit {SIDE_JSON} ({exc}); export the checkpoint again."
+        ) from None
     load_checkpoint(out, local_base=local_base)  # everything checked again, as the app will
 
 
 def _card(info: HFFolder, cfg: ModelConfig) -> str:
     """The model card of an imported checkpoint: where it came from and what its noise means."""
     spec = cfg.spec
-    where = ("every layer" if cfg.stochastic_layers is None
-             else "layer(s) " + ", ".join(map(str, cfg.stochastic_layers)))  # fmt: skip
+    where = (
+        "every layer"
+        if cfg.stochastic_layers is None
+        else "layer(s) " + ", ".join(map(str, cfg.stochastic_layers))
+    )
     noise = f" Noise in {where}." if spec.layered else ""
     return (
         f"# {info.path.name} as {spec.title}\n\nA pretrained {info.architecture} "
@@ -407,8 +434,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:  # a folder that cannot be read or written: one line, not a traceback
-        print(f"error: {exc.strerror or type(exc).__name__}: {exc.filename or args.folder}",
-              file=sys.stderr)  # fmt: skip
+        print(
+            f"error: {exc.strerror or type(exc).__name__}: {exc.filename or args.folder}",
+            file=sys.stderr,
+        )
         return 2
     family = args.family or "mcdropout"
     if uses_side(info, args.family):

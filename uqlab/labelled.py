@@ -28,8 +28,13 @@ MAX_COLUMNS = 1000
 MAX_HEADER_BYTES = 1 << 20  # a CSV/TSV first line longer than this is refused unread
 MAX_JSONL_VALUES = 100_000_000  # values in a JSON lines file given by path (an operator's)
 JSONL_VALUES_PER_ROW = 100  # ... and a row's share when the caller bounds the rows (an upload)
-SUFFIXES = {".csv": "csv", ".tsv": "tsv", ".jsonl": "jsonl", ".json": "jsonl",
-            ".parquet": "parquet"}  # fmt: skip
+SUFFIXES = {
+    ".csv": "csv",
+    ".tsv": "tsv",
+    ".jsonl": "jsonl",
+    ".json": "jsonl",
+    ".parquet": "parquet",
+}
 
 
 @dataclass(frozen=True)
@@ -49,17 +54,25 @@ def kind_of(path: Path) -> str:
     if path.is_dir():
         if (path / "dataset_info.json").is_file() or (path / "state.json").is_file():
             return "datasets"
-        raise InputError(f"{path.name} is a folder but not one datasets' save_to_disk wrote "
-                         "(no state.json); give a file or such a folder.")  # fmt: skip
+        raise InputError(
+            f"{path.name} is a folder but not one datasets' save_to_disk wrote "
+            "(no state.json); give a file or such a folder."
+        )
     kind = SUFFIXES.get(path.suffix.lower())
     if kind is None:
-        raise InputError(f"{path.name}: unknown file type {path.suffix!r}; use .csv, .tsv, "
-                         ".jsonl, .parquet or a datasets folder.")  # fmt: skip
+        raise InputError(
+            f"{path.name}: unknown file type {path.suffix!r}; use .csv, .tsv, "
+            ".jsonl, .parquet or a datasets folder."
+        )
     return kind
 
 
-def read_table(source: str | os.PathLike | bytes, kind: str | None = None,
-               name: str = "the file", max_rows: int | None = None) -> pa.Table:  # fmt: skip
+def read_table(
+    source: str | os.PathLike | bytes,
+    kind: str | None = None,
+    name: str = "the file",
+    max_rows: int | None = None,
+) -> pa.Table:
     """The whole table of a file (a path, or its bytes with ``kind``), within the bounds; JSON
     lines of more than ``max_rows`` rows are refused before they are parsed."""
     if isinstance(source, bytes | bytearray):
@@ -78,29 +91,33 @@ def read_table(source: str | os.PathLike | bytes, kind: str | None = None,
             return _from_datasets(path)
         size, handle = path.stat().st_size, path
     if size > MAX_BYTES:
-        raise InputError(f"{where} has {size / 2**30:.1f} GB; the most read is "
-                         f"{MAX_BYTES / 2**30:.0f} GB.")  # fmt: skip
+        raise InputError(
+            f"{where} has {size / 2**30:.1f} GB; the most read is {MAX_BYTES / 2**30:.0f} GB."
+        )
     if size == 0:
         raise InputError(f"{where} is empty.")
     try:
         if kind in ("csv", "tsv"):
             _check_header(handle, where, "\t" if kind == "tsv" else ",")
-            opts = pacsv.ParseOptions(delimiter="\t" if kind == "tsv" else ",",
-                                      newlines_in_values=True)  # fmt: skip
+            opts = pacsv.ParseOptions(
+                delimiter="\t" if kind == "tsv" else ",", newlines_in_values=True
+            )
             convert = pacsv.ConvertOptions(strings_can_be_null=False)
             table = pacsv.read_csv(handle, parse_options=opts, convert_options=convert)
             binary = [f.name for f in table.schema if pa.types.is_binary(f.type)]
             if binary:  # pyarrow keeps bytes that are not UTF-8 as binary
-                raise InputError(f"{where} is not UTF-8 text (column {binary[0]!r}); save it "
-                                 "as UTF-8.")  # fmt: skip
+                raise InputError(
+                    f"{where} is not UTF-8 text (column {binary[0]!r}); save it as UTF-8."
+                )
             return table
         if kind == "jsonl":
             return _jsonl(handle, where, max_rows)
         if kind == "parquet":
             meta = pq.ParquetFile(handle).metadata
             if meta.num_columns > MAX_COLUMNS:
-                raise InputError(f"{where} has {meta.num_columns:,} columns; at most "
-                                 f"{MAX_COLUMNS}.")  # fmt: skip
+                raise InputError(
+                    f"{where} has {meta.num_columns:,} columns; at most {MAX_COLUMNS}."
+                )
             if isinstance(handle, io.BytesIO):
                 handle.seek(0)
             return pq.read_table(handle)
@@ -124,9 +141,11 @@ def _check_header(handle, where: str, sep: str) -> None:
         with open(handle, "rb") as fh:
             first = fh.read(MAX_HEADER_BYTES + 1).split(b"\n", 1)[0]
     if len(first) > MAX_HEADER_BYTES or first.count(sep.encode()) + 1 > MAX_COLUMNS:
-        raise InputError(f"{where} has more than {MAX_COLUMNS} columns (or a first line over "
-                         f"{MAX_HEADER_BYTES >> 20} MB); a labelled file needs a text and a "
-                         "label column.")  # fmt: skip
+        raise InputError(
+            f"{where} has more than {MAX_COLUMNS} columns (or a first line over "
+            f"{MAX_HEADER_BYTES >> 20} MB); a labelled file needs a text and a "
+            "label column."
+        )
     try:
         first.decode("utf-8")
     except UnicodeDecodeError:
@@ -140,8 +159,9 @@ def _jsonl(handle, where: str, max_rows: int | None = None) -> pa.Table:
     data = handle.getvalue() if isinstance(handle, io.BytesIO) else Path(handle).read_bytes()
     values = MAX_JSONL_VALUES if max_rows is None else max_rows * JSONL_VALUES_PER_ROW
     rows = []
-    for n, row in iter_jsonl(data, what=where, max_bytes=MAX_BYTES, max_items=values,
-                             max_lines=max_rows):  # fmt: skip
+    for n, row in iter_jsonl(
+        data, what=where, max_bytes=MAX_BYTES, max_items=values, max_lines=max_rows
+    ):
         if not isinstance(row, dict):
             raise InputError(f"{where}, line {n}: not a JSON object.")
         if len(row) > MAX_COLUMNS:
@@ -168,17 +188,24 @@ def _from_datasets(path: Path) -> pa.Table:
 
         ds = datasets.load_from_disk(str(path))
     except Exception as exc:  # datasets raises its own types
-        raise InputError(f"{path.name} cannot be read with datasets.load_from_disk "
-                         f"({type(exc).__name__}).") from None  # fmt: skip
+        raise InputError(
+            f"{path.name} cannot be read with datasets.load_from_disk ({type(exc).__name__})."
+        ) from None
     if isinstance(ds, datasets.DatasetDict):
-        raise InputError(f"{path.name} holds several splits ({', '.join(ds)}); point at one "
-                         "split's folder.")  # fmt: skip
+        raise InputError(
+            f"{path.name} holds several splits ({', '.join(ds)}); point at one split's folder."
+        )
     return ds.with_format("arrow")[:]
 
 
-def labelled(table: pa.Table, text_column: str, label_column: str,
-             label_names: tuple[str, ...], where: str,
-             max_rows: int | None = None) -> Labelled:  # fmt: skip
+def labelled(
+    table: pa.Table,
+    text_column: str,
+    label_column: str,
+    label_names: tuple[str, ...],
+    where: str,
+    max_rows: int | None = None,
+) -> Labelled:
     """The texts and label ids of ``table``; labels may be ids ``0..C-1`` or label names."""
     names = list(table.column_names)
     if len(names) > MAX_COLUMNS:
@@ -188,7 +215,8 @@ def labelled(table: pa.Table, text_column: str, label_column: str,
             shown = ", ".join(repr(n) for n in names[:12]) + (" ..." if len(names) > 12 else "")
             raise InputError(f"{where} has no {what} column {col!r}; its columns: {shown}.")
     if pa.types.is_binary(table.schema.field(text_column).type) or pa.types.is_large_binary(
-            table.schema.field(text_column).type):  # fmt: skip
+        table.schema.field(text_column).type
+    ):
         raise InputError(f"{where} is not UTF-8 text (column {text_column!r}); save it as UTF-8.")
     n = table.num_rows
     if n == 0:
@@ -201,14 +229,16 @@ def labelled(table: pa.Table, text_column: str, label_column: str,
     labels = []
     for row, (t, y) in enumerate(zip(texts, raw, strict=True), start=1):
         if not isinstance(t, str) or not t.strip():
-            raise InputError(f"{where}, row {row}: the text ({text_column!r}) is empty or not "
-                             "text.")  # fmt: skip
+            raise InputError(
+                f"{where}, row {row}: the text ({text_column!r}) is empty or not text."
+            )
         labels.append(_label(y, by_name, label_names, where, row, label_column))
     return Labelled(tuple(texts), tuple(labels), where)
 
 
-def _label(y, by_name: dict[str, int], names: tuple[str, ...], where: str, row: int,
-           column: str) -> int:  # fmt: skip
+def _label(
+    y, by_name: dict[str, int], names: tuple[str, ...], where: str, row: int, column: str
+) -> int:
     if isinstance(y, bool):
         y = int(y)
     if isinstance(y, int) and 0 <= y < len(names):
@@ -228,10 +258,12 @@ def _label(y, by_name: dict[str, int], names: tuple[str, ...], where: str, row: 
 
 
 def read_labelled(
-    path: str | os.PathLike, text_column: str, label_column: str,
-    label_names: tuple[str, ...], max_rows: int | None = None,
-) -> Labelled:  # fmt: skip
+    path: str | os.PathLike,
+    text_column: str,
+    label_column: str,
+    label_names: tuple[str, ...],
+    max_rows: int | None = None,
+) -> Labelled:
     """:func:`read_table` then :func:`labelled`: one file's texts and label ids, checked."""
     path = Path(path)
-    return labelled(read_table(path), text_column, label_column, label_names, path.name,
-                    max_rows)  # fmt: skip
+    return labelled(read_table(path), text_column, label_column, label_names, path.name, max_rows)

@@ -20,9 +20,14 @@ PAPER_FAMILIES = ("hsto", "trans")  # the paper's method and its baseline (shown
 
 
 def pm(
-    mean: float, spread: float | None = None, digits: int = 2, spread_digits: int | None = None,
-    *, scale: float = 1, unit: str = "",
-) -> str:  # fmt: skip
+    mean: float,
+    spread: float | None = None,
+    digits: int = 2,
+    spread_digits: int | None = None,
+    *,
+    scale: float = 1,
+    unit: str = "",
+) -> str:
     """One table cell: ``"87.01 ± 0.075"``. ``scale`` multiplies both numbers (100: percent);
     ``digits`` / ``spread_digits`` are decimals (``spread_digits`` defaults to ``digits``, a
     negative value writes the spread in exponent notation with that many decimals, as in
@@ -102,36 +107,61 @@ class PaperTable:
 
 
 TABLES: dict[int, PaperTable] = {
-    1: PaperTable(1, "Table 1: IMDB (ID) and CR (OOD) accuracy, %", 2, 3, (
-        MetricRow("imdb-trans", "TRANS (eta=0.5)", 87.51, None, 63.40, None),
-        MetricRow("imdb-mcdropout", "MC-DROPOUT (eta=0.1)", 87.01, 0.075, 63.38, 0.761),
-        MetricRow("imdb-ensemble", "ENSEMBLE", 86.89, 0.230, 64.20, 1.585),
-        MetricRow("imdb-sto-t1", "STO-TRANS (tau=1)", 82.62, 0.092, 67.92, 0.634),
-        MetricRow("imdb-sto-t40", "STO-TRANS (tau=40)", 87.42, 0.022, 63.78, 0.289),
-        MetricRow("imdb-hsto", "H-STO-TRANS (tau1=1, tau2=20)", 87.63, 0.017, 67.14, 0.400),
-    )),
-    2: PaperTable(2, "Table 2: CoLA MCC, % (x100)", 2, 2, (
-        MetricRow("cola-trans", "TRANS (eta=0.1)", 20.09, None, 16.46, None),
-        MetricRow("cola-mcdropout", "MC-DROPOUT (eta=0.1)", 19.91, 0.40, 16.70, 2.21),
-        MetricRow("cola-ensemble", "ENSEMBLE", 21.20, 2.59, 16.73, 4.92),
-        MetricRow("cola-sto", "STO-TRANS", 23.27, 0.75, 15.25, 4.65),
-        MetricRow("cola-hsto", "H-STO-TRANS", 20.52, 0.76, 16.49, 4.08),
-    )),
-    3: PaperTable(3, "Table 3: per-example statistics (H-STO-TRANS, CoLA)", 2, 3, (
-        ExampleRow("no man has ever beaten the centaur.", 1, "id", 0.75, 0.001, 10),
-        ExampleRow("nora sent the book to london", 1, "id", 0.65, 0.007, 10),
-        ExampleRow("sally suspected joe, but he did n't holly.", 1, "id", 0.60, 0.008, 8),
-        ExampleRow("kim is eager to recommend.", 0, "id", 0.41, 0.011, 3),
-        ExampleRow("he analysis her was flawed", 0, "id", 0.24, 0.003, 0),
-        ExampleRow("sandy had read how many papers ? !", 1, "ood", 0.67, 0.010, 10),
-        ExampleRow("which book did each author recommend ?", 1, "ood", 0.58, 0.010, 7),
-        ExampleRow("she talked to harry , but i do n't know who else .", 1, "ood", 0.52, 0.013,
-                   4),
-        ExampleRow("john is tall on several occasions .", 0, "ood", 0.42, 0.005, 1),
-        ExampleRow("they noticed the painting , but i do n't know for how long .", 0, "ood", 0.28,
-                   0.003, 0),
-    )),
-}  # fmt: skip
+    1: PaperTable(
+        1,
+        "Table 1: IMDB (ID) and CR (OOD) accuracy, %",
+        2,
+        3,
+        (
+            MetricRow("imdb-trans", "TRANS (eta=0.5)", 87.51, None, 63.40, None),
+            MetricRow("imdb-mcdropout", "MC-DROPOUT (eta=0.1)", 87.01, 0.075, 63.38, 0.761),
+            MetricRow("imdb-ensemble", "ENSEMBLE", 86.89, 0.230, 64.20, 1.585),
+            MetricRow("imdb-sto-t1", "STO-TRANS (tau=1)", 82.62, 0.092, 67.92, 0.634),
+            MetricRow("imdb-sto-t40", "STO-TRANS (tau=40)", 87.42, 0.022, 63.78, 0.289),
+            MetricRow("imdb-hsto", "H-STO-TRANS (tau1=1, tau2=20)", 87.63, 0.017, 67.14, 0.400),
+        ),
+    ),
+    2: PaperTable(
+        2,
+        "Table 2: CoLA MCC, % (x100)",
+        2,
+        2,
+        (
+            MetricRow("cola-trans", "TRANS (eta=0.1)", 20.09, None, 16.46, None),
+            MetricRow("cola-mcdropout", "MC-DROPOUT (eta=0.1)", 19.91, 0.40, 16.70, 2.21),
+            MetricRow("cola-ensemble", "ENSEMBLE", 21.20, 2.59, 16.73, 4.92),
+            MetricRow("cola-sto", "STO-TRANS", 23.27, 0.75, 15.25, 4.65),
+            MetricRow("cola-hsto", "H-STO-TRANS", 20.52, 0.76, 16.49, 4.08),
+        ),
+    ),
+    3: PaperTable(
+        3,
+        "Table 3: per-example statistics (H-STO-TRANS, CoLA)",
+        2,
+        3,
+        (
+            ExampleRow("no man has ever beaten the centaur.", 1, "id", 0.75, 0.001, 10),
+            ExampleRow("nora sent the book to london", 1, "id", 0.65, 0.007, 10),
+            ExampleRow("sally suspected joe, but he did n't holly.", 1, "id", 0.60, 0.008, 8),
+            ExampleRow("kim is eager to recommend.", 0, "id", 0.41, 0.011, 3),
+            ExampleRow("he analysis her was flawed", 0, "id", 0.24, 0.003, 0),
+            ExampleRow("sandy had read how many papers ? !", 1, "ood", 0.67, 0.010, 10),
+            ExampleRow("which book did each author recommend ?", 1, "ood", 0.58, 0.010, 7),
+            ExampleRow(
+                "she talked to harry , but i do n't know who else .", 1, "ood", 0.52, 0.013, 4
+            ),
+            ExampleRow("john is tall on several occasions .", 0, "ood", 0.42, 0.005, 1),
+            ExampleRow(
+                "they noticed the painting , but i do n't know for how long .",
+                0,
+                "ood",
+                0.28,
+                0.003,
+                0,
+            ),
+        ),
+    ),
+}
 TABLE3 = TABLES[3].rows
 
 

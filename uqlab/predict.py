@@ -46,8 +46,10 @@ def texts_of(args) -> tuple[list[str], str]:
     if args.file:
         table = read_table(Path(args.file))
         if args.text_column not in table.column_names:
-            raise UQError(f"{Path(args.file).name} has no column {args.text_column!r}; its "
-                          f"columns: {', '.join(table.column_names[:12])}.")  # fmt: skip
+            raise UQError(
+                f"{Path(args.file).name} has no column {args.text_column!r}; its "
+                f"columns: {', '.join(table.column_names[:12])}."
+            )
         texts = [
             str(t) if t is not None else "" for t in table.column(args.text_column).to_pylist()
         ]
@@ -76,24 +78,40 @@ def done(path: Path, request: dict) -> bool:
 def run(args) -> Path:
     shards, device = join(args.device)
     out = Path(args.out)
-    ck = load_checkpoint(Path(args.root) / args.ckpt if not Path(args.ckpt).is_dir()
-                         else args.ckpt, shared_weights=True)  # fmt: skip
+    ck = load_checkpoint(
+        Path(args.root) / args.ckpt if not Path(args.ckpt).is_dir() else args.ckpt,
+        shared_weights=True,
+    )
     register_from_training(ck.training)
     ck.model.to(device)
     texts, source = texts_of(args)
     digest = hashlib.sha256(json.dumps(texts).encode()).hexdigest()
-    request = {"checkpoint": ck.name, "source": source, "rows": len(texts), "texts_sha256": digest,
-               "T": args.samples, "seed": args.seed, "shard_rows": args.shard_rows}  # fmt: skip
+    request = {
+        "checkpoint": ck.name,
+        "source": source,
+        "rows": len(texts),
+        "texts_sha256": digest,
+        "T": args.samples,
+        "seed": args.seed,
+        "shard_rows": args.shard_rows,
+    }
     out.mkdir(parents=True, exist_ok=True)
-    parts = [(i, lo, min(lo + args.shard_rows, len(texts)))
-             for i, lo in enumerate(range(0, len(texts), args.shard_rows))]  # fmt: skip
+    parts = [
+        (i, lo, min(lo + args.shard_rows, len(texts)))
+        for i, lo in enumerate(range(0, len(texts), args.shard_rows))
+    ]
     mine = [p for p in parts if p[0] % shards.world == shards.rank]
     todo = [p for p in mine if not done(out / part_name(p[0]), request)]
-    bar = tqdm(total=sum(hi - lo for _, lo, hi in todo), unit="text", desc=ck.name,
-               disable=args.quiet or not shards.main)  # fmt: skip
+    bar = tqdm(
+        total=sum(hi - lo for _, lo, hi in todo),
+        unit="text",
+        desc=ck.name,
+        disable=args.quiet or not shards.main,
+    )
     for i, lo, hi in todo:
-        probs = predict(ck.model, ck.vocab, texts[lo:hi], ck.config.max_len, args.samples,
-                        args.seed, bar=bar)  # [T, n, C]  # fmt: skip
+        probs = predict(
+            ck.model, ck.vocab, texts[lo:hi], ck.config.max_len, args.samples, args.seed, bar=bar
+        )  # [T, n, C]
         meta = {"request": json.dumps(request, sort_keys=True), "start": str(lo), "end": str(hi)}
         tmp = out / f".{part_name(i)}.tmp"
         save_file({"probs": probs.to(torch.float16).contiguous()}, str(tmp), metadata=meta)

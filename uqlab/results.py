@@ -41,8 +41,14 @@ def baseline(entries: Iterable[tuple[str, dict | None]], backbone: str = "word")
     """The metrics of the first evaluated checkpoint of the paper's baseline family (the
     deterministic transformer) on ``backbone`` among ``entries`` ((name, metrics.json or None)
     of one task): each checkpoint is compared with the baseline of its own backbone."""
-    return next((m for _, m in entries if m and m.get("family") == BASELINE_FAMILY
-                 and backbone_of(m) == backbone), None)  # fmt: skip
+    return next(
+        (
+            m
+            for _, m in entries
+            if m and m.get("family") == BASELINE_FAMILY and backbone_of(m) == backbone
+        ),
+        None,
+    )
 
 
 def metric_rows(task: str, entries: Iterable[tuple[str, dict | None]]) -> list[dict]:
@@ -58,34 +64,50 @@ def metric_rows(task: str, entries: Iterable[tuple[str, dict | None]]) -> list[d
         row = paper.row_of(name) if paper else None
         p = paper.cells(row) if row else ("—", "—", "—")
         det = (m or {}).get("ood_detection", {}).get("mutual_information", {})
-        rows.append({
-            "checkpoint": name,
-            "ours ID": metric_cell(m["id"], key) if m else "not evaluated",
-            "ours OOD": (metric_cell(m["ood"], key) if "ood" in m else "no OOD set")
-            if m else "not evaluated",
-            "Δ ID vs TRANS": f"{100 * (m['id'][f'{key}_mean'] - base['id'][f'{key}_mean']):+.2f}"
-            if m and base else "—",
-            "paper row": p[0], "paper ID": p[1], "paper OOD": p[2],
-            "ECE (ID)": round(m["id"]["ece"], 4) if m else None,
-            "MI ID → OOD": f"{m['id']['mean_mutual_information']:.4f} → "
-            f"{m['ood']['mean_mutual_information']:.4f}" if m and "ood" in m else "—",
-            "AUROC (MI)": round(det["auroc"], 3) if det else None,
-        })  # fmt: skip
+        gap = (
+            f"{100 * (m['id'][f'{key}_mean'] - base['id'][f'{key}_mean']):+.2f}"
+            if m and base
+            else "—"
+        )
+        rows.append(
+            {
+                "checkpoint": name,
+                "ours ID": metric_cell(m["id"], key) if m else "not evaluated",
+                "ours OOD": (metric_cell(m["ood"], key) if "ood" in m else "no OOD set")
+                if m
+                else "not evaluated",
+                "Δ ID vs TRANS": gap,
+                "paper row": p[0],
+                "paper ID": p[1],
+                "paper OOD": p[2],
+                "ECE (ID)": round(m["id"]["ece"], 4) if m else None,
+                "MI ID → OOD": f"{m['id']['mean_mutual_information']:.4f} → "
+                f"{m['ood']['mean_mutual_information']:.4f}"
+                if m and "ood" in m
+                else "—",
+                "AUROC (MI)": round(det["auroc"], 3) if det else None,
+            }
+        )
     return rows
 
 
 def _main_table(rows: list, task: str) -> list[str]:
-    lines = [f"## {metric_table(task).title}", "",
-             "| checkpoint | ours ID | ours OOD | Δ ID vs our trans | paper row | paper ID | "
-             "paper OOD |", "|---|---:|---:|---:|---|---:|---:|"]  # fmt: skip
+    lines = [
+        f"## {metric_table(task).title}",
+        "",
+        "| checkpoint | ours ID | ours OOD | Δ ID vs our trans | paper row | paper ID | "
+        "paper OOD |",
+        "|---|---:|---:|---:|---|---:|---:|",
+    ]
     mine = [(n, m) for n, m in rows if n.startswith(f"{task}-")]
     for (name, m), r in zip(mine, metric_rows(task, mine), strict=True):
         paper = f"{r['paper row']} | {r['paper ID']} | {r['paper OOD']}"
         if m is None:
             lines.append(f"| {name} | not evaluated | | | {paper} |")
             continue
-        lines.append(f"| {name} | {r['ours ID']} | {r['ours OOD']} | {r['Δ ID vs TRANS']} | "
-                     f"{paper} |")  # fmt: skip
+        lines.append(
+            f"| {name} | {r['ours ID']} | {r['ours OOD']} | {r['Δ ID vs TRANS']} | {paper} |"
+        )
     return [*lines, ""]
 
 
@@ -97,14 +119,21 @@ def _described_table(rows: list, task: str) -> list[str]:
     if not mine:
         return []
     ood = spec.ood_name
-    lines = [f"## {spec.title} (a task described by a file)", "",
-             f"Trained and evaluated from its task file only (`{spec.name}`: "
-             f"{', '.join(spec.label_names)}); OOD = {ood}.", "",
-             f"| checkpoint | {spec.metric_spec.title} ID | {spec.metric_spec.title} OOD | "
-             "MI ID → OOD | AUROC (MI) |", "|---|---:|---:|---:|---:|"]  # fmt: skip
+    lines = [
+        f"## {spec.title} (a task described by a file)",
+        "",
+        f"Trained and evaluated from its task file only (`{spec.name}`: "
+        f"{', '.join(spec.label_names)}); OOD = {ood}.",
+        "",
+        f"| checkpoint | {spec.metric_spec.title} ID | {spec.metric_spec.title} OOD | "
+        "MI ID → OOD | AUROC (MI) |",
+        "|---|---:|---:|---:|---:|",
+    ]
     for r in metric_rows(task, mine):
-        lines.append(f"| {r['checkpoint']} | {r['ours ID']} | {r['ours OOD']} | "
-                     f"{r['MI ID → OOD']} | {r['AUROC (MI)']} |")  # fmt: skip
+        lines.append(
+            f"| {r['checkpoint']} | {r['ours ID']} | {r['ours OOD']} | "
+            f"{r['MI ID → OOD']} | {r['AUROC (MI)']} |"
+        )
     return [*lines, ""]
 
 
@@ -114,19 +143,24 @@ def render(
     """``rows``: (checkpoint name, its metrics.json or None), sorted by name; ``storage``: name ->
     the trainer's float16 storage check (``training.storage`` of its config.json) or None."""
     lines = [
-        "# Results", "",
+        "# Results",
+        "",
         f"Generated by `{COMMAND}` from the shipped checkpoints' `metrics.json` files;",
         "the paper's numbers are quoted from its Tables 1-3. ID = in-domain test split, OOD = CR",
-        "test (IMDB) or CoLA out-of-domain dev. Mean ± std over the T sampled runs.", "",
-    ]  # fmt: skip
+        "test (IMDB) or CoLA out-of-domain dev. Mean ± std over the T sampled runs.",
+        "",
+    ]
     for task in TASKS:
         if metric_table(task):
             lines += _main_table(rows, task)
         else:
             lines += _described_table(rows, task)
-    lines += ["## Table 3: per-example statistics", "",
-              "| checkpoint | domain | example (gold) | p(gold) mean ± var | correct/T | paper |",
-              "|---|---|---|---:|---:|---|"]  # fmt: skip
+    lines += [
+        "## Table 3: per-example statistics",
+        "",
+        "| checkpoint | domain | example (gold) | p(gold) mean ± var | correct/T | paper |",
+        "|---|---|---|---:|---:|---|",
+    ]
     for name, m in rows:
         for r in (m or {}).get("table3", []):
             paper = example_cells(r["text"])
@@ -135,30 +169,45 @@ def render(
             stats += correct_cell(r["correct"], r["T"])
             quoted = " ".join(paper) if paper else ""
             lines.append(f"| {name} | {r['domain']} | {text} ({r['label']}) | {stats} | {quoted} |")
-    lines += ["", "## Uncertainty metrics", "",
-              "| checkpoint | side | NLL | Brier | ECE | entropy | MI | var p(gold) | "
-              "AUROC (MI) | AUROC (1-max p) |",
-              "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
+    lines += [
+        "",
+        "## Uncertainty metrics",
+        "",
+        "| checkpoint | side | NLL | Brier | ECE | entropy | MI | var p(gold) | "
+        "AUROC (MI) | AUROC (1-max p) |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
     for name, m in rows:
         if m is None:
             continue
         det = m.get("ood_detection")
         for side in (k for k in ("id", "ood") if k in m):
             s = m[side]
-            auroc = (f"{det['mutual_information']['auroc']:.3f} | {det['max_prob']['auroc']:.3f}"
-                     if side == "ood" and det else " | ")  # fmt: skip
-            lines.append(f"| {name} | {side} | {s['nll']:.3f} | {s['brier']:.3f} | {s['ece']:.3f}"
-                         f" | {s['mean_entropy']:.3f} | {s['mean_mutual_information']:.4f} | "
-                         f"{s['mean_variance']:.5f} | {auroc} |")  # fmt: skip
+            auroc = (
+                f"{det['mutual_information']['auroc']:.3f} | {det['max_prob']['auroc']:.3f}"
+                if side == "ood" and det
+                else " | "
+            )
+            lines.append(
+                f"| {name} | {side} | {s['nll']:.3f} | {s['brier']:.3f} | {s['ece']:.3f}"
+                f" | {s['mean_entropy']:.3f} | {s['mean_mutual_information']:.4f} | "
+                f"{s['mean_variance']:.5f} | {auroc} |"
+            )
     lines += _pattern(rows)
     lines += _calibration(rows)
     lines += _storage(storage or {})
     return "\n".join([*lines, ""])
 
 
-SCORE_COLUMNS = (("mutual_information", "MI"), ("entropy", "entropy"), ("max_prob", "1-max p"),
-                 ("variance", "var"), ("max_logit", "max logit"),
-                 ("energy", "energy"), ("mahalanobis", "Mahalanobis"))  # fmt: skip
+SCORE_COLUMNS = (
+    ("mutual_information", "MI"),
+    ("entropy", "entropy"),
+    ("max_prob", "1-max p"),
+    ("variance", "var"),
+    ("max_logit", "max logit"),
+    ("energy", "energy"),
+    ("mahalanobis", "Mahalanobis"),
+)
 
 
 def _resampled(m: dict) -> dict | None:
@@ -173,24 +222,30 @@ def _calibration(rows: list[tuple[str, dict | None]]) -> list[str]:
     have = [(n, m) for n, m in rows if m and "aece" in m.get("id", {})]
     if not have:
         return []
-    lines = ["", "## Calibration, selective prediction and every OOD score (in-domain test)", "",
-             "Temperature t fitted on dev (each sample's logits / t, then averaged); AURC: area "
-             "under the risk-coverage curve of the mean prediction (lower is better); acc@80%: "
-             "accuracy on the 80 % most confident examples. AUROC: OOD detection by each score.",
-             "",
-             "Conformal: split-conformal LAC sets calibrated on dev for 90 % coverage, their "
-             "empirical coverage and mean size in and out of domain (one calibration draw: dev "
-             "-> test). Re-split: the in-domain coverage the method promises, the mean (5-95 % "
-             "range) over 1,000 random splits of dev + test into calibration and evaluation "
-             "parts of the same sizes (`uqcore.stats.resampled_coverage`). It depends on the "
-             "ranks of the scores only, so it checks the method and that dev and test are "
-             "exchangeable, not the model; its 5-95 % range is how far one draw, such as dev -> "
-             "test, may fall from it. APS sets (in metrics.json) are not randomised: with two "
-             "classes a set is the top class or both, and the ties this makes over-cover.", "",
-             "| checkpoint | ECE → scaled | aECE → scaled | NLL → scaled | t | AURC | acc@80% | "
-             "conformal ID cov / size | ID cov, re-split | conformal OOD cov / size | "
-             + " | ".join(f"AUROC {label}" for _, label in SCORE_COLUMNS) + " |",
-             "|---|" + "---:|" * (9 + len(SCORE_COLUMNS))]  # fmt: skip
+    lines = [
+        "",
+        "## Calibration, selective prediction and every OOD score (in-domain test)",
+        "",
+        "Temperature t fitted on dev (each sample's logits / t, then averaged); AURC: area "
+        "under the risk-coverage curve of the mean prediction (lower is better); acc@80%: "
+        "accuracy on the 80 % most confident examples. AUROC: OOD detection by each score.",
+        "",
+        "Conformal: split-conformal LAC sets calibrated on dev for 90 % coverage, their "
+        "empirical coverage and mean size in and out of domain (one calibration draw: dev "
+        "-> test). Re-split: the in-domain coverage the method promises, the mean (5-95 % "
+        "range) over 1,000 random splits of dev + test into calibration and evaluation "
+        "parts of the same sizes (`uqcore.stats.resampled_coverage`). It depends on the "
+        "ranks of the scores only, so it checks the method and that dev and test are "
+        "exchangeable, not the model; its 5-95 % range is how far one draw, such as dev -> "
+        "test, may fall from it. APS sets (in metrics.json) are not randomised: with two "
+        "classes a set is the top class or both, and the ties this makes over-cover.",
+        "",
+        "| checkpoint | ECE → scaled | aECE → scaled | NLL → scaled | t | AURC | acc@80% | "
+        "conformal ID cov / size | ID cov, re-split | conformal OOD cov / size | "
+        + " | ".join(f"AUROC {label}" for _, label in SCORE_COLUMNS)
+        + " |",
+        "|---|" + "---:|" * (9 + len(SCORE_COLUMNS)),
+    ]
     for name, m in have:
         i, sc = m["id"], m["id"].get("scaled", {})
         t = m.get("temperature", {}).get("value")
@@ -207,18 +262,26 @@ def _calibration(rows: list[tuple[str, dict | None]]) -> list[str]:
 
         def resplit(m=m) -> str:
             r = _resampled(m)
-            return "—" if r is None else (f"{100 * r['mean']:.1f} % ({100 * r['low']:.1f}-"
-                                          f"{100 * r['high']:.1f})")  # fmt: skip
+            return (
+                "—"
+                if r is None
+                else (f"{100 * r['mean']:.1f} % ({100 * r['low']:.1f}-{100 * r['high']:.1f})")
+            )
 
-        lines.append(f"| {name} | {arrow('ece')} | {arrow('aece')} | {arrow('nll')} | "
-                     f"{'—' if t is None else f'{t:.2f}'} | {i['aurc']:.3f} | "
-                     f"{100 * i['accuracy_at_80_coverage']:.1f} | {conformal('id')} | "
-                     f"{resplit()} | {conformal('ood')} | {aurocs} |")  # fmt: skip
+        lines.append(
+            f"| {name} | {arrow('ece')} | {arrow('aece')} | {arrow('nll')} | "
+            f"{'—' if t is None else f'{t:.2f}'} | {i['aurc']:.3f} | "
+            f"{100 * i['accuracy_at_80_coverage']:.1f} | {conformal('id')} | "
+            f"{resplit()} | {conformal('ood')} | {aurocs} |"
+        )
     stale = [n for n, m in have if _resampled(m) is None]
     if stale:
-        lines += ["", f"Re-split \"—\": {', '.join(stale)} kept a metrics.json written before the "
-                  "re-split existed; `python -m uqlab.evaluate --ckpt NAME` fills it (with "
-                  "`--device cuda` for MiniLM on IMDB: hours on two CPU cores)."]  # fmt: skip
+        lines += [
+            "",
+            f'Re-split "—": {", ".join(stale)} kept a metrics.json written before the '
+            "re-split existed; `python -m uqlab.evaluate --ckpt NAME` fills it (with "
+            "`--device cuda` for MiniLM on IMDB: hours on two CPU cores).",
+        ]
     return lines
 
 
@@ -226,23 +289,31 @@ def _storage(storage: dict[str, dict | None]) -> list[str]:
     """What float16 storage costs each checkpoint, as its trainer measured it."""
     if not storage:
         return []
-    lines = ["", "## Float16 storage", "",
-             "Weights are stored in float16 to fit the 80 MB budget and load as float32. After "
-             "training, `python -m uqlab.train` compares the float32 model with its "
-             "float16-rounded copy on the first 500 dev texts, 2 samples each (every member of an "
-             "ensemble) with the same noise (`uqcore/training/storage.py`); the stated "
-             f"tolerance on max |Δ log p| is {LOGIT_TOLERANCE} (`tests/test_shipped.py` holds "
-             "every recorded check to it).", "",
-             "| checkpoint | max abs Δ log p | max abs Δ p | argmax agreement | texts × samples |",
-             "|---|---:|---:|---:|---:|"]  # fmt: skip
+    lines = [
+        "",
+        "## Float16 storage",
+        "",
+        "Weights are stored in float16 to fit the 80 MB budget and load as float32. After "
+        "training, `python -m uqlab.train` compares the float32 model with its "
+        "float16-rounded copy on the first 500 dev texts, 2 samples each (every member of an "
+        "ensemble) with the same noise (`uqcore/training/storage.py`); the stated "
+        f"tolerance on max |Δ log p| is {LOGIT_TOLERANCE} (`tests/test_assets.py` holds "
+        "every recorded check to it).",
+        "",
+        "| checkpoint | max abs Δ log p | max abs Δ p | argmax agreement | texts × samples |",
+        "|---|---:|---:|---:|---:|",
+    ]
     for name, s in sorted(storage.items()):
         if s is None:
-            lines.append(f"| {name} | not recorded (trained before the check; retraining "
-                         "records it) | | | |")  # fmt: skip
+            lines.append(
+                f"| {name} | not recorded (trained before the check; retraining records it) | | | |"
+            )
             continue
-        lines.append(f"| {name} | {s['max_abs_log_prob_diff']:.1e} | "
-                     f"{s['max_abs_prob_diff']:.1e} | {s['argmax_agreement']:.4f} | "
-                     f"{s['examples']} × {s['samples']} |")  # fmt: skip
+        lines.append(
+            f"| {name} | {s['max_abs_log_prob_diff']:.1e} | "
+            f"{s['max_abs_prob_diff']:.1e} | {s['argmax_agreement']:.4f} | "
+            f"{s['examples']} × {s['samples']} |"
+        )
     return lines
 
 
@@ -250,16 +321,21 @@ def _pattern(rows: list[tuple[str, dict | None]]) -> list[str]:
     """The paper's qualitative claim, checked per stochastic checkpoint, with both of its
     measures: per-example uncertainty (variance of p(gold), mutual information) and the spread
     of the metric over the T runs (the ± of Tables 1-2)."""
-    lines = ["", "## Uncertainty higher out of domain? (the paper's pattern)", "",
-             "Per example: mean variance of p(gold) and mean mutual information over the T "
-             "samples; over runs: the standard deviation of the task metric across the T sampled "
-             "runs (the paper's ±). Out-of-domain sets are smaller, which alone widens the ±. "
-             "AUROC: how often an out-of-domain example scores higher than an in-domain one (the "
-             "pattern by rank rather than by mean). Where a row says no, docs/training.md says "
-             "what we tried.",
-             "", "| checkpoint | var p(gold) ID → OOD | MI ID → OOD | per-example higher OOD | "
-             "std over runs ID → OOD | AUROC var / MI |",
-             "|---|---:|---:|:---:|---:|---:|"]  # fmt: skip
+    lines = [
+        "",
+        "## Uncertainty higher out of domain? (the paper's pattern)",
+        "",
+        "Per example: mean variance of p(gold) and mean mutual information over the T "
+        "samples; over runs: the standard deviation of the task metric across the T sampled "
+        "runs (the paper's ±). Out-of-domain sets are smaller, which alone widens the ±. "
+        "AUROC: how often an out-of-domain example scores higher than an in-domain one (the "
+        "pattern by rank rather than by mean). Where a row says no, docs/training.md says "
+        "what we tried.",
+        "",
+        "| checkpoint | var p(gold) ID → OOD | MI ID → OOD | per-example higher OOD | "
+        "std over runs ID → OOD | AUROC var / MI |",
+        "|---|---:|---:|:---:|---:|---:|",
+    ]
     for name, m in rows:
         if m is None or m["id"]["mean_variance"] == 0:
             continue
@@ -280,10 +356,13 @@ def ood_figures(metrics: dict) -> dict[str, float]:
     of both scores (``auroc_var``, ``auroc_mi``)."""
     i, o, d = metrics["id"], metrics["ood"], metrics["ood_detection"]
     return {
-        "var_id": i["mean_variance"], "var_ood": o["mean_variance"],
-        "mi_id": i["mean_mutual_information"], "mi_ood": o["mean_mutual_information"],
-        "auroc_var": d["variance"]["auroc"], "auroc_mi": d["mutual_information"]["auroc"],
-    }  # fmt: skip
+        "var_id": i["mean_variance"],
+        "var_ood": o["mean_variance"],
+        "mi_id": i["mean_mutual_information"],
+        "mi_ood": o["mean_mutual_information"],
+        "auroc_var": d["variance"]["auroc"],
+        "auroc_mi": d["mutual_information"]["auroc"],
+    }
 
 
 def ood_cells(f: dict[str, float]) -> tuple[str, str, str]:
@@ -301,17 +380,23 @@ def training_table(root: str, prefix: str) -> str:
     training.md's MiniLM tables): dev metric per member at its best epoch, test metric over
     T runs, OOD metric, accuracy, mean MI in -> out of domain, AUROC by MI and by the
     Mahalanobis distance, and the stored weights' size."""
-    infos = sorted((i for i in list_checkpoints(root) if not i.error and i.name.startswith(prefix)),
-                   key=lambda i: i.name)  # fmt: skip
-    head = ("| checkpoint | dev (best epoch) | test (T = 10) | OOD | test acc % | MI ID → OOD | "
-            "AUROC MI | AUROC Mahalanobis | weights |")  # fmt: skip
+    infos = sorted(
+        (i for i in list_checkpoints(root) if not i.error and i.name.startswith(prefix)),
+        key=lambda i: i.name,
+    )
+    head = (
+        "| checkpoint | dev (best epoch) | test (T = 10) | OOD | test acc % | MI ID → OOD | "
+        "AUROC MI | AUROC Mahalanobis | weights |"
+    )
     out = [head, "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for info in infos:
         m = info.metrics or {}
         i, o, det = m.get("id", {}), m.get("ood", {}), m.get("ood_detection", {})
         key = (TASKS[info.task].metric_spec if info.task in TASKS else METRICS["accuracy"]).name
-        dev = ", ".join(f"{h.get('dev_' + key, h.get('dev_metric', float('nan'))):.3f} "
-                        f"({h.get('best_epoch')})" for h in info.training.get("members", []))
+        dev = ", ".join(
+            f"{h.get('dev_' + key, h.get('dev_metric', float('nan'))):.3f} ({h.get('best_epoch')})"
+            for h in info.training.get("members", [])
+        )
         size = weights_path(info.path).stat().st_size / 2**20  # a shared file counts in full
 
         def num(d: dict, k: str, fmt: str = ".3f") -> str:
@@ -319,13 +404,14 @@ def training_table(root: str, prefix: str) -> str:
 
         acc = {"a": 100 * i.get("accuracy_mean", float("nan"))}
         mi = " → ".join(num(d, "mean_mutual_information", ".4f") for d in (i, o))
-        aurocs = " | ".join(num(det.get(k, {}), "auroc") for k in ("mutual_information",
-                                                                   "mahalanobis"))  # fmt: skip
+        aurocs = " | ".join(
+            num(det.get(k, {}), "auroc") for k in ("mutual_information", "mahalanobis")
+        )
         out.append(
             f"| {info.name} | {dev or '—'} | {num(i, key + '_mean')} ± {num(i, key + '_std')} | "
             f"{num(o, key + '_mean')} | {num(acc, 'a', '.1f')} | {mi} | {aurocs} | "
             f"{size:.2f} MB |"
-        )  # fmt: skip
+        )
     return "\n".join(out)
 
 
@@ -333,9 +419,12 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m uqlab.results", description=__doc__.splitlines()[0])
     p.add_argument("--root", default=str(checkpoint_dir()))
     p.add_argument("--out", default=str(Path(__file__).resolve().parent.parent / "docs/results.md"))
-    p.add_argument("--training-table", metavar="PREFIX",
-                   help="print the training summary of the checkpoints named PREFIX* instead "
-                   "(docs/training.md)")  # fmt: skip
+    p.add_argument(
+        "--training-table",
+        metavar="PREFIX",
+        help="print the training summary of the checkpoints named PREFIX* instead "
+        "(docs/training.md)",
+    )
     args = p.parse_args(argv)
     if args.training_table:
         print(training_table(args.root, args.training_table))
@@ -344,8 +433,11 @@ def main(argv: list[str] | None = None) -> int:
     for info in infos:  # a task described by a file comes with its checkpoints
         register_from_training(info.training)
     rows = [(i.name, i.metrics) for i in infos]
-    storage = {i.name: i.training.get("storage") for i in infos
-               if i.training.get("config", {}).get("save_dtype") == "float16"}  # fmt: skip
+    storage = {
+        i.name: i.training.get("storage")
+        for i in infos
+        if i.training.get("config", {}).get("save_dtype") == "float16"
+    }
     if not rows:
         print(f"error: no checkpoints under {args.root}; train some first.", file=sys.stderr)
         return 2

@@ -71,8 +71,9 @@ class Shards:
         if not self.main:
             return None
         if isinstance(parts[0], tuple):
-            return tuple(np.concatenate([p[i] for p in parts], axis=axis)
-                         for i in range(len(parts[0])))  # fmt: skip
+            return tuple(
+                np.concatenate([p[i] for p in parts], axis=axis) for i in range(len(parts[0]))
+            )
         return np.concatenate(parts, axis=axis)
 
     def barrier(self) -> None:
@@ -94,8 +95,11 @@ def join(device: str = "cpu") -> tuple[Shards, torch.device]:
     world = int(os.environ.get("WORLD_SIZE", "1"))
     rank = int(os.environ.get("RANK", "0"))
     use_cuda = device == "cuda" or (device == "auto" and torch.cuda.is_available())
-    dev = torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0"))) if use_cuda else (
-        torch.device("cpu"))  # fmt: skip
+    dev = (
+        torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0")))
+        if use_cuda
+        else (torch.device("cpu"))
+    )
     if use_cuda and torch.cuda.is_available():  # nccl's object collectives use the current one
         torch.cuda.set_device(dev)
     if world > 1 and not dist.is_initialized():

@@ -11,7 +11,7 @@ example sentences, and the sha256 of the weights and model config. A file of for
 the examples) is still read, for its bundled rows. Probabilities are the softmax
 of the stored logits, as in a live run. float16 keeps a logit within 2^-11 of its value
 relative (measured on the shipped checkpoints: probabilities within 1e-3 of a live run,
-``tests/test_stored.py``).
+``tests/uqlab/test_stored.py``).
 
 :func:`read` never trusts a file that is missing, truncated, of another format, from another
 version of a subset or from other weights: it returns why instead, and the pages recompute.
@@ -44,11 +44,12 @@ READABLE_FORMATS = ("1", "2")  # 1: the bundled rows only
 T_STORED = 10  # the dataset pages' default T (the paper's protocol)
 T_EXAMPLES = 50  # the explorer's and Table 3's default T (ui.logic.state.DEFAULT_T; a test pins it)
 SEED_STORED = 0  # the sidebar's default seed
-TOLERANCE = 1e-3  # |p stored - p live| on the shipped checkpoints (tests/test_stored.py)
+TOLERANCE = 1e-3  # |p stored - p live| on the shipped checkpoints (tests/uqlab/test_stored.py)
 SETTING_FIELDS = tuple(
-    f.name for f in dataclasses.fields(ForwardSettings)
+    f.name
+    for f in dataclasses.fields(ForwardSettings)
     if f.name not in ("fused_attention", "need_kl")  # how, not what, is computed
-)  # fmt: skip
+)
 
 
 def bundled_rows(task: str) -> list[tuple[str, int, str, int]]:
@@ -138,8 +139,10 @@ class StoredSamples:
     def get(self, text: str, T: int) -> np.ndarray | None:  # noqa: N803
         """``logits [T, C]`` float64 of ``text``'s first T samples, or None (not stored with
         T samples, or a text the checkpoint cannot read). The caller checked :meth:`matches`."""
-        tables = ((self.logits, self.rows, self.T),
-                  (self.examples, self.example_rows, self.examples_T))  # fmt: skip
+        tables = (
+            (self.logits, self.rows, self.T),
+            (self.examples, self.example_rows, self.examples_T),
+        )
         for table, rows, kept in tables:
             row = rows.get(text)
             if table is None or row is None or T > kept:
@@ -156,8 +159,13 @@ class StoredSamples:
         return int(self.logits.nbytes) + extra + 200 * (len(self.rows) + len(self.example_rows))
 
 
-def compute(ck: Checkpoint, T: int = T_STORED, seed: int = SEED_STORED, bar=None,
-            texts: list[str] | None = None) -> np.ndarray:  # fmt: skip
+def compute(
+    ck: Checkpoint,
+    T: int = T_STORED,
+    seed: int = SEED_STORED,
+    bar=None,
+    texts: list[str] | None = None,
+) -> np.ndarray:
     """``logits [N, T', C]`` float16 of ``texts`` (default: the bundled rows of the
     checkpoint's task) at the checkpoint's own settings (see module)."""
     if texts is None:
@@ -175,14 +183,21 @@ def compute(ck: Checkpoint, T: int = T_STORED, seed: int = SEED_STORED, bar=None
             continue
     if encoded:
         with torch.inference_mode():
-            _, logits = predict_ids(ck.model, encoded, t_kept, seed, settings=fs, bar=bar,
-                                    with_logits=True)  # [T', n, C]  # fmt: skip
+            _, logits = predict_ids(
+                ck.model, encoded, t_kept, seed, settings=fs, bar=bar, with_logits=True
+            )  # [T', n, C]
         out[readable] = logits.permute(1, 0, 2).numpy().astype(np.float16)
     return out
 
 
-def write(ck: Checkpoint, T: int = T_STORED, seed: int = SEED_STORED, bar=None,
-          reuse: bool = True, sink=write_atomic) -> Path:  # fmt: skip
+def write(
+    ck: Checkpoint,
+    T: int = T_STORED,
+    seed: int = SEED_STORED,
+    bar=None,
+    reuse: bool = True,
+    sink=write_atomic,
+) -> Path:
     """Compute and write ``samples.safetensors`` into the checkpoint's folder; its path.
     ``reuse``: bundled rows of a trusted file already there (same weights, subsets, settings,
     T and seed) are kept, not sampled again; the example sentences are always sampled.
@@ -199,20 +214,24 @@ def write(ck: Checkpoint, T: int = T_STORED, seed: int = SEED_STORED, bar=None,
     texts = [r[0] for r in preset_rows(task)]
     examples = compute(ck, T_EXAMPLES, seed, bar, texts=texts)
     meta = {
-        "format": FORMAT, "task": task, "T": str(T), "seed": str(seed),
+        "format": FORMAT,
+        "task": task,
+        "T": str(T),
+        "seed": str(seed),
         "settings": json.dumps(settings_record(resolve(ck.config))),
-        "subsets": json.dumps(subset_hashes(task)), "weights": weights_hash(ck.path),
-        "examples_T": str(T_EXAMPLES), "examples": examples_hash(task),
-        "dtype": "float16", "command": f"python -m uqlab.evaluate --ckpt {ck.name} --stored-only",
-    }  # fmt: skip
+        "subsets": json.dumps(subset_hashes(task)),
+        "weights": weights_hash(ck.path),
+        "examples_T": str(T_EXAMPLES),
+        "examples": examples_hash(task),
+        "dtype": "float16",
+        "command": f"python -m uqlab.evaluate --ckpt {ck.name} --stored-only",
+    }
     path = Path(ck.path) / FILE
-    sink(path, save({"logits": np.ascontiguousarray(logits), "examples": examples},
-                    metadata=meta))  # fmt: skip
+    sink(path, save({"logits": np.ascontiguousarray(logits), "examples": examples}, metadata=meta))
     return path
 
 
-def provenance(meta: dict, subsets: dict, path: str | Path, task: str, what: str,
-               redo: str) -> str:  # fmt: skip
+def provenance(meta: dict, subsets: dict, path: str | Path, task: str, what: str, redo: str) -> str:
     """Why a file stored for ``task``'s bundled examples in checkpoint folder ``path`` is not
     trusted for where it came from (``subsets``: the sha256 it records of each subset,
     ``meta["weights"]``: of the weights), or "" when it is. ``what`` names the file in the
@@ -263,9 +282,13 @@ def read(path: str | Path, task: str, fs: ForwardSettings) -> tuple[StoredSample
         return None, f"the stored results file does not parse ({redo})"
     if meta.get("examples") != examples_hash(task):
         return None, f"the example sentences changed since the results were stored ({redo})"
-    if (examples is None or examples.ndim != 3 or examples.shape[0] != len(presets)
-            or examples.shape[1] not in (1, examples_t)
-            or examples.shape[2] != logits.shape[2]):  # fmt: skip
+    if (
+        examples is None
+        or examples.ndim != 3
+        or examples.shape[0] != len(presets)
+        or examples.shape[1] not in (1, examples_t)
+        or examples.shape[2] != logits.shape[2]
+    ):
         return None, f"the stored results have the wrong shape ({redo})"
     example_rows = {text: i for i, text in enumerate(presets)}
     return StoredSamples(logits, T, seed, settings, rows, examples, examples_t, example_rows), ""

@@ -53,8 +53,10 @@ def read_task_file(path: str | os.PathLike) -> TaskSpec:
     except FileNotFoundError:
         raise ConfigError(f"No task file at {path}.") from None
     except OSError as exc:  # a folder, no permission...
-        raise ConfigError(f"{path.name} cannot be read ({exc.strerror or type(exc).__name__}); "
-                          "give a task description file.") from None  # fmt: skip
+        raise ConfigError(
+            f"{path.name} cannot be read ({exc.strerror or type(exc).__name__}); "
+            "give a task description file."
+        ) from None
     return register(describe(doc, portable(path.resolve().parent), path.name))
 
 
@@ -73,7 +75,7 @@ def portable(folder: Path) -> str:
 def base_of(spec: TaskSpec) -> Path:
     """The folder a description's relative paths start from."""
     base = str(spec.description["base"])
-    return REPO_ROOT / base[len(REPO):] if base.startswith(REPO) else Path(base)
+    return REPO_ROOT / base[len(REPO) :] if base.startswith(REPO) else Path(base)
 
 
 def resolve(spec: TaskSpec, value: str, data_dir: Path | None) -> Path:
@@ -81,16 +83,19 @@ def resolve(spec: TaskSpec, value: str, data_dir: Path | None) -> Path:
     description's folder."""
     if value.startswith(DATA):
         if data_dir is None:
-            raise InputError(f"Task {spec.name!r} reads {value}: give the data folder "
-                             "(--data-dir or UQ_DATA_DIR).")  # fmt: skip
+            raise InputError(
+                f"Task {spec.name!r} reads {value}: give the data folder "
+                "(--data-dir or UQ_DATA_DIR)."
+            )
         return Path(data_dir) / value[len(DATA) :].lstrip("/\\")
     path = Path(value).expanduser()
     return path if path.is_absolute() else base_of(spec) / path
 
 
 def read_split(spec: TaskSpec, value: str, data_dir: Path | None) -> Labelled:
-    return read_labelled(resolve(spec, value, data_dir), spec.text_column, spec.label_column,
-                         spec.label_names)  # fmt: skip
+    return read_labelled(
+        resolve(spec, value, data_dir), spec.text_column, spec.label_column, spec.label_names
+    )
 
 
 def register_from_training(training: dict | None) -> str | None:
@@ -106,8 +111,16 @@ def register_from_training(training: dict | None) -> str | None:
     return task if isinstance(task, str) else None
 
 
-DATA_FREE_KEYS = ("name", "title", "short", "text_column", "label_column", "label_names",
-                  "metric", "notes")  # fmt: skip
+DATA_FREE_KEYS = (
+    "name",
+    "title",
+    "short",
+    "text_column",
+    "label_column",
+    "label_names",
+    "metric",
+    "notes",
+)
 
 
 def data_free(doc: dict) -> tuple[dict, list[str]]:

@@ -111,18 +111,39 @@ class TaskSpec:
 
 
 PATH_KEYS = ("data", "ood", "examples", "base")  # where a description reads files from
-USER_KEYS = {"name", "title", "short", "text_column", "label_column", "label_names", "metric",
-             "data", "ood", "examples", "train_defaults", "notes"}  # fmt: skip
+USER_KEYS = {
+    "name",
+    "title",
+    "short",
+    "text_column",
+    "label_column",
+    "label_names",
+    "metric",
+    "data",
+    "ood",
+    "examples",
+    "train_defaults",
+    "notes",
+}
 BUILTIN_KEYS = USER_KEYS | {"layout", "hub", "eval_subsets", "eval_id_sample", "paper_tables"}
 MAX_LABELS = 100
 DEFAULT_TRAINING = {  # a small word-level recipe: trains in minutes on 2 cores
-    "max_len": 64, "batch_size": 32, "lr": 5e-4, "vocab_size": 8_000, "min_freq": 1,
+    "max_len": 64,
+    "batch_size": 32,
+    "lr": 5e-4,
+    "vocab_size": 8_000,
+    "min_freq": 1,
     "model": {"n_layers": 2, "n_heads": 4, "d_model": 128, "d_ff": 256, "dropout": 0.1},
-}  # fmt: skip
+}
 
 
-def describe(doc: Any, base: Path | str, where: str = "the task file",
-             builtin: bool = False, data_free: bool = False) -> TaskSpec:  # fmt: skip
+def describe(
+    doc: Any,
+    base: Path | str,
+    where: str = "the task file",
+    builtin: bool = False,
+    data_free: bool = False,
+) -> TaskSpec:
     """The :class:`TaskSpec` of a description ``doc`` whose relative paths start at ``base``;
     :class:`ConfigError` naming ``where`` and what is wrong. The format is in
     :mod:`uqlab.task_file`; built-in descriptions may also give ``layout``, ``hub``,
@@ -134,8 +155,9 @@ def describe(doc: Any, base: Path | str, where: str = "the task file",
     allowed = BUILTIN_KEYS if builtin else USER_KEYS
     unknown = sorted(set(doc) - allowed - {"base"})
     if unknown:
-        raise ConfigError(f"{where} has unknown key(s) {', '.join(unknown)}; known: "
-                          f"{', '.join(sorted(allowed))}.")  # fmt: skip
+        raise ConfigError(
+            f"{where} has unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(allowed))}."
+        )
     if data_free and set(PATH_KEYS) & set(doc):
         raise ConfigError(f"{where}: a description without files names none.")
     needed = ("name", "label_names") + (() if data_free else ("text_column", "data"))
@@ -144,57 +166,86 @@ def describe(doc: Any, base: Path | str, where: str = "the task file",
         raise ConfigError(f"{where} lacks {', '.join(missing)}.")
     name = doc["name"]
     if not isinstance(name, str) or not re.fullmatch(r"[a-z0-9][a-z0-9-]{0,39}", name):
-        raise ConfigError(f"{where}: name must be 1-40 lower-case letters, digits or dashes; "
-                          f"got {name!r}.")  # fmt: skip
+        raise ConfigError(
+            f"{where}: name must be 1-40 lower-case letters, digits or dashes; got {name!r}."
+        )
     if not builtin and name in BUILTIN:
         raise ConfigError(f"{where}: {name!r} is a built-in task's name; choose another.")
     labels = doc["label_names"]
-    if (not isinstance(labels, list) or not 2 <= len(labels) <= MAX_LABELS
-            or not all(isinstance(x, str) and 0 < len(x) <= 40 for x in labels)
-            or len({x.lower() for x in labels}) != len(labels)):  # fmt: skip
-        raise ConfigError(f"{where}: label_names must list 2-{MAX_LABELS} distinct names of "
-                          "1-40 characters, in the order of the label ids.")  # fmt: skip
+    if (
+        not isinstance(labels, list)
+        or not 2 <= len(labels) <= MAX_LABELS
+        or not all(isinstance(x, str) and 0 < len(x) <= 40 for x in labels)
+        or len({x.lower() for x in labels}) != len(labels)
+    ):
+        raise ConfigError(
+            f"{where}: label_names must list 2-{MAX_LABELS} distinct names of "
+            "1-40 characters, in the order of the label ids."
+        )
     metric = doc.get("metric", "accuracy" if len(labels) == 2 else "macro_f1")
     spec_m = METRICS.get(metric) if isinstance(metric, str) else None
     if spec_m is None:
         raise ConfigError(f"{where}: metric must be one of {', '.join(METRICS)}; got {metric!r}.")
     if spec_m.n_classes is not None and spec_m.n_classes != len(labels):
-        raise ConfigError(f"{where}: {spec_m.title} is for {spec_m.n_classes} classes; this task "
-                          f"has {len(labels)}: use macro_f1 or accuracy.")  # fmt: skip
-    columns = {"text_column": doc.get("text_column", "text" if data_free else None),
-               "label_column": doc.get("label_column", "label")}
+        raise ConfigError(
+            f"{where}: {spec_m.title} is for {spec_m.n_classes} classes; this task "
+            f"has {len(labels)}: use macro_f1 or accuracy."
+        )
+    columns = {
+        "text_column": doc.get("text_column", "text" if data_free else None),
+        "label_column": doc.get("label_column", "label"),
+    }
     for key, col in columns.items():
         if not isinstance(col, str) or not col or len(col) > 200:
             raise ConfigError(f"{where}: {key} must name a column, got {col!r}.")
     if not data_free:
         _check_data(doc["data"], where)
     ood = doc.get("ood")
-    if ood is not None and (not isinstance(ood, dict) or set(ood) - {"file", "name"}
-                            or not isinstance(ood.get("file"), str)):  # fmt: skip
+    if ood is not None and (
+        not isinstance(ood, dict)
+        or set(ood) - {"file", "name"}
+        or not isinstance(ood.get("file"), str)
+    ):
         raise ConfigError(f'{where}: ood must be {{"file": PATH, "name": TEXT}} or left out.')
     examples = doc.get("examples")
-    if examples is not None and (not isinstance(examples, dict) or not examples
-                                 or set(examples) - set(DOMAINS)
-                                 or not all(isinstance(v, str) for v in examples.values())):
-        raise ConfigError(f"{where}: examples must map 'id' (and 'ood') to a file or be left "
-                          "out.")  # fmt: skip
+    if examples is not None and (
+        not isinstance(examples, dict)
+        or not examples
+        or set(examples) - set(DOMAINS)
+        or not all(isinstance(v, str) for v in examples.values())
+    ):
+        raise ConfigError(f"{where}: examples must map 'id' (and 'ood') to a file or be left out.")
     defaults = doc.get("train_defaults", DEFAULT_TRAINING)
     if not isinstance(defaults, dict):
         raise ConfigError(f"{where}: train_defaults must be a JSON object.")
     title = str(doc.get("title") or name)[:60]
     hub = doc.get("hub")
     return TaskSpec(
-        name, title, str(doc.get("short") or title)[:20], tuple(labels), metric,
-        columns["text_column"], columns["label_column"],
+        name,
+        title,
+        str(doc.get("short") or title)[:20],
+        tuple(labels),
+        metric,
+        columns["text_column"],
+        columns["label_column"],
         layout=str(doc.get("layout") or f"the files named in {where}"),
-        hub=None if hub is None else HubSource(**{**hub, "splits": tuple(hub["splits"]),
-            "ood_tail": tuple(hub["ood_tail"]) if hub.get("ood_tail") else None}),
+        hub=None
+        if hub is None
+        else HubSource(
+            **{
+                **hub,
+                "splits": tuple(hub["splits"]),
+                "ood_tail": tuple(hub["ood_tail"]) if hub.get("ood_tail") else None,
+            }
+        ),
         eval_subsets=dict(doc.get("eval_subsets", {})),
         eval_id_sample=bool(doc.get("eval_id_sample", False)),
-        ood_name=str((ood or {}).get("name") or "out-of-domain")[:40], train_defaults=defaults,
+        ood_name=str((ood or {}).get("name") or "out-of-domain")[:40],
+        train_defaults=defaults,
         description={"data": {}, **doc, "base": str(doc.get("base", base))},
-        paper_tables=tuple(doc.get("paper_tables", ())), builtin=builtin,
-    )  # fmt: skip
+        paper_tables=tuple(doc.get("paper_tables", ())),
+        builtin=builtin,
+    )
 
 
 def _check_data(data: Any, where: str) -> None:
@@ -202,26 +253,35 @@ def _check_data(data: Any, where: str) -> None:
     (built-in form) a pool of files with split fractions and, unless the split has a test
     fraction, a test file."""
     if not isinstance(data, dict):
-        raise ConfigError(f"{where}: data must be an object (train/dev/test files, or a file "
-                          "with split fractions).")  # fmt: skip
+        raise ConfigError(
+            f"{where}: data must be an object (train/dev/test files, or a file "
+            "with split fractions)."
+        )
     if "train" in data:
-        if set(data) != {"train", "dev", "test"} or not all(isinstance(v, str)
-                                                            for v in data.values()):  # fmt: skip
-            raise ConfigError(f"{where}: data with a train file takes train, dev and test "
-                              "files and nothing else.")  # fmt: skip
+        if set(data) != {"train", "dev", "test"} or not all(
+            isinstance(v, str) for v in data.values()
+        ):
+            raise ConfigError(
+                f"{where}: data with a train file takes train, dev and test files and nothing else."
+            )
         return
     one = "file" in data
     keys = {"file", "split", "seed"} if one else {"pool", "split", "seed", "test"}
     files = [data.get("file")] if one else list(data.get("pool") or [])
     if set(data) - keys or not files or not all(isinstance(f, str) for f in files):
-        raise ConfigError(f"{where}: data must name train, dev and test files, or one file "
-                          "with split (dev and test fractions) and seed.")  # fmt: skip
+        raise ConfigError(
+            f"{where}: data must name train, dev and test files, or one file "
+            "with split (dev and test fractions) and seed."
+        )
     split = data.get("split", {"dev": 0.1, "test": 0.2})
     needs_test = one or "test" not in data
-    ok = (isinstance(split, dict) and {"dev"} <= set(split) <= {"dev", "test"}
-          and (("test" in split) == needs_test)
-          and all(isinstance(v, int | float) and 0 < v < 0.5 for v in split.values())
-          and sum(split.values()) < 0.9)  # fmt: skip
+    ok = (
+        isinstance(split, dict)
+        and {"dev"} <= set(split) <= {"dev", "test"}
+        and (("test" in split) == needs_test)
+        and all(isinstance(v, int | float) and 0 < v < 0.5 for v in split.values())
+        and sum(split.values()) < 0.9
+    )
     seed = data.get("seed", 0)
     if not ok or isinstance(seed, bool) or not isinstance(seed, int):
         raise ConfigError(

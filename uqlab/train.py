@@ -72,7 +72,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ):
         p.add_argument(f"--{flag}", type=kind)
     p.add_argument("--quiet", action="store_true", help="no progress bar")
-    return p.parse_args(argv)  # fmt: skip
+    return p.parse_args(argv)
 
 
 def setup_distributed(device: str) -> tuple[Dist, torch.device]:
@@ -111,8 +111,10 @@ def run(tc: TrainConfig, quiet: bool = False) -> Path:
         encode_split(data.dev, vocab, tc.max_len),
     )
     cfg = tc.model_config(vocab_size=len(vocab))
-    log(f"{tc.task}/{tc.family}: {len(train)} train, {len(dev)} dev, {len(vocab)} ids, "
-        f"{dist_ctx.world} process(es) on {device}")  # fmt: skip
+    log(
+        f"{tc.task}/{tc.family}: {len(train)} train, {len(dev)} dev, {len(vocab)} ids, "
+        f"{dist_ctx.world} process(es) on {device}"
+    )
     out = Path(tc.out)
     bar = None if quiet or not dist_ctx.main else (lambda **kw: tqdm(unit="batch", **kw))
     torch.manual_seed(tc.seed)
@@ -141,8 +143,9 @@ def run(tc: TrainConfig, quiet: bool = False) -> Path:
             if placed:
                 log(f"H-STO centroids of layer(s) {placed} start from k-means of the base's keys")
         state_dir = out / ".train" / (f"member-{m}" if len(members) > 1 else "model")
-        best, progress = train_model(member, train, dev, tc, data.metric, seed, state_dir,
-                                     dist_ctx, bar)  # fmt: skip
+        best, progress = train_model(
+            member, train, dev, tc, data.metric, seed, state_dir, dist_ctx, bar
+        )
         member.load_state_dict(best)
         history.append(
             {
@@ -152,18 +155,27 @@ def run(tc: TrainConfig, quiet: bool = False) -> Path:
                 "history": progress.history,
             }
         )
-        log(f"member {m}: best dev {data.metric} {progress.best_metric:.4f} "
-            f"at epoch {progress.best_epoch}")  # fmt: skip
+        log(
+            f"member {m}: best dev {data.metric} {progress.best_metric:.4f} "
+            f"at epoch {progress.best_epoch}"
+        )
     if dist_ctx.main:
         training = {
-            "task": tc.task, "family": tc.family, "seed": tc.seed, "label_names": data.label_names,
-            "metric": data.metric, "data_source": data.source, "members": history,
+            "task": tc.task,
+            "family": tc.family,
+            "seed": tc.seed,
+            "label_names": data.label_names,
+            "metric": data.metric,
+            "data_source": data.source,
+            "members": history,
             "splits": {s: len(getattr(data, s)) for s in ("train", "dev", "test", "ood")},
-            "config": tc.to_dict(), "seconds": round(time.time() - started, 1),
+            "config": tc.to_dict(),
+            "seconds": round(time.time() - started, 1),
             "command": "python -m uqlab.train " + " ".join(sys.argv[1:]),
             # same bits need the same thread count: it sets the order of float sums on the CPU
-            "threads": torch.get_num_threads(), "processes": dist_ctx.world,
-        }  # fmt: skip
+            "threads": torch.get_num_threads(),
+            "processes": dist_ctx.world,
+        }
         spec = get_task(tc.task)
         if not spec.builtin:  # evaluating or opening it needs no task file
             training["task_spec"] = spec.description
@@ -173,12 +185,22 @@ def run(tc: TrainConfig, quiet: bool = False) -> Path:
             # every ensemble member is checked: sample t is member t mod ensemble_size
             samples = max(2, cfg.ensemble_size)
             training["storage"] = check = storage_check(model, dev.ids, dtype, T=samples)
-            log(f"{check['dtype']} storage: max |Δ log p| {check['max_abs_log_prob_diff']:.2e} "
+            log(
+                f"{check['dtype']} storage: max |Δ log p| {check['max_abs_log_prob_diff']:.2e} "
                 f"on {check['examples']} dev texts x {check['samples']} samples, "
-                f"argmax agreement {check['argmax_agreement']:.4f}")  # fmt: skip
+                f"argmax agreement {check['argmax_agreement']:.4f}"
+            )
         base = record_for(PACKAGE, DISTRIBUTION, "model") if base_folder is not None else None
-        save_checkpoint(out, model, cfg, vocab, training=training, card=_card(tc, history),
-                        dtype=dtype, base=base)  # fmt: skip
+        save_checkpoint(
+            out,
+            model,
+            cfg,
+            vocab,
+            training=training,
+            card=_card(tc, history),
+            dtype=dtype,
+            base=base,
+        )
         log(f"wrote {out}")
     if dist_ctx.world > 1:
         dist.barrier()
@@ -191,8 +213,9 @@ def _card(tc: TrainConfig, history: list[dict]) -> str:
         return f"{key[4:]} {h[key]:.4f}"
 
     scores = ", ".join(best(h) for h in history)
-    return _card_text(tc.task, tc.family, tc.seed, scores, "python -m uqlab.train " +
-                      " ".join(sys.argv[1:]))  # fmt: skip
+    return _card_text(
+        tc.task, tc.family, tc.seed, scores, "python -m uqlab.train " + " ".join(sys.argv[1:])
+    )
 
 
 def _card_text(task: str, family: str, seed: int, scores: str, command: str) -> str:
@@ -222,8 +245,9 @@ def _identity(args: argparse.Namespace) -> tuple[str, str, str]:
         try:  # bounded (uqcore.untrusted); a ConfigError names the file and the problem
             file = read_config_file(args.config)
         except OSError as exc:
-            raise ConfigError(f"Cannot read config file {args.config}: "
-                              f"{exc.strerror or type(exc).__name__}.") from None  # fmt: skip
+            raise ConfigError(
+                f"Cannot read config file {args.config}: {exc.strerror or type(exc).__name__}."
+            ) from None
     task, family = args.task or file.get("task"), args.family or file.get("family")
     if not task or not family:
         raise ConfigError("Give --task and --family, or a --config file that names them.")
@@ -239,11 +263,21 @@ def main(argv: list[str] | None = None) -> int:
         task, family, name = _identity(args)
         out = args.out or str(checkpoint_dir() / name)
         tc = build_config(
-            task, family, out, config_file=args.config, overrides=args.overrides,
-            data_dir=args.data_dir, seed=args.seed, epochs=args.epochs, patience=args.patience,
-            batch_size=args.batch_size, lr=args.lr, limit=args.limit, device=args.device,
+            task,
+            family,
+            out,
+            config_file=args.config,
+            overrides=args.overrides,
+            data_dir=args.data_dir,
+            seed=args.seed,
+            epochs=args.epochs,
+            patience=args.patience,
+            batch_size=args.batch_size,
+            lr=args.lr,
+            limit=args.limit,
+            device=args.device,
             save_dtype=args.save_dtype,
-        )  # fmt: skip
+        )
         run(tc, quiet=args.quiet)
     except UQError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -39,13 +39,27 @@ MAX_UNZIPPED_BYTES = 300 * 2**20  # zip bombs stop here
 REQUIRED = ("config.json", "model.safetensors")  # + vocab.json for a word-level checkpoint
 ALLOWED = (*REQUIRED, "vocab.json", "metrics.json", "README.md")
 HF_REQUIRED = ("config.json", "model.safetensors", "tokenizer.json")
-HF_ALLOWED = (*HF_REQUIRED, "tokenizer_config.json", "special_tokens_map.json", "vocab.txt",
-              SIDE_JSON, SIDE_TENSORS)  # fmt: skip
-MAX_FILE_BYTES = {"config.json": 2**20, "metrics.json": 2 * 2**20, "README.md": 256 * 2**10,
-                  "vocab.json": 32 * 2**20, "model.safetensors": MAX_UPLOAD_BYTES,
-                  "tokenizer.json": 16 * 2**20, "tokenizer_config.json": 2**20,
-                  "special_tokens_map.json": 64 * 2**10, "vocab.txt": 8 * 2**20,
-                  SIDE_JSON: 2**20, SIDE_TENSORS: 16 * 2**20}  # fmt: skip
+HF_ALLOWED = (
+    *HF_REQUIRED,
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+    "vocab.txt",
+    SIDE_JSON,
+    SIDE_TENSORS,
+)
+MAX_FILE_BYTES = {
+    "config.json": 2**20,
+    "metrics.json": 2 * 2**20,
+    "README.md": 256 * 2**10,
+    "vocab.json": 32 * 2**20,
+    "model.safetensors": MAX_UPLOAD_BYTES,
+    "tokenizer.json": 16 * 2**20,
+    "tokenizer_config.json": 2**20,
+    "special_tokens_map.json": 64 * 2**10,
+    "vocab.txt": 8 * 2**20,
+    SIDE_JSON: 2**20,
+    SIDE_TENSORS: 16 * 2**20,
+}
 ANY_ALLOWED = tuple(dict.fromkeys((*ALLOWED, *HF_ALLOWED)))
 DERIVED = ("samples.safetensors", "map.safetensors")  # uqlab.evaluate writes them; computed here
 PICKLE = re.compile(r"\.(pkl|pickle|pt|pth|bin|ckpt|npy)$", re.IGNORECASE)
@@ -70,10 +84,14 @@ def _check_member(name: str, zipped: bool = True) -> None:
     path = PurePosixPath(name.replace("\\", "/"))
     if path.is_absolute() or ".." in path.parts or name.startswith(("/", "\\")) or ":" in name:
         if not zipped:
-            raise UploadError(f"The file name '{name[:80]}' points outside its folder; refused. "
-                              "Upload the checkpoint's own files (config.json, ...).")  # fmt: skip
-        raise UploadError(f"The zip entry '{name[:80]}' points outside its folder; refused. "
-                          "Zip the checkpoint folder itself.")  # fmt: skip
+            raise UploadError(
+                f"The file name '{name[:80]}' points outside its folder; refused. "
+                "Upload the checkpoint's own files (config.json, ...)."
+            )
+        raise UploadError(
+            f"The zip entry '{name[:80]}' points outside its folder; refused. "
+            "Zip the checkpoint folder itself."
+        )
     if PICKLE.search(name):
         raise UploadError(
             f"'{path.name}' looks like a pickle or a raw tensor file; this app "
@@ -84,8 +102,10 @@ def _check_member(name: str, zipped: bool = True) -> None:
 def files_from_zip(data: bytes) -> dict[str, bytes]:
     """The checkpoint files of a zip (at its root or in one top folder)."""
     if len(data) > MAX_UPLOAD_BYTES:
-        raise UploadError(f"The upload has {len(data) / 2**20:.0f} MB; the limit is "
-                          f"{MAX_UPLOAD_BYTES // 2**20} MB.")  # fmt: skip
+        raise UploadError(
+            f"The upload has {len(data) / 2**20:.0f} MB; the limit is "
+            f"{MAX_UPLOAD_BYTES // 2**20} MB."
+        )
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
     except zipfile.BadZipFile:
@@ -96,8 +116,10 @@ def files_from_zip(data: bytes) -> dict[str, bytes]:
     with archive:
         infos = archive.infolist()
         if len(infos) > 50:
-            raise UploadError(f"The zip holds {len(infos)} entries; a checkpoint has at most "
-                              f"{len(ANY_ALLOWED)} files.")  # fmt: skip
+            raise UploadError(
+                f"The zip holds {len(infos)} entries; a checkpoint has at most "
+                f"{len(ANY_ALLOWED)} files."
+            )
         total = 0
         out: dict[str, bytes] = {}
         for info in infos:
@@ -108,8 +130,9 @@ def files_from_zip(data: bytes) -> dict[str, bytes]:
                 continue
             total += info.file_size
             if total > MAX_UNZIPPED_BYTES:
-                raise UploadError("The zip expands to more than "
-                                  f"{MAX_UNZIPPED_BYTES // 2**20} MB; refused.")  # fmt: skip
+                raise UploadError(
+                    f"The zip expands to more than {MAX_UNZIPPED_BYTES // 2**20} MB; refused."
+                )
             base = PurePosixPath(info.filename).name
             if base in ANY_ALLOWED:
                 if base in out:
@@ -117,8 +140,9 @@ def files_from_zip(data: bytes) -> dict[str, bytes]:
                 if info.file_size > MAX_FILE_BYTES[base]:
                     raise UploadError(_too_big(base))
                 if info.flag_bits & 0x1:
-                    raise UploadError(f"'{base}' is encrypted in the zip; zip it without a "
-                                      "password.")  # fmt: skip
+                    raise UploadError(
+                        f"'{base}' is encrypted in the zip; zip it without a password."
+                    )
                 out[base] = _read_member(archive, info, base)
     return out
 
@@ -130,27 +154,34 @@ def _read_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, base: str) -> 
         with archive.open(info) as f:
             data = f.read(info.file_size + 1)
     except NotImplementedError:
-        raise UploadError(f"'{base}' uses a compression method this app does not read; zip "
-                          "with the standard (deflate) method.") from None  # fmt: skip
+        raise UploadError(
+            f"'{base}' uses a compression method this app does not read; zip "
+            "with the standard (deflate) method."
+        ) from None
     except (zipfile.BadZipFile, EOFError, OSError, RuntimeError, ValueError, zlib.error) as exc:
-        raise UploadError(f"'{base}' is damaged in the zip ({type(exc).__name__}); zip the "
-                          "checkpoint again.") from None  # fmt: skip
+        raise UploadError(
+            f"'{base}' is damaged in the zip ({type(exc).__name__}); zip the checkpoint again."
+        ) from None
     if len(data) != info.file_size:
-        raise UploadError(f"'{base}' does not have the size the zip declares; zip the "
-                          "checkpoint again.")  # fmt: skip
+        raise UploadError(
+            f"'{base}' does not have the size the zip declares; zip the checkpoint again."
+        )
     return data
 
 
 def _too_big(name: str) -> str:
-    return (f"'{name}' is larger than {MAX_FILE_BYTES[name] / 2**20:g} MB, the most this app "
-            "accepts for that file.")
+    return (
+        f"'{name}' is larger than {MAX_FILE_BYTES[name] / 2**20:g} MB, the most this app "
+        "accepts for that file."
+    )
 
 
 def read_config(config: bytes):
     """An upload's config.json, parsed within the bounds of :mod:`uqcore.untrusted` (size,
     UTF-8, nesting depth, number of values); :class:`UploadError` says why it cannot be read."""
-    return load_json(config, what="config.json", max_bytes=MAX_FILE_BYTES["config.json"],
-                     error=UploadError)  # fmt: skip
+    return load_json(
+        config, what="config.json", max_bytes=MAX_FILE_BYTES["config.json"], error=UploadError
+    )
 
 
 def is_hf(files: dict[str, bytes]) -> bool:
@@ -180,8 +211,9 @@ def guess_task(config: bytes) -> str | None:
         return None
     for task in TASKS:
         ours = [n.lower() for n in get_task(task).label_names]
-        if len(ours) == len(names) and all(a.startswith(b) or b.startswith(a)
-                                           for a, b in zip(names, ours, strict=True)):  # fmt: skip
+        if len(ours) == len(names) and all(
+            a.startswith(b) or b.startswith(a) for a, b in zip(names, ours, strict=True)
+        ):
             return task
     return None
 
@@ -205,18 +237,28 @@ def check_files(files: dict[str, bytes]) -> bool:
     required = list(REQUIRED)
     if "vocab.json" not in files and _word_level(doc):
         required.append("vocab.json")
-    _expect(files, required, ALLOWED, "a checkpoint folder holds config.json, "
-            "model.safetensors and, for a word-level model, vocab.json (plus optional "
-            "metrics.json, README.md); an adapter checkpoint on a pretrained base has none.",
-            "a checkpoint holds")  # fmt: skip
+    _expect(
+        files,
+        required,
+        ALLOWED,
+        "a checkpoint folder holds config.json, "
+        "model.safetensors and, for a word-level model, vocab.json (plus optional "
+        "metrics.json, README.md); an adapter checkpoint on a pretrained base has none.",
+        "a checkpoint holds",
+    )
     return False
 
 
 def _check_hf_files(files: dict[str, bytes]) -> None:
-    _expect(files, HF_REQUIRED, HF_ALLOWED, "a Hugging Face classifier folder holds config.json, "
-            "model.safetensors and tokenizer.json (model.save_pretrained(folder, "
-            "safe_serialization=True) and the fast tokenizer's save_pretrained(folder)).",
-            "a Hugging Face folder here holds")  # fmt: skip
+    _expect(
+        files,
+        HF_REQUIRED,
+        HF_ALLOWED,
+        "a Hugging Face classifier folder holds config.json, "
+        "model.safetensors and tokenizer.json (model.save_pretrained(folder, "
+        "safe_serialization=True) and the fast tokenizer's save_pretrained(folder)).",
+        "a Hugging Face folder here holds",
+    )
 
 
 def _expect(files: dict[str, bytes], required, allowed, holds: str, only: str) -> None:
@@ -227,8 +269,9 @@ def _expect(files: dict[str, bytes], required, allowed, holds: str, only: str) -
         raise UploadError(f"Missing {', '.join(missing)}: {holds}")
     unknown = sorted(set(files) - set(allowed))
     if unknown:
-        raise UploadError(f"Unexpected file(s) {', '.join(unknown)[:120]}; {only} only "
-                          f"{', '.join(allowed)}.")  # fmt: skip
+        raise UploadError(
+            f"Unexpected file(s) {', '.join(unknown)[:120]}; {only} only {', '.join(allowed)}."
+        )
 
 
 def _word_level(doc) -> bool:
@@ -242,19 +285,25 @@ def _check_training(training: dict, classes: int) -> None:
     """The parts of config.json -> training the pages read: label names and split sizes."""
     names = training.get("label_names")
     if names is not None and (
-        not isinstance(names, list) or len(names) != classes
+        not isinstance(names, list)
+        or len(names) != classes
         or not all(isinstance(n, str) and 0 < len(n) <= 40 for n in names)
-    ):  # fmt: skip
-        raise UploadError(f"training.label_names must list {classes} names (one per class, at "
-                          "most 40 characters each) or be left out.")  # fmt: skip
+    ):
+        raise UploadError(
+            f"training.label_names must list {classes} names (one per class, at "
+            "most 40 characters each) or be left out."
+        )
     splits = training.get("splits")
     if splits is not None and (
         not isinstance(splits, dict)
-        or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0
-                   for v in splits.values())
-    ):  # fmt: skip
-        raise UploadError("training.splits must map split names to example counts, e.g. "
-                          '{"train": 6354, "dev": 908}, or be left out.')  # fmt: skip
+        or not all(
+            isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in splits.values()
+        )
+    ):
+        raise UploadError(
+            "training.splits must map split names to example counts, e.g. "
+            '{"train": 6354, "dev": 908}, or be left out.'
+        )
 
 
 def _check_metrics(metrics: dict) -> None:
@@ -262,11 +311,15 @@ def _check_metrics(metrics: dict) -> None:
     only finite numbers (a NaN would be shown as "nan ± inf")."""
     for key in ("id", "ood"):
         if not isinstance(metrics.get(key), dict):
-            raise UploadError(f"metrics.json lacks its '{key}' section; write it with "
-                              "python -m uqlab.evaluate, or leave metrics.json out.")  # fmt: skip
+            raise UploadError(
+                f"metrics.json lacks its '{key}' section; write it with "
+                "python -m uqlab.evaluate, or leave metrics.json out."
+            )
     if not isinstance(metrics.get("samples"), int):
-        raise UploadError("metrics.json lacks 'samples' (T); write it with python -m "
-                          "uqlab.evaluate, or leave metrics.json out.")  # fmt: skip
+        raise UploadError(
+            "metrics.json lacks 'samples' (T); write it with python -m "
+            "uqlab.evaluate, or leave metrics.json out."
+        )
 
     def finite(value) -> bool:
         if isinstance(value, dict):
@@ -276,12 +329,15 @@ def _check_metrics(metrics: dict) -> None:
         return not isinstance(value, float) or math.isfinite(value)
 
     if not finite(metrics):
-        raise UploadError("metrics.json holds NaN or infinite numbers; evaluate the checkpoint "
-                          "again, or leave metrics.json out.")  # fmt: skip
+        raise UploadError(
+            "metrics.json holds NaN or infinite numbers; evaluate the checkpoint "
+            "again, or leave metrics.json out."
+        )
 
 
 SERVER_PATH = re.compile(  # an absolute path of two or more parts, not its closing full stop
-    r"(?<![\w.~:/-])(?:[A-Za-z]:)?[/\\](?:[^\s/\\'\"]+[/\\])+(?:[^\s/\\'\",;:]*[^\s/\\'\",;:.)])?")
+    r"(?<![\w.~:/-])(?:[A-Za-z]:)?[/\\](?:[^\s/\\'\"]+[/\\])+(?:[^\s/\\'\",;:]*[^\s/\\'\",;:.)])?"
+)
 
 
 def _public(message: str, *folders: Path) -> str:
@@ -294,9 +350,14 @@ def _public(message: str, *folders: Path) -> str:
 
 
 def install(
-    files: dict[str, bytes], name: str, folder: str | Path, *, task: str | None = None,
-    family: str = "mcdropout", layers: str = "last",
-) -> str:  # fmt: skip
+    files: dict[str, bytes],
+    name: str,
+    folder: str | Path,
+    *,
+    task: str | None = None,
+    family: str = "mcdropout",
+    layers: str = "last",
+) -> str:
     """Write ``files`` as checkpoint ``upload-<name>`` under ``folder``, load it strictly and
     return its name; on any problem nothing is left behind and :class:`UploadError` says why,
     in words that never name a folder of the server. A Hugging Face folder (:func:`is_hf`)
@@ -320,8 +381,9 @@ def install(
         raise UploadError(_public(f"Not a valid checkpoint: {exc}", staging, folder)) from None
     except OSError as exc:  # a full disk, a folder gone: said without the server's paths
         shutil.rmtree(staging, ignore_errors=True)
-        raise UploadError(f"The server could not store the upload ({exc.strerror or 'error'}); "
-                          "try again later.") from None  # fmt: skip
+        raise UploadError(
+            f"The server could not store the upload ({exc.strerror or 'error'}); try again later."
+        ) from None
     except Exception:
         shutil.rmtree(staging, ignore_errors=True)
         raise
@@ -330,8 +392,9 @@ def install(
         staging.rename(target)
     except OSError as exc:
         shutil.rmtree(staging, ignore_errors=True)
-        raise UploadError(f"The server could not store the upload ({exc.strerror or 'error'}); "
-                          "try again later.") from None  # fmt: skip
+        raise UploadError(
+            f"The server could not store the upload ({exc.strerror or 'error'}); try again later."
+        ) from None
     return target_name
 
 
@@ -384,8 +447,10 @@ def _upload_task(training: dict, classes: int) -> dict:
             "data files are left out: evaluate it on your own labelled file)."
         )
     if len(labels) != classes:
-        raise UploadError(f"The checkpoint has {classes} classes but its task "
-                          f"{str(task)[:40]!r} has {len(labels)}.")  # fmt: skip
+        raise UploadError(
+            f"The checkpoint has {classes} classes but its task "
+            f"{str(task)[:40]!r} has {len(labels)}."
+        )
     return training
 
 
@@ -394,9 +459,11 @@ def dropped_note(training: dict) -> str | None:
     dropped = training.get(DROPPED)
     if not dropped:
         return None
-    return ("Its task description also named " + ", ".join(map(str, dropped)) + ": an upload may "
-            "not point the server at files, so they were left out. Its dataset pages use your "
-            "own labelled file.")
+    return (
+        "Its task description also named " + ", ".join(map(str, dropped)) + ": an upload may "
+        "not point the server at files, so they were left out. Its dataset pages use your "
+        "own labelled file."
+    )
 
 
 def _stage_hf(files: dict[str, bytes], staging: Path, task, family: str, layers: str) -> None:
@@ -426,8 +493,10 @@ def from_path(path: str) -> tuple[dict[str, bytes], str]:
     """The checkpoint files of a local folder (read, never modified) and its name. Refused
     unless :func:`server_paths_allowed`; links are never followed."""
     if not server_paths_allowed():
-        raise UploadError(f"Loading a folder of the server is off here; the operator can allow "
-                          f"it with {SERVER_PATHS_ENV}=1. Upload a zip instead.")  # fmt: skip
+        raise UploadError(
+            f"Loading a folder of the server is off here; the operator can allow "
+            f"it with {SERVER_PATHS_ENV}=1. Upload a zip instead."
+        )
     try:
         folder = Path(path).expanduser()
         if folder.is_symlink() or not folder.is_dir():
@@ -443,8 +512,9 @@ def from_path(path: str) -> tuple[dict[str, bytes], str]:
                 files[fname] = f.read_bytes()
     except (OSError, RuntimeError) as exc:  # a name too long, a loop of "~", no permission
         reason = getattr(exc, "strerror", None) or type(exc).__name__
-        raise UploadError(f"That folder cannot be read on this server ({reason}); check the "
-                          "path.") from None  # fmt: skip
+        raise UploadError(
+            f"That folder cannot be read on this server ({reason}); check the path."
+        ) from None
     return files, folder.name
 
 
@@ -470,8 +540,9 @@ def hf_folders() -> dict[str, Path]:
     return out
 
 
-def install_hf_folder(path: Path, name: str, folder: str | Path, *, task: str, family: str,
-                      layers: str = "last") -> str:  # fmt: skip
+def install_hf_folder(
+    path: Path, name: str, folder: str | Path, *, task: str, family: str, layers: str = "last"
+) -> str:
     """Import an operator's Hugging Face folder (:func:`hf_folders`) as ``upload-<name>`` of
     ``family`` under this session's ``folder``; the checkpoint references the folder (no copy).
     :class:`UploadError` with a message that names no server path."""
@@ -483,6 +554,8 @@ def install_hf_folder(path: Path, name: str, folder: str | Path, *, task: str, f
     except UQError as exc:
         raise UploadError(_public(f"Not a valid model folder: {exc}", Path(folder))) from None
     except OSError as exc:
-        raise UploadError(f"The server could not store the checkpoint "
-                          f"({exc.strerror or 'error'}); try again later.") from None  # fmt: skip
+        raise UploadError(
+            f"The server could not store the checkpoint "
+            f"({exc.strerror or 'error'}); try again later."
+        ) from None
     return target_name

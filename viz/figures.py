@@ -52,52 +52,107 @@ def prediction_histogram(
     data = []
     for c, name in enumerate(names):
         sel = p[pred == c]
-        data.append({"type": "histogram", "x": sel, "name": f"predicts {name} ({sel.size})",
-                     "marker": {"color": _CLASS_COLORS[c % 4], "line": {"width": 0}},
-                     "xbins": {"start": 0.0, "end": 1.0 + 1e-9, "size": 0.025}})  # fmt: skip
+        data.append(
+            {
+                "type": "histogram",
+                "x": sel,
+                "name": f"predicts {name} ({sel.size})",
+                "marker": {"color": _CLASS_COLORS[c % 4], "line": {"width": 0}},
+                "xbins": {"start": 0.0, "end": 1.0 + 1e-9, "size": 0.025},
+            }
+        )
     mean = float(p.mean())
     # the text stays in: on the inner side of the line near an edge (plotly's add_vline
     # positions "top left", "top right" and "top")
-    xanchor, yanchor = ("right", "top") if mean > 0.8 else ("left", "top") if mean < 0.2 else \
-        ("center", "bottom")  # fmt: skip
+    xanchor, yanchor = (
+        ("right", "top") if mean > 0.8 else ("left", "top") if mean < 0.2 else ("center", "bottom")
+    )
     role = "gold" if gold else "predicted"
-    return {"data": data, "layout": {
-        "shapes": [{"type": "line", "x0": mean, "x1": mean, "xref": "x", "y0": 0, "y1": 1,
-                    "yref": "y domain", "line": {"color": "#1a1d24", "dash": "dash"}}],
-        "annotations": [{"showarrow": False, "text": f"mean {mean:.3f}", "x": mean,
-                         "xanchor": xanchor, "xref": "x", "y": 1, "yanchor": yanchor,
-                         "yref": "y domain"}],
-        "barmode": "stack", "title": {"text": f"p({names[target]}) per sample ({role} class), "
-                                              f"T = {p.size}"},
-        "xaxis": {"title": {"text": f"p({names[target]})"}, "range": [0, 1]},
-        "yaxis": {"title": {"text": "samples"}}, "legend": {"orientation": "h", "y": -0.25},
-        "margin": dict(_MARGIN), "height": 380,
-    }}  # fmt: skip
+    return {
+        "data": data,
+        "layout": {
+            "shapes": [
+                {
+                    "type": "line",
+                    "x0": mean,
+                    "x1": mean,
+                    "xref": "x",
+                    "y0": 0,
+                    "y1": 1,
+                    "yref": "y domain",
+                    "line": {"color": "#1a1d24", "dash": "dash"},
+                }
+            ],
+            "annotations": [
+                {
+                    "showarrow": False,
+                    "text": f"mean {mean:.3f}",
+                    "x": mean,
+                    "xanchor": xanchor,
+                    "xref": "x",
+                    "y": 1,
+                    "yanchor": yanchor,
+                    "yref": "y domain",
+                }
+            ],
+            "barmode": "stack",
+            "title": {"text": f"p({names[target]}) per sample ({role} class), T = {p.size}"},
+            "xaxis": {"title": {"text": f"p({names[target]})"}, "range": [0, 1]},
+            "yaxis": {"title": {"text": "samples"}},
+            "legend": {"orientation": "h", "y": -0.25},
+            "margin": dict(_MARGIN),
+            "height": 380,
+        },
+    }
 
 
 @phone_specs
 def running_mean_figure(mean: np.ndarray, se: np.ndarray, name: str) -> FigureSpec:
     """The running mean of ``p(name)`` after 1..T samples with a ±2 standard-error band."""
     t = np.arange(1, mean.size + 1)
-    return {"data": [
-        {"type": "scatter", "x": np.r_[t, t[::-1]],
-         "y": np.r_[mean + 2 * se, (mean - 2 * se)[::-1]], "fill": "toself",
-         "fillcolor": "rgba(31,95,191,0.15)", "line": {"width": 0},
-         "name": "±2 standard errors", "hoverinfo": "skip"},
-        {"type": "scatter", "x": t, "y": mean, "line": {"color": _BLUE}, "name": "running mean"},
-    ], "layout": {
-        "title": {"text": f"Running mean of p({name}) as samples accumulate"},
-        "xaxis": {"title": {"text": "samples drawn"}},
-        "yaxis": {"title": {"text": f"mean p({name})"}, "range": [0, 1]},
-        "margin": dict(_MARGIN), "height": 380, "legend": {"orientation": "h", "y": -0.25},
-    }}  # fmt: skip
+    return {
+        "data": [
+            {
+                "type": "scatter",
+                "x": np.r_[t, t[::-1]],
+                "y": np.r_[mean + 2 * se, (mean - 2 * se)[::-1]],
+                "fill": "toself",
+                "fillcolor": "rgba(31,95,191,0.15)",
+                "line": {"width": 0},
+                "name": "±2 standard errors",
+                "hoverinfo": "skip",
+            },
+            {
+                "type": "scatter",
+                "x": t,
+                "y": mean,
+                "line": {"color": _BLUE},
+                "name": "running mean",
+            },
+        ],
+        "layout": {
+            "title": {"text": f"Running mean of p({name}) as samples accumulate"},
+            "xaxis": {"title": {"text": "samples drawn"}},
+            "yaxis": {"title": {"text": f"mean p({name})"}, "range": [0, 1]},
+            "margin": dict(_MARGIN),
+            "height": 380,
+            "legend": {"orientation": "h", "y": -0.25},
+        },
+    }
 
 
 def _flat_bar(title: str, x: float, below_px: float, plot_px: float) -> dict:
     """A colour bar lying flat ``below_px`` under a plot area ``plot_px`` high, centred at
     ``x``: panels keep the full width, and two bars never overlap however narrow the screen."""
-    return {"orientation": "h", "x": x, "y": -below_px / plot_px, "yanchor": "top",
-            "thickness": 12, "len": 0.42, "title": {"text": title, "side": "top"}}  # fmt: skip
+    return {
+        "orientation": "h",
+        "x": x,
+        "y": -below_px / plot_px,
+        "yanchor": "top",
+        "thickness": 12,
+        "len": 0.42,
+        "title": {"text": title, "side": "top"},
+    }
 
 
 @functools.lru_cache(maxsize=32)
@@ -108,18 +163,34 @@ def _facets(panels: int, spacing: float, scale: str, x_label: str, y_label: str)
     "weight"). Computed by plotly express itself once per shape (~40 ms) instead of on every
     figure; copy before changing it."""
     fig = px.imshow(
-        np.zeros((panels, 1, 1)), x=["a"], y=["a"], facet_col=0, facet_col_spacing=spacing,
-        zmin=0.0, zmax=1.0, color_continuous_scale=scale, aspect="auto",
+        np.zeros((panels, 1, 1)),
+        x=["a"],
+        y=["a"],
+        facet_col=0,
+        facet_col_spacing=spacing,
+        zmin=0.0,
+        zmax=1.0,
+        color_continuous_scale=scale,
+        aspect="auto",
         labels={"x": x_label, "y": y_label, "color": "weight"},
-    ).to_dict()  # fmt: skip
-    traces = [{k: v for k, v in t.items() if k not in ("x", "y", "z", "hovertemplate")}
-              for t in fig["data"]]  # fmt: skip
+    ).to_dict()
+    traces = [
+        {k: v for k, v in t.items() if k not in ("x", "y", "z", "hovertemplate")}
+        for t in fig["data"]
+    ]
     layout = {k: v for k, v in fig["layout"].items() if k != "template"}
     return {"data": traces, "layout": layout}
 
 
-def _facet_spec(stack: np.ndarray, x: list[str], y: list[str], spacing: float, scale: str,
-                labels: tuple[str, str], hover: str) -> tuple[dict, list[str], list[str]]:
+def _facet_spec(
+    stack: np.ndarray,
+    x: list[str],
+    y: list[str],
+    spacing: float,
+    scale: str,
+    labels: tuple[str, str],
+    hover: str,
+) -> tuple[dict, list[str], list[str]]:
     """``stack [P, Ly, Lx]`` as :func:`_facets`' heat maps (a fresh copy to finish), with the
     names of its x and y axes in panel order."""
     grid = copy.deepcopy(_facets(len(stack), spacing, scale, *labels))
@@ -132,9 +203,12 @@ def _facet_spec(stack: np.ndarray, x: list[str], y: list[str], spacing: float, s
 
 @phone_specs
 def attention_panels(
-    panels: dict[str, np.ndarray], tokens: Sequence[str], title: str, zmax: float | None = 1.0,
+    panels: dict[str, np.ndarray],
+    tokens: Sequence[str],
+    title: str,
+    zmax: float | None = 1.0,
     own_scale: Sequence[str] = (),
-) -> FigureSpec:  # fmt: skip
+) -> FigureSpec:
     """Side-by-side heat maps (one faceted figure) of ``[L, L]`` matrices, e.g. one sample,
     the mean and the standard deviation over samples. Rows = queries, columns = keys.
 
@@ -149,9 +223,15 @@ def attention_panels(
     labels = unique_labels(tokens)
     shared = [i for i, n in enumerate(names) if n not in own_scale]
     top = zmax if zmax is not None else float(stack[shared].max(initial=0.0) or 1.0)
-    fig, xaxes, yaxes = _facet_spec(stack, labels, labels, 0.04, "Blues",
-                                    ("key (attended to)", "query"),
-                                    "query %{y}<br>key %{x}<br>%{z:.3f}<extra></extra>")
+    fig, xaxes, yaxes = _facet_spec(
+        stack,
+        labels,
+        labels,
+        0.04,
+        "Blues",
+        ("key (attended to)", "query"),
+        "query %{y}<br>key %{x}<br>%{z:.3f}<extra></extra>",
+    )
     layout = fig["layout"]
     for annotation, name in zip(layout["annotations"], names, strict=True):
         annotation.update(text=name, font={"size": 12})  # the panels' names
@@ -165,15 +245,20 @@ def attention_panels(
     plot_px = height - _MARGIN["t"] - (below + 70)
     coloraxis = layout["coloraxis"]
     coloraxis.update(cmin=0.0, cmax=top)
-    coloraxis["colorbar"] = {**coloraxis.get("colorbar", {}),
-                             **_flat_bar("weight", 0.22 if own else 0.5, below, plot_px)}
+    coloraxis["colorbar"] = {
+        **coloraxis.get("colorbar", {}),
+        **_flat_bar("weight", 0.22 if own else 0.5, below, plot_px),
+    }
     if own:
         for i in own:
             fig["data"][i]["coloraxis"] = "coloraxis2"
         label = "/".join(names[i] for i in own)[:16]
-        layout["coloraxis2"] = {"colorscale": _colorscale("Oranges"), "cmin": 0.0,
-                                "cmax": float(stack[own].max() or 1.0),
-                                "colorbar": _flat_bar(label, 0.78, below, plot_px)}  # fmt: skip
+        layout["coloraxis2"] = {
+            "colorscale": _colorscale("Oranges"),
+            "cmin": 0.0,
+            "cmax": float(stack[own].max() or 1.0),
+            "colorbar": _flat_bar(label, 0.78, below, plot_px),
+        }
     show = len(tokens) <= 64
     for i, (xa, ya) in enumerate(zip(xaxes, yaxes, strict=True)):
         layout[xa].update(tickangle=-45, showticklabels=show, title={"text": ""})
@@ -181,8 +266,11 @@ def attention_panels(
         if i:  # token labels once, on the first panel
             layout[ya].update(showticklabels=False, title={"text": ""})
     layout[xaxes[0]]["title"] = {"text": "key (attended to)"}  # once, under the first panel
-    layout.update(title={"text": title}, margin={**layout.get("margin", {}), **_MARGIN,
-                                                 "b": below + 70}, height=height)  # fmt: skip
+    layout.update(
+        title={"text": title},
+        margin={**layout.get("margin", {}), **_MARGIN, "b": below + 70},
+        height=height,
+    )
     return fig
 
 
@@ -200,14 +288,21 @@ def centroid_panels(
     falls on each centroid across the samples. Both ``[L, c]``."""
     c = sample.shape[1]
     stack = np.stack([np.asarray(sample, float), np.asarray(frequency, float)])  # [2, L, c]
-    fig, xaxes, yaxes = _facet_spec(stack, [f"centroid {j}" for j in range(c)],
-                                    unique_labels(tokens), 0.08, "Purples", ("centroid", "token"),
-                                    "%{y}<br>%{x}<br>%{z:.3f}<extra></extra>")  # fmt: skip
+    fig, xaxes, yaxes = _facet_spec(
+        stack,
+        [f"centroid {j}" for j in range(c)],
+        unique_labels(tokens),
+        0.08,
+        "Purples",
+        ("centroid", "token"),
+        "%{y}<br>%{x}<br>%{z:.3f}<extra></extra>",
+    )
     layout = fig["layout"]
     # short: a phone gives each ~100 px; the page's caption says what P is (the keys' centroid
     # assignment probabilities)
-    for annotation, text in zip(layout["annotations"], (f"P, sample {t}", "across samples"),
-                                strict=True):  # fmt: skip
+    for annotation, text in zip(
+        layout["annotations"], (f"P, sample {t}", "across samples"), strict=True
+    ):
         annotation.update(text=text, font={"size": 12})
     for xa in xaxes:
         layout[xa].update(tickangle=-45, title={"text": ""})
@@ -219,20 +314,31 @@ def centroid_panels(
     height = max(420, min(960, 220 + 18 * len(tokens)))
     coloraxis = layout["coloraxis"]
     coloraxis.update(cmin=0.0, cmax=1.0)
-    coloraxis["colorbar"] = {**coloraxis.get("colorbar", {}),
-                             **_flat_bar("weight", 0.5, below, height - _MARGIN["t"] - below - 70)}
-    layout.update(margin={**layout.get("margin", {}), **_MARGIN, "b": below + 70},
-                  height=height, title={"text": "Centroid assignments of the keys"})  # fmt: skip
+    coloraxis["colorbar"] = {
+        **coloraxis.get("colorbar", {}),
+        **_flat_bar("weight", 0.5, below, height - _MARGIN["t"] - below - 70),
+    }
+    layout.update(
+        margin={**layout.get("margin", {}), **_MARGIN, "b": below + 70},
+        height=height,
+        title={"text": "Centroid assignments of the keys"},
+    )
     return fig
 
 
 @phone_specs
-def bar_figure(values: Sequence[float], labels: Sequence[str], title: str,
-               axis: str) -> FigureSpec:  # fmt: skip
-    return {"data": [{"type": "bar", "x": list(labels), "y": _plain(values),
-                      "marker": {"color": _BLUE}}],
-            "layout": {"title": {"text": title}, "yaxis": {"title": {"text": axis}},
-                       "margin": dict(_MARGIN), "height": 320}}  # fmt: skip
+def bar_figure(values: Sequence[float], labels: Sequence[str], title: str, axis: str) -> FigureSpec:
+    return {
+        "data": [
+            {"type": "bar", "x": list(labels), "y": _plain(values), "marker": {"color": _BLUE}}
+        ],
+        "layout": {
+            "title": {"text": title},
+            "yaxis": {"title": {"text": axis}},
+            "margin": dict(_MARGIN),
+            "height": 320,
+        },
+    }
 
 
 @phone_specs
@@ -242,43 +348,88 @@ def prior_posterior_figure(
     """BAM, one query row over the keys: the contextual prior ``prior [L]``, the posterior mean
     ``mean [L]`` and a few posterior samples ``samples [S, L]``."""
     labels = unique_labels(tokens)
-    data = [{"type": "bar", "x": labels, "y": prior, "name": "prior π (keys only)",
-             "marker": {"color": "#e09f3e"}},
-            {"type": "bar", "x": labels, "y": mean, "name": "posterior mean",
-             "marker": {"color": _BLUE}}]  # fmt: skip
+    data = [
+        {
+            "type": "bar",
+            "x": labels,
+            "y": prior,
+            "name": "prior π (keys only)",
+            "marker": {"color": "#e09f3e"},
+        },
+        {
+            "type": "bar",
+            "x": labels,
+            "y": mean,
+            "name": "posterior mean",
+            "marker": {"color": _BLUE},
+        },
+    ]
     for i, row in enumerate(samples):  # one legend entry for all of them
-        data.append({"type": "scatter", "x": labels, "y": row, "mode": "markers",
-                     "legendgroup": "samples", "name": f"posterior samples 0-{len(samples) - 1}",
-                     "hovertemplate": f"sample {i}: %{{y:.3f}}<extra></extra>",
-                     "marker": {"color": _RED, "size": 6, "opacity": 0.6},
-                     "showlegend": i == 0})  # fmt: skip
-    return {"data": data, "layout": {
-        "barmode": "group", "title": {"text": f"Prior vs posterior attention of query {query}"},
-        "yaxis": {"title": {"text": "attention weight"}}, "margin": dict(_MARGIN), "height": 380,
-        "legend": {"orientation": "h", "y": -0.3},
-        "xaxis": {"tickangle": -45, "showticklabels": len(tokens) <= 64},
-    }}  # fmt: skip
+        data.append(
+            {
+                "type": "scatter",
+                "x": labels,
+                "y": row,
+                "mode": "markers",
+                "legendgroup": "samples",
+                "name": f"posterior samples 0-{len(samples) - 1}",
+                "hovertemplate": f"sample {i}: %{{y:.3f}}<extra></extra>",
+                "marker": {"color": _RED, "size": 6, "opacity": 0.6},
+                "showlegend": i == 0,
+            }
+        )
+    return {
+        "data": data,
+        "layout": {
+            "barmode": "group",
+            "title": {"text": f"Prior vs posterior attention of query {query}"},
+            "yaxis": {"title": {"text": "attention weight"}},
+            "margin": dict(_MARGIN),
+            "height": 380,
+            "legend": {"orientation": "h", "y": -0.3},
+            "xaxis": {"tickangle": -45, "showticklabels": len(tokens) <= 64},
+        },
+    }
 
 
 @phone_titles
 def reliability_figure(curves: dict) -> go.Figure:
     """Reliability diagram: per checkpoint, accuracy against mean confidence of each non-empty
     bin (``curves``: name -> uqcore.stats.ReliabilityData); the diagonal is perfect calibration."""
-    fig = go.Figure(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name="perfect calibration",
-                               line={"dash": "dot", "color": "#888"}))  # fmt: skip
+    fig = go.Figure(
+        go.Scatter(
+            x=[0, 1],
+            y=[0, 1],
+            mode="lines",
+            name="perfect calibration",
+            line={"dash": "dot", "color": "#888"},
+        )
+    )
     for i, (name, rd) in enumerate(curves.items()):
         keep = rd.count > 0
-        fig.add_trace(go.Scatter(
-            x=rd.confidence[keep], y=rd.accuracy[keep], mode="lines+markers", name=name,
-            marker={"size": 4 + 10 * np.sqrt(rd.count[keep] / rd.count.max())},
-            line={"color": _CLASS_COLORS[(i + 1) % 4] if i < 4 else None},
-            customdata=rd.count[keep], hovertemplate="confidence %{x:.2f}<br>accuracy %{y:.2f}"
-            "<br>%{customdata} examples<extra></extra>",
-        ))  # fmt: skip
-    fig.update_layout(title="Reliability diagram (in-domain, 15 bins; marker size = examples)",
-                      xaxis_title="mean confidence (max probability)", yaxis_title="accuracy",
-                      xaxis_range=[0.45, 1.0], yaxis_range=[0, 1.02], margin=_MARGIN,
-                      height=420, legend={"orientation": "h", "y": -0.25})  # fmt: skip
+        fig.add_trace(
+            go.Scatter(
+                x=rd.confidence[keep],
+                y=rd.accuracy[keep],
+                mode="lines+markers",
+                name=name,
+                marker={"size": 4 + 10 * np.sqrt(rd.count[keep] / rd.count.max())},
+                line={"color": _CLASS_COLORS[(i + 1) % 4] if i < 4 else None},
+                customdata=rd.count[keep],
+                hovertemplate="confidence %{x:.2f}<br>accuracy %{y:.2f}"
+                "<br>%{customdata} examples<extra></extra>",
+            )
+        )
+    fig.update_layout(
+        title="Reliability diagram (in-domain, 15 bins; marker size = examples)",
+        xaxis_title="mean confidence (max probability)",
+        yaxis_title="accuracy",
+        xaxis_range=[0.45, 1.0],
+        yaxis_range=[0, 1.02],
+        margin=_MARGIN,
+        height=420,
+        legend={"orientation": "h", "y": -0.25},
+    )
     return fig
 
 
@@ -289,20 +440,36 @@ def risk_coverage_figure(curves: dict) -> go.Figure:
     the random selection of the first checkpoint dotted; the legend gives each AURC."""
     fig = go.Figure()
     for i, (name, c) in enumerate(curves.items()):
-        fig.add_trace(go.Scatter(x=c["coverage"], y=c["risk"], mode="lines",
-                                 name=f"{name} (AURC {c['aurc']:.3f})",
-                                 line={"color": _CLASS_COLORS[(i + 1) % 4]}))  # fmt: skip
+        fig.add_trace(
+            go.Scatter(
+                x=c["coverage"],
+                y=c["risk"],
+                mode="lines",
+                name=f"{name} (AURC {c['aurc']:.3f})",
+                line={"color": _CLASS_COLORS[(i + 1) % 4]},
+            )
+        )
     if curves:
         first = next(iter(curves.values()))
         for key, dash in (("oracle", "dot"), ("random", "dash")):
-            fig.add_trace(go.Scatter(x=first["coverage"], y=first[key], mode="lines",
-                                     name=f"{key} ({next(iter(curves))})",
-                                     line={"color": "#888", "dash": dash}))  # fmt: skip
-    fig.update_layout(title="Risk-coverage (in-domain): keep the most confident first",
-                      xaxis_title="coverage (share of examples answered)",
-                      yaxis_title="risk (error rate among them)", xaxis_range=[0, 1],
-                      margin=_MARGIN, height=380,
-                      legend={"orientation": "h", "y": -0.3})  # fmt: skip
+            fig.add_trace(
+                go.Scatter(
+                    x=first["coverage"],
+                    y=first[key],
+                    mode="lines",
+                    name=f"{key} ({next(iter(curves))})",
+                    line={"color": "#888", "dash": dash},
+                )
+            )
+    fig.update_layout(
+        title="Risk-coverage (in-domain): keep the most confident first",
+        xaxis_title="coverage (share of examples answered)",
+        yaxis_title="risk (error rate among them)",
+        xaxis_range=[0, 1],
+        margin=_MARGIN,
+        height=380,
+        legend={"orientation": "h", "y": -0.3},
+    )
     return fig
 
 
@@ -310,11 +477,17 @@ def risk_coverage_figure(curves: dict) -> go.Figure:
 def roc_figure(curves: dict, score: str) -> go.Figure:
     """ROC curves of OOD detection (OOD = positive); ``curves``: name -> dict with fpr, tpr,
     auroc."""
-    fig = go.Figure(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", name="chance",
-                               line={"dash": "dot", "color": "#888"}))  # fmt: skip
+    fig = go.Figure(
+        go.Scatter(
+            x=[0, 1], y=[0, 1], mode="lines", name="chance", line={"dash": "dot", "color": "#888"}
+        )
+    )
     for name, c in curves.items():
-        fig.add_trace(go.Scatter(x=c["fpr"], y=c["tpr"], mode="lines",
-                                 name=f"{name} (AUROC {c['auroc']:.3f})"))  # fmt: skip
+        fig.add_trace(
+            go.Scatter(
+                x=c["fpr"], y=c["tpr"], mode="lines", name=f"{name} (AUROC {c['auroc']:.3f})"
+            )
+        )
     fig.update_layout(
         title=f"Out-of-domain detection by {score}",
         xaxis_title="false positive rate (in-domain flagged)",  # fits under a half-width plot
@@ -337,16 +510,35 @@ def domain_histograms(values: dict, label: str, title: str) -> go.Figure:
     # 0 instead of plotly's default block from -0.5 to 0.5
     bins = {"start": 0.0, "end": top * 1.0001 if top > 0 else 1e-9, "size": top / 40 or 1e-9}
     for i, (domain, v) in enumerate(values.items()):
-        fig.add_trace(go.Histogram(x=np.asarray(v, float), name=f"{domain} ({len(v)})",
-                                   histnorm="probability", opacity=0.6, xbins=bins,
-                                   marker_color=(_BLUE, "#e09f3e")[i % 2]))  # fmt: skip
+        fig.add_trace(
+            go.Histogram(
+                x=np.asarray(v, float),
+                name=f"{domain} ({len(v)})",
+                histnorm="probability",
+                opacity=0.6,
+                xbins=bins,
+                marker_color=(_BLUE, "#e09f3e")[i % 2],
+            )
+        )
     if top <= 0:
-        fig.add_annotation(text="every value is 0: this model's samples never disagree",
-                           x=0.5, y=0.9, xref="paper", yref="paper", showarrow=False)
+        fig.add_annotation(
+            text="every value is 0: this model's samples never disagree",
+            x=0.5,
+            y=0.9,
+            xref="paper",
+            yref="paper",
+            showarrow=False,
+        )
         fig.update_xaxes(range=[-0.05, 1.0])
-    fig.update_layout(barmode="overlay", title=title, xaxis_title=label,
-                      yaxis_title="share of examples", margin=_MARGIN, height=380,
-                      legend={"orientation": "h", "y": -0.25})  # fmt: skip
+    fig.update_layout(
+        barmode="overlay",
+        title=title,
+        xaxis_title=label,
+        yaxis_title="share of examples",
+        margin=_MARGIN,
+        height=380,
+        legend={"orientation": "h", "y": -0.25},
+    )
     return fig
 
 
@@ -355,16 +547,29 @@ def compare_histograms(samples: dict, name: str) -> go.Figure:
     """One histogram of ``p(name)`` per checkpoint on a shared [0, 1] axis (``samples``:
     checkpoint -> [T] array), stacked vertically so their spreads compare at a glance."""
     n = len(samples)
-    fig = make_subplots(rows=n, cols=1, shared_xaxes=True, vertical_spacing=0.02,
-                        subplot_titles=list(samples))  # fmt: skip
+    fig = make_subplots(
+        rows=n, cols=1, shared_xaxes=True, vertical_spacing=0.02, subplot_titles=list(samples)
+    )
     for i, p in enumerate(samples.values(), start=1):
-        fig.add_trace(go.Histogram(x=np.asarray(p, float), xbins={"start": 0, "end": 1.0001,
-                                   "size": 0.02}, marker_color=_BLUE, showlegend=False,
-                                   marker_line_width=0), row=i, col=1)  # fmt: skip
+        fig.add_trace(
+            go.Histogram(
+                x=np.asarray(p, float),
+                xbins={"start": 0, "end": 1.0001, "size": 0.02},
+                marker_color=_BLUE,
+                showlegend=False,
+                marker_line_width=0,
+            ),
+            row=i,
+            col=1,
+        )
     fig.update_xaxes(range=[0, 1])
     fig.update_xaxes(title_text=f"p({name})", row=n, col=1)
-    fig.update_layout(title=f"p({name}) per sample, one row per checkpoint", margin=_MARGIN,
-                      height=90 + 110 * n, bargap=0.05)  # fmt: skip
+    fig.update_layout(
+        title=f"p({name}) per sample, one row per checkpoint",
+        margin=_MARGIN,
+        height=90 + 110 * n,
+        bargap=0.05,
+    )
     for a in fig.layout.annotations:
         a.font.size = 11
     return fig
@@ -375,8 +580,13 @@ def sweep_figure(table, tau_name: str) -> go.Figure:
     """The paper's Figure 3: accuracy (left) and mean mutual information (right) in and out of
     domain against the swept temperature. ``table``: DataFrame with tau, domain, accuracy, mi."""
     # each panel gets half the width (about 150 px on a phone): titles wrap to fit it
-    fig = make_subplots(rows=1, cols=2, subplot_titles=[
-        wrap_title(t, PANEL_TITLE_CHARS) for t in ("accuracy", "mean mutual information")])
+    fig = make_subplots(
+        rows=1,
+        cols=2,
+        subplot_titles=[
+            wrap_title(t, PANEL_TITLE_CHARS) for t in ("accuracy", "mean mutual information")
+        ],
+    )
     for a in fig.layout.annotations:
         a.font.size = TITLE_FONT - 1
     for i, domain in enumerate(DOMAINS.values()):  # the display names of ui.logic.dataset frames
@@ -407,11 +617,19 @@ def sweep_figure(table, tau_name: str) -> go.Figure:
         )
     grid = sorted({float(t) for t in table["tau"]})
     # ticks at the swept values only, written plainly (plotly's own log ticks read "2 5 2 5")
-    fig.update_xaxes(type="log", title_text=tau_name, tickvals=grid,
-                     ticktext=[f"{t:g}" for t in grid], tickangle=0)  # fmt: skip
-    fig.update_layout(title=f"Sweeping {tau_name} at inference", height=440,
-                      margin={**_MARGIN, "t": 90},  # the title above two-line panel titles
-                      legend={"orientation": "h", "y": -0.25})  # fmt: skip
+    fig.update_xaxes(
+        type="log",
+        title_text=tau_name,
+        tickvals=grid,
+        ticktext=[f"{t:g}" for t in grid],
+        tickangle=0,
+    )
+    fig.update_layout(
+        title=f"Sweeping {tau_name} at inference",
+        height=440,
+        margin={**_MARGIN, "t": 90},  # the title above two-line panel titles
+        legend={"orientation": "h", "y": -0.25},
+    )
     return fig
 
 
@@ -423,7 +641,10 @@ def for_export(fig: go.Figure, width: int = 1400) -> go.Figure:
     out.update_xaxes(automargin=True)
     out.update_yaxes(automargin=True)
     height = out.layout.height or 500
-    out.update_layout(width=width, height=height + 80, title={"automargin": True, "y": 0.98},
-                      margin={"l": 20, "r": 20, "t": 90, "b": 20})  # fmt: skip
+    out.update_layout(
+        width=width,
+        height=height + 80,
+        title={"automargin": True, "y": 0.98},
+        margin={"l": 20, "r": 20, "t": 90, "b": 20},
+    )
     return out
-

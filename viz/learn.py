@@ -33,10 +33,22 @@ def gumbel(rng: np.random.Generator, shape) -> np.ndarray:
 @phone_titles
 def heat(z: np.ndarray, y: list[str], title: str, zmax: float = 1.0) -> go.Figure:
     """Rows of attention over :data:`TOKENS`, one labelled row each, values printed."""
-    fig = px.imshow(z, x=TOKENS, y=y, zmin=0, zmax=zmax, color_continuous_scale="Blues",
-                    aspect="auto", text_auto=".2f")  # fmt: skip
-    fig.update_layout(title=title, height=120 + 28 * len(y), margin={"l": 10, "r": 10, "t": 50,
-                      "b": 10}, coloraxis_showscale=False)  # fmt: skip
+    fig = px.imshow(
+        z,
+        x=TOKENS,
+        y=y,
+        zmin=0,
+        zmax=zmax,
+        color_continuous_scale="Blues",
+        aspect="auto",
+        text_auto=".2f",
+    )
+    fig.update_layout(
+        title=title,
+        height=120 + 28 * len(y),
+        margin={"l": 10, "r": 10, "t": 50, "b": 10},
+        coloraxis_showscale=False,
+    )
     return fig
 
 
@@ -54,8 +66,9 @@ def hard_figure(rng: np.random.Generator, n: int) -> go.Figure:
     hard = np.eye(LOGITS.size)[(LOGITS + gumbel(rng, (n, LOGITS.size))).argmax(1)]  # [n, 6]
     freq = hard.mean(0, keepdims=True)  # [1, 6]
     rows = [f"hard sample {i}" for i in range(n)] + ["share of samples", "softmax"]
-    return heat(np.vstack([hard, freq, softmax(LOGITS)[None]]), rows,
-                "Hard samples: one token each")  # fmt: skip
+    return heat(
+        np.vstack([hard, freq, softmax(LOGITS)[None]]), rows, "Hard samples: one token each"
+    )
 
 
 def centroid_figure(
@@ -65,36 +78,66 @@ def centroid_figure(
     centroids at temperature ``tau1``, ``samples`` times; each mixed key is labelled with its
     token. Also returns the tokens whose nearest centroid changes between the samples."""
     fig = go.Figure()
-    fig.add_trace(go.Scatter(
-        x=CENTROIDS[:, 0], y=CENTROIDS[:, 1], mode="markers+text", name="centroids (learned)",
-        text=[f"C{j}" for j in range(len(CENTROIDS))], textposition="top center",
-        marker={"size": 18, "symbol": "diamond", "color": "#e09f3e"},
-    ))  # fmt: skip
+    fig.add_trace(
+        go.Scatter(
+            x=CENTROIDS[:, 0],
+            y=CENTROIDS[:, 1],
+            mode="markers+text",
+            name="centroids (learned)",
+            text=[f"C{j}" for j in range(len(CENTROIDS))],
+            textposition="top center",
+            marker={"size": 18, "symbol": "diamond", "color": "#e09f3e"},
+        )
+    )
     picks = []
     for s in range(samples):
         p = softmax((KEYS @ CENTROIDS.T + gumbel(rng, (len(KEYS), 3))) / tau1)  # [6, 3]
         picks.append(p.argmax(1))
         moved = p @ CENTROIDS  # [6, 2]
-        fig.add_trace(go.Scatter(
-            x=moved[:, 0], y=moved[:, 1], mode="markers", showlegend=s == 0,
-            name=f"mixed keys ({samples} samples)", text=TOKENS, hoverinfo="text",
-            marker={"color": "#d1495b", "opacity": 0.5, "size": 8},
-        ))  # fmt: skip
+        fig.add_trace(
+            go.Scatter(
+                x=moved[:, 0],
+                y=moved[:, 1],
+                mode="markers",
+                showlegend=s == 0,
+                name=f"mixed keys ({samples} samples)",
+                text=TOKENS,
+                hoverinfo="text",
+                marker={"color": "#d1495b", "opacity": 0.5, "size": 8},
+            )
+        )
         if s == 0:  # the first sample's tokens, one label per place (keys often share a centroid)
             spots, names = label_groups(moved, TOKENS)
-            fig.add_trace(go.Scatter(
-                x=spots[:, 0], y=spots[:, 1], mode="text", text=names, showlegend=False,
-                textposition=["top left" if x > 0.6 else "top right" for x in spots[:, 0]],
-                textfont={"color": "#d1495b", "size": 10},
-                hoverinfo="skip",
-            ))  # fmt: skip
-    fig.add_trace(go.Scatter(x=KEYS[:, 0], y=KEYS[:, 1], mode="markers+text", name="keys",
-                             text=TOKENS, textposition="bottom center",
-                             marker={"size": 10, "color": "#1f5fbf"}))  # fmt: skip
-    fig.update_layout(height=420, margin={"l": 10, "r": 10, "t": 30, "b": 10},
-                      legend={"orientation": "h", "y": -0.08},  # the plot keeps the width
-                      xaxis={"range": [-1.6, 1.6]},
-                      yaxis={"range": [-1.6, 1.6], "scaleanchor": "x"})  # fmt: skip
+            fig.add_trace(
+                go.Scatter(
+                    x=spots[:, 0],
+                    y=spots[:, 1],
+                    mode="text",
+                    text=names,
+                    showlegend=False,
+                    textposition=["top left" if x > 0.6 else "top right" for x in spots[:, 0]],
+                    textfont={"color": "#d1495b", "size": 10},
+                    hoverinfo="skip",
+                )
+            )
+    fig.add_trace(
+        go.Scatter(
+            x=KEYS[:, 0],
+            y=KEYS[:, 1],
+            mode="markers+text",
+            name="keys",
+            text=TOKENS,
+            textposition="bottom center",
+            marker={"size": 10, "color": "#1f5fbf"},
+        )
+    )
+    fig.update_layout(
+        height=420,
+        margin={"l": 10, "r": 10, "t": 30, "b": 10},
+        legend={"orientation": "h", "y": -0.08},  # the plot keeps the width
+        xaxis={"range": [-1.6, 1.6]},
+        yaxis={"range": [-1.6, 1.6], "scaleanchor": "x"},
+    )
     chosen = np.stack(picks)  # [samples, 6]
     switched = [t for j, t in enumerate(TOKENS) if len(set(chosen[:, j])) > 1]
     return fig, switched
@@ -150,22 +193,53 @@ def em_figure(iterations: int, theta: float) -> go.Figure:
     """Step 6: the queries of one input, the trained keys and the path EM moves each key on."""
     path = np.stack(em_keys(iterations, theta))  # [n + 1, 6, 2]
     fig = go.Figure()
-    fig.add_trace(go.Scatter(x=QUERIES[:, 0], y=QUERIES[:, 1], mode="markers", name="queries",
-                             marker={"size": 11, "symbol": "x", "color": "#2e8b57"}))  # fmt: skip
+    fig.add_trace(
+        go.Scatter(
+            x=QUERIES[:, 0],
+            y=QUERIES[:, 1],
+            mode="markers",
+            name="queries",
+            marker={"size": 11, "symbol": "x", "color": "#2e8b57"},
+        )
+    )
     for j in range(len(TOKENS)):
-        fig.add_trace(go.Scatter(x=path[:, j, 0], y=path[:, j, 1], mode="lines",
-                                 line={"color": "#d1495b", "width": 1}, showlegend=False,
-                                 hoverinfo="skip"))  # fmt: skip
-    fig.add_trace(go.Scatter(x=KEYS[:, 0], y=KEYS[:, 1], mode="markers+text", text=TOKENS,
-                             name="trained keys (prior)", textposition="bottom center",
-                             marker={"size": 10, "color": "#1f5fbf"}))  # fmt: skip
-    fig.add_trace(go.Scatter(x=path[-1, :, 0], y=path[-1, :, 1], mode="markers",
-                             name=f"keys after {iterations} EM step(s)",
-                             marker={"size": 10, "color": "#d1495b"}))  # fmt: skip
-    fig.update_layout(height=420, margin={"l": 10, "r": 10, "t": 30, "b": 10},
-                      legend={"orientation": "h", "y": -0.08},  # the plot keeps the width
-                      xaxis={"range": [-1.6, 1.6]},
-                      yaxis={"range": [-1.6, 1.6], "scaleanchor": "x"})  # fmt: skip
+        fig.add_trace(
+            go.Scatter(
+                x=path[:, j, 0],
+                y=path[:, j, 1],
+                mode="lines",
+                line={"color": "#d1495b", "width": 1},
+                showlegend=False,
+                hoverinfo="skip",
+            )
+        )
+    fig.add_trace(
+        go.Scatter(
+            x=KEYS[:, 0],
+            y=KEYS[:, 1],
+            mode="markers+text",
+            text=TOKENS,
+            name="trained keys (prior)",
+            textposition="bottom center",
+            marker={"size": 10, "color": "#1f5fbf"},
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=path[-1, :, 0],
+            y=path[-1, :, 1],
+            mode="markers",
+            name=f"keys after {iterations} EM step(s)",
+            marker={"size": 10, "color": "#d1495b"},
+        )
+    )
+    fig.update_layout(
+        height=420,
+        margin={"l": 10, "r": 10, "t": 30, "b": 10},
+        legend={"orientation": "h", "y": -0.08},  # the plot keeps the width
+        xaxis={"range": [-1.6, 1.6]},
+        yaxis={"range": [-1.6, 1.6], "scaleanchor": "x"},
+    )
     return fig
 
 
@@ -180,12 +254,12 @@ def disagreement(rng: np.random.Generator, spread: float, samples: int = 200) ->
     p1 = 1 / (1 + np.exp(-z))  # [samples]
     mean = p1.mean()
     entropy = binary_entropy(mean)
-    return {"p1": p1, "mean": mean, "entropy": entropy,
-            "mi": entropy - binary_entropy(p1).mean()}  # fmt: skip
+    return {"p1": p1, "mean": mean, "entropy": entropy, "mi": entropy - binary_entropy(p1).mean()}
 
 
 @phone_titles
 def samples_histogram(p1: np.ndarray) -> go.Figure:
     """Step 5: the histogram of p(positive) over the samples."""
-    return px.histogram(x=p1, nbins=40, range_x=[0, 1], height=300,
-                        labels={"x": "p(positive) of one sample"})  # fmt: skip
+    return px.histogram(
+        x=p1, nbins=40, range_x=[0, 1], height=300, labels={"x": "p(positive) of one sample"}
+    )

@@ -1,6 +1,6 @@
 """The explorer's figure builders as they were before issue 32 (plotly's validated API:
 ``go.Figure``, ``px.imshow``, ``update_*``), kept as the reference that the dict builders of
-:mod:`viz.figures` must match exactly (tests/test_figure_specs.py, a golden test): the same JSON
+:mod:`viz.figures` must match exactly (tests/app/viz/test_figures.py, a golden test): the same JSON
 reaches the browser, so every figure looks the same. No page uses them; ``python -m
 tools.bench_visit`` times them as the "before" of its table."""
 
@@ -29,20 +29,35 @@ def prediction_histogram(
     fig = go.Figure()
     for c, name in enumerate(names):
         sel = p[pred == c]
-        fig.add_trace(go.Histogram(
-            x=sel, name=f"predicts {name} ({sel.size})", marker_color=_CLASS_COLORS[c % 4],
-            xbins={"start": 0.0, "end": 1.0 + 1e-9, "size": 0.025}, marker_line_width=0,
-        ))  # fmt: skip
+        fig.add_trace(
+            go.Histogram(
+                x=sel,
+                name=f"predicts {name} ({sel.size})",
+                marker_color=_CLASS_COLORS[c % 4],
+                xbins={"start": 0.0, "end": 1.0 + 1e-9, "size": 0.025},
+                marker_line_width=0,
+            )
+        )
     mean = float(p.mean())
     side = "top left" if mean > 0.8 else "top right" if mean < 0.2 else "top"  # text stays in
-    fig.add_vline(x=mean, line_dash="dash", line_color="#1a1d24",
-                  annotation_text=f"mean {mean:.3f}", annotation_position=side)  # fmt: skip
+    fig.add_vline(
+        x=mean,
+        line_dash="dash",
+        line_color="#1a1d24",
+        annotation_text=f"mean {mean:.3f}",
+        annotation_position=side,
+    )
     role = "gold" if gold else "predicted"
     fig.update_layout(
-        barmode="stack", title=f"p({names[target]}) per sample ({role} class), T = {p.size}",
-        xaxis_title=f"p({names[target]})", yaxis_title="samples", xaxis_range=[0, 1],
-        legend={"orientation": "h", "y": -0.25}, margin=_MARGIN, height=380,
-    )  # fmt: skip
+        barmode="stack",
+        title=f"p({names[target]}) per sample ({role} class), T = {p.size}",
+        xaxis_title=f"p({names[target]})",
+        yaxis_title="samples",
+        xaxis_range=[0, 1],
+        legend={"orientation": "h", "y": -0.25},
+        margin=_MARGIN,
+        height=380,
+    )
     return fig
 
 
@@ -50,32 +65,54 @@ def prediction_histogram(
 def running_mean_figure(mean: np.ndarray, se: np.ndarray, name: str) -> go.Figure:
     """The running mean of ``p(name)`` after 1..T samples with a ±2 standard-error band."""
     t = np.arange(1, mean.size + 1)
-    fig = go.Figure([
-        go.Scatter(x=np.r_[t, t[::-1]], y=np.r_[mean + 2 * se, (mean - 2 * se)[::-1]],
-                   fill="toself", fillcolor="rgba(31,95,191,0.15)", line={"width": 0},
-                   name="±2 standard errors", hoverinfo="skip"),
-        go.Scatter(x=t, y=mean, line={"color": _BLUE}, name="running mean"),
-    ])  # fmt: skip
+    fig = go.Figure(
+        [
+            go.Scatter(
+                x=np.r_[t, t[::-1]],
+                y=np.r_[mean + 2 * se, (mean - 2 * se)[::-1]],
+                fill="toself",
+                fillcolor="rgba(31,95,191,0.15)",
+                line={"width": 0},
+                name="±2 standard errors",
+                hoverinfo="skip",
+            ),
+            go.Scatter(x=t, y=mean, line={"color": _BLUE}, name="running mean"),
+        ]
+    )
     fig.update_layout(
-        title=f"Running mean of p({name}) as samples accumulate", xaxis_title="samples drawn",
-        yaxis_title=f"mean p({name})", yaxis_range=[0, 1], margin=_MARGIN, height=380,
+        title=f"Running mean of p({name}) as samples accumulate",
+        xaxis_title="samples drawn",
+        yaxis_title=f"mean p({name})",
+        yaxis_range=[0, 1],
+        margin=_MARGIN,
+        height=380,
         legend={"orientation": "h", "y": -0.25},
-    )  # fmt: skip
+    )
     return fig
 
 
 def _flat_bar(title: str, x: float, below_px: float, plot_px: float) -> dict:
     """A colour bar lying flat ``below_px`` under a plot area ``plot_px`` high, centred at
     ``x``: panels keep the full width, and two bars never overlap however narrow the screen."""
-    return {"orientation": "h", "x": x, "y": -below_px / plot_px, "yanchor": "top",
-            "thickness": 12, "len": 0.42, "title": {"text": title, "side": "top"}}  # fmt: skip
+    return {
+        "orientation": "h",
+        "x": x,
+        "y": -below_px / plot_px,
+        "yanchor": "top",
+        "thickness": 12,
+        "len": 0.42,
+        "title": {"text": title, "side": "top"},
+    }
 
 
 @phone_titles
 def attention_panels(
-    panels: dict[str, np.ndarray], tokens: Sequence[str], title: str, zmax: float | None = 1.0,
+    panels: dict[str, np.ndarray],
+    tokens: Sequence[str],
+    title: str,
+    zmax: float | None = 1.0,
     own_scale: Sequence[str] = (),
-) -> go.Figure:  # fmt: skip
+) -> go.Figure:
     """Side-by-side heat maps (one faceted figure) of ``[L, L]`` matrices, e.g. one sample,
     the mean and the standard deviation over samples. Rows = queries, columns = keys.
 
@@ -91,10 +128,17 @@ def attention_panels(
     shared = [i for i, n in enumerate(names) if n not in own_scale]
     top = zmax if zmax is not None else float(stack[shared].max(initial=0.0) or 1.0)
     fig = px.imshow(
-        stack, x=labels, y=labels, facet_col=0, facet_col_spacing=0.04, zmin=0.0, zmax=top,
-        color_continuous_scale="Blues", aspect="auto",
+        stack,
+        x=labels,
+        y=labels,
+        facet_col=0,
+        facet_col_spacing=0.04,
+        zmin=0.0,
+        zmax=top,
+        color_continuous_scale="Blues",
+        aspect="auto",
         labels={"x": "key (attended to)", "y": "query", "color": "weight"},
-    )  # fmt: skip
+    )
     for i, name in enumerate(names):
         fig.layout.annotations[i].text = name
     fig.update_traces(hovertemplate="query %{y}<br>key %{x}<br>%{z:.3f}<extra></extra>")
@@ -106,16 +150,19 @@ def attention_panels(
     below = labels_px + 28  # tick labels (at -45 degrees) and the axis title
     height = max(480, min(980, 280 + 18 * len(tokens)))
     plot_px = height - _MARGIN["t"] - (below + 70)
-    fig.update_layout(coloraxis_colorbar=_flat_bar("weight", 0.22 if own else 0.5, below,
-                                                   plot_px))  # fmt: skip
+    fig.update_layout(coloraxis_colorbar=_flat_bar("weight", 0.22 if own else 0.5, below, plot_px))
     if own:
         for i in own:
             fig.data[i].coloraxis = "coloraxis2"
         label = "/".join(names[i] for i in own)[:16]
-        fig.update_layout(coloraxis2={
-            "colorscale": "Oranges", "cmin": 0.0, "cmax": float(stack[own].max() or 1.0),
-            "colorbar": _flat_bar(label, 0.78, below, plot_px),
-        })  # fmt: skip
+        fig.update_layout(
+            coloraxis2={
+                "colorscale": "Oranges",
+                "cmin": 0.0,
+                "cmax": float(stack[own].max() or 1.0),
+                "colorbar": _flat_bar(label, 0.78, below, plot_px),
+            }
+        )
     for annotation in fig.layout.annotations:  # the panels' names
         annotation.font = {"size": 12}
     fig.update_xaxes(tickangle=-45, showticklabels=len(tokens) <= 64, title_text="")
@@ -137,10 +184,17 @@ def centroid_panels(
     c = sample.shape[1]
     stack = np.stack([np.asarray(sample, float), np.asarray(frequency, float)])  # [2, L, c]
     fig = px.imshow(
-        stack, x=[f"centroid {j}" for j in range(c)], y=unique_labels(tokens), facet_col=0,
-        facet_col_spacing=0.08, zmin=0.0, zmax=1.0, color_continuous_scale="Purples",
-        aspect="auto", labels={"x": "centroid", "y": "token", "color": "weight"},
-    )  # fmt: skip
+        stack,
+        x=[f"centroid {j}" for j in range(c)],
+        y=unique_labels(tokens),
+        facet_col=0,
+        facet_col_spacing=0.08,
+        zmin=0.0,
+        zmax=1.0,
+        color_continuous_scale="Purples",
+        aspect="auto",
+        labels={"x": "centroid", "y": "token", "color": "weight"},
+    )
     fig.layout.annotations[0].text = f"P, sample {t}"  # short: a phone gives each ~100 px;
     # the page's caption says what P is (the keys' centroid assignment probabilities)
     fig.layout.annotations[1].text = "across samples"
@@ -154,10 +208,12 @@ def centroid_panels(
     fig.layout["yaxis2"].title.text = ""
     below = 14 + 5 * len(f"centroid {c - 1}") + 28  # rotated labels and the axis title
     height = max(420, min(960, 220 + 18 * len(tokens)))
-    fig.update_layout(coloraxis_colorbar=_flat_bar("weight", 0.5, below,
-                                                   height - _MARGIN["t"] - below - 70),
-                      margin={**_MARGIN, "b": below + 70}, height=height,
-                      title="Centroid assignments of the keys")  # fmt: skip
+    fig.update_layout(
+        coloraxis_colorbar=_flat_bar("weight", 0.5, below, height - _MARGIN["t"] - below - 70),
+        margin={**_MARGIN, "b": below + 70},
+        height=height,
+        title="Centroid assignments of the keys",
+    )
     return fig
 
 
@@ -179,13 +235,25 @@ def prior_posterior_figure(
     fig.add_trace(go.Bar(x=labels, y=prior, name="prior π (keys only)", marker_color="#e09f3e"))
     fig.add_trace(go.Bar(x=labels, y=mean, name="posterior mean", marker_color=_BLUE))
     for i, row in enumerate(samples):  # one legend entry for all of them
-        fig.add_trace(go.Scatter(x=labels, y=row, mode="markers", legendgroup="samples",
-                                 name=f"posterior samples 0-{len(samples) - 1}",
-                                 hovertemplate=f"sample {i}: %{{y:.3f}}<extra></extra>",
-                                 marker={"color": _RED, "size": 6, "opacity": 0.6},
-                                 showlegend=i == 0))  # fmt: skip
-    fig.update_layout(barmode="group", title=f"Prior vs posterior attention of query {query}",
-                      yaxis_title="attention weight", margin=_MARGIN, height=380,
-                      legend={"orientation": "h", "y": -0.3})  # fmt: skip
+        fig.add_trace(
+            go.Scatter(
+                x=labels,
+                y=row,
+                mode="markers",
+                legendgroup="samples",
+                name=f"posterior samples 0-{len(samples) - 1}",
+                hovertemplate=f"sample {i}: %{{y:.3f}}<extra></extra>",
+                marker={"color": _RED, "size": 6, "opacity": 0.6},
+                showlegend=i == 0,
+            )
+        )
+    fig.update_layout(
+        barmode="group",
+        title=f"Prior vs posterior attention of query {query}",
+        yaxis_title="attention weight",
+        margin=_MARGIN,
+        height=380,
+        legend={"orientation": "h", "y": -0.3},
+    )
     fig.update_xaxes(tickangle=-45, showticklabels=len(tokens) <= 64)
     return fig

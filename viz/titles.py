@@ -42,8 +42,7 @@ def phone_titles(build: Callable[..., go.Figure]) -> Callable[..., go.Figure]:
         if text and "<br>" not in text:
             text = wrap_title(text)
             top = max(fig.layout.margin.t or 0, 36 + _LINE_PX * (text.count("<br>") + 1))
-            fig.update_layout(title={"text": text, "font": {"size": TITLE_FONT}},
-                              margin={"t": top})  # fmt: skip
+            fig.update_layout(title={"text": text, "font": {"size": TITLE_FONT}}, margin={"t": top})
         return fig
 
     return wrapped
@@ -59,15 +58,18 @@ def titled_spec(spec: FigureSpec) -> FigureSpec:
         text = wrap_title(text)
         margin = dict(layout.get("margin") or {})
         top = max(margin.get("t") or 0, 36 + _LINE_PX * (text.count("<br>") + 1))
-        layout["title"] = {**title, "text": text, "font": {**title.get("font", {}),
-                                                           "size": TITLE_FONT}}  # fmt: skip
+        layout["title"] = {
+            **title,
+            "text": text,
+            "font": {**title.get("font", {}), "size": TITLE_FONT},
+        }
         layout["margin"] = {**margin, "t": top}
     return spec
 
 
 def as_figure(spec: FigureSpec) -> go.Figure:
     """A figure of its plotly JSON without plotly's validation (the JSON is the builders' own,
-    checked against the validated builders by tests/test_figure_specs.py): about 1 ms where
+    checked against the validated builders by tests/app/viz/test_figures.py): about 1 ms where
     validating costs 10 to 40 ms. ``spec`` is copied, never shared with the figure."""
     return go.Figure(spec, _validate=False)
 

@@ -24,13 +24,20 @@ from tests.app_fixtures import make_checkpoints
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = "/usr/bin/chromium"
 ARGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-]  # fmt: skip
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 if not Path(CHROMIUM).exists():
-    pytest.skip(f"browser tests need Debian's Chromium at {CHROMIUM} (apt-get install -y "
-                "chromium)", allow_module_level=True)  # fmt: skip
+    pytest.skip(
+        f"browser tests need Debian's Chromium at {CHROMIUM} (apt-get install -y chromium)",
+        allow_module_level=True,
+    )
 
 
 def _free_port() -> int:
@@ -54,11 +61,27 @@ def start_server(folder: Path, log_path: Path):
     log = log_path.open("w")
     env = {**os.environ, "UQ_CHECKPOINT_DIR": str(folder)}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-         "--server.address", "127.0.0.1", "--server.port", str(port),
-         "--server.fileWatcherType", "none"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            "app.py",
+            "--server.headless",
+            "true",
+            "--server.address",
+            "127.0.0.1",
+            "--server.port",
+            str(port),
+            "--server.fileWatcherType",
+            "none",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     url = f"http://127.0.0.1:{port}"
 
     def stop() -> None:

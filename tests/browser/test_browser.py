@@ -9,8 +9,7 @@ import pytest
 
 from uqcore.settings import SamplingSettings
 
-MUST_SHOW = ("/?ckpt=cola-hsto&text=John%20is%20tall%20on%20several%20occasions."
-             "&label=0&T=50&seed=1")  # fmt: skip
+MUST_SHOW = "/?ckpt=cola-hsto&text=John%20is%20tall%20on%20several%20occasions.&label=0&T=50&seed=1"
 IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
 pytestmark = pytest.mark.browser
 
@@ -243,8 +242,11 @@ def _zip(folder, extra=None) -> bytes:
 def test_upload_a_zipped_checkpoint_and_refuse_a_climbing_zip(tab, server, served_folder, shots):
     open_view(tab, server, "/?ckpt=tiny-trans")
     goto(tab, "Your checkpoint")
-    good = {"name": "cola-hsto.zip", "mimeType": "application/zip",
-            "buffer": _zip(served_folder / "cola-hsto")}  # fmt: skip
+    good = {
+        "name": "cola-hsto.zip",
+        "mimeType": "application/zip",
+        "buffer": _zip(served_folder / "cola-hsto"),
+    }
     tab.locator('[data-testid="stFileUploaderDropzoneInput"]').first.set_input_files(good)
     settle(tab)
     tab.get_by_role("button", name="Validate and add").first.click()
@@ -252,8 +254,11 @@ def test_upload_a_zipped_checkpoint_and_refuse_a_climbing_zip(tab, server, serve
     settle(tab)
     tab.screenshot(path=str(shots / "upload.png"), full_page=True)
     assert parse_qs(urlparse(tab.url).query)["ckpt"] == ["upload-cola-hsto"]  # selected
-    bad = {"name": "evil.zip", "mimeType": "application/zip",
-           "buffer": _zip(served_folder / "cola-hsto", {"../evil.json": "{}"})}  # fmt: skip
+    bad = {
+        "name": "evil.zip",
+        "mimeType": "application/zip",
+        "buffer": _zip(served_folder / "cola-hsto", {"../evil.json": "{}"}),
+    }
     tab.locator('[data-testid="stFileUploaderDropzoneInput"]').first.set_input_files(bad)
     settle(tab)
     tab.get_by_role("button", name="Validate and add").first.click()
@@ -291,8 +296,9 @@ MINILM = "/?ckpt={}&text=The%20playwright%27s%20script%20was%20unplayable.&label
         ("cola-minilm-bam", "Prior versus posterior attention", "Prior vs posterior attention"),
     ],
 )
-def test_minilm_checkpoints_show_their_views_on_wordpiece_tokens(tab, server, shots, name,
-                                                                 heading, title):  # fmt: skip
+def test_minilm_checkpoints_show_their_views_on_wordpiece_tokens(
+    tab, server, shots, name, heading, title
+):
     open_view(tab, server, MINILM.format(name))
     tab.get_by_role("heading", name=heading).wait_for(timeout=60_000)
     titles = chart_titles(tab)
@@ -316,8 +322,7 @@ def test_table3_on_a_minilm_checkpoint(tab, server, shots):
 
 
 @pytest.mark.parametrize(("width", "height"), [(1024, 768), (390, 844)])
-def test_key_numbers_are_never_cut_on_a_projector_or_a_phone(chrome, server, shots, width,
-                                                              height):  # fmt: skip
+def test_key_numbers_are_never_cut_on_a_projector_or_a_phone(chrome, server, shots, width, height):
     """Defect: at 1024x768 the Table 3 numbers read "0.198 ± 0.…"."""
     context = chrome.new_context(viewport={"width": width, "height": height})
     page = context.new_page()
@@ -357,8 +362,9 @@ def test_a_first_visit_lands_on_the_introduction(chrome, server, shots, width, h
 
 @pytest.mark.parametrize(("width", "height"), [(1024, 768), (390, 844)])
 @pytest.mark.parametrize("page_title", ["Results", "Error analysis"])
-def test_dataset_pages_are_readable_on_a_projector_and_a_phone(chrome, server, shots, width,
-                                                               height, page_title):  # fmt: skip
+def test_dataset_pages_are_readable_on_a_projector_and_a_phone(
+    chrome, server, shots, width, height, page_title
+):
     context = chrome.new_context(viewport={"width": width, "height": height})
     page = context.new_page()
     page.set_default_timeout(120_000)
@@ -465,7 +471,7 @@ YOUR_CSV = (
     "She reads books every day.,no,2\n"
     "Books reads she the.,no,3\n"
     "The dog chased the cat.,yes,4\n"
-    "\"=HYPERLINK(\"\"http://x\"\")\",yes,5\n"
+    '"=HYPERLINK(""http://x"")",yes,5\n'
     "Cat the the the.,maybe,6\n"
 )
 
@@ -510,13 +516,16 @@ def test_your_labelled_file_on_error_analysis(tab, server, shots):
     assert metric_values(tab)[:4] == shown
 
 
-WHY = ("/?ckpt=cola-minilm-hsto&text=Bill%20and%20Mary%20washed%20himself.&label=0&T=50"
-       "&seed=0")  # fmt: skip  # its samples disagree (about 6 in 10 say acceptable)
+WHY = (
+    "/?ckpt=cola-minilm-hsto&text=Bill%20and%20Mary%20washed%20himself.&label=0&T=50"
+    "&seed=0"
+)  # its samples disagree (about 6 in 10 say acceptable)
 
 
 @pytest.mark.parametrize(("width", "height"), [(1400, 1000), (1024, 768), (390, 844)])
-def test_why_views_salience_and_every_head_at_a_projector_and_a_phone(chrome, server, shots,
-                                                                      width, height):  # fmt: skip
+def test_why_views_salience_and_every_head_at_a_projector_and_a_phone(
+    chrome, server, shots, width, height
+):
     context = chrome.new_context(viewport={"width": width, "height": height})
     page = context.new_page()
     page.set_default_timeout(120_000)
@@ -570,8 +579,13 @@ def test_the_dataset_map_selection_filters_the_table_and_opens_the_explorer(tab,
     tab.goto(server + "/errors?ckpt=cola-minilm-hsto")  # stored samples and map: read at once
     wait_title(tab, "last-layer [CLS] features, PCA")
     settle(tab)
-    total = int(tab.get_by_text(" examples.", exact=False).first.inner_text().split(" of ")[1]
-                .split()[0].replace(",", ""))  # fmt: skip
+    total = int(
+        tab.get_by_text(" examples.", exact=False)
+        .first.inner_text()
+        .split(" of ")[1]
+        .split()[0]
+        .replace(",", "")
+    )
     plot = tab.locator(".js-plotly-plot").first
     plot.scroll_into_view_if_needed()
     box = plot.locator(".nsewdrag").first.bounding_box()

@@ -65,7 +65,7 @@ def _timed_pages(page, url: str) -> dict[str, float]:
 
 def test_an_upload_computing_does_not_stall_another_visitor_and_stops_with_its_tab(
     chrome, served_folder, tmp_path, shots
-):  # fmt: skip
+):
     """Visitor A uploads a Hugging Face folder (a BERT large enough that Error analysis on every
     bundled example takes a while), explores it and starts that pass; visitor B meanwhile opens
     the landing, Learn and Table 3. B's times are compared with B's own times alone, measured
@@ -115,10 +115,12 @@ def test_an_upload_computing_does_not_stall_another_visitor_and_stops_with_its_t
         time.sleep(2.0)
         after = _cpu_rate(stop.pid)
         ratios = {k: round(during[k] / alone[k], 2) for k in alone}
-        print(f"\nB alone {({k: round(v, 2) for k, v in alone.items()})} s; while A computes "
-              f"{({k: round(v, 2) for k, v in during.items()})} s; ratio {ratios}; A's first "
-              f"view {first_view:.2f} s; server CPU {busy:.2f} cores while A computes, "
-              f"{cancelled:.2f} after Cancel, {after:.2f} after A's tab closed")  # fmt: skip
+        print(
+            f"\nB alone { ({k: round(v, 2) for k, v in alone.items()}) } s; while A computes "
+            f"{ ({k: round(v, 2) for k, v in during.items()}) } s; ratio {ratios}; A's first "
+            f"view {first_view:.2f} s; server CPU {busy:.2f} cores while A computes, "
+            f"{cancelled:.2f} after Cancel, {after:.2f} after A's tab closed"
+        )
         assert cancelled < 0.5 * busy and after < 0.5 * busy, (busy, cancelled, after)
     finally:
         for ctx in (a_ctx, b_ctx):
@@ -131,8 +133,9 @@ def test_an_upload_computing_does_not_stall_another_visitor_and_stops_with_its_t
 
 def _thumb(tab, label: str) -> str:
     """The value a sidebar slider's thumb shows."""
-    return tab.locator(f'[data-testid="stSidebar"] input[type="range"][aria-label^="{label}"]'
-                       ).get_attribute("aria-valuetext")  # fmt: skip
+    return tab.locator(
+        f'[data-testid="stSidebar"] input[type="range"][aria-label^="{label}"]'
+    ).get_attribute("aria-valuetext")
 
 
 def _press(tab, locator, key: str, gaps_ms: tuple[int, ...]) -> None:
@@ -143,9 +146,10 @@ def _press(tab, locator, key: str, gaps_ms: tuple[int, ...]) -> None:
 
 
 def test_rapid_key_presses_on_every_knob_leave_thumbs_numbers_and_link_agreeing(
-    tab, server,
+    tab,
+    server,
     chrome,
-):  # fmt: skip
+):
     """Presses 0.1-0.6 s apart, faster than the runs they start: none is lost, the link says
     what the thumbs say, and the link opened fresh shows the same numbers."""
     open_view(tab, server, LINK)
@@ -157,9 +161,12 @@ def test_rapid_key_presses_on_every_knob_leave_thumbs_numbers_and_link_agreeing(
     tab.wait_for_timeout(1500)
     tab.wait_for_selector(IDLE)
     settle(tab)
-    shown = {"tau2": _thumb(tab, "tau2"), "tau1": _thumb(tab, "tau1"),
-             "noise": _thumb(tab, "Noise"),
-             "T": tab.get_by_role("spinbutton", name="Samples T").input_value()}  # fmt: skip
+    shown = {
+        "tau2": _thumb(tab, "tau2"),
+        "tau1": _thumb(tab, "tau1"),
+        "noise": _thumb(tab, "Noise"),
+        "T": tab.get_by_role("spinbutton", name="Samples T").input_value(),
+    }
     # tiny-hsto: tau1 1 and tau2 2 trained; the grid's neighbours; noise steps of 0.05
     assert shown == {"tau2": "0.1", "tau1": "10.0", "noise": "1.20", "T": "80"}, shown
     query = parse_qs(urlparse(tab.url).query)
@@ -173,7 +180,10 @@ def test_rapid_key_presses_on_every_knob_leave_thumbs_numbers_and_link_agreeing(
         open_view(again, server, urlparse(tab.url)._replace(scheme="", netloc="").geturl())
         assert metric_values(again) == numbers
         assert (_thumb(again, "tau2"), _thumb(again, "tau1"), _thumb(again, "Noise")) == (
-            "0.1", "10.0", "1.20")
+            "0.1",
+            "10.0",
+            "1.20",
+        )
     finally:
         fresh.close()
 

@@ -12,8 +12,12 @@ import pytest
 from tests.browser.test_browser import IDLE, _zip, pick_hf_zip
 
 pytestmark = pytest.mark.browser
-BACKTRACKS = {"type": "Split", "pattern": {"Regex": r"(\w+\s?)+$"}, "behavior": "Isolated",
-              "invert": False}  # fmt: skip
+BACKTRACKS = {
+    "type": "Split",
+    "pattern": {"Regex": r"(\w+\s?)+$"},
+    "behavior": "Isolated",
+    "invert": False,
+}
 
 
 def test_a_backtracking_tokenizer_is_refused_with_a_message(tab, server, shots, tmp_path):

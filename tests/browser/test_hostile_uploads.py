@@ -17,9 +17,11 @@ def described_zip(folder, task: str, labels: list[str], **spec) -> bytes:
     """The checkpoint ``folder`` zipped, its ``training.task`` = ``task`` described by ``spec``."""
 
     def describe(doc: dict) -> dict:
-        doc["training"] |= {"task": task, "label_names": labels,
-                            "task_spec": {"name": task, "label_names": labels,
-                                          "text_column": "text", **spec}}  # fmt: skip
+        doc["training"] |= {
+            "task": task,
+            "label_names": labels,
+            "task_spec": {"name": task, "label_names": labels, "text_column": "text", **spec},
+        }
         return doc
 
     return zip_folder(folder, {"config.json": describe})
@@ -28,33 +30,41 @@ def described_zip(folder, task: str, labels: list[str], **spec) -> bytes:
 def upload_zip(tab, name: str, data: bytes) -> None:
     goto(tab, "Your checkpoint")
     tab.locator(DROP).first.set_input_files(
-        {"name": name, "mimeType": "application/zip", "buffer": data})
+        {"name": name, "mimeType": "application/zip", "buffer": data}
+    )
     settle(tab)
     tab.get_by_role("button", name="Validate and add").first.click()
     tab.get_by_text("Added upload-", exact=False).wait_for()
     settle(tab)
 
 
-def test_an_uploaded_checkpoint_cannot_make_the_server_read_a_file(tab, server, served_folder,
-                                                                    tmp_path, shots):  # fmt: skip
+def test_an_uploaded_checkpoint_cannot_make_the_server_read_a_file(
+    tab, server, served_folder, tmp_path, shots
+):
     """A zip whose task description names a CSV of the server (absolute path and climbing out
     of the data folder): uploaded through the page, Error analysis computed on the visitor's
     own file; no row of the server's file in the table, the map or the download."""
     secret = tmp_path / "secret.csv"
     secret.write_text("text,label\n" + "".join(f"{SECRET} {i},acceptable\n" for i in range(8)))
     climb = "${data}/" + "../" * 12 + str(secret).lstrip("/")
-    spec = {"data": {"file": str(secret), "split": {"dev": 0.2, "test": 0.2}},
-            "examples": {"id": str(secret), "ood": climb}}  # fmt: skip
+    spec = {
+        "data": {"file": str(secret), "split": {"dev": 0.2, "test": 0.2}},
+        "examples": {"id": str(secret), "ood": climb},
+    }
     open_view(tab, server, "/?ckpt=tiny-trans")
-    upload_zip(tab, "leak.zip", described_zip(served_folder / "tiny-trans", "leak",
-                                              ["unacceptable", "acceptable"], **spec))  # fmt: skip
+    upload_zip(
+        tab,
+        "leak.zip",
+        described_zip(served_folder / "tiny-trans", "leak", ["unacceptable", "acceptable"], **spec),
+    )
     tab.get_by_text("so they were left out", exact=False).wait_for()
     goto(tab, "Error analysis")
     tab.get_by_text("no bundled examples", exact=False).wait_for()
     assert tab.get_by_text("the bundled", exact=False).count() == 0
     mine = "text,label\nthe cat sat on the mat,acceptable\ncat the on sat mat the,unacceptable\n"
     tab.locator(DROP).first.set_input_files(
-        {"name": "mine.csv", "mimeType": "text/csv", "buffer": mine.encode()})
+        {"name": "mine.csv", "mimeType": "text/csv", "buffer": mine.encode()}
+    )
     settle(tab)
     tab.get_by_role("button", name="Compute").click()
     tab.get_by_text("examples.", exact=False).first.wait_for()
@@ -98,7 +108,8 @@ HOSTILE_LABELS = [f"[sign in]({EVIL}/a)", f"<a href='{EVIL}'>b</a>"]  # 40 chars
 def live_links(tab) -> list[str]:
     """Every link on the page (HTML or a chart's SVG) that leads to the hostile site."""
     return tab.locator('a[href*="evil.example"], [href*="evil.example"]').evaluate_all(
-        "els => els.map(e => e.outerHTML.slice(0, 120))")
+        "els => els.map(e => e.outerHTML.slice(0, 120))"
+    )
 
 
 def test_what_a_visitor_names_is_shown_as_text_never_a_link(tab, server, served_folder, shots):
@@ -110,8 +121,9 @@ def test_what_a_visitor_names_is_shown_as_text_never_a_link(tab, server, served_
     tab.get_by_text("in the link is not available here", exact=False).wait_for()
     assert not live_links(tab), live_links(tab)
     spec = {"title": f"[t]({EVIL}/t) www.evil.example", "short": f"<a href='{EVIL}/s'>s</a>"}
-    upload_zip(tab, "evil.zip", described_zip(served_folder / "tiny-hsto", "evil",
-                                              HOSTILE_LABELS, **spec))  # fmt: skip
+    upload_zip(
+        tab, "evil.zip", described_zip(served_folder / "tiny-hsto", "evil", HOSTILE_LABELS, **spec)
+    )
     assert not live_links(tab), live_links(tab)
     goto(tab, "Explore a sentence")
     tab.locator('[data-testid="stMetricValue"]').first.wait_for()
@@ -124,7 +136,8 @@ def test_what_a_visitor_names_is_shown_as_text_never_a_link(tab, server, served_
     name = f"[f]({EVIL}/f) www.evil.example.csv"
     data = f'"[text]({EVIL}/c)",label\nthe cat sat,{HOSTILE_LABELS[0]}\nsat cat the,0\n'
     tab.locator(DROP).first.set_input_files(
-        {"name": name, "mimeType": "text/csv", "buffer": data.encode()})
+        {"name": name, "mimeType": "text/csv", "buffer": data.encode()}
+    )
     settle(tab)
     tab.screenshot(path=str(shots / "hostile-names-errors.png"), full_page=True)
     assert not live_links(tab), live_links(tab)

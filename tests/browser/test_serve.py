@@ -29,8 +29,10 @@ LINK = "/?ckpt=tiny-hsto&text=John%20is%20tall%20on%20several%20occasions.&label
 BACKEND = re.compile(r"^backend \d+/\d+: http://(\S+) \(pid (\d+)\)$", re.M)
 
 if not Path(CADDY).exists():
-    pytest.skip(f"tools.serve needs Debian's Caddy at {CADDY} (apt-get install -y caddy)",
-                allow_module_level=True)  # fmt: skip
+    pytest.skip(
+        f"tools.serve needs Debian's Caddy at {CADDY} (apt-get install -y caddy)",
+        allow_module_level=True,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -38,11 +40,18 @@ def cluster(tmp_path_factory, served_folder):
     folder = tmp_path_factory.mktemp("serve")
     port = free_port()
     out = (folder / "serve.out").open("w")
-    env = {**os.environ, "UQ_CHECKPOINT_DIR": str(served_folder),
-           "UQ_RUN_LOG": str(folder / "runs.jsonl")}  # fmt: skip
-    proc = subprocess.Popen([sys.executable, "-m", "tools.serve", "--processes", "2", "--port",
-                             str(port)], cwd=ROOT, env=env, stdout=out,
-                            stderr=subprocess.STDOUT)  # fmt: skip
+    env = {
+        **os.environ,
+        "UQ_CHECKPOINT_DIR": str(served_folder),
+        "UQ_RUN_LOG": str(folder / "runs.jsonl"),
+    }
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tools.serve", "--processes", "2", "--port", str(port)],
+        cwd=ROOT,
+        env=env,
+        stdout=out,
+        stderr=subprocess.STDOUT,
+    )
     deadline = time.time() + 150
     text = ""
     while "Serving" not in text:
@@ -51,9 +60,13 @@ def cluster(tmp_path_factory, served_folder):
             proc.kill()
             pytest.fail(f"tools.serve did not start:\n{text}")
         time.sleep(0.3)
-    info = {"url": f"http://127.0.0.1:{port}", "proc": proc, "out": text,
-            "dials": [m.group(1) for m in BACKEND.finditer(text)],
-            "runlog": str(folder / "runs.jsonl")}  # fmt: skip
+    info = {
+        "url": f"http://127.0.0.1:{port}",
+        "proc": proc,
+        "out": text,
+        "dials": [m.group(1) for m in BACKEND.finditer(text)],
+        "runlog": str(folder / "runs.jsonl"),
+    }
     yield info
     if proc.poll() is None:
         proc.send_signal(signal.SIGTERM)
@@ -83,8 +96,9 @@ def test_the_proxy_answers_health_and_spreads_new_visitors(cluster):
 def test_two_visitors_on_two_backends_see_the_same_numbers_and_download(cluster, chrome):
     url, shown = cluster["url"], []
     for dial in cluster["dials"]:  # one visitor pinned to each backend
-        context = chrome.new_context(viewport={"width": 1400, "height": 1800},
-                                     accept_downloads=True)  # fmt: skip
+        context = chrome.new_context(
+            viewport={"width": 1400, "height": 1800}, accept_downloads=True
+        )
         context.add_cookies([{"name": COOKIE, "value": backend_cookie(dial), "url": url}])
         page = context.new_page()
         page.set_default_timeout(90_000)
@@ -107,8 +121,9 @@ def test_two_visitors_on_two_backends_see_the_same_numbers_and_download(cluster,
     assert len({r["session"] for r in runs}) >= 2, runs
 
 
-def test_a_fresh_visitor_gets_a_backend_and_its_upload_arrives_there(cluster, chrome,
-                                                                    served_folder):  # fmt: skip
+def test_a_fresh_visitor_gets_a_backend_and_its_upload_arrives_there(
+    cluster, chrome, served_folder
+):
     context = chrome.new_context(viewport={"width": 1400, "height": 1800})
     try:
         page = context.new_page()

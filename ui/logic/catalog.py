@@ -96,11 +96,16 @@ def base_line(info: CheckpointInfo) -> str | None:
     where = "every layer" if layers is None else "layer(s) " + ", ".join(map(str, layers))
     imported = info.training.get("imported")
     if isinstance(imported, dict):
-        kept = ("kept inside the checkpoint" if imported.get("base") == "inside"
-                else "referenced by the sha256 of its weights")  # fmt: skip
-        return (f"Base: the Hugging Face folder {imported.get('folder')} "
-                f"({imported.get('architecture')}), every tensor as it is, {kept}; "
-                f"noise in {where}.")  # fmt: skip
+        kept = (
+            "kept inside the checkpoint"
+            if imported.get("base") == "inside"
+            else "referenced by the sha256 of its weights"
+        )
+        return (
+            f"Base: the Hugging Face folder {imported.get('folder')} "
+            f"({imported.get('architecture')}), every tensor as it is, {kept}; "
+            f"noise in {where}."
+        )
     adapters = info.config.get("adapters") or {}
     rank = f", adapters of rank {adapters['rank']}" if "rank" in adapters else ""
     package = f" ({record['distribution']} {record['version']})" if record else ""
@@ -143,9 +148,11 @@ def storage_line(info: CheckpointInfo) -> str | None:
     s = info.training.get("storage")
     if not isinstance(s, dict):
         return None
-    return (f"Stored in {s['dtype']}: predictions within {s['max_abs_log_prob_diff']:.1e} in "
-            f"log-probability of the float32 model on {s['examples']} dev texts "
-            f"(argmax agreement {s['argmax_agreement']:.1%}).")  # fmt: skip
+    return (
+        f"Stored in {s['dtype']}: predictions within {s['max_abs_log_prob_diff']:.1e} in "
+        f"log-probability of the float32 model on {s['examples']} dev texts "
+        f"(argmax agreement {s['argmax_agreement']:.1%})."
+    )
 
 
 @dataclass(frozen=True)

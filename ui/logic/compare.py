@@ -29,9 +29,11 @@ class Comparison:
 
 
 def compare(
-    results: dict[str, ExploreResult], families: dict[str, str], names: tuple[str, ...],
+    results: dict[str, ExploreResult],
+    families: dict[str, str],
+    names: tuple[str, ...],
     label: int | None,
-) -> Comparison:  # fmt: skip
+) -> Comparison:
     """Side-by-side statistics of ``results`` (checkpoint name -> its explore result, each with
     its summary for ``label``); ``families``: checkpoint name -> family. Every row has the same
     columns: with a gold label, p(gold) and correct / T; without one, the class each checkpoint
@@ -43,18 +45,27 @@ def compare(
     rows = []
     for name, res in results.items():
         s = res.summary
-        scored = ({f"p({names[s.target]}) mean ± var": mean_pm_var(s.p_mean, s.p_var),
-                   "correct / T": f"{s.correct}/{s.T}"} if gold else
-                  {"predicts": names[s.target],
-                   "p(predicted) mean ± var": mean_pm_var(s.p_mean, s.p_var),
-                   "samples agreeing": f"{s.correct}/{s.T}"})  # fmt: skip
-        rows.append({
-            "checkpoint": name,
-            "method": family_title(families[name]),
-            **scored,
-            "entropy": round(s.entropy, 4),
-            "mutual information": sig(s.mi),
-        })  # fmt: skip
+        scored = (
+            {
+                f"p({names[s.target]}) mean ± var": mean_pm_var(s.p_mean, s.p_var),
+                "correct / T": f"{s.correct}/{s.T}",
+            }
+            if gold
+            else {
+                "predicts": names[s.target],
+                "p(predicted) mean ± var": mean_pm_var(s.p_mean, s.p_var),
+                "samples agreeing": f"{s.correct}/{s.T}",
+            }
+        )
+        rows.append(
+            {
+                "checkpoint": name,
+                "method": family_title(families[name]),
+                **scored,
+                "entropy": round(s.entropy, 4),
+                "mutual information": sig(s.mi),
+            }
+        )
     samples = pd.DataFrame({n: r.probs[:, target] for n, r in results.items()})
     samples.insert(0, "sample", range(len(samples)))
     return Comparison(pd.DataFrame(rows), samples, target)

@@ -57,9 +57,16 @@ class Summary:
     def of_row(cls, row) -> Summary:
         """The summary of one row of :func:`ui.logic.dataset.frame` (scored against its gold
         label)."""
-        return cls(int(row["gold"]), int(row["pred"]), float(row["p_gold"]),
-                   float(row["var_gold"]), int(row["correct"]), int(row["T"]),
-                   float(row["entropy"]), float(row["mi"]))  # fmt: skip
+        return cls(
+            int(row["gold"]),
+            int(row["pred"]),
+            float(row["p_gold"]),
+            float(row["var_gold"]),
+            int(row["correct"]),
+            int(row["T"]),
+            float(row["entropy"]),
+            float(row["mi"]),
+        )
 
 
 @dataclass(frozen=True)
@@ -286,9 +293,15 @@ def _token_ids(ck: Checkpoint, text: str, owner) -> tuple[int, ...] | list[int]:
 
 
 def many_probs(
-    ck: Checkpoint, texts: tuple[str, ...], T: int, seed: int, overrides: SamplingSettings,
-    prefix_cache=None, owner=None, bar=None,
-) -> list[Sampled | str]:  # fmt: skip
+    ck: Checkpoint,
+    texts: tuple[str, ...],
+    T: int,
+    seed: int,
+    overrides: SamplingSettings,
+    prefix_cache=None,
+    owner=None,
+    bar=None,
+) -> list[Sampled | str]:
     """The samples of every text, in batches of similar length: for each text the
     ``probs [T, C]`` that :func:`explore` gives it alone (and their logits), or the message of
     why it cannot be read (an empty text, no known word) while the others are computed.
@@ -304,10 +317,19 @@ def many_probs(
             out[i] = str(exc)
     if encoded:
         with torch.inference_mode():  # length-sorted batches (uqcore.predict)
-            probs, logits = predict_ids(ck.model, list(encoded.values()), T, seed, settings=fs,
-                                        with_logits=True, prefix_cache=prefix_cache,
-                                        prefix_owner=owner, bar=bar)  # [T, N, C] each  # fmt: skip
+            probs, logits = predict_ids(
+                ck.model,
+                list(encoded.values()),
+                T,
+                seed,
+                settings=fs,
+                with_logits=True,
+                prefix_cache=prefix_cache,
+                prefix_owner=owner,
+                bar=bar,
+            )  # [T, N, C] each
         for j, i in enumerate(encoded):
-            out[i] = Sampled(probs[:, j].numpy().astype(np.float64),
-                             logits[:, j].numpy().astype(np.float64))  # fmt: skip
+            out[i] = Sampled(
+                probs[:, j].numpy().astype(np.float64), logits[:, j].numpy().astype(np.float64)
+            )
     return out

@@ -30,12 +30,16 @@ from uqlab.stored import bundled_rows
 from uqlab.tasks import DOMAINS, TASKS
 
 IN, OUT = DOMAINS["id"], DOMAINS["ood"]  # the ``domain`` column's values
+
+
 @lru_cache(maxsize=16)
 def subsets(task: str) -> tuple[tuple[str, str], ...]:
     """``((subset name, domain display name), ...)`` of a task's examples, in-domain first."""
     if task not in TASKS:
         return ()
     return tuple((name, DOMAINS[d]) for d, (name, _) in task_examples(task).items())
+
+
 SCORES = {  # OOD score name -> (column, label); higher = more likely out of domain
     "mutual_information": ("mi", "mutual information"),
     "entropy": ("entropy", "predictive entropy"),
@@ -54,8 +58,9 @@ def examples(task: str) -> tuple[tuple[str, int, str, int], ...]:
     return tuple((t, y, DOMAINS[d], i) for t, y, d, i in bundled_rows(task))
 
 
-def pick(task: str, per_domain: int | None, seed: int = 0,
-         rows: tuple | None = None) -> list[tuple[str, int, str, int]]:  # fmt: skip
+def pick(
+    task: str, per_domain: int | None, seed: int = 0, rows: tuple | None = None
+) -> list[tuple[str, int, str, int]]:
     """All examples of ``task`` (or the given ``rows``: a visitor's file), or ``per_domain`` of
     each domain drawn with ``seed`` (kept in order)."""
     rows = examples(task) if rows is None else rows
@@ -97,8 +102,9 @@ def frame(
         keep = [j for j, p in enumerate(got) if not isinstance(p, str)]  # str: why unreadable
         skipped += len(part) - len(keep)
         if keep:
-            frames.append(_records([rows[part[j]] for j in keep], [got[j] for j in keep],
-                                   temperature))  # fmt: skip
+            frames.append(
+                _records([rows[part[j]] for j in keep], [got[j] for j in keep], temperature)
+            )
             kept += [part[j] for j in keep]
         if progress is not None:
             progress(min(1.0, (lo + CHUNK) / max(1, len(rows))))
@@ -122,15 +128,26 @@ def _records(rows: list, sampled: list, temperature: float | None) -> pd.DataFra
     mean = probs.mean(0)  # [N, C]
     pred = mean.argmax(1)  # [N]
     t3 = table3_stats(probs, gold)
-    out = pd.DataFrame({
-        "domain": [r[2] for r in rows], "index": [r[3] for r in rows],
-        "text": [r[0] for r in rows], "gold": gold, "pred": pred,
-        "p_gold": t3.p_gold_mean, "var_gold": t3.p_gold_var, "correct": t3.n_correct,
-        "T": t3.n_samples, "entropy": predictive_entropy(probs), "mi": mutual_information(probs),
-        "var": probs[:, n, pred].var(0), "one_minus_max": 1.0 - mean.max(1), "p1": mean[:, -1],
-        "neg_max_logit": logit_scores(logits, "max_logit"),
-        "energy": logit_scores(logits, "energy"),
-    })  # fmt: skip
+    out = pd.DataFrame(
+        {
+            "domain": [r[2] for r in rows],
+            "index": [r[3] for r in rows],
+            "text": [r[0] for r in rows],
+            "gold": gold,
+            "pred": pred,
+            "p_gold": t3.p_gold_mean,
+            "var_gold": t3.p_gold_var,
+            "correct": t3.n_correct,
+            "T": t3.n_samples,
+            "entropy": predictive_entropy(probs),
+            "mi": mutual_information(probs),
+            "var": probs[:, n, pred].var(0),
+            "one_minus_max": 1.0 - mean.max(1),
+            "p1": mean[:, -1],
+            "neg_max_logit": logit_scores(logits, "max_logit"),
+            "energy": logit_scores(logits, "energy"),
+        }
+    )
     for c in range(mean.shape[1]):  # every class, for any number of classes
         out[f"{CLASS_P}{c}"] = mean[:, c]
     if temperature is not None:
@@ -148,8 +165,9 @@ def mean_probs(part: pd.DataFrame, column: str = "p1") -> np.ndarray:
     """The mean prediction ``[N, C]`` of a frame's rows (``column`` "p1_scaled": after
     temperature scaling), from its per-class columns."""
     prefix = CLASS_P_SCALED if column == "p1_scaled" else CLASS_P
-    cols = sorted((c for c in part.columns if c.startswith(prefix)),
-                  key=lambda c: int(c[len(prefix):]))  # fmt: skip
+    cols = sorted(
+        (c for c in part.columns if c.startswith(prefix)), key=lambda c: int(c[len(prefix) :])
+    )
     if not cols:  # a two-class frame that only has p(class 1)
         p1 = part[column].to_numpy(dtype=np.float64)
         return np.stack([1.0 - p1, p1], 1)
@@ -173,8 +191,13 @@ def risk_coverage(df: pd.DataFrame) -> dict:
     errors = int(round(rc.risk[-1] * len(rc.risk)))
     k = np.arange(1, len(rc.risk) + 1)
     oracle = np.maximum(0, k - (len(k) - errors)) / k  # [N]
-    return {"coverage": rc.coverage, "risk": rc.risk, "aurc": rc.aurc, "oracle": oracle,
-            "random": np.full(len(k), rc.risk[-1])}  # fmt: skip
+    return {
+        "coverage": rc.coverage,
+        "risk": rc.risk,
+        "aurc": rc.aurc,
+        "oracle": oracle,
+        "random": np.full(len(k), rc.risk[-1]),
+    }
 
 
 def conformal_members(df: pd.DataFrame, sets: ConformalSets) -> np.ndarray:
@@ -201,5 +224,10 @@ def roc(df: pd.DataFrame, score: str) -> dict:
     ind = df.loc[df["domain"] == IN, column].to_numpy()
     ood = df.loc[df["domain"] == OUT, column].to_numpy()
     det = ood_detection(ind, ood)
-    return {"fpr": det.roc_fpr, "tpr": det.roc_tpr, "auroc": det.auroc, "aupr": det.aupr,
-            "fpr95": det.fpr_at_95_tpr}  # fmt: skip
+    return {
+        "fpr": det.roc_fpr,
+        "tpr": det.roc_tpr,
+        "auroc": det.auroc,
+        "aupr": det.aupr,
+        "fpr95": det.fpr_at_95_tpr,
+    }

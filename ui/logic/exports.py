@@ -42,8 +42,9 @@ def csv_text(frame: pd.DataFrame, record: dict[str, object]) -> str:
         if frame[col].dtype == object or pd.api.types.is_string_dtype(frame[col]):
             frame[col] = frame[col].map(defuse)
     lines = [f"# {key}: {_value(value)}" for key, value in record.items()]
-    lines.append(f"# the table follows; read it with pandas.read_csv(file, skiprows="
-                 f"{len(lines) + 1})")  # no ": " in it, so not read as a setting
+    lines.append(
+        f"# the table follows; read it with pandas.read_csv(file, skiprows={len(lines) + 1})"
+    )  # no ": " in it, so not read as a setting
     return "\n".join(lines) + "\n" + frame.to_csv(index=False)
 
 
@@ -78,8 +79,10 @@ def svg_with(svg: bytes, record: dict[str, object], title: str) -> bytes:
     if text[end - 1] == "/":  # <svg .../>: an empty drawing, opened so it can hold the tags
         text, end = text[: end - 1] + "></svg>", end - 1
     settings = json.dumps(record, ensure_ascii=False, default=str)
-    tags = (f"<title>{escape(title)}</title><desc>{escape(summary_line(record))}</desc>"
-            f'<metadata><settings xmlns="{SVG_NS}">{escape(settings)}</settings></metadata>')
+    tags = (
+        f"<title>{escape(title)}</title><desc>{escape(summary_line(record))}</desc>"
+        f'<metadata><settings xmlns="{SVG_NS}">{escape(settings)}</settings></metadata>'
+    )
     return (text[: end + 1] + tags + text[end + 1 :]).encode("utf-8")
 
 
@@ -102,9 +105,11 @@ def png_with(png: bytes, record: dict[str, object], title: str) -> bytes:
     if not png.startswith(PNG_SIGNATURE) or png[12:16] != b"IHDR":
         raise ValueError("not a PNG image: no signature and IHDR chunk")
     ihdr_end = 8 + 8 + struct.unpack(">I", png[8:12])[0] + 4  # length, type, data, CRC
-    texts = {"Title": title, **{k: f"{v:g}" if isinstance(v, float) else str(v)
-                                for k, v in record.items()},
-             "settings": json.dumps(record, ensure_ascii=False, default=str)}  # fmt: skip
+    texts = {
+        "Title": title,
+        **{k: f"{v:g}" if isinstance(v, float) else str(v) for k, v in record.items()},
+        "settings": json.dumps(record, ensure_ascii=False, default=str),
+    }
     chunks = b"".join(_text_chunk(k, v) for k, v in texts.items())
     return png[:ihdr_end] + chunks + png[ihdr_end:]
 

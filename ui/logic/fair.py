@@ -125,10 +125,13 @@ class Gate:
     def snapshot(self) -> dict:
         """How busy the gate is now: page slots in use, running and waiting computations."""
         with self._cond:
-            return {"pages_used": self._pages_used, "page_slots": self.page_slots,
-                    "work_slots": self.work_slots,
-                    "running": [t.label for t in self._running],
-                    "waiting": [t.label for t in self._queue]}  # fmt: skip
+            return {
+                "pages_used": self._pages_used,
+                "page_slots": self.page_slots,
+                "work_slots": self.work_slots,
+                "running": [t.label for t in self._running],
+                "waiting": [t.label for t in self._queue],
+            }
 
 
 _hook = threading.local()

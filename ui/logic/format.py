@@ -34,4 +34,3 @@ def plain(text: object) -> str:
     escaped = _MARKDOWN.sub(r"\\\1", str(text)).replace("\n", " ")
     escaped = _LEADING.sub(lambda m: m.group(1) + "\\" + m.group(2), escaped)
     return _AUTOLINK.sub(lambda m: m.group(0) + JOINER, escaped)
-

@@ -13,8 +13,10 @@ from uqcore.settings import resolve
 from uqlab.tasks import task_title
 from uqlab.training.pretrained import BASE_TITLES
 
-READING = "each sample is one plausible reading of the text, and where the samples disagree " \
-          "the model is unsure."  # fmt: skip
+READING = (
+    "each sample is one plausible reading of the text, and where the samples disagree "
+    "the model is unsure."
+)
 
 
 def _layers(cfg: dict) -> str:
@@ -35,8 +37,9 @@ def what_you_see(info: CheckpointInfo) -> str:
     spec, cfg = get_family(info.family), info.config
     task = plain(task_title(info.task))  # an upload's own title: markdown-safe
     if backbone_of(info) == "word":
-        model = f"A small transformer trained from scratch on {task} (the paper's word-level " \
-                "set-up)"  # fmt: skip
+        model = (
+            f"A small transformer trained from scratch on {task} (the paper's word-level set-up)"
+        )
     elif isinstance(info.training.get("imported"), dict):
         arch = info.training["imported"].get("architecture", "Hugging Face classifier")
         model = f"A pretrained {arch} brought as it is and read as a {task} model, untrained here"
@@ -46,12 +49,16 @@ def what_you_see(info: CheckpointInfo) -> str:
         model = f"A pretrained {name} encoder fine-tuned on {task}"
     title = spec.title
     if spec.ensemble:
-        return f"{model}, {cfg.get('ensemble_size', 'several')} times over with other seeds " \
-               f"({title}): each sample is one member's reading of the text, and where the " \
-               "members disagree the model is unsure."  # fmt: skip
+        return (
+            f"{model}, {cfg.get('ensemble_size', 'several')} times over with other seeds "
+            f"({title}): each sample is one member's reading of the text, and where the "
+            "members disagree the model is unsure."
+        )
     if spec.mc_dropout:
         return f"{model}, with dropout kept on at inference ({title}): {READING}"
     if spec.noisy(resolve(ModelConfig.from_dict(cfg))):
         return f"{model}, in which {_layers(cfg)} ({title}): {READING}"
-    return f"{model}, whose attention draws nothing at random ({title}): every sample gives " \
-           "the same prediction, what the stochastic models are compared with."  # fmt: skip
+    return (
+        f"{model}, whose attention draws nothing at random ({title}): every sample gives "
+        "the same prediction, what the stochastic models are compared with."
+    )

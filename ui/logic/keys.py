@@ -2,8 +2,8 @@
 
 Two kinds: state the code reads and writes itself (``st.session_state[KEY]``), and widget keys
 (``key=KEY``), which Streamlit stores in the session state too. A key starting with ``_`` is
-internal (never a widget). ``tests/test_keys.py`` fails when ``ui/``, ``app_pages/`` or ``app.py``
-use a literal key missing here. No Streamlit here.
+internal (never a widget). ``tests/app/logic/test_keys.py`` fails when ``ui/``, ``app_pages/``
+or ``app.py`` use a literal key missing here. No Streamlit here.
 """
 
 from __future__ import annotations
@@ -130,7 +130,8 @@ UP_KIND = "_up_kind"  # (upload file id, "hf" or "project" or an error) of the z
 ALL: frozenset[str] = frozenset(
     v
     for k, v in dict(globals()).items()
-    if k.isupper() and isinstance(v, str)
+    if k.isupper()
+    and isinstance(v, str)
     and k not in ("FIGURE_PREFIX", "WORK_CANCEL", "WORK_AGAIN")
 )
 PREFIXES = (FIGURE_PREFIX, WORK_CANCEL, WORK_AGAIN)  # keys made at run time: prefix + a name

@@ -40,17 +40,28 @@ def stories(frame: pd.DataFrame) -> list[Story]:
     sure = ind[(ind["pred"] == ind["gold"]) & (ind["correct"] == ind["T"])]
     if not sure.empty:
         r = sure.sort_values("p_gold", ascending=False).iloc[0]
-        out.append(Story("Sure of it", "every sample right, p(gold) "
-                         f"{r['p_gold']:.2f}", r["text"], int(r["gold"])))  # fmt: skip
+        out.append(
+            Story(
+                "Sure of it",
+                f"every sample right, p(gold) {r['p_gold']:.2f}",
+                r["text"],
+                int(r["gold"]),
+            )
+        )
     if not ind.empty:
         split = ind[(ind["correct"] > 0) & (ind["correct"] < ind["T"])]  # the samples disagree
         r = (split if not split.empty else ind).sort_values("mi", ascending=False).iloc[0]
         out.append(Story("Unsure", _unsure(r), r["text"], int(r["gold"])))
     if not ood.empty:
         r = ood.sort_values("mi", ascending=False).iloc[0]
-        out.append(Story("Out of domain", f"from outside its training data; "
-                         f"{r['correct']} of {r['T']} samples right", r["text"],
-                         int(r["gold"])))  # fmt: skip
+        out.append(
+            Story(
+                "Out of domain",
+                f"from outside its training data; {r['correct']} of {r['T']} samples right",
+                r["text"],
+                int(r["gold"]),
+            )
+        )
     return out
 
 
@@ -59,5 +70,7 @@ def _unsure(r) -> str:
     in-domain sentence splits them) how far p(gold) moves between samples."""
     if 0 < r["correct"] < r["T"]:
         return f"{r['correct']} of {r['T']} samples right: the samples disagree"
-    return (f"its samples move p(gold) most (± {r['var_gold'] ** 0.5:.2f} around "
-            f"{r['p_gold']:.2f}); {r['correct']} of {r['T']} right")  # fmt: skip
+    return (
+        f"its samples move p(gold) most (± {r['var_gold'] ** 0.5:.2f} around "
+        f"{r['p_gold']:.2f}); {r['correct']} of {r['T']} right"
+    )

@@ -42,11 +42,15 @@ def timed(session_id: str, page: str, path: str | None = None):
         raise
     finally:
         end = time.time()
-        line = {"start": round(start, 4), "end": round(end, 4),
-                "seconds": round(end - start, 4), "cpu_s": round(time.thread_time() - cpu0, 4),
-                "page": page,
-                "session": hashlib.sha256(session_id.encode()).hexdigest()[:10],
-                "outcome": _outcome(error)}  # fmt: skip
+        line = {
+            "start": round(start, 4),
+            "end": round(end, 4),
+            "seconds": round(end - start, 4),
+            "cpu_s": round(time.thread_time() - cpu0, 4),
+            "page": page,
+            "session": hashlib.sha256(session_id.encode()).hexdigest()[:10],
+            "outcome": _outcome(error),
+        }
         with _lock, open(path, "a", encoding="utf-8") as f:
             f.write(json.dumps(line) + "\n")
 

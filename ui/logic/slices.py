@@ -23,8 +23,10 @@ def groups(df: pd.DataFrame, by: str, names: tuple[str, ...], pattern: str = "")
     if by == "length":
         words = df["text"].str.split().str.len()
         edges = LENGTH_BINS
-        labels = [f"{lo + 1}-{hi} words" if hi < 10**9 else f"over {lo} words"
-                  for lo, hi in zip(edges[:-1], edges[1:], strict=True)]  # fmt: skip
+        labels = [
+            f"{lo + 1}-{hi} words" if hi < 10**9 else f"over {lo} words"
+            for lo, hi in zip(edges[:-1], edges[1:], strict=True)
+        ]
         return pd.cut(words, bins=list(edges), labels=labels).astype(str)
     if by == "gold label":
         return df["gold"].map(lambda g: names[int(g)])
@@ -40,8 +42,9 @@ def groups(df: pd.DataFrame, by: str, names: tuple[str, ...], pattern: str = "")
         try:
             rx = re.compile(pattern, re.IGNORECASE)
         except re.error as exc:
-            raise InputError(f"Not a regular expression: {exc}. Escape special characters, or "
-                             "type a plain word.") from None  # fmt: skip
+            raise InputError(
+                f"Not a regular expression: {exc}. Escape special characters, or type a plain word."
+            ) from None
         has = df["text"].map(lambda t: bool(rx.search(t)))
         return has.map({True: f"contains {pattern!r}", False: f"without {pattern!r}"})
     raise InputError(f"Slice by one of {', '.join(BY)}; got {by!r}.")
@@ -55,8 +58,14 @@ def table(df: pd.DataFrame, by: str, names: tuple[str, ...], pattern: str = "") 
     for key, part in df.groupby(keys, sort=False):
         probs = mean_probs(part)
         gold = part["gold"].to_numpy()
-        rows.append({"slice": key, "examples": len(part),
-                     "accuracy": float((part["pred"] == part["gold"]).mean()),
-                     "ECE": ece(probs, gold), "mean MI": float(part["mi"].mean())})  # fmt: skip
+        rows.append(
+            {
+                "slice": key,
+                "examples": len(part),
+                "accuracy": float((part["pred"] == part["gold"]).mean()),
+                "ECE": ece(probs, gold),
+                "mean MI": float(part["mi"].mean()),
+            }
+        )
     out = pd.DataFrame(rows, columns=["slice", "examples", "accuracy", "ECE", "mean MI"])
     return out.sort_values("examples", ascending=False, kind="stable").reset_index(drop=True)

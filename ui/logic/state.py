@@ -54,9 +54,14 @@ class ViewState:
         kernel."""
         from uqcore.settings import SamplingSettings
 
-        return SamplingSettings(tau1=self.tau1, tau2=self.tau2, noise_scale=self.noise_scale,
-                                bam_mode=self.bam_mode, em_iterations=self.em_iterations,
-                                dropout=self.dropout)  # fmt: skip
+        return SamplingSettings(
+            tau1=self.tau1,
+            tau2=self.tau2,
+            noise_scale=self.noise_scale,
+            bam_mode=self.bam_mode,
+            em_iterations=self.em_iterations,
+            dropout=self.dropout,
+        )
 
     def replace(self, **changes) -> ViewState:
         return dataclasses.replace(self, **changes)
@@ -119,8 +124,10 @@ def parse(
         ckpt = None
     text = _one(params, "text")
     if text is not None and len(text) > MAX_TEXT_CHARS:
-        notes.append(f"The text in the link has {len(text):,} characters; "
-                     f"the first {MAX_TEXT_CHARS:,} are kept.")  # fmt: skip
+        notes.append(
+            f"The text in the link has {len(text):,} characters; "
+            f"the first {MAX_TEXT_CHARS:,} are kept."
+        )
         text = text[:MAX_TEXT_CHARS]
     label_raw = _one(params, "label")
     label = None
@@ -162,7 +169,7 @@ def parse(
             None,
             notes,
             "EM iterations",
-        ),  # fmt: skip
+        ),
         dropout=_ranged(params, "dropout", float, *DROPOUT_RANGE, None, notes, "Dropout"),
         scaled=_one(params, "scaled") in ("1", "true", "True"),
     )

@@ -33,9 +33,11 @@ def trained(info: CheckpointInfo, knob: str) -> float:
 
 
 def records(
-    rows: list, probs_for: Callable[[float], Callable], grid: list[float],
+    rows: list,
+    probs_for: Callable[[float], Callable],
+    grid: list[float],
     progress: Callable[[float, float], None] | None = None,
-) -> pd.DataFrame:  # fmt: skip
+) -> pd.DataFrame:
     """Accuracy, mean MI and mean entropy per domain at every value of ``grid``.
     ``probs_for(value)`` gives the ``texts -> [probs [T, C]]`` sampler with the swept knob at
     ``value``; ``progress(fraction, value)`` is told how far the sweep is."""
@@ -46,8 +48,14 @@ def records(
         )
         frame, _ = dataset.frame(rows, probs_for(float(value)), step)
         for domain, part in frame.groupby("domain"):
-            out.append({"tau": value, "domain": domain,
-                        "accuracy": float((part["pred"] == part["gold"]).mean()),
-                        "mi": float(part["mi"].mean()), "entropy": float(part["entropy"].mean()),
-                        "n": len(part)})  # fmt: skip
+            out.append(
+                {
+                    "tau": value,
+                    "domain": domain,
+                    "accuracy": float((part["pred"] == part["gold"]).mean()),
+                    "mi": float(part["mi"].mean()),
+                    "entropy": float(part["entropy"].mean()),
+                    "n": len(part),
+                }
+            )
     return pd.DataFrame(out)

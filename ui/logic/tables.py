@@ -54,10 +54,12 @@ def wide_tables(
             row = rows.setdefault((r.sentence, r.gold), {})
             prefix = f"{r.checkpoint}: " if several else ""
             row[prefix + stat_name], row[prefix + corr_name] = r.stat, r.corr
-        numbers = [f"{ck}: {n}" if several else n for ck in checkpoints
-                   for n in (stat_name, corr_name)]  # fmt: skip
-        table = pd.DataFrame([{**row, "gold": gold, "sentence": sentence}
-                              for (sentence, gold), row in rows.items()])  # fmt: skip
+        numbers = [
+            f"{ck}: {n}" if several else n for ck in checkpoints for n in (stat_name, corr_name)
+        ]
+        table = pd.DataFrame(
+            [{**row, "gold": gold, "sentence": sentence} for (sentence, gold), row in rows.items()]
+        )
         kept = [c for c in numbers if c in table.columns]
         out.append((domain, table[[*kept, "gold", "sentence"]]))
     return out

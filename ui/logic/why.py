@@ -24,8 +24,10 @@ from uqcore.salience import attribute
 from uqcore.settings import SamplingSettings, resolve
 from uqcore.stats import mutual_information
 
-METHOD_TITLES = {"gradient_x_input": "gradient × input",
-                 "integrated_gradients": "integrated gradients"}  # fmt: skip
+METHOD_TITLES = {
+    "gradient_x_input": "gradient × input",
+    "integrated_gradients": "integrated gradients",
+}
 MAX_OCCLUDED = 40  # words removed one at a time per view (a window of a longer text)
 
 
@@ -68,9 +70,16 @@ class Attribution:
         top = np.bincount(a.argmax(1), minlength=len(keep)) / len(a)  # [K]
         mean = a.mean(0)
         agree = (np.sign(a) == np.sign(mean)[None]).mean(0)
-        out = pd.DataFrame({"position": keep, "token": [self.tokens[i] for i in keep],
-                            "mean": mean, "std": a.std(0), "top share": top,
-                            "sign agreement": agree})  # fmt: skip
+        out = pd.DataFrame(
+            {
+                "position": keep,
+                "token": [self.tokens[i] for i in keep],
+                "mean": mean,
+                "std": a.std(0),
+                "top share": top,
+                "sign agreement": agree,
+            }
+        )
         if self.mi is not None:
             out["MI attribution"] = self.mi[keep]
         return out
@@ -86,36 +95,70 @@ def _hold(ck: Checkpoint, ids: list[int]) -> torch.Tensor:
     return hold
 
 
-def salience(ck: Checkpoint, text: str, T: int, seed: int, overrides: SamplingSettings,  # noqa: N803
-             target: int, method: str, steps: int, temperature: float | None = None,
-             progress=None) -> Attribution:  # fmt: skip
+def salience(
+    ck: Checkpoint,
+    text: str,
+    T: int,
+    seed: int,
+    overrides: SamplingSettings,  # noqa: N803
+    target: int,
+    method: str,
+    steps: int,
+    temperature: float | None = None,
+    progress=None,
+) -> Attribution:
     """Attributions of ``text``'s T samples (:func:`uqcore.salience.attribute`) at the
     explorer's settings. Raises UQError with a message for the user."""
     started = time.perf_counter()
     enc, ids, mask = encode(ck, text)
     fs = resolve(ck.config, overrides)
     hold = _hold(ck, enc.ids)
-    s = attribute(ck.model, ids, mask, T, seed, target, settings=fs, method=method,
-                  steps=steps, baseline_id=getattr(ck.vocab, "pad_id", PAD_ID),
-                  hold=hold.to(ids.device), temperature=temperature,
-                  progress=progress)  # fmt: skip
+    s = attribute(
+        ck.model,
+        ids,
+        mask,
+        T,
+        seed,
+        target,
+        settings=fs,
+        method=method,
+        steps=steps,
+        baseline_id=getattr(ck.vocab, "pad_id", PAD_ID),
+        hold=hold.to(ids.device),
+        temperature=temperature,
+        progress=progress,
+    )
 
     def arr(x):
         return None if x is None else x.detach().double().cpu().numpy()
 
     return Attribution(
-        method=s.method, steps=s.steps, target=target, tokens=list(enc.tokens),
-        prob=arr(s.prob), mi=arr(s.mi), probs=arr(s.probs), mi_value=s.mi_value,
-        stochastic=s.stochastic, straight_through=s.straight_through,
-        seconds=time.perf_counter() - started, prob_gap=arr(s.prob_gap), mi_gap=s.mi_gap,
-        mi_base=s.mi_base, base_probs=arr(s.base_probs), members=arr(s.members),
+        method=s.method,
+        steps=s.steps,
+        target=target,
+        tokens=list(enc.tokens),
+        prob=arr(s.prob),
+        mi=arr(s.mi),
+        probs=arr(s.probs),
+        mi_value=s.mi_value,
+        stochastic=s.stochastic,
+        straight_through=s.straight_through,
+        seconds=time.perf_counter() - started,
+        prob_gap=arr(s.prob_gap),
+        mi_gap=s.mi_gap,
+        mi_base=s.mi_base,
+        base_probs=arr(s.base_probs),
+        members=arr(s.members),
         held=tuple(bool(h) for h in hold),
-    )  # fmt: skip
+    )
 
 
 def attribution_bytes(a: Attribution) -> int:
-    return sum(x.nbytes for x in (a.prob, a.mi, a.probs, a.prob_gap, a.base_probs)
-               if isinstance(x, np.ndarray)) + 64 * len(a.tokens)  # fmt: skip
+    return sum(
+        x.nbytes
+        for x in (a.prob, a.mi, a.probs, a.prob_gap, a.base_probs)
+        if isinstance(x, np.ndarray)
+    ) + 64 * len(a.tokens)
 
 
 def occlusion_window(n_words: int, start: int) -> tuple[int, int]:
@@ -147,16 +190,34 @@ def occlusion(text: str, probs: np.ndarray, sampler, target: int, lo: int, hi: i
     rows = []
     for i, (variant, g) in zip(range(lo, hi), zip(variants, got, strict=True), strict=True):
         if isinstance(g, str) or not variant.strip():
-            rows.append({"position": i, "word": words[i], "p without": np.nan, "shift of p": np.nan,
-                         "se": np.nan, "MI without": np.nan, "shift of MI": np.nan,
-                         "note": g if isinstance(g, str) and g else "nothing left"})  # fmt: skip
+            rows.append(
+                {
+                    "position": i,
+                    "word": words[i],
+                    "p without": np.nan,
+                    "shift of p": np.nan,
+                    "se": np.nan,
+                    "MI without": np.nan,
+                    "shift of MI": np.nan,
+                    "note": g if isinstance(g, str) and g else "nothing left",
+                }
+            )
             continue
         p = g.probs[:, target]
         mi = float(mutual_information(g.probs[:, None])[0])
         se = float(np.sqrt(probs[:, target].var(ddof=1) / T + p.var(ddof=1) / T)) if T > 1 else 0.0
-        rows.append({"position": i, "word": words[i], "p without": p.mean(),
-                     "shift of p": p.mean() - base_p, "se": se, "MI without": mi,
-                     "shift of MI": mi - base_mi, "note": ""})  # fmt: skip
+        rows.append(
+            {
+                "position": i,
+                "word": words[i],
+                "p without": p.mean(),
+                "shift of p": p.mean() - base_p,
+                "se": se,
+                "MI without": mi,
+                "shift of MI": mi - base_mi,
+                "note": "",
+            }
+        )
     return pd.DataFrame(rows)
 
 

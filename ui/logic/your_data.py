@@ -48,12 +48,16 @@ def read_upload(name: str, data: bytes) -> DataFile:
     if kind is None:
         raise InputError(f"{name[:80]}: use a .csv, .tsv, .jsonl or .parquet file.")
     if len(data) > MAX_BYTES:
-        raise InputError(f"{name[:80]} has {len(data) / 2**20:.1f} MB; the most read here is "
-                         f"{MAX_BYTES >> 20} MB.")  # fmt: skip
+        raise InputError(
+            f"{name[:80]} has {len(data) / 2**20:.1f} MB; the most read here is "
+            f"{MAX_BYTES >> 20} MB."
+        )
     table = read_table(bytes(data), kind, name[:80], max_rows=MAX_ROWS)  # JSON lines: bounded
     if table.num_rows > MAX_ROWS:
-        raise InputError(f"{name[:80]} has {table.num_rows:,} rows; at most {MAX_ROWS:,} "
-                         "here. Sample it down, or use python -m uqlab.evaluate.")  # fmt: skip
+        raise InputError(
+            f"{name[:80]} has {table.num_rows:,} rows; at most {MAX_ROWS:,} "
+            "here. Sample it down, or use python -m uqlab.evaluate."
+        )
     if table.num_rows == 0:
         raise InputError(f"{name[:80]} holds no rows.")
     return DataFile(name[:80], hashlib.sha256(data).hexdigest(), table)
@@ -63,8 +67,12 @@ def guess_columns(f: DataFile) -> tuple[str, str]:
     """A first guess of the text and label columns: the string column with the longest values,
     and a column named like a label (else the one with the fewest distinct values)."""
     cols = f.columns
-    strings = [c for c in cols if pa.types.is_string(f.table.schema.field(c).type)
-               or pa.types.is_large_string(f.table.schema.field(c).type)]  # fmt: skip
+    strings = [
+        c
+        for c in cols
+        if pa.types.is_string(f.table.schema.field(c).type)
+        or pa.types.is_large_string(f.table.schema.field(c).type)
+    ]
 
     def mean_len(c: str) -> float:
         values = [v for v in f.table.column(c).to_pylist()[:200] if isinstance(v, str)]
@@ -83,9 +91,11 @@ def label_values(f: DataFile, column: str) -> list[str]:
     """The distinct values of the label column (as text, in first-seen order)."""
     values = list(dict.fromkeys(str(v) for v in f.table.column(column).to_pylist()))
     if len(values) > MAX_DISTINCT_LABELS:
-        raise InputError(f"{f.name}: column {column!r} has {len(values):,} distinct values; a "
-                         f"label column has at most {MAX_DISTINCT_LABELS}. Pick the label "
-                         "column.")  # fmt: skip
+        raise InputError(
+            f"{f.name}: column {column!r} has {len(values):,} distinct values; a "
+            f"label column has at most {MAX_DISTINCT_LABELS}. Pick the label "
+            "column."
+        )
     return values
 
 
@@ -98,16 +108,23 @@ def default_mapping(values: list[str], names: tuple[str, ...]) -> dict[str, int 
         key = v.strip().lower()
         hit = next((i for i, n in enumerate(lowered) if key == n), None)
         if hit is None:
-            hit = next((i for i, n in enumerate(lowered)
-                        if key and (key.startswith(n) or n.startswith(key))), None)  # fmt: skip
+            hit = next(
+                (
+                    i
+                    for i, n in enumerate(lowered)
+                    if key and (key.startswith(n) or n.startswith(key))
+                ),
+                None,
+            )
         if hit is None and key.lstrip("-").isdigit() and 0 <= int(key) < len(names):
             hit = int(key)
         out[v] = hit
     return out
 
 
-def rows(f: DataFile, text: str, label: str, mapping: dict[str, int | None],
-         domain: str) -> list[tuple[str, int, str, int]]:  # fmt: skip
+def rows(
+    f: DataFile, text: str, label: str, mapping: dict[str, int | None], domain: str
+) -> list[tuple[str, int, str, int]]:
     """The pages' rows ``(text, gold id, domain, row index)`` of the file's rows whose label is
     mapped (rows mapped to None are left out); an empty text is refused with its row."""
     if text not in f.columns or label not in f.columns:
@@ -121,10 +138,11 @@ def rows(f: DataFile, text: str, label: str, mapping: dict[str, int | None],
         if gold is None:
             continue
         if not isinstance(t, str) or not t.strip():
-            raise InputError(f"{f.name}, row {i + 1}: the text in {text!r} is empty or not "
-                             "text.")  # fmt: skip
+            raise InputError(f"{f.name}, row {i + 1}: the text in {text!r} is empty or not text.")
         out.append((t, int(gold), domain, i))
     if not out:
-        raise InputError(f"{f.name}: no row has a label mapped to the checkpoint's labels; map "
-                         "at least one value.")  # fmt: skip
+        raise InputError(
+            f"{f.name}: no row has a label mapped to the checkpoint's labels; map "
+            "at least one value."
+        )
     return out

@@ -231,13 +231,23 @@ def bind_bam(params: BamParams) -> AttentionKernel:
 
     def kernel(q, k, v, mask, s, noise, weights, req: KernelRequest) -> KernelOut:
         return bam_attention(
-            q, k, v, mask, dist=params.dist,
+            q,
+            k,
+            v,
+            mask,
+            dist=params.dist,
             prior_logits=(lambda: contextual_prior_logits(k, weights)) if contextual else None,
-            shape_k=params.weibull_k, sigma=params.lognormal_sigma, beta=params.prior_beta,
-            prior_sigma=params.prior_sigma, sample=s.bam_mode == "sample",
-            noise_scale=s.noise_scale, noise=noise, need_kl=req.need_kl,
-            need_extras=req.weights, query_mask=req.query_mask,
-        )  # fmt: skip
+            shape_k=params.weibull_k,
+            sigma=params.lognormal_sigma,
+            beta=params.prior_beta,
+            prior_sigma=params.prior_sigma,
+            sample=s.bam_mode == "sample",
+            noise_scale=s.noise_scale,
+            noise=noise,
+            need_kl=req.need_kl,
+            need_extras=req.weights,
+            query_mask=req.query_mask,
+        )
 
     kernel.shortcut = bam_shortcut(params)
     return kernel

@@ -102,7 +102,8 @@ class Shortcut:
 def masked_bias(mask: torch.Tensor, repeats: int, dtype) -> torch.Tensor:
     """``[R*B, 1, 1, L]``: 0 on real keys, ``-inf`` on padding, for ``R`` copies of ``mask``."""
     bias = torch.zeros(mask.shape, dtype=dtype, device=mask.device).masked_fill_(
-        ~mask, float("-inf"))  # fmt: skip
+        ~mask, float("-inf")
+    )
     return bias.repeat(repeats, 1)[:, None, None, :]
 
 

@@ -214,9 +214,19 @@ def bind_hsto(params: HstoParams) -> AttentionKernel:
 
     def kernel(q, k, v, mask, s, noise, weights, req: KernelRequest) -> KernelOut:
         return centroid_attention(
-            q, k, v, mask, weights["centroids"], s.tau1, s.tau2, s.noise_scale, noise, s.hard,
-            side, key_assign=req.key_assign,
-        )  # fmt: skip
+            q,
+            k,
+            v,
+            mask,
+            weights["centroids"],
+            s.tau1,
+            s.tau2,
+            s.noise_scale,
+            noise,
+            s.hard,
+            side,
+            key_assign=req.key_assign,
+        )
 
     if side == "key":  # query-side assignments are per query row: no shortcut
         kernel.shortcut = hsto_shortcut()

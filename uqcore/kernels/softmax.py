@@ -69,8 +69,14 @@ def bind_softmax(params: NoParams) -> AttentionKernel:
 
     def kernel(q, k, v, mask, s, noise, weights, req: KernelRequest) -> KernelOut:
         return softmax_attention(
-            q, k, v, mask, s.tau, need_weights=req.weights, need_output=req.output,
+            q,
+            k,
+            v,
+            mask,
+            s.tau,
+            need_weights=req.weights,
+            need_output=req.output,
             fused=s.fused_attention,
-        )  # fmt: skip
+        )
 
     return kernel

@@ -61,8 +61,15 @@ class TrainConfig:
         get_task(self.task)  # ConfigError naming the known tasks
         if self.family not in FAMILIES:
             raise ConfigError(f"Unknown family {self.family!r}; use one of {', '.join(FAMILIES)}.")
-        for name in ("epochs", "patience", "batch_size", "vocab_size", "min_freq", "dev_samples",
-                     "ensemble_size"):  # fmt: skip
+        for name in (
+            "epochs",
+            "patience",
+            "batch_size",
+            "vocab_size",
+            "min_freq",
+            "dev_samples",
+            "ensemble_size",
+        ):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ConfigError(f"{name} must be an integer >= 1, got {value!r}.")

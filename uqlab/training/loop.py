@@ -35,15 +35,19 @@ ALONE = Shards()
 def evaluate(model, data: Encoded, metric: str, samples: int, seed: int, device) -> float:
     """Dev metric of the mean prediction over ``samples`` draws (accuracy, MCC or macro-F1)."""
     model.eval()
-    probs = predict_ids(model, data.ids, samples, seed, rows=256, device=device,
-                        noise="stream")  # [T, N, C]
+    probs = predict_ids(
+        model, data.ids, samples, seed, rows=256, device=device, noise="stream"
+    )  # [T, N, C]
     predicted, labels = probs.mean(0).argmax(-1), data.labels
     if metric == "mcc":
         return float(matthews_corrcoef(labels.numpy(), predicted.numpy()))
     if metric == "macro_f1":
         classes = list(range(probs.shape[-1]))
-        return float(f1_score(labels.numpy(), predicted.numpy(), labels=classes, average="macro",
-                              zero_division=0))  # fmt: skip
+        return float(
+            f1_score(
+                labels.numpy(), predicted.numpy(), labels=classes, average="macro", zero_division=0
+            )
+        )
     return float((predicted == labels).float().mean())
 
 
@@ -100,14 +104,16 @@ def train_model(
             progress.global_step += 1
             if bar is not None:
                 bar.update(1)
-                bar.set_postfix(loss=f"{loss / len(batch.positions):.4f}",
-                                dev=progress.best_metric)  # fmt: skip
+                bar.set_postfix(loss=f"{loss / len(batch.positions):.4f}", dev=progress.best_metric)
             if tc.save_every and progress.global_step % tc.save_every == 0 and dist_ctx.main:
                 save_state(state_dir, model, best, optimizer, progress, fingerprint)
         if bar is not None:
             bar.close()
-        score = _shared(evaluate(model, dev, metric, tc.dev_samples, seed, device)
-                        if dist_ctx.main else 0.0, device, dist_ctx)  # fmt: skip
+        score = _shared(
+            evaluate(model, dev, metric, tc.dev_samples, seed, device) if dist_ctx.main else 0.0,
+            device,
+            dist_ctx,
+        )
         progress.history.append({"epoch": progress.epoch, metric: score})
         if progress.best_metric is None or score > progress.best_metric:
             progress.best_metric, progress.best_epoch, progress.bad_epochs = (

@@ -48,11 +48,15 @@ def save_state(
 ) -> None:
     directory.mkdir(parents=True, exist_ok=True)
     fixed = _fixed(model)
-    tensors = {f"model.{k}": v.detach().cpu().contiguous()
-               for k, v in model.state_dict().items() if k not in fixed}  # fmt: skip
+    tensors = {
+        f"model.{k}": v.detach().cpu().contiguous()
+        for k, v in model.state_dict().items()
+        if k not in fixed
+    }
     if best is not None:
-        tensors.update({f"best.{k}": v.detach().cpu().contiguous()
-                        for k, v in best.items() if k not in fixed})  # fmt: skip
+        tensors.update(
+            {f"best.{k}": v.detach().cpu().contiguous() for k, v in best.items() if k not in fixed}
+        )
     opt = optimizer.state_dict()
     for index, slots in opt["state"].items():
         for name, value in slots.items():

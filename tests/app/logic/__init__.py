@@ -1,0 +1,1 @@
+"""Tests of ui/logic/ (one file per module)."""

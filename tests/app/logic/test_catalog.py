@@ -1,0 +1,55 @@
+"""The checkpoint catalog (ui.logic.catalog): picker labels and the model card."""
+
+from __future__ import annotations
+
+from uqcore.registry import list_checkpoints
+from uqlab.paths import SHIPPED_CHECKPOINT_DIR
+
+
+def test_the_model_card_states_the_float16_storage_check_when_recorded():
+    from pathlib import Path
+
+    from ui.logic.catalog import storage_line
+    from uqcore.registry import CheckpointInfo
+
+    def info(training: dict) -> CheckpointInfo:
+        return CheckpointInfo(
+            name="x",
+            path=Path("x"),
+            family="trans",
+            task="imdb",
+            config={},
+            metrics=None,
+            training=training,
+            card="",
+        )
+
+    check = {
+        "dtype": "float16",
+        "max_abs_log_prob_diff": 0.0035,
+        "examples": 500,
+        "argmax_agreement": 1.0,
+    }
+    assert storage_line(info({"storage": check})) == (
+        "Stored in float16: predictions within 3.5e-03 in log-probability of the float32 model "
+        "on 500 dev texts (argmax agreement 100.0%)."
+    )
+    assert storage_line(info({})) is None
+
+
+def test_picker_labels_fit_the_sidebar_and_stay_unique():
+    """Defect: the sidebar cut every MiniLM name ("CoLA acceptability · MiniLM-L6 (a") and, at
+    1024 px, "CoLA acceptability · Probabilistic"."""
+    from ui.logic.catalog import LABEL_CHARS, picker_labels
+
+    infos = list_checkpoints(SHIPPED_CHECKPOINT_DIR)
+    labels = picker_labels(infos)
+    assert len(set(labels.values())) == len(labels), labels  # two STO-TRANS of IMDB told apart
+    for name, label in labels.items():
+        assert len(label) <= LABEL_CHARS, label
+        task = name.split("-")[0].upper().replace("COLA", "CoLA")
+        assert label.startswith(f"{task} · "), label
+        assert ("minilm" in name) == ("MiniLM" in label), label
+    assert labels["cola-minilm-hsto"] == "CoLA · MiniLM · H-STO-TRANS"
+    assert labels["cola-probtrans"] == "CoLA · ProbTrans (EM)"
+    assert labels["imdb-sto-t40"] == "IMDB · STO-TRANS (t40)"  # what tells it from imdb-sto-t1

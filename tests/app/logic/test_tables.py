@@ -1,0 +1,78 @@
+"""The app's tables (ui.logic.tables) on the pages: column order and widths (AppTest, tiny
+checkpoints)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.app_fixtures import app_checkpoints, ckdir  # noqa: F401 (fixtures)
+from tests.helpers import open_link
+
+LINK = {
+    "ckpt": "cola-hsto",
+    "text": "John is tall on several occasions.",
+    "label": "0",
+    "T": "5",
+    "seed": "1",
+}
+
+
+pytestmark = pytest.mark.usefixtures("app_checkpoints")
+
+
+def test_table3_puts_the_numbers_first_and_the_sentence_last():
+    """Defect: on a phone (390x844) Table 3 showed no number without scrolling sideways: the
+    sentence came first and each number column after it."""
+    at = open_link("app_pages/table3.py", **LINK)
+    at.multiselect[0].set_value(["cola-hsto", "cola-trans"]).run()
+    at.button[0].click().run()
+    assert not at.exception, at.exception
+    for frame in at.dataframe:
+        columns = list(frame.value.columns)
+        assert columns[-2:] == ["gold", "sentence"], columns
+        assert columns[:4] == [
+            "cola-hsto: p(gold) mean ± var",
+            "cola-hsto: correct/T",
+            "cola-trans: p(gold) mean ± var",
+            "cola-trans: correct/T",
+        ]
+        assert frame.value.iloc[0, 0].startswith("0.")
+
+
+def column_config(frame) -> dict:
+    """The ``column_config`` an ``st.dataframe`` was drawn with, by column name."""
+    return json.loads(frame.proto.columns)
+
+
+def test_results_gives_the_checkpoint_names_their_width_and_pins_them():
+    """Defect: the Results table cut the names ("cola-minilm-mcdro"): the grid sized the column
+    from its first rows."""
+    from ui.logic.tables import CHAR_PX
+
+    at = open_link("app_pages/results.py", ckpt="cola-hsto")
+    table = at.dataframe[0]
+    name = column_config(table)["checkpoint"]
+    assert name["pinned"] is True
+    longest = max(len(n) for n in table.value["checkpoint"])
+    assert name["width"] >= CHAR_PX * longest + 16, (name, longest)
+    assert list(table.value.columns)[0] == "checkpoint"
+
+
+def test_error_analysis_headers_fit_and_the_numbers_come_before_the_text():
+    """Defect: at 1400 px the "mean p(gold)" header was cut (the column sat past the text)."""
+    from ui.logic.tables import CHAR_PX
+
+    at = open_link("app_pages/errors.py", **LINK)
+    at.number_input(key="err_n").set_value(5)
+    at.button(key="err_go").click().run()
+    assert not at.exception, at.exception
+    table = at.dataframe[0]
+    columns = list(table.value.columns)
+    assert columns.index("p_gold") < columns.index("text") and columns.index("p_gold") <= 2
+    for column, config in column_config(table).items():
+        label = config.get("label") or column
+        if column not in ("_index", "open", "text"):
+            assert config["width"] >= CHAR_PX * len(label) + 16, (column, config)
+    assert column_config(table)["p_gold"]["label"] == "p(gold)"

@@ -1,0 +1,63 @@
+"""AppTest of the Results page on tiny checkpoints."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.app_fixtures import app_checkpoints, ckdir  # noqa: F401 (fixtures)
+from tests.helpers import chart_titles, on_page, open_link
+
+pytestmark = pytest.mark.usefixtures("app_checkpoints")
+
+
+titles = chart_titles
+
+
+def test_results_page_shows_tables_reliability_and_roc():
+    at = on_page("app_pages/results.py")
+    assert at.dataframe  # the Table 2 rows of the checkpoints
+    at.number_input(key="res_n").set_value(20)
+    at.multiselect(key="res_ckpts").set_value(["cola-hsto", "cola-trans"])
+    at.button(key="res_go").click().run()
+    assert not at.exception, at.exception
+    t = titles(at)
+    assert any(x.startswith("Reliability diagram") for x in t)
+    assert any(x.startswith("Out-of-domain detection by") for x in t)
+    assert any(x.startswith("Risk-coverage") for x in t)
+    at.selectbox(key="res_score").set_value("energy").run()  # a logit score picks up too
+    assert not at.exception and any("energy" in x for x in titles(at))
+    assert sum(x.endswith("by domain") for x in t) == 2
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert labels == ["Download this table (CSV)", "Download the per-example values (CSV)"]
+
+
+def test_results_keeps_a_checkpoint_choice_when_the_task_changes(tmp_path, monkeypatch):
+    """Defect: the checkpoint list emptied when the task changed ("Pick checkpoints")."""
+    from tests.app_fixtures import make_checkpoints
+    from uqlab.tasks import TASKS
+
+    other = next(t for t in TASKS if t != "cola")
+    root = make_checkpoints(tmp_path, families=("trans", "hsto"))
+    make_checkpoints(root, prefix=other, task=other, families=("trans", "hsto"))
+    monkeypatch.setenv("UQ_CHECKPOINT_DIR", str(root))
+    at = on_page("app_pages/results.py")
+    assert at.multiselect(key="res_ckpts").value
+    at.radio[0].set_value(other).run()
+    assert not at.exception
+    chosen = at.multiselect(key="res_ckpts").value
+    assert chosen and all(n.startswith(f"{other}-") for n in chosen)
+    at.radio[0].set_value("cola").run()
+    chosen = at.multiselect(key="res_ckpts").value
+    assert chosen and all(n.startswith("cola-") for n in chosen)
+
+
+def test_results_preselects_the_sidebars_checkpoint_and_follows_it():
+    """Defect: Results ignored the sidebar's checkpoint (it preselected two paper families)."""
+    at = open_link("app_pages/results.py", ckpt="cola-probtrans")
+    assert at.multiselect(key="res_ckpts").value[0] == "cola-probtrans"
+    at.sidebar.selectbox[0].set_value("cola-bam").run()
+    at.switch_page("app_pages/results.py").run()
+    assert not at.exception, at.exception
+    assert at.multiselect(key="res_ckpts").value[0] == "cola-bam"
+    at.multiselect(key="res_ckpts").set_value(["cola-trans"]).run()  # a hand-made choice stays
+    assert at.multiselect(key="res_ckpts").value == ["cola-trans"]

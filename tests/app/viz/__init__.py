@@ -1,0 +1,1 @@
+"""Tests of viz/ (one file per module)."""

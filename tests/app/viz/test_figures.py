@@ -1,0 +1,191 @@
+"""The explorer's figures written as plotly JSON (issue 32) look exactly as the validated plotly
+builders drew them: the same JSON reaches the browser (viz/reference.py keeps those
+builders), and the figure cache keeps one entry per view, bounded by bytes."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import plotly.graph_objects as go
+import plotly.io as pio
+import pytest
+
+from viz import figures as F
+from viz import reference as R
+
+EVIL = "<a href='https://evil.example'>x</a>"
+
+
+def sent(fig: go.Figure) -> str:
+    """What st.plotly_chart sends to the browser for ``fig`` (its to_json of to_dict), with
+    the keys sorted: the same text means the same figure."""
+    assert isinstance(fig, go.Figure)
+    return json.dumps(json.loads(pio.to_json(fig.to_dict(), validate=False)), sort_keys=True)
+
+
+def same(new: go.Figure, old: go.Figure) -> None:
+    a, b = sent(new), sent(old)
+    if a != b:  # the first difference, readable
+        i = next(i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y)
+        raise AssertionError(
+            f"new: ...{a[max(0, i - 150) : i + 150]}\nold: ...{b[max(0, i - 150) : i + 150]}"
+        )
+
+
+def _probs(rng, T, C, centre):  # noqa: N803
+    p = np.clip(rng.normal(centre, 0.05, T), 0.001, 0.999)
+    out = rng.dirichlet(np.ones(C), T) * (1 - p)[:, None]
+    out[:, 1] += p
+    return out / out.sum(1, keepdims=True)
+
+
+@pytest.mark.parametrize("T", [1, 5, 50, 1000])
+@pytest.mark.parametrize("centre", [0.01, 0.5, 0.99])
+def test_prediction_histogram(T, centre):  # noqa: N803
+    rng = np.random.default_rng(T)
+    for names in (("neg", "pos"), ("a", EVIL, "c")):
+        probs = _probs(rng, T, len(names), centre)
+        for target, gold in ((1, True), (0, False)):
+            same(
+                F.prediction_histogram(probs, names, target, gold),
+                R.prediction_histogram(probs, names, target, gold),
+            )
+
+
+@pytest.mark.parametrize("T", [1, 2, 50, 127, 128, 300, 40000])
+def test_running_mean(T):  # noqa: N803
+    from ui.logic.compute import running_mean
+
+    p = np.random.default_rng(T).random(T)
+    mean, se = running_mean(p)
+    for name in ("acceptable", EVIL):
+        same(F.running_mean_figure(mean, se, name), R.running_mean_figure(mean, se, name))
+
+
+def _tokens(n: int) -> list[str]:
+    words = ["[CLS]", "john", "is", "tall", "⟨unk⟩x", "##able", EVIL, "extraordinarily", "."]
+    return [words[i % len(words)] for i in range(n)]
+
+
+@pytest.mark.parametrize("L", [1, 4, 9, 64, 65])
+def test_attention_panels(L):  # noqa: N803
+    rng = np.random.default_rng(L)
+    maps = rng.dirichlet(np.ones(L), (5, L)).astype(np.float16).astype(np.float32)  # [5, L, L]
+    tokens = _tokens(L)
+    cases = [
+        ({"every sample": maps[0]}, "Attention, layer 5, head 0", 1.0, ()),
+        (
+            {"sample 3": maps[3], "mean of 5": maps.mean(0), "std of 5": maps.std(0)},
+            f"Attention, layer 5, head 11, tokens 0-{L - 1} of {L + 40}",
+            None,
+            ("std of 5",),
+        ),
+        (
+            {"sample 0": maps[0], "mean of 5": maps.mean(0), "std of 5": maps.std(0)},
+            "Attention, layer 0, head 1",
+            1.0,
+            ("std of 5",),
+        ),
+        (
+            {
+                "trained keys (prior)": maps[0],
+                "after EM (posterior)": maps[1],
+                "difference": np.abs(maps[1] - maps[0]),
+            },
+            "before and after EM",
+            1.0,
+            ("difference",),
+        ),
+        ({"mean": maps.mean(0), EVIL: maps[1]}, f"a {EVIL} title", 1.0, ()),
+        ({"mean": np.zeros((L, L)), "std": np.zeros((L, L))}, "all zero", None, ("std",)),
+    ]
+    for panels, title, zmax, own in cases:
+        same(
+            F.attention_panels(panels, tokens, title, zmax=zmax, own_scale=own),
+            R.attention_panels(panels, tokens, title, zmax=zmax, own_scale=own),
+        )
+
+
+def test_attention_panels_check_their_shape():
+    with pytest.raises(ValueError, match="maps must be"):
+        F.attention_panels({"a": np.eye(3)}, ["x", "y"], "t")
+
+
+@pytest.mark.parametrize(("L", "c"), [(1, 2), (9, 4), (30, 16), (70, 4)])
+def test_centroid_panels(L, c):  # noqa: N803
+    rng = np.random.default_rng(L * c)
+    p = rng.dirichlet(np.ones(c), (6, L)).astype(np.float16).astype(np.float32)  # [6, L, c]
+    hits = np.eye(c)[p.argmax(-1)].mean(0)
+    for t in (0, 5):
+        same(
+            F.centroid_panels(p[t], hits, _tokens(L), t),
+            R.centroid_panels(p[t], hits, _tokens(L), t),
+        )
+
+
+def test_bar_figure():
+    rng = np.random.default_rng(0)
+    for values in (
+        rng.random(4).astype(np.float32),
+        rng.random(12),
+        [0.2, 0.8],
+        [1, 2],
+        np.array([3, 4], dtype=np.int64),
+    ):
+        labels = [f"head {h}" for h in range(len(values))]
+        for title in ("Short", "Centroid usage (mean weight over tokens and samples)", EVIL):
+            same(
+                F.bar_figure(values, labels, title, "nats per (query, key) pair"),
+                R.bar_figure(values, labels, title, "nats per (query, key) pair"),
+            )
+
+
+@pytest.mark.parametrize(("L", "S"), [(1, 1), (9, 5), (70, 3)])
+def test_prior_posterior(L, S):  # noqa: N803
+    rng = np.random.default_rng(L)
+    prior = rng.dirichlet(np.ones(L)).astype(np.float32)
+    mean = rng.dirichlet(np.ones(L)).astype(np.float32)
+    samples = rng.dirichlet(np.ones(L), S).astype(np.float32)
+    tokens = _tokens(L)
+    for query in (tokens[0], EVIL):
+        same(
+            F.prior_posterior_figure(prior, mean, samples, tokens, query),
+            R.prior_posterior_figure(prior, mean, samples, tokens, query),
+        )
+
+
+def test_a_spec_is_the_figure_and_never_shared_with_it():
+    """``builder.spec`` is the JSON the figure is made of; changing the figure leaves it."""
+    spec = F.bar_figure.spec([0.1, 0.9], ["a", "b"], "t", "y")
+    before = json.dumps(spec, sort_keys=True, default=str)
+    fig = F.bar_figure([0.1, 0.9], ["a", "b"], "t", "y")
+    assert sent(fig) == sent(go.Figure(spec))
+    fig.update_layout(title_text="changed")
+    fig.data[0].marker.color = "red"
+    assert json.dumps(spec, sort_keys=True, default=str) == before
+
+
+def test_the_sweeps_panel_titles_are_whole_and_fit_half_a_phone():
+    """Defect: the sweep's right panel title read "mean mutual informatior" (cut at the edge)."""
+    import pandas as pd
+
+    from viz.figures import sweep_figure
+    from viz.titles import PANEL_TITLE_CHARS
+
+    table = pd.DataFrame(
+        {
+            "tau": [1.0, 10.0] * 2,
+            "accuracy": [0.7, 0.6, 0.6, 0.5],
+            "mi": [0.1, 0.0, 0.2, 0.1],
+            "domain": ["in-domain"] * 2 + ["out-of-domain"] * 2,
+        }
+    )
+    fig = sweep_figure(table, "tau2")
+    texts = [a.text for a in fig.layout.annotations]
+    assert [t.replace("<br>", " ") for t in texts] == ["accuracy", "mean mutual information"]
+    font = fig.layout.annotations[1].font.size
+    for line in texts[1].split("<br>"):  # half a phone's plot is about 150 px wide
+        assert len(line) <= PANEL_TITLE_CHARS and 0.6 * font * len(line) <= 150, line
+    title_lines = fig.layout.title.text.count("<br>") + 1  # the title sits above both lines
+    assert fig.layout.margin.t >= 20 * title_lines + 20 * len(texts[1].split("<br>")) + 20

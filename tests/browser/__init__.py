@@ -1,0 +1,1 @@
+"""Browser tests: Playwright and Chromium against a real server."""

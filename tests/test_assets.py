@@ -1,0 +1,130 @@
+"""The shipped checkpoints: each loads strictly, matches its config file, carries its metrics,
+and everything under assets/ fits the 80 MB budget."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+
+from uqcore.registry import list_checkpoints, load
+from uqlab.paths import SHIPPED_CHECKPOINT_DIR
+from uqlab.task_file import read_task_file
+from uqlab.tasks import TASKS
+from uqlab.training.config import TrainConfig, build_config
+from uqlab.training.storage import LOGIT_TOLERANCE
+
+ROOT = Path(__file__).resolve().parent.parent
+SHIPPED = [i.name for i in list_checkpoints(SHIPPED_CHECKPOINT_DIR)]
+REQUIRED = (
+    "accuracy_mean",
+    "accuracy_std",
+    "nll",
+    "brier",
+    "ece",
+    "mean_entropy",
+    "mean_mutual_information",
+    "mean_variance",
+)
+
+
+def test_assets_fit_the_budget():
+    files = (p for p in (ROOT / "assets").rglob("*") if p.is_file())
+    # hidden folders (.train: resumable training state) are not shipped (.gitignore)
+    total = sum(
+        p.stat().st_size
+        for p in files
+        if not any(x.startswith(".") for x in p.relative_to(ROOT).parts)
+    )
+    assert total <= 80 * 1024 * 1024, f"assets/ holds {total / 2**20:.1f} MiB"
+
+
+def test_every_config_file_has_its_checkpoint_and_the_reverse():
+    names = sorted(p.stem for p in (ROOT / "configs").glob("*.json"))
+    assert names, "configs/ is empty"
+    missing = sorted(set(names) - set(SHIPPED))
+    assert not missing, f"configs without a shipped checkpoint: {missing}"
+    assert set(SHIPPED) <= set(names), f"checkpoints without a config: {set(SHIPPED) - set(names)}"
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_shipped_checkpoint_loads_strictly_and_is_evaluated(name):
+    ck = load(name, SHIPPED_CHECKPOINT_DIR)  # strict: every tensor, no extra one, right shapes
+    config = json.loads((ROOT / "configs" / f"{name}.json").read_text())
+    assert ck.config.family == config["family"]
+    task = config.get("task") or read_task_file(ROOT / "configs" / config["task_file"]).name
+    assert ck.training["config"]["task"] == task
+    metrics = json.loads((ck.path / "metrics.json").read_text())
+    assert metrics["family"] == config["family"] and metrics["samples"] >= 10
+    for side in ("id", "ood"):
+        assert all(key in metrics[side] for key in REQUIRED), side
+        if task == "cola":
+            assert "mcc_mean" in metrics[side] and "mcc_std" in metrics[side]
+    assert metrics["ood_detection"] and metrics["table3"]
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_shipped_checkpoint_was_trained_with_what_its_config_file_builds_now(name):
+    """`python -m uqlab.train --config configs/NAME.json` retrains it: every setting the file
+    and today's defaults give equals the one recorded at training time (a config edited after
+    training, or a changed default, fails here until the checkpoint is retrained)."""
+    recorded = json.loads((ROOT / "assets" / "checkpoints" / name / "config.json").read_text())
+    trained = dict(recorded["training"]["config"])
+    file = ROOT / "configs" / f"{name}.json"
+    task, family = trained["task"], trained["family"]
+    built = build_config(task, family, trained["out"], config_file=str(file)).to_dict()
+    # JSON round trip: the recorded side went through it
+    built = json.loads(json.dumps(built))
+    trained.pop("out"), built.pop("out")
+    # where it ran is not part of the recipe (the imdb-minilm checkpoints record cuda: an H100)
+    trained.pop("device"), built.pop("device")
+    # a setting added after training whose default reproduces the old behaviour is not a change
+    defaults = {f.name: f.default for f in dataclasses.fields(TrainConfig)}
+    for key in [k for k in built if k not in trained and built[k] == defaults.get(k)]:
+        built.pop(key)
+    changed = {
+        k: (built.get(k), trained.get(k))
+        for k in built.keys() | trained.keys()
+        if built.get(k) != trained.get(k)
+    }
+    assert not changed, f"(config file now, trained with): {changed}; retrain {name}"
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_half_precision_storage_is_within_the_stated_tolerance(name):
+    """The trainer compares the float32 model with its float16-rounded copy on the dev split."""
+    ck = load(name, SHIPPED_CHECKPOINT_DIR)
+    storage = ck.training.get("storage")
+    assert storage is not None, (
+        f"{name} does not record its float16 check: bash scripts/retrain.sh {name}"
+    )
+    assert storage["tolerance"] == LOGIT_TOLERANCE
+    assert storage["max_abs_log_prob_diff"] <= LOGIT_TOLERANCE
+    assert storage["argmax_agreement"] >= 0.998 and storage["examples"] >= 500
+
+
+@pytest.fixture(scope="module")
+def task_data(data_dir):
+    from uqlab.data import load_task
+
+    return {task: load_task(task, data_dir) for task in TASKS}
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_table3_rows_in_metrics_are_what_this_machine_computes(name, task_data):
+    """The seeded Table 3 rows of metrics.json, recomputed here: the same numbers whichever
+    device evaluated them (the imdb-minilm checkpoints were evaluated on an H100)."""
+    from uqlab.evaluate import table3_for
+
+    ck = load(name, SHIPPED_CHECKPOINT_DIR)
+    metrics = json.loads((ck.path / "metrics.json").read_text())
+    task = ck.training["config"]["task"]
+    stored = metrics["table3"]
+    per_domain = sum(r["source"].startswith("test[") for r in stored)
+    rows = table3_for(ck, task_data[task], metrics["samples"], metrics["seed"], per_domain)
+    assert [r["text"] for r in rows] == [r["text"] for r in stored]
+    for new, old in zip(rows, stored, strict=True):
+        assert new["p_gold_mean"] == pytest.approx(old["p_gold_mean"], abs=1e-5), new["text"]
+        assert new["correct"] == old["correct"], new["text"]

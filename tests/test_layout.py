@@ -1,0 +1,122 @@
+"""tests/ mirrors the code: each test file is named after the module or page it tests.
+
+``tests/uqcore/`` holds the tests of ``uqcore/``, ``tests/uqlab/`` of ``uqlab/`` (subfolders
+mirror subpackages: ``tests/uqlab/training/`` -> ``uqlab/training/``), ``tests/tools/`` of
+``tools/``, ``tests/app/`` the AppTests of ``app_pages/`` and the tests of ``ui/`` (with
+``tests/app/logic/`` for ``ui/logic/`` and ``tests/app/viz/`` for ``viz/``). A file is
+``test_<module>.py``, or ``test_<module>_<aspect>.py`` for a further file on one module.
+``tests/browser/`` holds the Playwright tests, named by what a visitor does. Only the repo-wide
+checks sit directly in tests/. Every folder is a package, so equal names in two folders (uqcore's
+and uqlab's ``test_predict.py``) do not clash.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# a folder of tests -> the folders whose modules (``name.py`` or ``name/``) its files may name
+MIRRORS = {
+    "uqcore": ("uqcore",),
+    "uqlab": ("uqlab",),
+    "uqlab/training": ("uqlab/training",),
+    "tools": ("tools",),
+    "app": ("app_pages", "ui"),
+    "app/logic": ("ui/logic",),
+    "app/viz": ("viz",),
+}
+FREE = {"browser"}  # named by flow, not by module
+TOP = {
+    "test_architecture.py",
+    "test_assets.py",
+    "test_layout.py",
+    "test_readme.py",
+    "test_requirements.py",
+}
+
+
+def module_named(stem: str, folders: list[Path]) -> str | None:
+    """The module a test file's stem names: ``test_<module>`` or ``test_<module>_<aspect>``,
+    the longest that exists as ``<module>.py`` or a package ``<module>/`` in one of ``folders``."""
+    parts = stem.removeprefix("test_").split("_")
+    for k in range(len(parts), 0, -1):
+        name = "_".join(parts[:k])
+        for folder in folders:
+            if (folder / f"{name}.py").is_file() or (folder / name / "__init__.py").is_file():
+                return name
+    return None
+
+
+def layout_problems(root: Path) -> list[str]:
+    """Everything in ``root/tests`` that breaks the layout, one line each."""
+    tests = root / "tests"
+    problems = []
+    for path in sorted(tests.rglob("test_*.py")):
+        rel = path.relative_to(tests)
+        folder = rel.parent.as_posix()
+        if folder == ".":
+            if path.name not in TOP:
+                problems.append(f"tests/{rel}: only repo-wide checks sit directly in tests/")
+            continue
+        if folder.split("/")[0] in FREE:
+            continue
+        if folder not in MIRRORS:
+            problems.append(f"tests/{rel}: tests/{folder}/ mirrors no folder of the code")
+            continue
+        if module_named(path.stem, [root / f for f in MIRRORS[folder]]) is None:
+            where = " or ".join(f"{f}/" for f in MIRRORS[folder])
+            problems.append(f"tests/{rel}: names no module of {where}")
+    for folder in sorted({p.parent for p in tests.rglob("*.py")} | {tests}):
+        if not (folder / "__init__.py").is_file():
+            problems.append(f"{folder.relative_to(root)}/ is not a package (no __init__.py)")
+    return problems
+
+
+def test_every_test_file_is_named_after_what_it_tests():
+    assert layout_problems(ROOT) == []
+
+
+def test_a_badly_named_or_placed_test_file_is_caught(tmp_path):
+    for module in (
+        "uqcore/stats.py",
+        "uqcore/kernels/__init__.py",
+        "app_pages/explore.py",
+        "ui/cached.py",
+        "viz/figures.py",
+    ):
+        (tmp_path / module).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / module).write_text("")
+    good = [
+        "__init__.py",
+        "test_layout.py",
+        "uqcore/__init__.py",
+        "uqcore/test_stats.py",
+        "uqcore/test_stats_by_hand.py",
+        "uqcore/test_kernels.py",
+        "app/__init__.py",
+        "app/test_explore.py",
+        "app/test_cached_figures.py",
+        "app/viz/__init__.py",
+        "app/viz/test_figures.py",
+        "browser/__init__.py",
+        "browser/test_anything.py",
+    ]
+    for name in good:
+        (tmp_path / "tests" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "tests" / name).write_text("")
+    assert layout_problems(tmp_path) == []
+    bad = {
+        "uqcore/test_walk.py": "tests/uqcore/test_walk.py: names no module of uqcore/",
+        "uqcore/test_stat.py": "tests/uqcore/test_stat.py: names no module of uqcore/",
+        "app/test_figures.py": "tests/app/test_figures.py: names no module of app_pages/ or ui/",
+        "test_app_walk.py": "tests/test_app_walk.py: only repo-wide checks sit directly in tests/",
+        "misc/test_stats.py": "tests/misc/test_stats.py: tests/misc/ mirrors no folder of the code",
+    }
+    for name in bad:
+        (tmp_path / "tests" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "tests" / name).write_text("")
+    assert layout_problems(tmp_path) == [
+        *sorted(bad.values(), key=lambda line: line.split(":")[0]),
+        "tests/misc/ is not a package (no __init__.py)",
+    ]

@@ -1,0 +1,1 @@
+"""Tests of tools/ (one file per module)."""

@@ -1,0 +1,1 @@
+"""Tests of the library uqcore/ (one file per module)."""

@@ -1,0 +1,1 @@
+"""Tests of the lab uqlab/ (one file per module)."""

@@ -1,0 +1,119 @@
+"""Evaluation: metrics.json from real (tiny) checkpoints, reproducible for a seed."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from uqcore.checkpoint import load_checkpoint, save_checkpoint
+from uqlab.evaluate import main as evaluate_main
+from uqlab.paper import TABLE3 as PAPER_TABLE3
+from uqlab.train import main as train_main
+
+TINY = [
+    "--set",
+    "model.n_layers=1",
+    "--set",
+    "model.n_heads=2",
+    "--set",
+    "model.d_model=16",
+    "--set",
+    "model.d_ff=32",
+    "--set",
+    "max_len=24",
+    "--set",
+    "vocab_size=300",
+    "--limit",
+    "64",
+    "--batch-size",
+    "16",
+    "--epochs",
+    "1",
+    "--quiet",
+]
+
+
+@pytest.fixture(scope="module")
+def checkpoint(tmp_path_factory, data_dir):
+    out = tmp_path_factory.mktemp("ck") / "cola-hsto"
+    mp = pytest.MonkeyPatch()
+    mp.setenv("UQ_DATA_DIR", str(data_dir))
+    assert train_main(["--task", "cola", "--family", "hsto", "--out", str(out), *TINY]) == 0
+    mp.undo()
+    return out
+
+
+def run(path, data_dir, *extra) -> dict:
+    args = [
+        "--ckpt",
+        str(path),
+        "--samples",
+        "4",
+        "--limit",
+        "40",
+        "--data-dir",
+        str(data_dir),
+        "--table3",
+        "2",
+        "--quiet",
+        *extra,
+    ]
+    assert evaluate_main(args) == 0
+    return json.loads((path / "metrics.json").read_text())
+
+
+def test_metrics_json_has_every_required_field(checkpoint, data_dir):
+    m = run(checkpoint, data_dir)
+    assert (m["task"], m["family"], m["samples"]) == ("cola", "hsto", 4)
+    for side in ("id", "ood"):
+        for key in (
+            "accuracy_mean",
+            "accuracy_std",
+            "mcc_mean",
+            "mcc_std",
+            "nll",
+            "brier",
+            "ece",
+            "mean_entropy",
+            "mean_mutual_information",
+            "mean_variance",
+        ):
+            assert isinstance(m[side][key], float), (side, key)
+    assert 0.0 <= m["ood_detection"]["mutual_information"]["auroc"] <= 1.0
+    for method in ("lac", "aps"):  # the conformal guarantee over dev + test re-splits
+        r = m["id"]["conformal_90"][method]["resampled"]
+        assert (r["splits"], r["n_cal"], r["n_eval"]) == (
+            1000,
+            m["temperature"]["dev_size"],
+            m["sizes"]["id"],
+        )
+        assert 0.0 <= r["low"] <= r["mean"] <= r["high"] <= 1.0
+    rows = m["table3"]
+    assert len(rows) == len(PAPER_TABLE3) + 4  # the paper's sentences + 2 picks per domain
+    assert {r["domain"] for r in rows} == {"id", "ood"}
+    assert all(0 <= r["correct"] <= r["T"] == 4 and r["p_gold_var"] >= 0 for r in rows)
+    assert load_checkpoint(checkpoint).metrics == m  # the strict loader reads it back
+
+
+def test_re_evaluating_with_the_same_seed_gives_the_same_numbers(checkpoint, data_dir, tmp_path):
+    copy = tmp_path / "copy"
+    shutil.copytree(checkpoint, copy)
+    assert run(checkpoint, data_dir) == run(copy, data_dir)
+    assert run(copy, data_dir, "--seed", "1")["id"] != run(checkpoint, data_dir)["id"]
+
+
+def test_a_checkpoint_without_a_task_is_refused(tmp_path, data_dir, capsys):
+    ck = load_checkpoint(_any_tiny(tmp_path, data_dir))
+    bare = tmp_path / "bare"
+    save_checkpoint(bare, ck.model, ck.config, ck.vocab, training={})
+    assert evaluate_main(["--ckpt", str(bare), "--data-dir", str(data_dir), "--quiet"]) == 2
+    assert "training.task" in capsys.readouterr().err
+
+
+def _any_tiny(tmp_path, data_dir):
+    out = tmp_path / "tiny"
+    args = ["--task", "cola", "--family", "trans", "--out", str(out), "--data-dir", str(data_dir)]
+    assert train_main([*args, *TINY]) == 0
+    return out

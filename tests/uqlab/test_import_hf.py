@@ -1,0 +1,266 @@
+"""Import of Hugging Face classifier folders (uqlab.import_hf): golden tests against
+``transformers`` for BERT, RoBERTa and DistilBERT tiny random models (logits and attention maps),
+the training-free families at zero noise, and every hostile folder refused with its message."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from tests.hf_tiny import ARCHS, reference, tiny_folder
+from uqcore.checkpoint import load_checkpoint
+from uqcore.predict import pad
+from uqcore.sampling import Capture, sample
+from uqcore.settings import SamplingSettings
+from uqlab import import_hf
+from uqlab.import_hf import import_folder, inspect
+
+pytest.importorskip("transformers")
+
+TEXTS = ["the cat sat on the mat .", "a great movie", "no man has ever beaten the centaur ."]
+
+
+@pytest.fixture(scope="module", params=ARCHS)
+def folder(request, tmp_path_factory):
+    return tiny_folder(request.param, tmp_path_factory.mktemp(request.param) / "hf")
+
+
+def _batch(ck, texts=TEXTS):
+    rows = [ck.vocab.encode(t, ck.config.max_len).ids for t in texts]
+    return pad(rows, max(len(r) for r in rows))
+
+
+def _theirs(folder, ids, mask):
+    ref = reference(folder)
+    with torch.no_grad():
+        out = ref(input_ids=ids, attention_mask=mask.long(), output_attentions=True)
+    return out.logits, out.attentions
+
+
+def test_logits_and_attention_equal_transformers(folder, tmp_path):
+    ck = load_checkpoint(import_folder(folder, "t", "cola", family="trans", root=tmp_path))
+    ids, mask = _batch(ck)
+    assert not mask.all()  # padding is part of the test
+    logits, attentions = _theirs(folder, ids, mask)
+    layers = tuple(range(ck.config.n_layers))
+    res = sample(ck.model, ids, mask, T=1, seed=0, capture=Capture(layers=layers))
+    assert (res.logits[0] - logits).abs().max() < 1e-4
+    for layer, theirs in enumerate(attentions):  # [B, H, L, L]
+        ours = res.maps[layer].attention[0]  # [B, H, L, L] of sample 0
+        real = mask[:, None, :, None] & mask[:, None, None, :]
+        assert (ours - theirs).masked_fill(~real, 0).abs().max() < 1e-4
+
+
+@pytest.mark.parametrize(
+    "family, zero",
+    [
+        ("sto", SamplingSettings(noise_scale=0.0)),
+        ("bam", SamplingSettings(noise_scale=0.0)),
+        ("mcdropout", SamplingSettings(dropout=0.0)),
+    ],
+)
+def test_training_free_families_are_the_model_at_zero_noise(folder, tmp_path, family, zero):
+    ck = load_checkpoint(import_folder(folder, family, "cola", family=family, root=tmp_path))
+    ids, mask = _batch(ck)
+    logits, _ = _theirs(folder, ids, mask)
+    still = sample(ck.model, ids, mask, T=4, settings=zero, seed=3).logits  # [T, B, C]
+    assert (still - logits).abs().max() < 1e-4
+    noisy = sample(ck.model, ids, mask, T=4, seed=3).logits
+    assert (noisy[0] - noisy[1]).abs().max() > 1e-6  # the default settings do draw noise
+
+
+# ------------------------------------------------------------------------------ hostile folders
+@pytest.fixture(scope="module")
+def good(tmp_path_factory):
+    return tiny_folder("bert", tmp_path_factory.mktemp("good") / "hf")
+
+
+def _copy(good, tmp_path, config=None, drop=()):
+    import shutil
+
+    out = tmp_path / "hostile"
+    shutil.copytree(good, out)
+    for name in drop:
+        (out / name).unlink()
+    if config is not None:
+        hf = json.loads((good / "config.json").read_text())
+        (out / "config.json").write_text(json.dumps(config(hf)))
+    return out
+
+
+def _tensors(folder, change):
+    from safetensors.torch import load_file, save_file
+
+    tensors = load_file(str(folder / "model.safetensors"))
+    change(tensors)
+    save_file(tensors, str(folder / "model.safetensors"))
+
+
+def _nan(tensors):
+    tensors["bert.encoder.layer.1.output.dense.weight"][0, 0] = float("nan")
+
+
+def _drop_row(tensors):
+    tensors["classifier.weight"] = tensors["classifier.weight"][:1].clone()
+    tensors["classifier.bias"] = tensors["classifier.bias"][:1].clone()
+
+
+def _case(name, good, tmp_path):
+    """Make hostile folder ``name``; return (folder, the message expected)."""
+    cfg = lambda change: _copy(good, tmp_path, config=change)  # noqa: E731
+    if name == "gpt2":
+        return cfg(lambda h: {**h, "model_type": "gpt2"}), "describes a 'gpt2' model"
+    if name == "masked_lm":
+        return cfg(lambda h: {**h, "architectures": ["BertForMaskedLM"]}), "sequence classifiers"
+    if name == "pickle":
+        f = _copy(good, tmp_path, drop=("model.safetensors",))
+        (f / "pytorch_model.bin").write_bytes(b"\x80\x04not really")
+        return f, "pickle"
+    if name == "no_tokenizer":
+        return _copy(good, tmp_path, drop=("tokenizer.json",)), "No tokenizer.json"
+    if name == "activation":
+        return cfg(lambda h: {**h, "hidden_act": "relu"}), "GELU"
+    if name == "layers":
+        return cfg(lambda h: {**h, "num_hidden_layers": 10**6}), "parameters"
+    if name == "vocab":
+        return cfg(lambda h: {**h, "vocab_size": 10**9}), "parameters"
+    if name == "big_tokenizer":
+        f = _copy(good, tmp_path)
+        with open(f / "tokenizer.json", "r+b") as fh:  # sparse: 1 GB claimed, nothing written
+            fh.truncate(2**30)
+        return f, "over 64 MB"
+    if name == "symlink":
+        f = _copy(good, tmp_path)
+        (f / "tokenizer.json").rename(f / "real.json")
+        (f / "tokenizer.json").symlink_to(f / "real.json")
+        return f, "link"
+    if name == "labels":
+        return cfg(lambda h: {**h, "id2label": {"0": "a", "1": "b", "2": "c"}}), "has 2 rows"
+    if name == "no_id2label":
+        return cfg(lambda h: {k: v for k, v in h.items() if k != "id2label"}), "no id2label"
+    if name == "head_rows":
+        f = _copy(good, tmp_path)
+        _tensors(f, _drop_row)
+        return f, "has 1 rows"
+    raise ValueError(name)
+
+
+INSPECT_CASES = (
+    "gpt2",
+    "masked_lm",
+    "pickle",
+    "no_tokenizer",
+    "activation",
+    "layers",
+    "vocab",
+    "big_tokenizer",
+    "symlink",
+    "labels",
+    "no_id2label",
+    "head_rows",
+)
+
+
+@pytest.mark.parametrize("case", INSPECT_CASES)
+def test_a_hostile_folder_is_refused_before_anything_is_built(case, good, tmp_path):
+    from uqcore.errors import CheckpointError
+
+    folder, message = _case(case, good, tmp_path)
+    root = tmp_path / "checkpoints"
+    root.mkdir()
+    with pytest.raises(CheckpointError, match=message):
+        import_folder(folder, "x", "cola", root=root)
+    assert not any(root.iterdir())  # nothing written
+
+
+@pytest.mark.parametrize(
+    "case, message",
+    [
+        ("nan", "NaN or infinite"),
+        ("shapes", "does not fit the config"),
+    ],
+)
+def test_broken_weights_are_refused_and_nothing_is_left(case, message, good, tmp_path):
+    from uqcore.errors import CheckpointError
+
+    if case == "nan":
+        folder = _copy(good, tmp_path)
+        _tensors(folder, _nan)
+    else:  # the config claims another width than the weights have
+        folder = _copy(good, tmp_path, config=lambda h: {**h, "intermediate_size": 40})
+    root = tmp_path / "checkpoints"
+    root.mkdir()
+    with pytest.raises(CheckpointError, match=message):
+        import_folder(folder, "x", "cola", root=root)
+    assert not any(root.iterdir())
+
+
+def test_a_changed_folder_is_not_loaded_and_copy_survives_it(good, tmp_path):
+    """The reference is by sha256: a folder whose weights change is refused with a message; a
+    --copy import keeps float16 weights inside the checkpoint and is unaffected."""
+    from uqcore.errors import CheckpointError
+
+    folder = _copy(good, tmp_path)
+    ref = import_folder(folder, "ref", "cola", family="trans", root=tmp_path)
+    copy = import_folder(folder, "copy", "cola", family="trans", root=tmp_path, copy=True)
+    ck = load_checkpoint(copy)
+    ids, mask = _batch(ck)
+    logits, _ = _theirs(folder, ids, mask)
+    assert (sample(ck.model, ids, mask, T=1, seed=0).logits[0] - logits).abs().max() < 1e-2
+    _tensors(folder, lambda t: t["classifier.bias"].add_(1.0))
+    with pytest.raises(CheckpointError, match="changed since this checkpoint was imported"):
+        load_checkpoint(ref)
+    load_checkpoint(copy)
+
+
+def test_an_upload_cannot_point_at_a_folder_of_the_server(good, tmp_path):
+    from uqcore.errors import CheckpointError
+
+    ref = import_folder(good, "ref", "cola", family="trans", root=tmp_path)
+    with pytest.raises(CheckpointError, match="folder of the server"):
+        load_checkpoint(ref, local_base=False)
+
+
+def test_inspect_reads_labels_and_shape(good):
+    info = inspect(good)
+    assert info.labels == ("unacceptable", "acceptable") and info.backbone == "bert"
+    assert info.fields["n_layers"] == 2 and info.fields["d_model"] == 32
+
+
+DEEP = b"[" * 200_000  # under every 1 MB limit; json.loads raises RecursionError on it
+
+
+def _cli(capsys, main, argv: list[str], *words: str) -> str:
+    """``main(argv)`` exits 2 with one line ``error: ...`` naming ``words``, no traceback."""
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: ") and "\n" not in err and "Traceback" not in err, err
+    for word in words:
+        assert word in err, err
+    return err
+
+
+@pytest.fixture(scope="module")
+def hf_folder(tmp_path_factory) -> Path:
+    pytest.importorskip("transformers")
+    from tests.hf_tiny import tiny_folder
+
+    return tiny_folder("bert", tmp_path_factory.mktemp("hf") / "tiny-bert")
+
+
+def test_import_hf_cli_deep_config_and_side_file(capsys, hf_folder, tmp_path):
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "config.json").write_bytes(DEEP)
+    (bad / "model.safetensors").write_bytes(b"x")
+    argv = ["--name", "x", "--task", "cola", "--root", str(tmp_path / "out")]
+    _cli(capsys, import_hf.main, [str(bad), *argv], "config.json", "nested too deeply")
+    side = tmp_path / "side"
+    side.mkdir()
+    for f in hf_folder.iterdir():
+        (side / f.name).write_bytes(f.read_bytes())
+    (side / "uq_family.json").write_bytes(DEEP)
+    _cli(capsys, import_hf.main, [str(side), *argv], "uq_family.json", "nested too deeply")

@@ -1,0 +1,135 @@
+"""The results documents (uqlab.results): our numbers beside the paper's, from real (tiny)
+checkpoints."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from uqcore.checkpoint import load_checkpoint
+from uqlab.evaluate import main as evaluate_main
+from uqlab.results import main as results_main
+from uqlab.results import metric_rows
+from uqlab.train import main as train_main
+
+TINY = [
+    "--set",
+    "model.n_layers=1",
+    "--set",
+    "model.n_heads=2",
+    "--set",
+    "model.d_model=16",
+    "--set",
+    "model.d_ff=32",
+    "--set",
+    "max_len=24",
+    "--set",
+    "vocab_size=300",
+    "--limit",
+    "64",
+    "--batch-size",
+    "16",
+    "--epochs",
+    "1",
+    "--quiet",
+]
+
+
+@pytest.fixture(scope="module")
+def checkpoint(tmp_path_factory, data_dir):
+    out = tmp_path_factory.mktemp("ck") / "cola-hsto"
+    mp = pytest.MonkeyPatch()
+    mp.setenv("UQ_DATA_DIR", str(data_dir))
+    assert train_main(["--task", "cola", "--family", "hsto", "--out", str(out), *TINY]) == 0
+    mp.undo()
+    return out
+
+
+def run(path, data_dir, *extra) -> dict:
+    args = [
+        "--ckpt",
+        str(path),
+        "--samples",
+        "4",
+        "--limit",
+        "40",
+        "--data-dir",
+        str(data_dir),
+        "--table3",
+        "2",
+        "--quiet",
+        *extra,
+    ]
+    assert evaluate_main(args) == 0
+    return json.loads((path / "metrics.json").read_text())
+
+
+def test_results_doc_sets_our_numbers_beside_the_papers(checkpoint, data_dir, tmp_path):
+    m = run(checkpoint, data_dir)
+    root = tmp_path / "root"
+    shutil.copytree(checkpoint, root / "cola-hsto")
+    out = tmp_path / "results.md"
+    assert results_main(["--root", str(root), "--out", str(out)]) == 0
+    text = out.read_text()
+    mcc = f"{100 * m['id']['mcc_mean']:.2f} ± {100 * m['id']['mcc_std']:.2f}"
+    assert f"| cola-hsto | {mcc} |" in text
+    assert "H-STO-TRANS | 20.52 ± 0.76 | 16.49 ± 4.08" in text  # the paper's Table 2 row
+    assert "john is tall on several occasions . (0)" in text  # a Table 3 row
+    assert results_main(["--root", str(tmp_path / "empty"), "--out", str(out)]) == 2
+
+
+def test_the_training_table_reads_each_checkpoints_own_files(
+    checkpoint, data_dir, tmp_path, capsys
+):
+    """docs/training.md's MiniLM tables: every figure from the checkpoint's config/metrics."""
+    m = run(checkpoint, data_dir)
+    root = tmp_path / "root"
+    shutil.copytree(checkpoint, root / "cola-hsto")
+    shutil.copytree(checkpoint, root / "imdb-other")  # another prefix: left out
+    assert results_main(["--root", str(root), "--training-table", "cola-"]) == 0
+    rows = [r for r in capsys.readouterr().out.splitlines() if r.startswith("| cola")]
+    member = load_checkpoint(checkpoint).training["members"][0]
+    i, o = m["id"], m["ood"]
+    assert len(rows) == 1 and rows[0].startswith(
+        f"| cola-hsto | {member['dev_mcc']:.3f} ({member['best_epoch']}) | "
+        f"{i['mcc_mean']:.3f} ± {i['mcc_std']:.3f} | {o['mcc_mean']:.3f} | "
+        f"{100 * i['accuracy_mean']:.1f} |"
+    ), rows
+
+
+def test_results_list_each_checkpoints_float16_storage_check():
+    from uqlab.results import render
+
+    check = {
+        "max_abs_log_prob_diff": 0.0034,
+        "max_abs_prob_diff": 0.00061,
+        "argmax_agreement": 1.0,
+        "examples": 500,
+        "samples": 2,
+    }
+    text = render([("imdb-a", None), ("imdb-b", None)], {"imdb-a": check, "imdb-b": None})
+    assert "| imdb-a | 3.4e-03 | 6.1e-04 | 1.0000 | 500 × 2 |" in text
+    assert "| imdb-b | not recorded" in text
+    assert "Float16 storage" not in render([("imdb-a", None)])
+
+
+def test_metric_rows_set_ours_beside_the_papers() -> None:
+    m = {
+        "family": "hsto",
+        "id": {"mcc_mean": 0.3, "mcc_std": 0.01, "ece": 0.12346, "mean_mutual_information": 0.001},
+        "ood": {"mcc_mean": 0.2, "mcc_std": 0.02, "mean_mutual_information": 0.002},
+        "ood_detection": {"mutual_information": {"auroc": 0.61234}},
+    }
+    base = {**m, "family": "trans", "id": {**m["id"], "mcc_mean": 0.25}}
+    rows = metric_rows("cola", [("cola-trans", base), ("cola-hsto", m), ("cola-x", None)])
+    hsto = rows[1]
+    assert hsto["ours ID"] == "30.00 ± 1.00" and hsto["ours OOD"] == "20.00 ± 2.00"
+    assert hsto["Δ ID vs TRANS"] == "+5.00" and rows[0]["Δ ID vs TRANS"] == "+0.00"
+    assert (hsto["paper row"], hsto["paper ID"]) == ("H-STO-TRANS", "20.52 ± 0.76")
+    assert hsto["ECE (ID)"] == 0.1235 and hsto["AUROC (MI)"] == 0.612
+    assert hsto["MI ID → OOD"] == "0.0010 → 0.0020"
+    assert rows[2]["ours ID"] == "not evaluated" and rows[2]["paper row"] == "—"
+    alone = metric_rows("cola", [("cola-hsto", m)])  # no baseline evaluated
+    assert alone[0]["Δ ID vs TRANS"] == "—"

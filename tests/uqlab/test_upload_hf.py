@@ -1,0 +1,77 @@
+"""A Hugging Face classifier uploaded as a zip (uqlab.upload): a zipped folder uploads as each
+training-free family, hostile zips are refused with a message naming no server path, the task is
+guessed from id2label."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.helpers import zip_folder
+from tests.hf_tiny import tiny_folder
+from uqcore.registry import load
+from uqlab.import_hf import TRAINING_FREE
+from uqlab.upload import UploadError, files_from_zip, install
+
+pytest.importorskip("transformers")
+
+
+@pytest.fixture(scope="module")
+def hf_root(tmp_path_factory):
+    root = tmp_path_factory.mktemp("hf")
+    for arch in ("bert", "roberta"):
+        tiny_folder(arch, root / f"tiny-{arch}")
+    return root
+
+
+@pytest.mark.parametrize("family", TRAINING_FREE)
+def test_a_zipped_hf_folder_uploads_as_each_family(hf_root, tmp_path, family):
+    files = files_from_zip(zip_folder(hf_root / "tiny-bert"))
+    name = install(files, "tiny", tmp_path, task="cola", family=family)
+    ck = load(name, tmp_path)
+    assert ck.config.family == family and ck.base.inside
+    assert (tmp_path / name / "base" / "tokenizer.json").is_file()
+    assert ck.training["label_names"] == ["unacceptable", "acceptable"]
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda h: {**h, "num_hidden_layers": 10**6}, "parameters"),
+        (lambda h: {**h, "model_type": "gpt2"}, "'gpt2'"),
+        (lambda h: {k: v for k, v in h.items() if k != "id2label"}, "no id2label"),
+    ],
+)
+def test_a_hostile_hf_zip_is_refused_with_no_server_path(hf_root, tmp_path, change, message):
+    files = files_from_zip(zip_folder(hf_root / "tiny-bert", {"config.json": change}))
+    with pytest.raises(UploadError, match=message) as err:
+        install(files, "tiny", tmp_path, task="cola", family="sto")
+    assert str(tmp_path) not in str(err.value) and "/tmp" not in str(err.value)
+    assert not any(tmp_path.iterdir())  # nothing left behind
+
+
+def test_a_hf_zip_needs_its_tokenizer_and_a_task(hf_root, tmp_path):
+    files = files_from_zip(zip_folder(hf_root / "tiny-bert"))
+    with pytest.raises(UploadError, match="Pick the task"):
+        install(files, "tiny", tmp_path)
+    del files["tokenizer.json"]
+    with pytest.raises(UploadError, match="tokenizer.json"):
+        install(files, "tiny", tmp_path, task="cola")
+
+
+def test_the_task_is_guessed_from_id2label(hf_root):
+    from uqlab.upload import guess_task
+
+    config = (hf_root / "tiny-bert" / "config.json").read_bytes()
+    assert guess_task(config) == "cola"  # unacceptable, acceptable
+    doc = json.loads(config)
+    assert (
+        guess_task(json.dumps({**doc, "id2label": {"0": "NEGATIVE", "1": "positive"}}).encode())
+        == "imdb"
+    )
+    assert (
+        guess_task(json.dumps({**doc, "id2label": {"0": "LABEL_0", "1": "LABEL_1"}}).encode())
+        is None
+    )
+    assert guess_task(b"not json") is None

@@ -1,0 +1,1 @@
+"""Tests of uqlab/training/ (one file per module)."""
