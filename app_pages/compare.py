@@ -127,9 +127,11 @@ for tokens, panels in groups:
         st.caption(f"Checkpoints that read the text as {len(tokens)} tokens: " + ", ".join(panels))
     for start in range(0, len(panels), 4):  # four maps per figure keeps each readable
         part = dict(list(panels.items())[start : start + 4])
-        st.plotly_chart(
-            F.attention_panels(
-                part, tokens, f"Layer {layer}, head {head}: mean over the kept samples"
-            ),
+        st.plotly_chart(  # a short title: the panels' names wrap under it (viz.titles)
+            F.attention_panels(part, tokens, f"Layer {layer}, head {head}: mean attention"),
             width="stretch",
         )
+st.caption(
+    "Each map is one checkpoint's attention in this layer and head, averaged over the samples "
+    "it kept (rows: the tokens that attend, columns: the tokens they read; each row sums to 1)."
+)

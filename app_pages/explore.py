@@ -16,6 +16,8 @@ from uqcore.errors import UQError
 from uqcore.families import get_family
 from uqlab.tasks import DEFAULT_CHECKPOINT, PAPER_CHECKPOINT
 
+QUOTE_CHARS = 160  # the landing's result names its text in at most two lines at 1024 x 768
+
 view, info = sidebar.page("Explore a sentence")
 names = label_names(info)
 examples = presets(info.task)
@@ -35,10 +37,15 @@ if view.text is None and examples:  # first visit: start from the first example,
     view = sidebar.set_view(text=examples[0].text, label=examples[0].label)
 
 
+def _short(text: str) -> str:
+    """``text`` cut to :data:`QUOTE_CHARS` characters (a review would fill the screen)."""
+    return text if len(text) <= QUOTE_CHARS else text[:QUOTE_CHARS].rstrip() + "…"
+
+
 def _use_story(story) -> None:
+    """Open a story's sentence; the landing stays, so the other stories remain one click away."""
     st.session_state[K.TEXT_BOX] = story.text
     st.session_state[K.LABEL_BOX] = names[story.label]
-    st.session_state[K.FIRST_VISIT] = False
     sidebar.set_view(text=story.text, label=story.label)
 
 
@@ -46,14 +53,13 @@ if st.session_state.get(K.FIRST_VISIT):
     with st.container(border=True):
         tales = landing_stories(info)
         start = (
-            f"Start with one of these {len(tales)} sentences:"
-            if tales
-            else "Type a sentence below and press Sample."
+            f"Try its {len(tales)} stories:" if tales else "Type a sentence below and press Sample."
         )
         st.markdown(f"**What you are looking at.** {intro.what_you_see(info)} {start}")
         if tales is None:
             find_stories(info)
             tales = []
+        other = PAPER_CHECKPOINT if info.name != PAPER_CHECKPOINT else DEFAULT_CHECKPOINT
         cols = st.columns(max(1, len(tales)))
         for i, (col, tale) in enumerate(zip(cols, tales, strict=False)):
             col.button(
@@ -61,29 +67,34 @@ if st.session_state.get(K.FIRST_VISIT):
                 key=f"{K.LANDING_STORY}{i}",
                 on_click=_use_story,
                 args=(tale,),
-                help=f"{tale.text} ({tale.why})",
+                help=f"{_short(tale.text)} ({tale.why})",
+                type="primary" if view.text == tale.text else "secondary",
                 width="stretch",
             )
             col.caption(tale.why)
-        other = PAPER_CHECKPOINT if info.name != PAPER_CHECKPOINT else DEFAULT_CHECKPOINT
-        if other in {i.name for i in cached.infos()}:  # the paper's model, one click away
+        with st.container(horizontal=True, vertical_alignment="center"):
+            if other in {i.name for i in cached.infos()}:  # the paper's model, one click away
+                st.button(
+                    f"The paper's model ({other})"
+                    if other == PAPER_CHECKPOINT
+                    else f"Back to the first model ({other})",
+                    key=K.LANDING_OTHER,
+                    on_click=lambda: st.session_state.update({K.SELECT_CKPT: other}),
+                    help="The paper's H-STO-TRANS on CoLA, the model of its Table 3."
+                    if other == PAPER_CHECKPOINT
+                    else "The model this page opens on.",
+                )
             st.button(
-                f"The paper's model ({other})"
-                if other == PAPER_CHECKPOINT
-                else f"Back to the MiniLM model ({other})",
-                key=K.LANDING_OTHER,
-                on_click=lambda: st.session_state.update({K.SELECT_CKPT: other}),
-                help="The paper's H-STO-TRANS: a word-level transformer trained from "
-                "scratch, as in its Table 3."
-                if other == PAPER_CHECKPOINT
-                else "The model this page opens on: H-STO attention on a pretrained MiniLM.",
+                "Hide this introduction",
+                key=K.LANDING_CLOSE,
+                type="tertiary",
+                on_click=lambda: st.session_state.update({K.FIRST_VISIT: False}),
             )
-        st.button(
-            "Hide this introduction",
-            key=K.LANDING_CLOSE,
-            type="tertiary",
-            on_click=lambda: st.session_state.update({K.FIRST_VISIT: False}),
-        )
+# On the landing the story's result comes first, right under the stories (above the fold at
+# 1024 x 768), and the visitor's own sentence below it; later the form leads, as a tool's does.
+top = st.container() if st.session_state.get(K.FIRST_VISIT) else None
+if top is not None:
+    st.subheader("Your own sentence")
 st.session_state.setdefault(K.TEXT_BOX, view.text or "")
 st.session_state.setdefault(K.LABEL_BOX, "unknown" if view.label is None else names[view.label])
 st.selectbox(
@@ -98,7 +109,7 @@ st.selectbox(
 )
 with st.form("sentence"):
     st.text_area(
-        "Text", key=K.TEXT_BOX, height=90, help="Runs when you press Sample, not while you type."
+        "Text", key=K.TEXT_BOX, height=68, help="Runs when you press Sample, not while you type."
     )
     st.radio(
         "Gold label",
@@ -142,20 +153,23 @@ except UQError as exc:
 
 cfg, spec = info.config, get_family(info.family)
 st.session_state[K.FIGURES] = {}  # the export panel offers this run's figures only
-st.subheader(f"{spec.title} · T = {view.T} · seed {view.seed}")
-V.notices(res)
-if res.temperature is not None:
-    st.caption(
-        f"Temperature scaling is on: every sample's logits are divided by t = "
-        f"{res.temperature:.2f} (fitted on the dev split) before the softmax."
-    )
-if not link_holds(view.text):
-    st.info(
-        "This text is too long to travel in a link, so the address bar carries everything "
-        "but the text: to share this view, share the text with it."
-    )
-V.predictions(res, names, gold=view.label is not None)
-V.conformal(res, names, info.metrics)
+with top if top is not None else st.container():
+    st.subheader(f"{spec.title} · T = {view.T} · seed {view.seed}")
+    if top is not None:  # the story's text, cut short: the form below holds all of it
+        st.caption(f"“{plain(_short(res.text))}”")
+    V.notices(res)
+    if res.temperature is not None:
+        st.caption(
+            f"Temperature scaling is on: every sample's logits are divided by t = "
+            f"{res.temperature:.2f} (fitted on the dev split) before the softmax."
+        )
+    if not link_holds(view.text):
+        st.info(
+            "This text is too long to travel in a link, so the address bar carries everything "
+            "but the text: to share this view, share the text with it."
+        )
+    V.predictions(res, names, gold=view.label is not None)
+    V.conformal(res, names, info.metrics)
 st.header("Attention, sample by sample")
 V.attention(res, cfg["n_layers"], cfg["n_heads"])
 for name in spec.maps:  # the family's own maps, each with its view

@@ -24,7 +24,10 @@ view, info = sidebar.page("Results", needs_checkpoint=False)
 infos = sorted(cached.infos(), key=sort_key)
 tasks = sorted({i.task for i in infos} & set(TASKS))
 if not tasks:
-    st.info("No checkpoints to report: train and evaluate some (`scripts/retrain.sh all`).")
+    st.info(
+        "No checkpoints to report. For whoever runs this server: train and evaluate some "
+        "(`bash scripts/retrain.sh all`)."
+    )
     st.stop()
 task = st.radio(
     "Task",
@@ -44,7 +47,7 @@ st.dataframe(
 )  # names whole, never cut
 source = {
     "task": task,
-    "ours": "each checkpoint's metrics.json (python -m uqlab.evaluate, T = 10)",
+    "ours": "each checkpoint's metrics.json (its evaluation, uqlab.evaluate, T = 10)",
     "paper": "quoted from its tables",
 }  # inside the CSV
 download(
@@ -56,9 +59,10 @@ download(
     key=K.RES_TABLE_CSV,
 )
 st.caption(
-    "Ours: each checkpoint's metrics.json, written by `python -m uqlab.evaluate` on the "
-    "full test and out-of-domain sets (T = 10, the paper's protocol). Paper: quoted from "
-    "its tables. docs/results.md has the full set of metrics."
+    "Ours: each checkpoint's metrics.json, written by its evaluation on the full test and "
+    "out-of-domain sets (T = 10, the paper's protocol); a checkpoint without one (an upload, "
+    "an import) is sampled below when you press Compute. Paper: quoted from its tables. "
+    "docs/results.md has the full set of metrics."
 )
 
 st.header("Example by example")

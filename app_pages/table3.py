@@ -1,4 +1,5 @@
-"""Table 3: per-sentence statistics for one or several checkpoints, grouped by domain."""
+"""Table 3: per-sentence statistics for one or several checkpoints, grouped by domain; the
+paper's own cells beside ours for the sentences its Table 3 reports (:mod:`uqlab.paper`)."""
 
 from __future__ import annotations
 
@@ -12,9 +13,9 @@ from ui.logic.catalog import label_names, picker_labels, presets
 from ui.logic.compute import table3_record
 from ui.logic.exports import csv_text, download, overrides
 from ui.logic.format import plain
-from ui.logic.inputs import MAX_ROWS, parse_csv, parse_lines
+from ui.logic.inputs import MAX_ROWS, MAX_UPLOAD_BYTES, parse_csv, parse_lines, upload_mb
 from ui.logic.progress import Rows
-from ui.logic.tables import wide_tables
+from ui.logic.tables import MISSING, PAPER_COLUMNS, paper_cells, paper_setup, wide_tables
 from uqcore.settings import SamplingSettings
 from uqlab.paper import correct_cell, p_gold_cell
 
@@ -50,7 +51,11 @@ elif source == "Paste lines":
     rows, problems = parse_lines(pasted, names)
 elif source == "Upload CSV":
     up = st.file_uploader(
-        "CSV with a `sentence` column (optional `label`, `domain`)", type=["csv"], key=K.T3_UPLOAD
+        f"CSV with a `sentence` column (optional `label`, `domain`), at most "
+        f"{upload_mb(MAX_UPLOAD_BYTES)} MB",
+        type=["csv"],
+        key=K.T3_UPLOAD,
+        max_upload_size=upload_mb(MAX_UPLOAD_BYTES),
     )
     if up is not None:
         try:
@@ -109,7 +114,11 @@ records = work.run(
     sample_table,
     (request, tuple(chosen)),
 )
+paper = [paper_cells(info.task, r["sentence"], r["gold"], names) for r in records]
+extra = PAPER_COLUMNS if any(p != (MISSING, MISSING) for p in paper) else ()  # one of its rows
 frame = pd.DataFrame(records)
+for i, column in enumerate(extra):  # the paper's cells, "—" for a sentence it does not report
+    frame[column] = [p[i] for p in paper]
 frame["gold"] = frame["gold"].map(lambda g: "" if g is None or pd.isna(g) else names[int(g)])
 ok = frame[frame["error"] == ""]
 if len(ok) < len(frame):
@@ -134,7 +143,9 @@ if unlabelled.any():
         "Sentences without a gold label are scored against the class each checkpoint "
         "predicts (named in brackets): p(predicted) and the samples that agree with it."
     )
-for domain, wide in wide_tables(cells, chosen, stat_name, corr_name):  # numbers first
+if extra:
+    st.caption(paper_setup(chosen, view.T, view.seed))
+for domain, wide in wide_tables(cells, chosen, stat_name, corr_name, extra):  # numbers first
     st.subheader(plain(domain))
     st.dataframe(wide, hide_index=True, width="stretch")
 record = {
@@ -144,6 +155,7 @@ record = {
     "seed": view.seed,
     f"settings of {info.name}": ", ".join(f"{k} = {v}" for k, v in overrides(view).items()),
     "other checkpoints": "their own trained settings",
+    **({"paper": paper_setup(chosen, view.T, view.seed)} if extra else {}),
 }  # inside the CSV
 download(
     st,

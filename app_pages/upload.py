@@ -9,6 +9,7 @@ import streamlit as st
 from ui import cached, sidebar
 from ui.logic import keys as K
 from ui.logic.format import plain
+from ui.logic.inputs import upload_mb
 from uqcore.families import TRAINING_FREE, get_family
 from uqcore.families import title as family_title
 from uqlab.tasks import TASK_NAMES, task_title
@@ -32,7 +33,7 @@ sidebar.page("Your own checkpoint", needs_checkpoint=False)
 st.write(
     "Two kinds of folder are read. **This project's checkpoints**: `config.json`, "
     "`model.safetensors` and `vocab.json` (plus optional `metrics.json` and `README.md`), "
-    "as `python -m uqlab.train` writes them. **A Hugging Face classifier**: "
+    "as this project's training (uqlab.train) writes them. **A Hugging Face classifier**: "
     "`config.json` (with `id2label`), `model.safetensors` and `tokenizer.json` of a "
     "BertForSequenceClassification (BERT, MiniLM, TinyBERT...), "
     "RobertaForSequenceClassification or DistilBertForSequenceClassification; you pick how "
@@ -106,7 +107,10 @@ zip_tab, files_tab, hf_tab, path_tab = st.tabs(
 )
 with zip_tab:
     up = st.file_uploader(
-        f"Zip (at most {MAX_UPLOAD_BYTES // 2**20} MB)", type=["zip"], key=K.UP_ZIP
+        f"Zip (at most {upload_mb(MAX_UPLOAD_BYTES)} MB)",
+        type=["zip"],
+        key=K.UP_ZIP,
+        max_upload_size=upload_mb(MAX_UPLOAD_BYTES),
     )
     opts = {}
     kind, config = _zip_kind(up) if up is not None else (None, None)
@@ -125,9 +129,11 @@ with zip_tab:
 with files_tab:
     ups = st.file_uploader(
         "config.json, model.safetensors, vocab.json (+ metrics.json, README.md), or a Hugging "
-        "Face folder's config.json, model.safetensors, tokenizer.json",
+        "Face folder's config.json, model.safetensors, tokenizer.json "
+        f"(at most {upload_mb(MAX_UPLOAD_BYTES)} MB together)",
         accept_multiple_files=True,
         key=K.UP_FILES,
+        max_upload_size=upload_mb(MAX_UPLOAD_BYTES),
     )
     label = st.text_input("Name", "my-checkpoint", key=K.UP_NAME, max_chars=40)
     config_up = next((u for u in ups or [] if u.name == "config.json"), None)
@@ -142,7 +148,7 @@ with files_tab:
             if total > MAX_UPLOAD_BYTES:
                 raise UploadError(
                     f"The files have {total / 2**20:.0f} MB together; the limit is "
-                    f"{MAX_UPLOAD_BYTES // 2**20} MB."
+                    f"{upload_mb(MAX_UPLOAD_BYTES)} MB."
                 )
             _done(install({u.name: u.getvalue() for u in ups}, label, folder, **loose))
         except UploadError as exc:

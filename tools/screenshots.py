@@ -7,8 +7,8 @@ watcher) serving the shipped ``assets/checkpoints`` (``UQ_CHECKPOINT_DIR`` is un
 opens it in Debian's Chromium (``/usr/bin/chromium``, driven by Playwright) at 1400 x 1000 and
 saves, once each page has settled:
 
-- ``explorer.png``: Explore a sentence, the default checkpoint on the task's first example
-  sentence, its numbers and histogram on screen;
+- ``explorer.png``: the first screen of a bare link (the default checkpoint's stories) with its
+  "Unsure" story open: the stories, that sentence's numbers and the top of its histogram;
 - ``errors.png``: Error analysis on the default checkpoint (its stored samples, read at once),
   its first figure in view.
 
@@ -19,7 +19,6 @@ server that is already running (``url=``), as ``tests/browser/test_screenshots.p
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import signal
 import socket
@@ -119,18 +118,6 @@ def settle(page, quiet_ms: int = 1500, timeout_s: float = 180) -> None:
     raise TimeoutError(f"the page did not settle in {timeout_s:.0f} s: {page.url}")
 
 
-def explorer_path() -> str:
-    """The explorer on the default checkpoint and its task's first example sentence."""
-    from uqlab.presets import preset_rows
-    from uqlab.tasks import DEFAULT_CHECKPOINT
-
-    config = ROOT / "assets" / "checkpoints" / DEFAULT_CHECKPOINT / "config.json"
-    task = json.loads(config.read_text(encoding="utf-8"))["training"]["task"]
-    text, label, _ = preset_rows(task)[0]
-    query = {"ckpt": DEFAULT_CHECKPOINT, "text": text, "label": label, "T": 50, "seed": 0}
-    return "/?" + urlencode(query)
-
-
 def errors_path() -> str:
     from uqlab.tasks import DEFAULT_CHECKPOINT
 
@@ -144,14 +131,13 @@ def shoot(browser, url: str, out: Path) -> list[Path]:
     page = context.new_page()
     page.set_default_timeout(180_000)
     try:
-        page.goto(url + explorer_path())
+        page.goto(url + "/")  # a bare link: the first screen and its stories
         page.locator('[data-testid="stMetricValue"]').first.wait_for()
-        page.locator(".js-plotly-plot").first.wait_for()
         settle(page)
-        page.locator('[data-testid="stForm"]').first.evaluate(
-            "e => { e.style.scrollMarginTop = '72px'; e.scrollIntoView(); }"
-        )
-        settle(page, quiet_ms=800)  # the text box at the top: its numbers and histogram below
+        page.get_by_role("button", name="Unsure", exact=True).click()  # a visible spread
+        page.mouse.move(0, 0)  # no tooltip over the picture
+        page.locator(".js-plotly-plot").first.wait_for()
+        settle(page, quiet_ms=800)
         page.screenshot(path=str(out / NAMES[0]))
 
         page.goto(url + errors_path())

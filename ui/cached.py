@@ -375,7 +375,7 @@ def dataset_map(name: str, texts: tuple[str, ...], bundled: bool, progress=None)
     if bundled:
         got, why_not = _stored_map(name, folder, version)
         if got is not None:
-            return (*got, "Read from the stored map of `python -m uqlab.feature_map`.")
+            return (*got, "Read from the map stored with the checkpoint.")
         xy, explained = _live_map(name, folder, version, texts, progress)
         return xy, explained, f"Computed here: {why_not}."
     xy, explained = _live_map(name, folder, version, texts, progress)
@@ -436,7 +436,7 @@ def stored_note(name: str, T: int, seed: int, settings: SamplingSettings) -> str
     if reason:
         return f"Recomputed ({reason}; stored samples: T ≤ {stored.T}, seed {stored.seed})."
     return (
-        f"Read from the stored samples of `python -m uqlab.evaluate` (T ≤ {stored.T}, "
+        f"Read from the stored samples of the checkpoint's evaluation (T ≤ {stored.T}, "
         f"seed {stored.seed}, the checkpoint's own settings): the same numbers as a live "
         f"run within {STORED_TOLERANCE:g}."
     )

@@ -14,6 +14,7 @@ import streamlit as st
 
 from ui.logic import keys as K
 from ui.logic.format import plain
+from ui.logic.inputs import upload_mb
 from ui.logic.your_data import (
     MAX_BYTES,
     MAX_ROWS,
@@ -71,8 +72,8 @@ def your_file(names: tuple[str, ...], where: str) -> Source | None:
     mapped; None while it is not ready (a message says what is missing)."""
     st.caption(
         f"CSV, TSV, JSON lines or Parquet with a text and a label column; at most "
-        f"{MAX_ROWS:,} rows and {MAX_BYTES >> 20} MB. It stays in this browser session "
-        "only."
+        f"{MAX_ROWS:,} rows and {upload_mb(MAX_BYTES)} MB per file. It stays in this browser "
+        "session only."
     )
     c1, c2 = st.columns(2)
     main = _file(c1, "Your labelled file", f"{K.DATA_FILE}_{where}")
@@ -94,7 +95,9 @@ def your_file(names: tuple[str, ...], where: str) -> Source | None:
 
 def _file(where, label: str, key: str) -> DataFile | None:
     """The uploaded file of one slot, read once per upload and kept in the session."""
-    up = where.file_uploader(label, type=list(UPLOAD_TYPES), key=key)
+    up = where.file_uploader(
+        label, type=list(UPLOAD_TYPES), key=key, max_upload_size=upload_mb(MAX_BYTES)
+    )
     kept = st.session_state.get(f"_{key}")
     if up is not None and (kept is None or kept[0] != up.file_id):
         try:

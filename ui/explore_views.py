@@ -15,10 +15,12 @@ import streamlit as st
 from ui import cached
 from ui.logic import keys as K
 from ui.logic.catalog import lac_scores
-from ui.logic.compute import ExploreResult, Summary, running_mean
+from ui.logic.compute import ExploreResult, Summary, identical, running_mean, uniform_prior
 from ui.logic.exports import csv_text, download, figure_file
 from ui.logic.format import mean_pm_var, plain, sig
-from uqcore.families import get_family
+from ui.logic.glossary import glossary_markdown
+from ui.logic.state import ViewState, explorer_url
+from uqcore.families import FAMILIES, get_family
 from uqcore.stats import conformal_from_scores
 from viz import figures as F
 from viz.titles import as_figure
@@ -120,8 +122,8 @@ def conformal(res: ExploreResult, names: tuple[str, ...], metrics: dict | None) 
     scores = lac_scores(metrics)
     if not scores:
         st.caption(
-            "No conformal set: this checkpoint has no calibration data (evaluate it with "
-            "python -m uqlab.evaluate to get one)."
+            "No conformal set: this checkpoint has no calibration data (scores of its dev "
+            "split, stored when the whole checkpoint is evaluated on the server)."
         )
         return
     c1, c2 = st.columns([1, 2])
@@ -153,11 +155,45 @@ def conformal(res: ExploreResult, names: tuple[str, ...], metrics: dict | None) 
     )
 
 
+def glossary() -> None:
+    """The glossary of the screen's units and acronyms (:data:`ui.logic.glossary.GLOSSARY`) in
+    a popover, one plain sentence each."""
+    with st.popover("Glossary", icon=":material/menu_book:"):
+        st.markdown(glossary_markdown())
+
+
+def sample_caption(res: ExploreResult) -> str:
+    """What the histogram's samples are: the family's ``FamilySpec.sample_is``, or, when every
+    sample is the same (a deterministic family, settings that draw nothing at random, T = 1),
+    that instead of how to read a spread."""
+    T = len(res.probs)  # noqa: N806
+    spec = FAMILIES.get(res.family)
+    what = spec.sample_is if spec else "Each sample is one forward pass of the model."
+    if T == 1:
+        return f"{what} Here T = 1: one sample, so there is no spread to see (raise T)."
+    if not identical(res.probs):
+        return (
+            f"{what} A narrow spike means the samples agree; a wide spread means the model "
+            "is unsure."
+        )
+    if spec is not None and not spec.can_vary:
+        return f"{what} The histogram is one spike: the model's one answer."
+    if not res.stochastic:
+        return (
+            f"With these settings every sample is the same: nothing is drawn at random (a "
+            f"noise scale of 0, BAM's mean mode or no dropout), so all {T} samples are "
+            f"identical and the histogram is one spike. Otherwise: {what}"
+        )
+    return f"{what} Here all {T} samples came out the same, so the histogram is one spike."
+
+
 def predictions(res: ExploreResult, names: tuple[str, ...], gold: bool) -> None:
-    """Table 3 numbers (``res.summary``), the histogram of predictions and the running mean."""
+    """Table 3 numbers (``res.summary``) with the glossary, the histogram of predictions (its
+    caption says what one sample is: :func:`sample_caption`) and the running mean."""
     s = res.summary
     target = names[s.target]
     summary_metrics(s, names, gold)
+    glossary()
     left, right = st.columns(2)
     with left:
         chart_spec(
@@ -169,10 +205,7 @@ def predictions(res: ExploreResult, names: tuple[str, ...], gold: bool) -> None:
             ),
             "histogram",
         )
-        st.caption(
-            "Each sample is one forward pass with fresh attention noise. A narrow "
-            "spike means the samples agree; a wide spread means the model is unsure."
-        )
+        st.caption(sample_caption(res))
     with right:
         chart_spec(
             figure(
@@ -191,17 +224,21 @@ def predictions(res: ExploreResult, names: tuple[str, ...], gold: bool) -> None:
 
 @st.fragment
 def attention(res: ExploreResult, n_layers: int, n_heads: int) -> None:
-    """Layer/head pickers and a sample slider, rerun on their own (a fragment)."""
+    """Layer/head pickers, a sample slider (only when the samples' maps differ) and the colour
+    scale toggles, rerun on their own (a fragment)."""
     tokens = tokens_for_axes(res)
     kept = res.captured
     c1, c2, c3 = st.columns([1, 1, 3])
     layer = c1.selectbox("Layer", range(n_layers), index=n_layers - 1, key=K.ATT_LAYER)
     head = c2.selectbox("Head", range(n_heads), key=K.ATT_HEAD)
-    t = c3.slider("Sample", 0, kept - 1, 0, key=K.ATT_SAMPLE, disabled=kept == 1) if kept > 1 else 0
     lo, hi = token_window(len(tokens), K.ATT_WINDOW)
+    # identical maps (a deterministic attention, noise off, T = 1): nothing to pick from
+    same = identical(res.maps[layer].attention[:, head, lo:hi, lo:hi])
+    t = 0 if same else c3.slider("Sample", 0, kept - 1, 0, key=K.ATT_SAMPLE)
+    a1, a2 = st.columns(2)
     # on by default: a flat map (MiniLM at its trained tau2 of 5.7, about 0.1 a weight) is
     # almost white on the fixed [0, 1] scale
-    auto = st.toggle(
+    auto = a1.toggle(
         "Auto-scale the colours",
         value=True,
         key=K.ATT_AUTO,
@@ -209,21 +246,44 @@ def attention(res: ExploreResult, n_layers: int, n_heads: int) -> None:
         "Off: white = 0 and darkest = 1, the same on every figure, so a uniform "
         "row looks pale.",
     )
+    # off by default: a fixed [0, 0.5] spread scale, so more disagreement looks darker
+    auto_spread = not same and a2.toggle(
+        "Auto-scale the spread",
+        value=False,
+        key=K.ATT_AUTO_SPREAD,
+        help=f"Off: the standard-deviation map runs from 0 to {F.STD_MAX:g}, the largest "
+        "spread a weight between 0 and 1 can have, the same for every setting, so a paler "
+        "map means the samples disagree less. On: darkest = the largest spread shown, to "
+        "see where they disagree when they hardly do.",
+    )
     spec, same = figure(
         res,
         "attention",
-        (layer, head, t, lo, hi, auto),
-        lambda: attention_spec(res, tokens, layer, head, t, lo, hi, auto),
+        (layer, head, t, lo, hi, auto, auto_spread),
+        lambda: attention_spec(res, tokens, layer, head, t, lo, hi, auto, auto_spread),
     )
     chart_spec(spec, "attention")
     more = f" Maps are kept for the first {kept} samples." if kept < len(res.probs) else ""
-    spread = (
-        "The standard-deviation map (its own orange scale) shows where the samples disagree."
-        if not same
-        else f"{'Every one of the ' + str(kept) + ' samples' if kept > 1 else 'The one sample'}"
-        " has this same map (a deterministic attention, or T = 1), so the mean is this "
-        "map and the standard deviation is 0 everywhere: no std map is drawn."
-    )
+    if same:
+        spread = (
+            f"{'Every one of the ' + str(kept) + ' samples' if kept > 1 else 'The one sample'}"
+            " has this same map (a deterministic attention, or T = 1), so the mean is this "
+            "map and the standard deviation is 0 everywhere: no std map is drawn."
+        )
+    elif auto_spread:
+        top = spec["layout"]["coloraxis2"]["cmax"]
+        spread = (
+            "The standard-deviation map (orange) shows where the samples disagree, scaled "
+            f"to its own largest value ({top:.3g}): compare where they disagree, not how "
+            "much, across settings."
+        )
+    else:
+        spread = (
+            "The standard-deviation map (orange) shows where the samples disagree, on a "
+            f"fixed scale from 0 to {F.STD_MAX:g} (the largest standard deviation a weight "
+            "between 0 and 1 can have), the same for every setting: paler means the samples "
+            "disagree less."
+        )
     st.caption(
         "Row = the token that attends (query), column = the token it reads (key); each "
         "row sums to 1. " + spread + more
@@ -239,24 +299,35 @@ def attention_spec(
     lo: int,
     hi: int,
     auto: bool,
+    auto_spread: bool = False,
 ) -> tuple[dict, bool]:
     """The attention figure's plotly JSON (sample ``t``, the mean and the standard deviation of
     the captured samples, tokens ``lo:hi``), and whether every sample has the same map (then
-    only that map is drawn)."""
+    only that map is drawn). ``auto``: the weights' scale runs up to the largest weight shown
+    (else to 1); ``auto_spread``: the standard deviation's scale runs up to its largest value
+    (else to :data:`viz.figures.STD_MAX`, the same for every setting)."""
     kept = res.captured
     maps = res.maps[layer].attention[:, head, lo:hi, lo:hi].astype(np.float32)  # [Tc,W,W]
-    std = maps.std(0)  # [W, W]
-    same = not std.any()  # deterministic, or T = 1: a std map would be a blank square
+    same = identical(maps)  # deterministic, or T = 1: a std map would be a blank square
     panels = (
         {"every sample" if kept > 1 else "sample 0": maps[0]}
         if same
-        else {f"sample {t}": maps[t], f"mean of {kept}": maps.mean(0), f"std of {kept}": std}
+        else {
+            f"sample {t}": maps[t],
+            f"mean of {kept}": maps.mean(0),
+            f"std of {kept}": maps.std(0),
+        }
     )
     title = f"Attention, layer {layer}, head {head}"
     if hi - lo < len(tokens):
         title += f", tokens {lo}-{hi - 1} of {len(tokens)}"
     spec = F.attention_panels.spec(
-        panels, tokens[lo:hi], title, zmax=None if auto else 1.0, own_scale=(f"std of {kept}",)
+        panels,
+        tokens[lo:hi],
+        title,
+        zmax=None if auto else 1.0,
+        own_scale=(f"std of {kept}",),
+        own_zmax=None if auto_spread else F.STD_MAX,
     )
     return spec, same
 
@@ -287,7 +358,8 @@ def centroids(res: ExploreResult, n_layers: int, names: tuple[str, ...]) -> None
     layer = c1.selectbox("Layer", range(n_layers), index=n_layers - 1, key=K.CEN_LAYER)
     kept, n_heads = res.maps[layer].centroids.shape[:2]  # [Tc, H, L, c]
     head = c2.selectbox("Head", range(n_heads), key=K.CEN_HEAD)
-    t = c3.slider("Sample", 0, kept - 1, 0, key=K.CEN_SAMPLE) if kept > 1 else 0
+    same = identical(res.maps[layer].centroids[:, head])  # no noise, or T = 1: nothing to pick
+    t = 0 if same else c3.slider("Sample", 0, kept - 1, 0, key=K.CEN_SAMPLE)
     lo, hi = token_window(len(tokens), K.CEN_WINDOW)
 
     def assignments():
@@ -338,13 +410,7 @@ def bam(res: ExploreResult, n_layers: int, names: tuple[str, ...]) -> None:
         return F.prior_posterior_figure.spec(prior, mean, samples, tokens[lo:hi], tokens[query])
 
     chart_spec(figure(res, "prior_post", (layer, head, query, lo, hi), prior_post), "prior_post")
-    if float(np.ptp(m.prior[0, head])) < 1e-6:  # the same weight on every key
-        st.caption(
-            "This model has no learned prior: its prior over the keys is fixed and "
-            "uniform (a BAM with a fixed prior, or a pretrained model made stochastic "
-            "without training). The samples still scatter around the model's own "
-            "attention; the KL then measures how far that attention is from uniform."
-        )
+    uniform_note(res, m.prior[0])
     if m.kl_per_head is not None:
 
         def kl_bars():
@@ -368,6 +434,37 @@ def bam(res: ExploreResult, n_layers: int, names: tuple[str, ...]) -> None:
         "layer, the one the prediction reads): how far, per weight, the query moved the "
         "attention away from what the keys alone suggest."
     )
+
+
+LEARNED_PRIOR = "cola-minilm-bam"  # a shipped BAM whose prior is learned (not uniform)
+
+
+def uniform_note(res: ExploreResult, prior: np.ndarray) -> None:
+    """Say so when a layer's BAM prior ``prior [H, n]`` is (nearly) uniform
+    (:func:`ui.logic.compute.uniform_prior`): its KL then only measures how peaked the posterior
+    is. Points at :data:`LEARNED_PRIOR` (a link on the same text) when it is available."""
+    if not uniform_prior(prior):
+        return
+    n = prior.shape[-1]
+    fixed = float(np.ptp(prior.astype(np.float32))) < 1e-6  # the same weight on every key
+    why = (
+        "this model has no learned prior, its prior is fixed (a BAM with a fixed prior, or a "
+        "pretrained model made stochastic without training)"
+        if fixed
+        else "every key gets about the same share (within 20 %)"
+    )
+    text = (
+        f"This layer's prior is (nearly) uniform, about 1/{n} on each of the {n} keys: {why}. "
+        "The samples still scatter around the posterior, but the KL bar only measures how "
+        "peaked the posterior is (how far it is from uniform), not how far the query moved "
+        "the attention from what the keys suggest, so it says little about the heads."
+    )
+    if LEARNED_PRIOR in {i.name for i in cached.infos()}:
+        link = explorer_url(
+            ViewState(ckpt=LEARNED_PRIOR, text=res.text, T=len(res.probs), seed=res.seed)
+        )
+        text += f" For a prior that is learned, open [{LEARNED_PRIOR}]({link})."
+    st.info(text, icon=":material/info:")
 
 
 @st.fragment

@@ -86,9 +86,9 @@ def _history_navigation() -> bool:
 
 
 def _default(names: list[str], linked: str | None) -> str | None:
-    """The checkpoint a link without a (known) ``ckpt`` opens: the MiniLM story model, else the
-    paper's model when the first cannot be loaded here (its base package missing), else the
-    first one."""
+    """The checkpoint a link without a (known) ``ckpt`` opens: the first-screen model
+    (``DEFAULT_CHECKPOINT``), else the paper's model when the first cannot be loaded here, else
+    the first one."""
     if linked in names:
         return linked  # the link decides; nothing to load for the default
     for name in (DEFAULT_CHECKPOINT, PAPER_CHECKPOINT):
@@ -154,8 +154,8 @@ def unreadable_note(broken: list[tuple[str, str]]) -> None:
         for name, why in broken:
             st.markdown(f"**{plain(name)}**: {plain(why)}")
         st.caption(
-            "They are left out of the picker. Retrain one with "
-            "`bash scripts/retrain.sh NAME`, or remove its folder."
+            "They are left out of the picker. For whoever runs this server: retrain one "
+            "with `bash scripts/retrain.sh NAME`, or remove its folder."
         )
 
 
@@ -163,7 +163,10 @@ def render(infos: list[CheckpointInfo]) -> tuple[S.ViewState, CheckpointInfo | N
     """Draw the sidebar; return the current state and the chosen checkpoint's info."""
     sb = st.sidebar
     if not infos:
-        sb.warning("No checkpoints found: train one with `python -m uqlab.train`.")
+        sb.warning(
+            "No checkpoints found. For whoever runs this server: train one with "
+            "`python -m uqlab.train`."
+        )
         st.session_state[K.INFO] = None
         return st.session_state.get(K.VIEW, S.ViewState()), None
     infos = sorted(infos, key=sort_key)
@@ -223,7 +226,8 @@ def render(infos: list[CheckpointInfo]) -> tuple[S.ViewState, CheckpointInfo | N
         help="Divide every sample's logits by the temperature fitted on the dev split, "
         "then average: calibrated probabilities, same predicted classes."
         if t is not None
-        else "This checkpoint has no temperature yet: evaluate it with python -m uqlab.evaluate.",
+        else "This checkpoint has no temperature: none was fitted on a dev split for it "
+        "(an upload or an import is not evaluated).",
     )
 
     def override(key: str):
@@ -310,8 +314,9 @@ def page(title: str, *, needs_checkpoint: bool = True) -> tuple[S.ViewState, Che
     view, info = current()
     if info is None and needs_checkpoint:
         st.info(
-            "No checkpoint available: train one (`python -m uqlab.train`, or "
-            "`bash scripts/retrain.sh all`) and reload."
+            "No checkpoint available. For whoever runs this server: train one "
+            "(`python -m uqlab.train`, or `bash scripts/retrain.sh all`) and reload; "
+            "a visitor can add their own on the upload page."
         )
         st.stop()
     why = guard.problem(info.name) if info is not None else None

@@ -440,12 +440,15 @@ def head_grid(res: ExploreResult, n_layers: int, n_heads: int) -> None:
         1,
     )  # [Tc, n_layers, H, K, K]
     grid = maps.mean(0) if stat == "mean" else maps.std(0)
-    what = "Mean" if stat == "mean" else "Standard deviation of the"
-    title = f"{what} attention over {res.captured} samples, every layer and head"
+    # short (the detail is in the caption): a long title wrapped into the column titles
+    what = "Mean" if stat == "mean" else "Std of the"
+    title = f"{what} attention, every layer and head"
     if hi - lo < n:
         title += f" (tokens {lo}-{hi - 1})"
     chart(W.head_grid(grid, tokens_for_axes(res)[lo:hi], title, stat), "head_grid")
     st.caption(
+        f"The {'mean' if stat == 'mean' else 'standard deviation'} of each attention map "
+        f"over the {res.captured} captured samples. "
         "Row = layer (L0 at the top), column = head; in each cell, rows are the tokens "
         "that attend and columns the tokens they read. Hover for the values. "
         + (

@@ -129,6 +129,9 @@ class FamilySpec:
     (an imported Hugging Face model, :mod:`uqlab.import_hf`): its structure and its knobs'
     values, chosen so that zero noise is the model itself; None: it needs training.
     ``untrained_help``: that in one line, for the app.
+    ``sample_is``: one plain sentence saying what one of its T samples is (a forward pass with
+    fresh attention noise, a fresh dropout mask, one member...), or that every sample is the
+    same; the explorer's histogram caption shows it. Every entry sets it.
     """
 
     name: str
@@ -147,6 +150,7 @@ class FamilySpec:
     has_kl: bool = False
     untrained: Callable[[int], tuple[object, SamplingSettings]] | None = None
     untrained_help: str = ""
+    sample_is: str = ""
 
     @property
     def layered(self) -> bool:
@@ -156,6 +160,13 @@ class FamilySpec:
     @property
     def ensemble(self) -> bool:
         return self.member_family is not None
+
+    @property
+    def can_vary(self) -> bool:
+        """Some settings make its samples differ (attention noise, dropout kept on, or the
+        members of an ensemble); False: every sample is the same forward pass, whatever the
+        settings."""
+        return self.ensemble or self.mc_dropout or self.noisy is not _never
 
     def reads(self, knob: str) -> bool:
         """Whether this family's attention (or dropout) uses ``knob`` at inference."""
@@ -177,21 +188,31 @@ FAMILIES: dict[str, FamilySpec] = {
     spec.name: spec
     for spec in (
         FamilySpec("trans", "Deterministic transformer", NoParams, bind_softmax,
-                   untrained=_untrained_plain, untrained_help="the model as it is: one answer"),
+                   untrained=_untrained_plain, untrained_help="the model as it is: one answer",
+                   sample_is="A deterministic transformer draws nothing at random: every "
+                             "sample is the same forward pass, so all T samples are identical."),
         FamilySpec("mcdropout", "MC dropout", NoParams, bind_softmax, mc_dropout=True,
                    untrained=_untrained_plain,
-                   untrained_help="dropout kept on, at the model's own rate"),
-        FamilySpec("ensemble", "Deep ensemble", NoParams, bind_softmax, member_family="trans"),
+                   untrained_help="dropout kept on, at the model's own rate",
+                   sample_is="Each sample is one forward pass with a fresh dropout mask "
+                             "(dropout kept on at inference)."),
+        FamilySpec("ensemble", "Deep ensemble", NoParams, bind_softmax, member_family="trans",
+                   sample_is="Each sample is one member of the ensemble, a model trained "
+                             "with another seed (sample t is member t mod the ensemble size)."),
         FamilySpec(
             "sto", "STO-TRANS", StoParams, bind_sto,
             knobs=("tau2", "noise_scale", "hard"),
             noisy=lambda s: s.noise_scale > 0, untrained=_untrained_sto,
             untrained_help="Gumbel noise on the attention logits (lambda = 0: the model)",
+            sample_is="Each sample is one forward pass with fresh Gumbel noise on the "
+                      "attention scores.",
         ),
         FamilySpec(
             "hsto", "H-STO-TRANS", HstoParams, bind_hsto, weights=hsto_weights,
             knobs=("tau1", "tau2", "noise_scale", "hard"), maps=("centroids",),
             noisy=lambda s: s.noise_scale > 0,
+            sample_is="Each sample is one forward pass with fresh Gumbel noise on the keys' "
+                      "centroid assignments and on the attention scores.",
         ),
         FamilySpec(
             "bam", "Bayesian Attention Modules", BamParams, bind_bam, weights=bam_weights,
@@ -199,15 +220,21 @@ FAMILIES: dict[str, FamilySpec] = {
             noisy=lambda s: s.bam_mode == "sample" and s.noise_scale > 0, has_kl=True,
             untrained=_untrained_bam,
             untrained_help="Weibull attention weights around the model's own attention",
+            sample_is="Each sample is one forward pass with attention weights drawn afresh "
+                      "(Weibull) around the posterior.",
         ),
         FamilySpec(
             "bayesformer", "BayesFormer", NoParams, bind_softmax, dropout_site="variational",
             mc_dropout=True, extra_bytes=3,
+            sample_is="Each sample is one forward pass with fresh dropout masks on the inputs "
+                      "of each head's queries, keys and values and of the feed-forward layers.",
         ),
         FamilySpec(
             "probtrans", "Probabilistic Transformer (EM keys)", ProbtransParams, bind_probtrans,
             knobs=("tau", "em_iterations", "em_precision"), maps=("attention_before_em",),
             needs_every_query=lambda s: s.em_iterations > 0,
+            sample_is="The EM key adaptation draws nothing at random: every sample is the "
+                      "same forward pass, so all T samples are identical.",
         ),
     )
 }

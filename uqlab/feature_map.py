@@ -98,11 +98,12 @@ def write(ck: Checkpoint, sink=write_atomic) -> Path:
 
 
 def read(path: str | Path, task: str) -> tuple[tuple[np.ndarray, list[float]] | None, str]:
-    """``((xy [N, 2], explained), "")`` of the checkpoint folder ``path``, or ``(None, why)``."""
+    """``((xy [N, 2], explained), "")`` of the checkpoint folder ``path``, or ``(None, why)``:
+    one line, shown to the app's visitors, so it names no command (``python -m
+    uqlab.feature_map --ckpt NAME`` writes the file)."""
     file = Path(path) / FILE
-    redo = "run `python -m uqlab.feature_map --ckpt NAME` to write it"
     if not file.is_file():
-        return None, f"no stored map for this checkpoint ({redo})"
+        return None, "no stored map for this checkpoint"
     try:
         with safe_open(str(file), framework="np") as fh:
             meta = fh.metadata() or {}
@@ -110,14 +111,14 @@ def read(path: str | Path, task: str) -> tuple[tuple[np.ndarray, list[float]] | 
         explained = [float(v) for v in json.loads(meta["explained"])]
         subsets = json.loads(meta["subsets"])
     except Exception:  # noqa: BLE001 - any unreadable file is simply not trusted
-        return None, f"the stored map does not parse ({redo})"
+        return None, "the stored map does not parse"
     if meta.get("format") != FORMAT or meta.get("task") != task or meta.get("method") != METHOD:
-        return None, f"the stored map is of another format, task or method ({redo})"
-    stale = provenance(meta, subsets, path, task, "the stored map", redo)
+        return None, "the stored map is of another format, task or method"
+    stale = provenance(meta, subsets, path, task, "the stored map")
     if stale:
         return None, stale
     if xy.shape != (len(bundled_rows(task)), 2) or xy.dtype != np.float32:
-        return None, f"the stored map has the wrong shape ({redo})"
+        return None, "the stored map has the wrong shape"
     return (xy, explained), ""
 
 

@@ -1,6 +1,12 @@
 """Turn a local Hugging Face classifier folder into a checkpoint: ``python -m uqlab.import_hf
-FOLDER --name NAME --task TASK [--family trans|mcdropout|sto|bam] [--layers last|all|0,5]
-[--copy] [--root DIR]``.
+FOLDER --name NAME (--task TASK | --task-file T.json) [--family trans|mcdropout|sto|bam]
+[--layers last|all|0,5] [--copy] [--root DIR]``.
+
+The task is a built-in one, one that a checkpoint of ``--root`` was trained on from a task
+file (its ``training.task_spec``: CR among the shipped ones), or one described by ``--task-file``
+(:mod:`uqlab.task_file`, read within its bounds). A task that is not built in is kept in the
+checkpoint's ``training.task_spec``, as training keeps it, so ``uqlab.evaluate`` and the app
+read it without the file (:func:`uqlab.task_file.register_from_training`).
 
 The folder is what ``save_pretrained`` writes for a ``BertForSequenceClassification``,
 ``RobertaForSequenceClassification`` or ``DistilBertForSequenceClassification`` (BERT, MiniLM,
@@ -52,12 +58,13 @@ from uqcore.config import ModelConfig
 from uqcore.errors import CheckpointError, ConfigError, UQError
 from uqcore.families import TRAINING_FREE, get_family
 from uqcore.hf_layouts import ARCHITECTURES, layout_of, read_config_json
-from uqcore.registry import check_name
+from uqcore.registry import check_name, list_checkpoints
 from uqcore.untrusted import read_json_file
 from uqcore.wordpiece import TOKENIZER_FILE, WordPiece
 from uqlab.paths import checkpoint_dir
 from uqlab.stale import owner_tag, remove_stale, tag_pattern
-from uqlab.tasks import TASK_NAMES, get_task
+from uqlab.task_file import read_task_file, register_from_training
+from uqlab.tasks import TASK_NAMES, TASKS, get_task
 
 SIDE_JSON, SIDE_TENSORS = "uq_family.json", "uq_family.safetensors"  # written by uqlab.export_hf
 SIDE_BYTES = 1 << 20  # a larger uq_family.json is refused unread
@@ -268,11 +275,15 @@ def import_folder(
     copy: bool = False,
     root: str | Path | None = None,
     info: HFFolder | None = None,
+    describe_task: bool = True,
 ) -> Path:
     """Write checkpoint ``root/name`` from the folder; returns its path. Nothing is written when
     a check fails; an earlier checkpoint of that name is replaced only once the new one loads.
     The work is done in ``root/.staging-<name>.<pid>@<host>``; those of killed imports (their
-    process gone) are removed first, those of running ones kept (:mod:`uqlab.stale`)."""
+    process gone) are removed first, those of running ones kept (:mod:`uqlab.stale`).
+    ``task`` must be in the task table (:func:`task_for` puts it there); ``describe_task``: a
+    task that is not built in is kept in ``training.task_spec`` (False for an upload, which
+    never names a file of the server)."""
     info = info or inspect(folder)
     root = Path(root) if root is not None else checkpoint_dir()
     target = root / check_name(name)
@@ -281,7 +292,8 @@ def import_folder(
     shutil.rmtree(staging, ignore_errors=True)  # this process's own, from an earlier try
     try:
         staging.mkdir(parents=True)
-        write_checkpoint(staging, info, task, family, layers, _base(info, staging, copy))
+        record = _base(info, staging, copy)
+        write_checkpoint(staging, info, task, family, layers, record, describe_task=describe_task)
         shutil.rmtree(target, ignore_errors=True)
         staging.rename(target)
     except BaseException:
@@ -299,10 +311,12 @@ def write_checkpoint(
     record: BaseRecord,
     *,
     local_base: bool = True,
+    describe_task: bool = False,
 ) -> None:
     """Write the checkpoint files of ``info`` as ``family`` into ``out`` (its base named by
     ``record``) and load it back strictly (``local_base=False``: as an upload, whose base must
-    lie inside it)."""
+    lie inside it). ``describe_task``: keep the description of a task that is not built in in
+    ``training.task_spec``, as a trained checkpoint keeps it (an operator's import)."""
     spec = get_task(task)
     if len(spec.label_names) != len(info.labels):
         raise ConfigError(
@@ -328,6 +342,9 @@ def write_checkpoint(
     }
     if side:
         training = {**info.side.get("training", {}), **training}
+        training.pop("task_spec", None)  # the task is the one asked for now
+    if describe_task and not spec.builtin:  # evaluating or opening it needs no task file
+        training["task_spec"] = spec.description
     try:
         save_checkpoint(
             out, tensors, cfg, None, training=training, base=record, card=_card(info, cfg)
@@ -356,7 +373,8 @@ def _card(info: HFFolder, cfg: ModelConfig) -> str:
         f"imported as it is. {spec.title}: {spec.untrained_help or 'as exported'}.{noise}\n\n"
         "Made stochastic without training: the samples measure how sensitive this model is to "
         "that noise, not a posterior of a model trained with it (docs/models.md, section 3b). "
-        "Not evaluated here: `python -m uqlab.evaluate --ckpt NAME` measures its calibration.\n"
+        "Not evaluated at import: the app's dataset pages sample it live; an evaluation by "
+        "uqlab.evaluate stores its metrics and calibration.\n"
     )
 
 
@@ -389,15 +407,48 @@ def check_tokenizer(info: HFFolder) -> WordPiece:
     return tok
 
 
+def task_for(task: str | None, task_file: str | Path | None, root: str | Path | None = None) -> str:
+    """The name of the task an import is for, registered in the task table: the task described
+    by ``task_file`` (read and checked by :func:`uqlab.task_file.read_task_file`, within its
+    bounds), else ``task``: a built-in task, or one a checkpoint of ``root`` (default: the
+    checkpoint folder) keeps in its ``training.task_spec``. :class:`ConfigError` in one line
+    otherwise (a bad file: its name and what is wrong)."""
+    if task_file is not None:
+        return read_task_file(task_file).name
+    if not task:
+        raise ConfigError("Give --task NAME or --task-file T.json.")
+    if task not in TASKS:
+        folder = Path(root) if root is not None else checkpoint_dir()
+        for info in list_checkpoints(folder):  # the operator's checkpoints: trusted
+            if not info.error and info.training.get("task") == task:
+                register_from_training(info.training)
+    if task not in TASKS:
+        described = sorted(set(TASKS) - set(TASK_NAMES))
+        known = ", ".join(TASK_NAMES) + (
+            f" (built in), {', '.join(described)} (described by checkpoints)" if described else ""
+        )
+        raise ConfigError(
+            f"Unknown task {task[:40]!r}; use one of {known}, or describe it in a file: "
+            "--task-file T.json (uqlab.task_file)."
+        )
+    return task
+
+
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(
+        prog="python -m uqlab.import_hf", description=__doc__.split("\n\n")[0]
+    )
     p.add_argument("folder", help="a local Hugging Face classifier folder")
     p.add_argument("--name", required=True, help="the checkpoint's name")
-    p.add_argument(
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument(
         "--task",
-        required=True,
-        choices=TASK_NAMES,
-        help="the task whose bundled data the dataset pages use (labels in order)",
+        help=f"the task whose bundled data the dataset pages use (labels in order): "
+        f"{', '.join(TASK_NAMES)}, or a task a checkpoint of --root was trained on from a file",
+    )
+    which.add_argument(
+        "--task-file",
+        help="a task described by a JSON file (uqlab.task_file), kept in the checkpoint",
     )
     p.add_argument(
         "--family",
@@ -419,11 +470,12 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     start = time.perf_counter()
     try:
+        task = task_for(args.task, args.task_file, args.root)
         info = inspect(args.folder)
         out = import_folder(
             args.folder,
             args.name,
-            args.task,
+            task,
             family=args.family,
             layers=args.layers,
             copy=args.copy,

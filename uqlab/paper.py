@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from uqcore.vocab import tokenize
 from uqlab.tasks import get_task
 
 BASELINE_FAMILY = "trans"  # the deterministic transformer: the "Δ vs TRANS" column
@@ -55,6 +56,16 @@ def p_gold_cell(mean: float, var: float, *, small: bool = False) -> str:
 def correct_cell(correct: int, total: int) -> str:
     """A Table 3 cell: ``"7/10"``."""
     return f"{correct}/{total}"
+
+
+def paper_key(text: str) -> str:
+    """A sentence as the paper's Table 3 prints it, to match a sentence against its rows: lower
+    case, the words and single punctuation marks of the word-level tokeniser
+    (:func:`uqcore.vocab.tokenize`) one space apart, ``n't`` joined to its word (the paper
+    prints ``did n't``). ``"Sally suspected Joe, but he didn't Holly."`` and the paper's
+    ``"sally suspected joe, but he did n't holly."`` have one key; a missing full stop or
+    another word makes another sentence."""
+    return " ".join(tokenize(text)).replace(" n't", "n't")
 
 
 @dataclass(frozen=True)
@@ -103,7 +114,9 @@ class PaperTable:
         return next((r for r in self.rows if r.checkpoint == checkpoint), None)
 
     def example(self, text: str) -> ExampleRow | None:
-        return next((r for r in self.rows if r.text == text), None)
+        """The Table 3 row of ``text`` (matched by :func:`paper_key`), or None."""
+        key = paper_key(text)
+        return next((r for r in self.rows if paper_key(r.text) == key), None)
 
 
 TABLES: dict[int, PaperTable] = {
@@ -163,6 +176,11 @@ TABLES: dict[int, PaperTable] = {
     ),
 }
 TABLE3 = TABLES[3].rows
+# how the paper's Table 3 was made, for a note beside its cells (the app's Table 3 page)
+TABLE3_SETUP = (
+    f"T = {TABLE3[0].samples} samples of the paper's word-level H-STO-TRANS, trained on its own "
+    "split of CoLA"
+)
 
 
 def _of(task: str, kind: type) -> list[PaperTable]:
@@ -178,6 +196,14 @@ def metric_table(task: str) -> PaperTable | None:
 def examples(task: str) -> tuple[ExampleRow, ...]:
     """The paper's Table 3 sentences of ``task`` (none for a task it has no Table 3 of)."""
     return tuple(r for t in _of(task, ExampleRow) for r in t.rows)
+
+
+def example_of(task: str, text: str) -> ExampleRow | None:
+    """The paper's Table 3 row of ``text`` among ``task``'s (:func:`examples`, matched by
+    :func:`paper_key`), or None: a sentence the paper does not report, or a task it has no
+    Table 3 of."""
+    key = paper_key(text)
+    return next((r for r in examples(task) if paper_key(r.text) == key), None)
 
 
 def example_cells(text: str) -> tuple[str, str] | None:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from uqcore.checkpoint import weights_path
 from uqcore.registry import list_checkpoints
+from uqlab.first_screen import load_record, markdown
 from uqlab.paper import (
     BASELINE_FAMILY,
     correct_cell,
@@ -26,7 +27,14 @@ from uqlab.paper import (
 )
 from uqlab.paths import checkpoint_dir
 from uqlab.task_file import register_from_training
-from uqlab.tasks import METRICS, TASKS, get_task
+from uqlab.tasks import (
+    DEFAULT_CHECKPOINT,
+    FIRST_SCREEN_CANDIDATES,
+    METRICS,
+    PAPER_CHECKPOINT,
+    TASKS,
+    get_task,
+)
 from uqlab.training.storage import LOGIT_TOLERANCE
 
 COMMAND = "python -m uqlab.evaluate --all && python -m uqlab.results"
@@ -196,7 +204,64 @@ def render(
     lines += _pattern(rows)
     lines += _calibration(rows)
     lines += _storage(storage or {})
+    lines += first_screen_section(load_record())
     return "\n".join([*lines, ""])
+
+
+def _length_note(measured: list, chosen) -> str:
+    """What the length-matched check leaves of the out-of-domain separation by MI."""
+    kept = [m for m in measured if m.auroc_mi_cut >= 0.65]  # NaN (no OOD dev) compares False
+    said = (
+        f"`{chosen.name}`'s out-of-domain separation by mutual information (AUROC "
+        f"{chosen.auroc_mi:.2f}) is length: {chosen.auroc_mi_cut:.2f} once the texts are cut to "
+        "matched lengths."
+    )
+    if kept:
+        said += (
+            " Only "
+            + ", ".join(
+                f"`{m.name}` keeps one ({m.auroc_mi_cut:.2f} cut, {m.auroc_mi:.2f} raw; visible "
+                f"spread on {m.visible_share:.1%} of its dev rows)"
+                for m in kept
+            )
+            + "."
+        )
+    return said
+
+
+def first_screen_section(record) -> list[str]:
+    """The first screen's choice and the dev figures behind it (``python -m uqlab.first_screen``,
+    ``assets/eval/first_screen.json``); nothing when they were never measured."""
+    if record is None:
+        return []
+    measured, n, T, seed = record  # noqa: N806
+    chosen = next((m for m in measured if m.name == DEFAULT_CHECKPOINT), None)
+    lines = ["", "## The first screen, chosen on dev data", "", markdown(measured, n, T, seed)]
+    if chosen is not None:
+        lines += [
+            f"The app opens on `{DEFAULT_CHECKPOINT}` (`uqlab.tasks.DEFAULT_CHECKPOINT`): "
+            f"{chosen.dev_acc:.1%} of its first {n} dev rows right, and its samples spread "
+            f"visibly (a standard deviation of p of at least 0.05, one bar of the explorer's "
+            f"histogram) on {chosen.visible_share:.1%} of them; the MiniLM candidates do on "
+            f"at most {max(m.visible_share for m in measured if 'minilm' in m.name):.1%}, so "
+            "a stranger would see one spike per sentence. "
+            + _length_note(measured, chosen)
+            + " So the first screen shows an out-of-domain sentence without claiming that the "
+            "model is more uncertain there.",
+        ]
+    paper = next((m for m in measured if m.name == PAPER_CHECKPOINT), None)
+    if paper is not None:
+        lines[-1] += (
+            f" The paper's `{PAPER_CHECKPOINT}` spreads on more ({paper.visible_share:.1%}) but "
+            f"gets only {paper.dev_acc:.1%} of its dev sentences right; the landing keeps it "
+            "one click away."
+        )
+    missing = [
+        name for name, _ in FIRST_SCREEN_CANDIDATES if name not in {m.name for m in measured}
+    ]
+    if missing:
+        lines += ["", f"Not measured: {', '.join(missing)}."]
+    return lines
 
 
 SCORE_COLUMNS = (

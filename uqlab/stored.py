@@ -44,6 +44,7 @@ READABLE_FORMATS = ("1", "2")  # 1: the bundled rows only
 T_STORED = 10  # the dataset pages' default T (the paper's protocol)
 T_EXAMPLES = 50  # the explorer's and Table 3's default T (ui.logic.state.DEFAULT_T; a test pins it)
 SEED_STORED = 0  # the sidebar's default seed
+REDO = "python -m uqlab.evaluate --ckpt NAME --stored-only"  # writes (again) a checkpoint's file
 TOLERANCE = 1e-3  # |p stored - p live| on the shipped checkpoints (tests/uqlab/test_stored.py)
 SETTING_FIELDS = tuple(
     f.name
@@ -224,34 +225,34 @@ def write(
         "examples_T": str(T_EXAMPLES),
         "examples": examples_hash(task),
         "dtype": "float16",
-        "command": f"python -m uqlab.evaluate --ckpt {ck.name} --stored-only",
+        "command": REDO.replace("NAME", ck.name),
     }
     path = Path(ck.path) / FILE
     sink(path, save({"logits": np.ascontiguousarray(logits), "examples": examples}, metadata=meta))
     return path
 
 
-def provenance(meta: dict, subsets: dict, path: str | Path, task: str, what: str, redo: str) -> str:
+def provenance(meta: dict, subsets: dict, path: str | Path, task: str, what: str) -> str:
     """Why a file stored for ``task``'s bundled examples in checkpoint folder ``path`` is not
     trusted for where it came from (``subsets``: the sha256 it records of each subset,
     ``meta["weights"]``: of the weights), or "" when it is. ``what`` names the file in the
-    message, ``redo`` says how to write it again."""
+    message."""
     if subsets != subset_hashes(task):
-        return f"the bundled examples changed since {what} was written ({redo})"
+        return f"the bundled examples changed since {what} was written"
     try:
         same_weights = meta.get("weights") == weights_hash(path)
     except Exception:  # noqa: BLE001 - an unreadable weights file is not the same weights
         same_weights = False
-    return "" if same_weights else f"{what} comes from other weights ({redo})"
+    return "" if same_weights else f"{what} comes from other weights"
 
 
 def read(path: str | Path, task: str, fs: ForwardSettings) -> tuple[StoredSamples | None, str]:
     """The stored samples of the checkpoint folder ``path`` (task ``task``, own settings
-    ``fs``), or None and why they are not trusted (one line; also "" when read)."""
+    ``fs``), or None and why they are not trusted (one line; also "" when read). The reason
+    is shown to the app's visitors, so it names no command (:data:`REDO` writes the file)."""
     file = Path(path) / FILE
-    redo = "run `python -m uqlab.evaluate --ckpt NAME --stored-only` to write them"
     if not file.is_file():
-        return None, f"no stored results for this checkpoint ({redo})"
+        return None, "no stored results for this checkpoint"
     try:
         with safe_open(str(file), framework="np") as fh:
             meta = fh.metadata() or {}
@@ -261,17 +262,17 @@ def read(path: str | Path, task: str, fs: ForwardSettings) -> tuple[StoredSample
         subsets = json.loads(meta["subsets"])
         T, seed = int(meta["T"]), int(meta["seed"])  # noqa: N806
     except Exception:  # noqa: BLE001 - any unreadable file is simply not trusted
-        return None, f"the stored results file does not parse ({redo})"
+        return None, "the stored results file does not parse"
     if meta.get("format") not in READABLE_FORMATS or meta.get("task") != task:
-        return None, f"the stored results are of another format or task ({redo})"
-    stale = provenance(meta, subsets, path, task, "the stored results", redo)
+        return None, "the stored results are of another format or task"
+    stale = provenance(meta, subsets, path, task, "the stored results")
     if stale:
         return None, stale
     texts = [r[0] for r in bundled_rows(task)]
     if logits.ndim != 3 or logits.shape[0] != len(texts) or logits.shape[1] not in (1, T):
-        return None, f"the stored results have the wrong shape ({redo})"
+        return None, "the stored results have the wrong shape"
     if settings != settings_record(fs):
-        return None, f"the stored results are for other settings ({redo})"
+        return None, "the stored results are for other settings"
     rows = {text: i for i, text in enumerate(texts)}
     if meta.get("format") == "1":
         return StoredSamples(logits, T, seed, settings, rows), ""
@@ -279,9 +280,9 @@ def read(path: str | Path, task: str, fs: ForwardSettings) -> tuple[StoredSample
     try:
         examples_t = int(meta["examples_T"])
     except (KeyError, ValueError):
-        return None, f"the stored results file does not parse ({redo})"
+        return None, "the stored results file does not parse"
     if meta.get("examples") != examples_hash(task):
-        return None, f"the example sentences changed since the results were stored ({redo})"
+        return None, "the example sentences changed since the results were stored"
     if (
         examples is None
         or examples.ndim != 3
@@ -289,6 +290,6 @@ def read(path: str | Path, task: str, fs: ForwardSettings) -> tuple[StoredSample
         or examples.shape[1] not in (1, examples_t)
         or examples.shape[2] != logits.shape[2]
     ):
-        return None, f"the stored results have the wrong shape ({redo})"
+        return None, "the stored results have the wrong shape"
     example_rows = {text: i for i, text in enumerate(presets)}
     return StoredSamples(logits, T, seed, settings, rows, examples, examples_t, example_rows), ""

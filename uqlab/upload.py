@@ -312,13 +312,13 @@ def _check_metrics(metrics: dict) -> None:
     for key in ("id", "ood"):
         if not isinstance(metrics.get(key), dict):
             raise UploadError(
-                f"metrics.json lacks its '{key}' section; write it with "
-                "python -m uqlab.evaluate, or leave metrics.json out."
+                f"metrics.json lacks its '{key}' section: leave metrics.json out (the pages "
+                "then sample the checkpoint here), or write it again with uqlab.evaluate."
             )
     if not isinstance(metrics.get("samples"), int):
         raise UploadError(
-            "metrics.json lacks 'samples' (T); write it with python -m "
-            "uqlab.evaluate, or leave metrics.json out."
+            "metrics.json lacks 'samples' (T): leave metrics.json out (the pages then "
+            "sample the checkpoint here), or write it again with uqlab.evaluate."
         )
 
     def finite(value) -> bool:
@@ -550,7 +550,9 @@ def install_hf_folder(
 
     target_name = _safe_name(name)
     try:
-        import_folder(path, target_name, task, family=family, layers=layers, root=folder)
+        import_folder(
+            path, target_name, task, family=family, layers=layers, root=folder, describe_task=False
+        )
     except UQError as exc:
         raise UploadError(_public(f"Not a valid model folder: {exc}", Path(folder))) from None
     except OSError as exc:

@@ -13,11 +13,14 @@ from plotly.subplots import make_subplots
 
 from uqlab.tasks import DOMAINS
 from viz.titles import (
+    PANEL_NAME_CHARS,
     PANEL_TITLE_CHARS,
     TITLE_FONT,
     FigureSpec,
     phone_specs,
     phone_titles,
+    top_title,
+    wrap_name,
     wrap_title,
 )
 
@@ -25,6 +28,7 @@ _BLUE = "#1f5fbf"  # the theme's primaryColor (.streamlit/config.toml)
 _RED = "#d1495b"
 _CLASS_COLORS = ("#d1495b", "#1f5fbf", "#2e8b57", "#e09f3e")
 _MARGIN = {"l": 10, "r": 10, "t": 60, "b": 10}
+STD_MAX = 0.5  # the largest standard deviation a weight in [0, 1] can have (half 0, half 1)
 
 
 def unique_labels(tokens: Sequence[str]) -> list[str]:
@@ -208,6 +212,7 @@ def attention_panels(
     title: str,
     zmax: float | None = 1.0,
     own_scale: Sequence[str] = (),
+    own_zmax: float | None = None,
 ) -> FigureSpec:
     """Side-by-side heat maps (one faceted figure) of ``[L, L]`` matrices, e.g. one sample,
     the mean and the standard deviation over samples. Rows = queries, columns = keys.
@@ -215,7 +220,11 @@ def attention_panels(
     Attention weights share one colour scale fixed to ``[0, zmax]`` (1 by default: a uniform
     row looks pale and a one-hot row dark, on every figure alike; None = up to the largest
     value shown). The panels named in ``own_scale`` (a standard deviation, a difference) get a
-    second scale of their own, from 0 to their largest value."""
+    second scale of their own, from 0 to ``own_zmax`` (e.g. :data:`STD_MAX`, the same for every
+    figure, so a smaller spread looks paler), or to their largest value when it is None.
+
+    The panels' names wrap (:func:`viz.titles.wrap_name`) to share a phone's width, and the
+    title sits at the top (:func:`viz.titles.top_title`) with room for them under it."""
     names = list(panels)
     stack = np.stack([np.asarray(panels[n], dtype=float) for n in names])  # [P, L, L]
     if stack.shape[1:] != (len(tokens), len(tokens)):
@@ -233,16 +242,19 @@ def attention_panels(
         "query %{y}<br>key %{x}<br>%{z:.3f}<extra></extra>",
     )
     layout = fig["layout"]
-    for annotation, name in zip(layout["annotations"], names, strict=True):
+    width = max(8, PANEL_NAME_CHARS // len(names))  # characters of a panel's name per line
+    shown = [wrap_name(name, width) for name in names]
+    for annotation, name in zip(layout["annotations"], shown, strict=True):
         annotation.update(text=name, font={"size": 12})  # the panels' names
+    head, top_px = top_title(title, max(n.count("<br>") + 1 for n in shown))
     own = [i for i, n in enumerate(names) if n in own_scale]
     # colour bars lie flat under the panels, below the key labels and the axis title, so they
     # never overlap each other or a panel however narrow the screen (a phone gives each panel
     # about 100 px); the room below the plot is measured in pixels from the longest label
     labels_px = 14 + 5 * max(len(x) for x in labels) if len(tokens) <= 64 else 10
     below = labels_px + 28  # tick labels (at -45 degrees) and the axis title
-    height = max(480, min(980, 280 + 18 * len(tokens)))
-    plot_px = height - _MARGIN["t"] - (below + 70)
+    height = max(480, min(980, 280 + 18 * len(tokens))) + top_px - _MARGIN["t"]
+    plot_px = height - top_px - (below + 70)
     coloraxis = layout["coloraxis"]
     coloraxis.update(cmin=0.0, cmax=top)
     coloraxis["colorbar"] = {
@@ -256,7 +268,7 @@ def attention_panels(
         layout["coloraxis2"] = {
             "colorscale": _colorscale("Oranges"),
             "cmin": 0.0,
-            "cmax": float(stack[own].max() or 1.0),
+            "cmax": own_zmax if own_zmax is not None else float(stack[own].max() or 1.0),
             "colorbar": _flat_bar(label, 0.78, below, plot_px),
         }
     show = len(tokens) <= 64
@@ -267,8 +279,8 @@ def attention_panels(
             layout[ya].update(showticklabels=False, title={"text": ""})
     layout[xaxes[0]]["title"] = {"text": "key (attended to)"}  # once, under the first panel
     layout.update(
-        title={"text": title},
-        margin={**layout.get("margin", {}), **_MARGIN, "b": below + 70},
+        title=head,
+        margin={**layout.get("margin", {}), **_MARGIN, "t": top_px, "b": below + 70},
         height=height,
     )
     return fig

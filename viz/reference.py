@@ -13,7 +13,7 @@ import plotly.express as px
 import plotly.graph_objects as go
 
 from viz.figures import _BLUE, _CLASS_COLORS, _MARGIN, _RED, unique_labels
-from viz.titles import phone_titles
+from viz.titles import PANEL_NAME_CHARS, phone_titles, top_title, wrap_name
 
 
 @phone_titles
@@ -112,6 +112,7 @@ def attention_panels(
     title: str,
     zmax: float | None = 1.0,
     own_scale: Sequence[str] = (),
+    own_zmax: float | None = None,
 ) -> go.Figure:
     """Side-by-side heat maps (one faceted figure) of ``[L, L]`` matrices, e.g. one sample,
     the mean and the standard deviation over samples. Rows = queries, columns = keys.
@@ -119,7 +120,8 @@ def attention_panels(
     Attention weights share one colour scale fixed to ``[0, zmax]`` (1 by default: a uniform
     row looks pale and a one-hot row dark, on every figure alike; None = up to the largest
     value shown). The panels named in ``own_scale`` (a standard deviation, a difference) get a
-    second scale of their own, from 0 to their largest value."""
+    second scale of their own, from 0 to ``own_zmax``, or to their largest value when it is
+    None (issue 34: the fixed scale and the wrapped names and top title were added to both)."""
     names = list(panels)
     stack = np.stack([np.asarray(panels[n], dtype=float) for n in names])  # [P, L, L]
     if stack.shape[1:] != (len(tokens), len(tokens)):
@@ -139,8 +141,11 @@ def attention_panels(
         aspect="auto",
         labels={"x": "key (attended to)", "y": "query", "color": "weight"},
     )
-    for i, name in enumerate(names):
+    width = max(8, PANEL_NAME_CHARS // len(names))
+    shown = [wrap_name(name, width) for name in names]
+    for i, name in enumerate(shown):
         fig.layout.annotations[i].text = name
+    head, top_px = top_title(title, max(n.count("<br>") + 1 for n in shown))
     fig.update_traces(hovertemplate="query %{y}<br>key %{x}<br>%{z:.3f}<extra></extra>")
     own = [i for i, n in enumerate(names) if n in own_scale]
     # colour bars lie flat under the panels, below the key labels and the axis title, so they
@@ -148,8 +153,8 @@ def attention_panels(
     # about 100 px); the room below the plot is measured in pixels from the longest label
     labels_px = 14 + 5 * max(len(x) for x in labels) if len(tokens) <= 64 else 10
     below = labels_px + 28  # tick labels (at -45 degrees) and the axis title
-    height = max(480, min(980, 280 + 18 * len(tokens)))
-    plot_px = height - _MARGIN["t"] - (below + 70)
+    height = max(480, min(980, 280 + 18 * len(tokens))) + top_px - _MARGIN["t"]
+    plot_px = height - top_px - (below + 70)
     fig.update_layout(coloraxis_colorbar=_flat_bar("weight", 0.22 if own else 0.5, below, plot_px))
     if own:
         for i in own:
@@ -159,7 +164,7 @@ def attention_panels(
             coloraxis2={
                 "colorscale": "Oranges",
                 "cmin": 0.0,
-                "cmax": float(stack[own].max() or 1.0),
+                "cmax": own_zmax if own_zmax is not None else float(stack[own].max() or 1.0),
                 "colorbar": _flat_bar(label, 0.78, below, plot_px),
             }
         )
@@ -171,7 +176,7 @@ def attention_panels(
     for i in range(2, len(names) + 1):  # token labels once, on the first panel
         fig.layout[f"yaxis{i}"].showticklabels = False
         fig.layout[f"yaxis{i}"].title.text = ""
-    fig.update_layout(title=title, margin={**_MARGIN, "b": below + 70}, height=height)
+    fig.update_layout(title=head, margin={**_MARGIN, "t": top_px, "b": below + 70}, height=height)
     return fig
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable
 
 import plotly.graph_objects as go
@@ -15,7 +16,11 @@ TITLE_CHARS = 32  # what a 250 px wide chart shows of a line at the 15 px title 
 # explorer's two chart columns at 1024x768 beside the sidebar, a 390 px phone with its margins
 TITLE_FONT = 15
 PANEL_TITLE_CHARS = 14  # the title of one of two side-by-side panels (half that width, 14 px)
+PANEL_NAME_CHARS = 42  # the names of side-by-side panels together, at 12 px: a phone's plot
+# (about 270 px beside the token labels) holds four names of 10 characters
+TITLE_PAD = 12  # px from the figure's top to a title anchored there (:func:`top_title`)
 _LINE_PX = 20  # height of one title line, for the top margin
+_NAME_LINE_PX = 16  # height of one line of a 12 px panel name
 
 
 def wrap_title(text: str, width: int = TITLE_CHARS) -> str:
@@ -28,6 +33,33 @@ def wrap_title(text: str, width: int = TITLE_CHARS) -> str:
         else:
             lines.append(word)
     return "<br>".join(lines)
+
+
+def wrap_name(text: str, width: int) -> str:
+    """A panel's name broken into lines of at most ``width`` characters at spaces and after
+    hyphens (``cola-minilm-mcdropout`` at 10: ``cola-<br>minilm-<br>mcdropout``), joined with
+    plotly's ``<br>``; a longer piece keeps its own line, a name already broken is kept."""
+    if "<br>" in text:
+        return text
+    lines: list[str] = []
+    for word in text.split():
+        for i, piece in enumerate(re.findall(r"[^-]+-*|-+", word)):  # "a-b" -> "a-", "b"
+            joiner = "" if i else " "
+            if lines and len(lines[-1]) + len(joiner) + len(piece) <= width:
+                lines[-1] += joiner + piece
+            else:
+                lines.append(piece)
+    return "<br>".join(lines)
+
+
+def top_title(text: str, names: int = 1) -> tuple[dict, int]:
+    """A figure's title anchored :data:`TITLE_PAD` px below the figure's top, and the top margin
+    that holds its lines as :func:`phone_titles` wraps them plus ``names`` lines of panel names
+    under it. Plotly centres a title in the top margin by default, so a title that wraps grows
+    down into the panel names (or column titles) that sit at the top of the plot."""
+    lines = wrap_title(text).count("<br>") + 1
+    title = {"text": text, "y": 1, "yref": "container", "yanchor": "top", "pad": {"t": TITLE_PAD}}
+    return title, TITLE_PAD + _LINE_PX * lines + 8 + _NAME_LINE_PX * names
 
 
 def phone_titles(build: Callable[..., go.Figure]) -> Callable[..., go.Figure]:

@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from viz.figures import unique_labels
-from viz.titles import phone_titles
+from viz.titles import phone_titles, top_title
 
 _BLUE, _RED, _GREY, _INK = "#1f5fbf", "#d1495b", "#8a8f98", "#1a1d24"
 _MARGIN = {"l": 10, "r": 10, "t": 60, "b": 10}
@@ -163,7 +163,8 @@ def difference_map(diff: np.ndarray, tokens: Sequence[str], title: str) -> go.Fi
 def head_grid(maps: np.ndarray, tokens: Sequence[str], title: str, scale: str) -> go.Figure:
     """Every layer x head at once (bertviz's model view, for distributions): ``maps
     [n_layers, H, K, K]`` of the mean (or std) attention over samples, one small heat map per
-    cell (row = layer, column = head), one shared colour scale; hovering names the cell."""
+    cell (row = layer, column = head), one shared colour scale; hovering names the cell. The
+    title sits at the top (:func:`viz.titles.top_title`), above the heads' column titles."""
     n_layers, n_heads = maps.shape[:2]
     fig = make_subplots(
         rows=n_layers,
@@ -196,10 +197,11 @@ def head_grid(maps: np.ndarray, tokens: Sequence[str], title: str, scale: str) -
             )
     fig.update_xaxes(showticklabels=False, ticks="")
     fig.update_yaxes(showticklabels=False, ticks="", autorange="reversed")
+    head, top_px = top_title(title)  # one line of column titles (H0, H1, ...) under it
     fig.update_layout(
-        title=title,
-        margin={"l": 10, "r": 30, "t": 70, "b": 10},
-        height=max(320, 70 + 62 * n_layers),
+        title=head,
+        margin={"l": 10, "r": 30, "t": top_px, "b": 10},
+        height=max(320, top_px + 62 * n_layers),
     )
     for a in fig.layout.annotations:
         a.font.size = 11

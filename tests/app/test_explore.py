@@ -169,8 +169,12 @@ def test_a_first_visit_lands_on_an_introduction_with_three_stories():
     )
     stories[1].click().run()  # the uncertain one
     assert not at.exception
-    assert not [b for b in at.button if b.key and b.key.startswith("landing_story")]
     assert at.query_params["text"]  # the story's sentence is the view now
+    kept = [b for b in at.button if b.key and b.key.startswith("landing_story")]
+    assert len(kept) == 3  # the other stories stay one click away
+    assert [b.proto.type for b in kept] == ["secondary", "primary", "secondary"]  # the open one
+    at.button(key="landing_close").click().run()  # until the visitor hides them
+    assert not [b for b in at.button if b.key and b.key.startswith("landing_story")]
     linked = open_link(**LINK)  # a shared link goes straight to its view
     assert not [b for b in linked.button if b.key and b.key.startswith("landing_story")]
 

@@ -103,3 +103,133 @@ def test_exports_record_their_settings_in_the_name_and_inside():
     assert ",40.0," in rows[1] and LINK["text"] in rows[1]
     npz = np.load(io.BytesIO(arrays_npz(res, record)))
     assert json.loads(str(npz["settings"]))["tau2"] == 40.0
+
+
+# --- issue 34: a class can see what each knob does ----------------------------------------------
+def _std_panel(spec: dict) -> tuple[np.ndarray, float]:
+    """The std panel's values and the top of its colour scale."""
+    trace = next(t for t in spec["data"] if t.get("coloraxis") == "coloraxis2")
+    return array(trace["z"]), spec["layout"]["coloraxis2"]["cmax"]
+
+
+def test_the_std_panel_keeps_one_scale_so_less_disagreement_looks_paler():
+    """Defect: the std map was scaled to its own largest value, so a spread of 0.004
+    (tau2 = 50) looked as dark as one of 0.3 (tau2 = 0.5). Now its colours run from 0 to 0.5
+    whatever the knobs: its mean colour intensity (mean z / cmax) follows the mean spread."""
+    from ui.logic.compute import explore
+    from uqcore.registry import load
+    from uqcore.settings import SamplingSettings
+    from uqlab.paths import checkpoint_dir
+
+    ck = load("cola-sto", str(checkpoint_dir()))
+    intensity, spread = {}, {}
+    for tau2 in ("0.5", "50"):
+        at = open_link(**{**LINK, "ckpt": "cola-sto", "T": "20", "tau2": tau2})
+        z, top = _std_panel(attention_spec(at))
+        assert top == 0.5  # the same fixed scale at every tau2
+        intensity[tau2] = float(z.mean() / top)
+        res = explore(ck, LINK["text"], 20, 1, SamplingSettings(tau2=float(tau2)))
+        maps = res.maps[1].attention[:, 0].astype(np.float32)  # last layer, head 0: [T, L, L]
+        np.testing.assert_allclose(z, maps.std(0), atol=1e-6)  # its data: the std values
+        spread[tau2] = float(maps.std(0).mean())
+    assert spread["0.5"] > 3 * spread["50"]  # tau2 = 50 flattens the attention
+    ratio = intensity["0.5"] / intensity["50"]
+    assert ratio == pytest.approx(spread["0.5"] / spread["50"], rel=1e-3), (ratio, spread)
+    captions = " ".join(c.value for c in at.caption)
+    assert "fixed scale from 0 to 0.5" in captions
+    # auto-scale is one click away (and part of the figure's cache key)
+    at.toggle(key="att_auto_spread").set_value(True).run()
+    z, top = _std_panel(attention_spec(at))
+    assert top == pytest.approx(float(z.max()), rel=1e-6) and top < 0.5
+    assert "scaled to its own largest value" in " ".join(c.value for c in at.caption)
+
+
+def _captions(at: AppTest) -> str:
+    return " ".join(c.value for c in at.caption)
+
+
+def test_a_deterministic_checkpoint_draws_no_sample_slider_and_says_its_samples_are_equal():
+    """Defect: a "Sample" slider over identical samples, and a histogram caption about "fresh
+    attention noise" for a model that draws none."""
+    at = open_link(**{**LINK, "ckpt": "cola-trans"})
+    assert "Sample" not in [s.label for s in at.slider]
+    assert "att_auto_spread" not in [t.key for t in at.toggle]  # no std map: no spread scale
+    captions = _captions(at)
+    assert "draws nothing at random" in captions and "all T samples are identical" in captions
+    assert "fresh attention noise" not in captions
+    stochastic = open_link(**LINK)  # cola-hsto: its samples differ
+    assert "Sample" in [s.label for s in stochastic.slider]
+    assert "fresh Gumbel noise" in _captions(stochastic)
+
+
+def test_settings_that_draw_no_noise_draw_no_sample_slider_and_say_why():
+    at = open_link(**{**LINK, "ckpt": "cola-sto", "noise_scale": "0"})
+    assert "Sample" not in [s.label for s in at.slider]
+    assert "With these settings every sample is the same" in _captions(at)
+
+
+@pytest.mark.parametrize(
+    ("family", "said"),
+    [
+        ("mcdropout", "a fresh dropout mask"),
+        ("ensemble", "one member of the ensemble"),
+        ("bayesformer", "fresh dropout masks on the inputs"),
+        ("probtrans", "all T samples are identical"),
+    ],
+)
+def test_the_histogram_caption_says_what_one_sample_is(family, said):
+    assert said in _captions(open_link(**{**LINK, "ckpt": f"cola-{family}"}))
+
+
+@pytest.fixture(scope="module", autouse=True)
+def flat_bam(ckdir):  # noqa: F811 (the fixture)
+    """``cola-flatbam``: a tiny BAM whose prior is fixed (uniform), beside the tiny ``cola-bam``
+    whose contextual prior (random weights) is not."""
+    import torch
+
+    from tests.helpers import tiny_config
+    from ui.logic.catalog import presets
+    from uqcore.build import build_model
+    from uqcore.checkpoint import save_checkpoint
+    from uqcore.vocab import Vocab
+
+    texts = [p.text for p in presets("cola")] + ["a great movie", "the film was dull"]
+    vocab = Vocab.build(texts, max_size=500)
+    cfg = tiny_config("bam", prior="fixed").replace(vocab_size=len(vocab), max_len=64)
+    torch.manual_seed(0)
+    training = {
+        "task": "cola",
+        "family": "bam",
+        "label_names": ["unacceptable", "acceptable"],
+        "splits": {"train": 10, "dev": 2, "test": 2, "ood": 2},
+    }
+    save_checkpoint(ckdir / "cola-flatbam", build_model(cfg), cfg, vocab, training=training)
+
+
+def _infos(at: AppTest) -> list[str]:
+    return [e.body for e in at.info]
+
+
+def test_a_uniform_prior_gets_a_note_and_a_learned_one_does_not(monkeypatch):
+    """Defect: cola-bam's prior is flat (about 1/7 on each key) and its KL bar the same for
+    every head, unexplained."""
+    import ui.explore_views as V
+
+    flat = open_link(**{**LINK, "ckpt": "cola-flatbam"})
+    notes = [n for n in _infos(flat) if "prior is (nearly) uniform" in n]
+    assert len(notes) == 1 and "the KL bar only measures how peaked the posterior is" in notes[0]
+    assert "open [" not in notes[0]  # no checkpoint with a learned prior in this folder
+    learned = open_link(**{**LINK, "ckpt": "cola-bam"})
+    assert not [n for n in _infos(learned) if "prior is (nearly) uniform" in n]
+    monkeypatch.setattr(V, "LEARNED_PRIOR", "cola-bam")  # available: the note links to it
+    note = next(n for n in _infos(open_link(**{**LINK, "ckpt": "cola-flatbam"})) if "uniform" in n)
+    assert "For a prior that is learned, open [cola-bam](/?ckpt=cola-bam&" in note
+
+
+def test_the_glossary_sits_by_the_metrics_and_lists_every_term():
+    from ui.logic.glossary import GLOSSARY
+
+    at = open_link(**LINK)
+    shown = "\n".join(m.value for m in at.markdown)
+    for term, text in GLOSSARY.items():
+        assert f"**{term}**: {text}" in shown, term

@@ -57,3 +57,37 @@ def test_the_upload_page_adds_a_checkpoint_for_every_page(source, monkeypatch, t
     del at  # the session ends: its upload folder goes with it
     gc.collect()
     assert not folder.exists()
+
+
+def _server_limit_mb() -> int:
+    """``server.maxUploadSize`` of the app's .streamlit/config.toml: what the server accepts."""
+    import tomllib
+
+    with open(ROOT / ".streamlit" / "config.toml", "rb") as fh:
+        return tomllib.load(fh)["server"]["maxUploadSize"]
+
+
+def test_every_upload_limit_is_within_the_servers():
+    """Issue 34: a widget's own limit above the server's would be refused by the server with no
+    message; each limit of the app fits under ``server.maxUploadSize``."""
+    from ui.logic import inputs, your_data
+
+    for limit in (upload.MAX_UPLOAD_BYTES, your_data.MAX_BYTES, inputs.MAX_UPLOAD_BYTES):
+        assert limit <= _server_limit_mb() * 2**20, limit
+
+
+def test_the_checkpoint_uploaders_state_the_limit_they_enforce(monkeypatch, tmp_path):
+    """Issue 34: the zip uploader's label and the widget's "Limit ... per file" came from two
+    places; both are now ``uqlab.upload.MAX_UPLOAD_BYTES`` (zip, loose files together, HF zip)."""
+    monkeypatch.setenv("UQ_CHECKPOINT_DIR", str(make_checkpoints(tmp_path, families=("trans",))))
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params["ckpt"] = "cola-trans"
+    at.run()
+    at.switch_page("app_pages/upload.py").run()
+    assert not at.exception, at.exception
+    uploaders = at.get("file_uploader")
+    assert len(uploaders) == 2  # the zip (checkpoint or Hugging Face) and the loose files
+    mb = upload.MAX_UPLOAD_BYTES // 2**20
+    for up in uploaders:
+        assert up.proto.max_upload_size_mb == mb, up.proto.label
+        assert f"at most {mb} MB" in up.proto.label, up.proto.label

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import csv
+import shutil
 from urllib.parse import parse_qs, urlparse
 
 import pytest
 
 from uqcore.settings import SamplingSettings
+from uqlab.paths import SHIPPED_CHECKPOINT_DIR
+from uqlab.tasks import DEFAULT_CHECKPOINT, PAPER_CHECKPOINT
 
 MUST_SHOW = "/?ckpt=cola-hsto&text=John%20is%20tall%20on%20several%20occasions.&label=0&T=50&seed=1"
 IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
@@ -342,20 +345,52 @@ def test_key_numbers_are_never_cut_on_a_projector_or_a_phone(chrome, server, sho
         context.close()
 
 
+STORIES = ("Sure of it", "Unsure", "Out of domain")
+
+
+@pytest.fixture(scope="module")
+def first_screen_server(tmp_path_factory):
+    """A server of the shipped first-screen model and the paper's, as a bare link meets them."""
+    from tests.browser.conftest import start_server
+
+    folder = tmp_path_factory.mktemp("first")
+    for name in (DEFAULT_CHECKPOINT, PAPER_CHECKPOINT):
+        shutil.copytree(SHIPPED_CHECKPOINT_DIR / name, folder / name)
+    url, stop = start_server(folder, tmp_path_factory.mktemp("log") / "first.log")
+    yield url
+    stop()
+
+
 @pytest.mark.parametrize(("width", "height"), [(1400, 1000), (1024, 768), (390, 844)])
-def test_a_first_visit_lands_on_the_introduction(chrome, server, shots, width, height):
+def test_a_first_visit_lands_on_the_stories_and_keeps_them(
+    chrome, first_screen_server, shots, width, height
+):
+    """The landing of a bare link: the first result above the fold on a 1024 x 768 projector or
+    larger, and the three stories reachable in turn (a click opens one, the others stay)."""
     context = chrome.new_context(viewport={"width": width, "height": height})
     page = context.new_page()
     page.set_default_timeout(90_000)
     try:
-        page.goto(server + "/?ckpt=cola-minilm-hsto")  # no text: a first visit
+        page.goto(first_screen_server + "/")  # a bare link: a first visit
         page.get_by_text("What you are looking at", exact=False).wait_for()
+        page.locator('[data-testid="stMetricValue"]').first.wait_for()
         settle(page)
-        page.screenshot(path=str(shots / f"landing-{width}x{height}.png"), full_page=True)
-        page.get_by_role("button", name="Unsure", exact=True).click()
-        settle(page)
-        assert "text" in parse_qs(urlparse(page.url).query)
-        assert page.get_by_text("What you are looking at", exact=False).count() == 0
+        page.screenshot(path=str(shots / f"landing-{width}x{height}.png"))
+        if width >= 1024:  # a phone scrolls: the stories take its first screen
+            box = page.locator('[data-testid="stMetricValue"]').first.bounding_box()
+            assert box["y"] + box["height"] <= height, (width, height, box)
+        texts = []
+        for title in STORIES:
+            page.get_by_role("button", name=title, exact=True).click()
+            settle(page)
+            query = parse_qs(urlparse(page.url).query)
+            texts.append(query["text"][0])
+            quoted = page.get_by_text(f"“{texts[-1][:40]}", exact=False)  # its result, named
+            assert quoted.count() == 1, texts[-1]
+            for other in STORIES:  # every story still one click away
+                assert page.get_by_role("button", name=other, exact=True).count() == 1
+        assert len(set(texts)) == 3, texts
+        page.screenshot(path=str(shots / f"landing-ood-{width}x{height}.png"))
     finally:
         context.close()
 
@@ -607,3 +642,79 @@ def test_the_dataset_map_selection_filters_the_table_and_opens_the_explorer(tab,
     open_view(tab, server, "/?" + urlparse(href).query)
     switch_on(tab)
     wait_title(tab, "Salience of p(")
+
+
+# the std panel of the attention figure as the browser holds it: its values' mean and its scale
+STD_PANEL = """() => {
+  const plots = [...document.querySelectorAll('.js-plotly-plot')];
+  const plot = plots.find(e => ((e.layout || {}).title || {}).text?.includes('Attention, layer'));
+  if (!plot) return null;
+  const trace = plot.data.find(t => t.coloraxis === 'coloraxis2');
+  const full = plot._fullData.find(t => t.coloraxis === 'coloraxis2');
+  const z = full.z;  // plotly.js's decoded rows (data holds the base64 form it was sent)
+  let sum = 0, n = 0;
+  for (const row of z) for (const v of row) { sum += v; n += 1; }
+  return {mean: sum / n, n: n, cmax: plot.layout.coloraxis2.cmax, sent: !!trace};
+}"""
+
+
+def test_the_std_map_gets_paler_as_tau2_flattens_the_attention(
+    chrome, server, served_folder, shots
+):
+    """Issue 34: at 1024x768 the std panel of an STO checkpoint keeps one colour scale (0 to 0.5)
+    from tau2 = 0.5 to tau2 = 50, so its mean colour intensity (mean z / cmax) falls by the
+    ratio of the mean spreads; before, each map was scaled to its own largest value."""
+    from ui.logic.compute import explore
+    from uqcore.registry import load
+
+    text = "John is tall on several occasions."
+    ck = load("tiny-sto", served_folder)
+    context = chrome.new_context(viewport={"width": 1024, "height": 768})
+    page = context.new_page()
+    page.set_default_timeout(120_000)
+    intensity, spread = {}, {}
+    try:
+        for tau2 in (0.5, 50.0):
+            link = MUST_SHOW.replace("cola-hsto", "tiny-sto").replace("T=50", "T=20")
+            open_view(page, server, f"{link}&tau2={tau2:g}")
+            wait_title(page, "Attention, layer")
+            settle(page)
+            panel = page.evaluate(STD_PANEL)
+            assert panel and panel["sent"] and panel["cmax"] == 0.5, panel
+            intensity[tau2] = panel["mean"] / panel["cmax"]
+            res = explore(ck, text, 20, 1, SamplingSettings(tau2=tau2))
+            spread[tau2] = float(res.maps[1].attention[:, 0].astype("float32").std(0).mean())
+            assert panel["n"] == len(res.tokens) ** 2
+            page.get_by_role(
+                "heading", name="Attention, sample by sample"
+            ).scroll_into_view_if_needed()
+            page.screenshot(path=str(shots / f"explore-std-tau2-{tau2:g}-1024x768.png"))
+        ratio = intensity[0.5] / intensity[50.0]
+        assert ratio == pytest.approx(spread[0.5] / spread[50.0], rel=1e-3), (ratio, spread)
+        assert ratio > 3  # tau2 = 50 flattens the attention: a paler std map
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize(("width", "height"), [(1400, 1000), (1024, 768), (390, 844)])
+def test_the_explorer_shows_its_glossary_and_readable_figures(chrome, server, shots, width, height):
+    """Issue 34: the glossary sits by the metrics on every screen; screenshots of the explorer
+    (its first screen, the glossary open and the attention figure) for a person to look at."""
+    context = chrome.new_context(viewport={"width": width, "height": height})
+    page = context.new_page()
+    page.set_default_timeout(120_000)
+    try:
+        open_view(page, server, MUST_SHOW.replace("cola-hsto", "cola-sto").replace("T=50", "T=20"))
+        wait_title(page, "Attention, layer")
+        settle(page)
+        page.screenshot(path=str(shots / f"explore-first-{width}x{height}.png"))
+        page.get_by_role("button", name="Glossary").click()
+        page.get_by_text("The unit of entropy and mutual information", exact=False).wait_for()
+        page.screenshot(path=str(shots / f"explore-glossary-{width}x{height}.png"))
+        page.keyboard.press("Escape")
+        page.get_by_role("heading", name="Attention, sample by sample").scroll_into_view_if_needed()
+        page.screenshot(path=str(shots / f"explore-attention-{width}x{height}.png"))
+        wide = page.evaluate("document.documentElement.scrollWidth > window.innerWidth + 1")
+        assert not wide, "the page scrolls sideways"
+    finally:
+        context.close()

@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 import torch
 
-from tests.helpers import batch
+from tests.helpers import STOCHASTIC, batch
 from uqcore import families
 from uqcore.build import build_model
 from uqcore.config import ModelConfig
@@ -30,6 +30,18 @@ def test_every_entry_is_consistent(name):
     for knob in families.KNOBS:
         if not spec.reads(knob):
             assert families.disabled_reason(spec, knob).startswith("Disabled: ")
+
+
+@pytest.mark.parametrize("name", families.FAMILY_NAMES)
+def test_every_entry_says_what_one_sample_is(name):
+    """Issue 34: the histogram said "fresh attention noise" for every family, a deterministic
+    one, MC dropout and an ensemble's members included."""
+    spec = families.get_family(name)
+    assert spec.sample_is.strip() and spec.sample_is.endswith("."), name
+    assert spec.can_vary == (name in STOCHASTIC or spec.ensemble)
+    if not spec.can_vary:  # deterministic whatever the settings: it says so
+        assert "identical" in spec.sample_is
+    assert len({f.sample_is for f in families.FAMILIES.values()}) == len(families.FAMILIES)
 
 
 def test_unknown_family_names_the_known_ones():

@@ -89,3 +89,16 @@ def test_each_task_has_its_paper_rows() -> None:
         table = paper.metric_table(name)
         assert all(r.checkpoint.startswith(f"{name}-") for r in table.rows)
         assert spec.paper_tables[0] == table.number
+
+
+def test_a_sentence_matches_the_papers_row_after_its_normalisation() -> None:
+    """Issue 34: the paper prints its sentences tokenised and in lower case; a sentence typed
+    as prose is the same row, another sentence (a missing full stop) is not."""
+    row = next(r for r in TABLE3 if "n't" in r.text)
+    typed = row.text.replace(" n't", "n't").replace(" ,", ",").replace(" .", ".").upper()
+    assert typed != row.text and paper.paper_key(typed) == paper.paper_key(row.text)
+    assert paper.example_of("cola", typed) is row
+    assert example_cells(typed) == example_cells(row.text) is not None
+    assert paper.example_of("cola", row.text.rstrip(" .")) is None
+    assert paper.example_of("imdb", row.text) is None  # no Table 3 of that task
+    assert all(paper.example_of("cola", r.text) is r for r in TABLE3)

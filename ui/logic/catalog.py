@@ -131,7 +131,10 @@ def headline(info: CheckpointInfo) -> str:
     """One line of test metrics for the model card, or why there is none."""
     m = info.metrics
     if not m:
-        return "Not evaluated yet (`python -m uqlab.evaluate --ckpt " + info.name + "`)."
+        return (
+            "No stored test metrics: the dataset pages (Results, Error analysis, Table 3) "
+            "sample it here when you press Compute."
+        )
     metric = TASKS[info.task].metric_spec if info.task in TASKS else METRICS["accuracy"]
 
     def side(s: dict) -> str:

@@ -83,7 +83,8 @@ class ExploreResult:
     Table 3 numbers for ``label`` (None until :meth:`for_label`); ``seconds`` of computing;
     ``key``: the plain values that determine the result (checkpoint and its files' version, text,
     T, seed, settings, temperature), set by :func:`ui.cached.explore` so its figures are
-    cached across sessions (None: figures are built every time).
+    cached across sessions (None: figures are built every time); ``family``: the checkpoint's
+    model family (a :data:`uqcore.families.FAMILIES` name; "" when unknown).
     """
 
     probs: np.ndarray
@@ -104,6 +105,7 @@ class ExploreResult:
     temperature: float | None = None  # set by with_temperature
     summary: Summary | None = None
     key: tuple | None = None  # what determines it, for the figure cache (ui.cached.explore)
+    family: str = ""  # the checkpoint's family (what one sample is: FamilySpec.sample_is)
 
     def with_temperature(self, t: float) -> ExploreResult:
         """This result with every sample's logits divided by ``t`` before its softmax
@@ -205,6 +207,7 @@ def explore(ck: Checkpoint, text: str, T: int, seed: int, overrides: SamplingSet
         text=text,
         seed=seed,
         logits=r.logits[:, 0].cpu().numpy().astype(np.float64),
+        family=cfg.family,
     )
 
 
@@ -233,6 +236,29 @@ def running_mean(p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     sq = np.cumsum(p * p) / t
     var = np.maximum(sq - mean * mean, 0.0) * t / np.maximum(t - 1, 1)
     return mean, np.sqrt(var / t)
+
+
+def identical(samples: np.ndarray) -> bool:
+    """Whether every sample of ``samples [Tc, ...]`` (first axis: the samples) equals the first,
+    exactly (True for one sample): then a sample picker or a spread over them shows nothing."""
+    return bool((samples == samples[:1]).all())
+
+
+PRIOR_TOLERANCE = 0.2  # a prior within 20 % of an equal share on every key reads as uniform
+
+
+def uniform_prior(prior: np.ndarray, tolerance: float = PRIOR_TOLERANCE) -> bool:
+    """Whether a BAM prior ``prior [H, n]`` (each head's prior over the text's n real keys) is
+    (nearly) uniform: the largest relative distance of a key's share from an equal one,
+    ``max_k |n * prior[h, k] - 1|``, averaged over the heads, is below ``tolerance``.
+
+    Relative, not absolute: ``1 / n`` shrinks with the text's length, so an absolute tolerance
+    calls every long text's prior uniform. 0.2 separates the shipped checkpoints: cola-bam's
+    prior (flat, about 1/n each) scores 0.02 to 0.1 in every layer, cola-minilm-bam's (learned)
+    about 0.38 on short and long texts alike."""
+    prior = np.asarray(prior, dtype=np.float64)
+    n = prior.shape[-1]
+    return bool(np.abs(n * prior - 1.0).max(-1).mean() < tolerance)
 
 
 def table3_record(

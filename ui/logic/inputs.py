@@ -11,8 +11,19 @@ import pandas as pd
 from ui.logic.format import plain
 
 MAX_ROWS = 500  # sentences per Table 3 run
-MAX_UPLOAD_BYTES = 2 * 2**20
+MAX_UPLOAD_BYTES = 2 * 2**20  # Table 3's CSV of sentences
 Row = tuple[str, int | None, str]  # text, gold label (None = unknown), domain
+
+
+def upload_mb(limit_bytes: int) -> int:
+    """An upload limit in bytes as whole MB (2**20 bytes): the number a page gives
+    ``st.file_uploader(max_upload_size=...)`` (the widget's "Limit N MB per file", enforced by
+    the browser) and states in its label or caption, so both come from one constant. A limit
+    that is not a whole number of MB is refused (the widget would state a rounded one)."""
+    mb, rest = divmod(limit_bytes, 2**20)
+    if rest or mb < 1:
+        raise ValueError(f"an upload limit must be a whole number of MB; got {limit_bytes} bytes")
+    return mb
 
 
 def _label(raw: str, names: Sequence[str]) -> int | None:
@@ -56,7 +67,7 @@ def parse_csv(data: bytes, names: Sequence[str]) -> tuple[list[Row], list[str]]:
     if len(data) > MAX_UPLOAD_BYTES:
         raise ValueError(
             f"The file has {len(data) / 2**20:.1f} MB; the limit is "
-            f"{MAX_UPLOAD_BYTES // 2**20} MB. Upload at most {MAX_ROWS} sentences."
+            f"{upload_mb(MAX_UPLOAD_BYTES)} MB. Upload at most {MAX_ROWS} sentences."
         )
     try:
         frame = pd.read_csv(io.BytesIO(data), dtype=str, keep_default_na=False)

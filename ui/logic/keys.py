@@ -52,6 +52,7 @@ ATT_LAYER, ATT_HEAD, ATT_SAMPLE, ATT_WINDOW = "att_layer", "att_head", "att_samp
 SCALED = "scaled"  # the sidebar's temperature-scaling switch
 CONF_COVERAGE = "conf_coverage"  # the explorer's conformal coverage slider
 ATT_AUTO = "att_auto"  # attention colours: fixed [0, 1] (off) or up to the largest weight
+ATT_AUTO_SPREAD = "att_auto_spread"  # std map colours: fixed [0, 0.5] (off) or up to its max
 CEN_LAYER, CEN_HEAD, CEN_SAMPLE, CEN_WINDOW = "cen_layer", "cen_head", "cen_sample", "cen_window"
 BAM_LAYER, BAM_HEAD, BAM_QUERY = "bam_layer", "bam_head", "bam_query"  # prior vs posterior
 BAM_WINDOW = "bam_window"  # the keys shown when a text has more than WINDOW tokens

@@ -1,12 +1,17 @@
 """The app's tables: columns wide enough for their header and values (the data grid sizes a
 column from its first rows only, and cut "cola-minilm-mcdro"), and Table 3's wide tables, one
-row per sentence with the numbers first so a phone shows them without scrolling sideways."""
+row per sentence with the numbers first so a phone shows them without scrolling sideways, the
+paper's cells beside ours where the sentence is one of its Table 3 (:func:`paper_cells`)."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import pandas as pd
+
+from uqlab.paper import TABLE3_SETUP, correct_cell, example_of, p_gold_cell
+from uqlab.tasks import PAPER_CHECKPOINT
 
 CHAR_PX = 7.0  # an average character of the grid's 14 px font, with room for capitals
 PAD_PX = 28  # the cell's padding and the header's sort and menu icons
@@ -39,21 +44,28 @@ def fitted(frame: pd.DataFrame, pinned: str | None = None, **configs) -> dict:
 
 
 def wide_tables(
-    cells: pd.DataFrame, checkpoints: list[str], stat_name: str, corr_name: str
+    cells: pd.DataFrame,
+    checkpoints: list[str],
+    stat_name: str,
+    corr_name: str,
+    extra: Sequence[str] = (),
 ) -> list[tuple[str, pd.DataFrame]]:
     """``[(domain, table)]`` in the order the domains first appear in ``cells`` (one row per
-    sentence and checkpoint, with ``domain, sentence, gold, checkpoint, stat, corr``). Each
-    table has one row per (sentence, gold): every checkpoint's ``stat`` and ``corr`` columns
-    first (named ``stat_name`` and ``corr_name``, after the checkpoint when there are several),
-    then ``gold``, then ``sentence`` last (the long text a narrow screen may cut)."""
+    sentence and checkpoint, with ``domain, sentence, gold, checkpoint, stat, corr`` and the
+    ``extra`` columns, the same for every checkpoint of a sentence). Each table has one row per
+    (sentence, gold): every checkpoint's ``stat`` and ``corr`` columns first (named
+    ``stat_name`` and ``corr_name``, after the checkpoint when there are several), then the
+    ``extra`` columns (the paper's, :data:`PAPER_COLUMNS`), then ``gold``, then ``sentence``
+    last (the long text a narrow screen may cut)."""
     several = len(checkpoints) > 1
     out = []
     for domain, part in cells.groupby("domain", sort=False):
         rows: dict[tuple, dict] = {}
-        for r in part.itertuples(index=False):
-            row = rows.setdefault((r.sentence, r.gold), {})
-            prefix = f"{r.checkpoint}: " if several else ""
-            row[prefix + stat_name], row[prefix + corr_name] = r.stat, r.corr
+        for r in part.to_dict("records"):
+            row = rows.setdefault((r["sentence"], r["gold"]), {})
+            prefix = f"{r['checkpoint']}: " if several else ""
+            row[prefix + stat_name], row[prefix + corr_name] = r["stat"], r["corr"]
+            row.update({c: r[c] for c in extra})
         numbers = [
             f"{ck}: {n}" if several else n for ck in checkpoints for n in (stat_name, corr_name)
         ]
@@ -61,5 +73,33 @@ def wide_tables(
             [{**row, "gold": gold, "sentence": sentence} for (sentence, gold), row in rows.items()]
         )
         kept = [c for c in numbers if c in table.columns]
-        out.append((domain, table[[*kept, "gold", "sentence"]]))
+        out.append((domain, table[[*kept, *extra, "gold", "sentence"]]))
     return out
+
+
+MISSING = "—"  # a sentence the paper's Table 3 does not report
+PAPER_COLUMNS = ("paper p(gold) mean ± var", "paper correct/T")
+
+
+def paper_cells(task: str, text: str, gold: int | None, names: Sequence[str]) -> tuple[str, str]:
+    """The paper's Table 3 cells of ``text`` (``p(gold) mean ± var``, ``correct/10``), matched
+    by :func:`uqlab.paper.paper_key`; :data:`MISSING` for a sentence the paper does not report.
+    A sentence given another gold label than the paper's gets no numbers (they are p of the
+    paper's gold): the stat cell names the paper's gold (``names``: the label names)."""
+    row = example_of(task, text)
+    if row is None:
+        return MISSING, MISSING
+    if gold is not None and int(gold) != row.gold:
+        paper_gold = names[row.gold] if row.gold < len(names) else str(row.gold)
+        return f"{MISSING} (the paper's gold: {paper_gold})", MISSING
+    return p_gold_cell(row.p_gold_mean, row.p_gold_var), correct_cell(row.correct, row.samples)
+
+
+def paper_setup(checkpoints: Sequence[str], T: int, seed: int) -> str:  # noqa: N803
+    """Where the paper's Table 3 and ours differ, in one line (the page's note, the CSV's)."""
+    return (
+        f"The paper's columns are quoted from its Table 3: {TABLE3_SETUP} (our closest "
+        f"checkpoint: {PAPER_CHECKPOINT}). Ours: {', '.join(checkpoints)} at T = {T}, seed "
+        f"{seed}, from the sidebar. The set-ups differ, so the numbers are read side by side, "
+        "not expected to be equal."
+    )

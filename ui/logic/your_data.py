@@ -56,7 +56,7 @@ def read_upload(name: str, data: bytes) -> DataFile:
     if table.num_rows > MAX_ROWS:
         raise InputError(
             f"{name[:80]} has {table.num_rows:,} rows; at most {MAX_ROWS:,} "
-            "here. Sample it down, or use python -m uqlab.evaluate."
+            "here: upload a sample of it."
         )
     if table.num_rows == 0:
         raise InputError(f"{name[:80]} holds no rows.")

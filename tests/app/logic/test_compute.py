@@ -1,10 +1,11 @@
-"""ExploreResult and spec sizes (ui.logic.compute): what the figure cache keys and counts."""
+"""ExploreResult and spec sizes (ui.logic.compute): what the figure cache keys and counts; the
+explorer's checks of its maps (identical samples, a uniform BAM prior)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from ui.logic.compute import ExploreResult, spec_bytes
+from ui.logic.compute import ExploreResult, identical, spec_bytes, uniform_prior
 
 
 def _result(key) -> ExploreResult:
@@ -43,3 +44,29 @@ def test_spec_bytes_counts_arrays_once_and_grows_with_the_figure():
     assert views < one + 2000
     assert spec_bytes({"data": [{"z": np.zeros((128, 128))}]}) > 3 * one
     assert spec_bytes((["x"] * 1000, True)) > spec_bytes((["x"], True))
+
+
+def test_identical_tells_samples_that_differ_from_copies():
+    same = np.broadcast_to(np.arange(6.0).reshape(2, 3), (5, 2, 3))  # [T, ...]
+    assert identical(same) and identical(same[:1])
+    differ = same.copy()
+    differ[3, 1, 2] += 1e-3
+    assert not identical(differ)
+
+
+def test_uniform_prior_is_relative_to_an_equal_share():
+    """Issue 34: cola-bam's prior is flat (about 1/7 on each key), so its KL bars are the same
+    for every head; the explorer says so when the prior is within 20 % of 1/n on every key."""
+    rng = np.random.default_rng(0)
+    for n in (7, 60):
+        flat = np.full((4, n), 1 / n)  # [H, n]
+        assert uniform_prior(flat)
+        nearly = flat * (1 + rng.uniform(-0.1, 0.1, (4, n)))  # every key within 10 %
+        assert uniform_prior(nearly / nearly.sum(-1, keepdims=True))
+        learned = rng.dirichlet(np.ones(n), 4)  # a prior that prefers some keys
+        assert not uniform_prior(learned)
+    # a long text: every share is small (1/60), yet one key gets twice its share: not uniform
+    # (an absolute tolerance of 0.02 would call it uniform)
+    long = np.full((4, 60), 1 / 61)
+    long[:, 0] = 2 / 61
+    assert np.abs(long - 1 / 60).max() < 0.02 and not uniform_prior(long)

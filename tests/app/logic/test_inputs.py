@@ -28,3 +28,13 @@ def test_csv_uploads():
         parse_csv(b"sentence\n" + b"x\n" * 2_000_000, NAMES)
     many, notes = parse_csv(("sentence\n" + "a\n" * (MAX_ROWS + 5)).encode(), NAMES)
     assert len(many) == MAX_ROWS and "first" in notes[-1]
+
+
+def test_an_upload_limit_is_stated_in_whole_megabytes():
+    from ui.logic.inputs import MAX_UPLOAD_BYTES, upload_mb
+
+    assert upload_mb(MAX_UPLOAD_BYTES) * 2**20 == MAX_UPLOAD_BYTES
+    assert upload_mb(20 * 2**20) == 20
+    for bad in (2**20 + 1, 2**19, 0):  # the widget would state a rounded limit
+        with pytest.raises(ValueError, match="whole number of MB"):
+            upload_mb(bad)

@@ -76,3 +76,18 @@ def test_error_analysis_headers_fit_and_the_numbers_come_before_the_text():
         if column not in ("_index", "open", "text"):
             assert config["width"] >= CHAR_PX * len(label) + 16, (column, config)
     assert column_config(table)["p_gold"]["label"] == "p(gold)"
+
+
+def test_the_papers_cells_of_a_sentence_are_its_table_3_row_or_a_dash():
+    from ui.logic.tables import MISSING, paper_cells
+    from uqlab.paper import TABLE3, correct_cell, p_gold_cell
+
+    names = ("unacceptable", "acceptable")
+    row = TABLE3[0]
+    ours = (p_gold_cell(row.p_gold_mean, row.p_gold_var), correct_cell(row.correct, row.samples))
+    assert paper_cells("cola", row.text, row.gold, names) == ours
+    assert paper_cells("cola", row.text, None, names) == ours  # unlabelled: still its row
+    assert paper_cells("cola", "not a sentence of the paper", 1, names) == (MISSING, MISSING)
+    assert paper_cells("imdb", row.text, row.gold, names) == (MISSING, MISSING)
+    other = paper_cells("cola", row.text, 1 - row.gold, names)  # another gold: no numbers
+    assert other == (f"{MISSING} (the paper's gold: {names[row.gold]})", MISSING)

@@ -99,12 +99,67 @@ def test_attention_panels(L):  # noqa: N803
         ),
         ({"mean": maps.mean(0), EVIL: maps[1]}, f"a {EVIL} title", 1.0, ()),
         ({"mean": np.zeros((L, L)), "std": np.zeros((L, L))}, "all zero", None, ("std",)),
+        (  # Compare's four checkpoints: long names wrap at their hyphens
+            {name: maps[i] for i, name in enumerate(("cola-minilm-mcdropout", "b", "c-d", EVIL))},
+            "Layer 5, head 0: mean attention",
+            1.0,
+            (),
+        ),
     ]
     for panels, title, zmax, own in cases:
-        same(
-            F.attention_panels(panels, tokens, title, zmax=zmax, own_scale=own),
-            R.attention_panels(panels, tokens, title, zmax=zmax, own_scale=own),
-        )
+        for own_zmax in (None, F.STD_MAX) if own else (None,):
+            same(
+                F.attention_panels(
+                    panels, tokens, title, zmax=zmax, own_scale=own, own_zmax=own_zmax
+                ),
+                R.attention_panels(
+                    panels, tokens, title, zmax=zmax, own_scale=own, own_zmax=own_zmax
+                ),
+            )
+
+
+def test_the_std_panel_has_a_fixed_scale_unless_asked_to_scale_itself():
+    """Issue 34: a spread of 0.004 looked as dark as one of 0.3 (each std map was scaled to its
+    own largest value). The std panel's colours now run from 0 to STD_MAX = 0.5 (the largest
+    standard deviation of a weight in [0, 1]), its data the std values themselves."""
+    rng = np.random.default_rng(0)
+    tokens = _tokens(6)
+    intensity = {}
+    for spread in (0.3, 0.004):
+        maps = np.clip(1 / 6 + spread * rng.standard_normal((20, 6, 6)), 0, 1)  # [T, L, L]
+        std = maps.std(0)
+        panels = {"sample 0": maps[0], "mean of 20": maps.mean(0), "std of 20": std}
+        spec = F.attention_panels.spec(panels, tokens, "t", own_scale=("std of 20",), own_zmax=0.5)
+        trace = spec["data"][2]
+        assert trace["coloraxis"] == "coloraxis2" and np.array_equal(trace["z"], std)
+        assert spec["layout"]["coloraxis2"]["cmax"] == F.STD_MAX == 0.5
+        intensity[spread] = float(np.mean(trace["z"]) / spec["layout"]["coloraxis2"]["cmax"])
+        auto = F.attention_panels.spec(panels, tokens, "t", own_scale=("std of 20",))
+        assert auto["layout"]["coloraxis2"]["cmax"] == pytest.approx(std.max())
+    assert intensity[0.3] > 20 * intensity[0.004]  # more disagreement is darker
+
+
+def test_long_panel_names_wrap_under_a_title_that_does_not_reach_them():
+    """Issue 34: Compare's four checkpoint names ran into each other on a phone, and a wrapped
+    title grew down into them (plotly centres a title in the top margin)."""
+    from viz.titles import PANEL_NAME_CHARS, TITLE_PAD
+
+    names = ("cola-minilm-mcdropout", "cola-minilm-ensemble", "cola-bayesformer", "cola-sto")
+    panels = {n: np.eye(3) for n in names}
+    spec = F.attention_panels.spec(panels, ["a", "b", "c"], "Layer 5, head 0: mean attention")
+    texts = [a["text"] for a in spec["layout"]["annotations"]]
+    assert PANEL_NAME_CHARS // 4 == 10  # a phone's share of four panels, in characters
+    assert texts == [  # at most 10 a line, a longer piece alone on its line
+        "cola-<br>minilm-<br>mcdropout",
+        "cola-<br>minilm-<br>ensemble",
+        "cola-<br>bayesformer",
+        "cola-sto",
+    ]
+    title, margin = spec["layout"]["title"], spec["layout"]["margin"]
+    lines = title["text"].count("<br>") + 1
+    assert title["yanchor"] == "top" and title["yref"] == "container"
+    # the title's lines (20 px each) end above three lines of names (16 px each)
+    assert margin["t"] >= TITLE_PAD + 20 * lines + 3 * 16
 
 
 def test_attention_panels_check_their_shape():

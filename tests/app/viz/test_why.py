@@ -1,0 +1,24 @@
+"""The figures of "why is it unsure?" (viz.why): the head grid's title stays above its column
+titles."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from viz import why as W
+from viz.titles import TITLE_PAD
+
+
+def test_the_head_grid_title_stays_above_its_column_titles():
+    """Defect (issue 34): the grid's two-line title, centred in the top margin, ran into the
+    heads' column titles (H0, H1, ...)."""
+    maps = np.random.default_rng(0).random((4, 8, 5, 5))  # [layers, heads, K, K]
+    for title in ("Mean attention, every layer and head", "Std of the attention, " * 4):
+        fig = W.head_grid(maps, list("abcde"), title, "mean")
+        lines = fig.layout.title.text.count("<br>") + 1
+        assert fig.layout.title.yanchor == "top" and fig.layout.title.yref == "container"
+        columns = [a for a in fig.layout.annotations if a.text.startswith("H")]
+        assert len(columns) == 8 and all(a.y == 1 and a.yanchor == "bottom" for a in columns)
+        # the title's lines (20 px each, from TITLE_PAD down) end above a 16 px line of them
+        assert fig.layout.margin.t >= TITLE_PAD + 20 * lines + 16
+        assert fig.layout.height >= fig.layout.margin.t + 62 * 4
