@@ -80,10 +80,17 @@ def tokens_for_axes(res: ExploreResult) -> list[str]:
     return [f"{t}⟨unk⟩" if u else t for t, u in zip(res.tokens, res.unknown, strict=True)]
 
 
-def summary_metrics(s: Summary, names: tuple[str, ...], gold: bool) -> None:
-    """The four Table 3 numbers of one sentence as metrics, written the same on every page."""
+def summary_metrics(s: Summary, names: tuple[str, ...], gold: bool, one: bool = False) -> None:
+    """The four Table 3 numbers of one sentence as metrics, written the same on every page.
+    ``one``: a stranger's first screen, one notion of uncertainty (how the samples spread: the
+    paper's mean ± variance and how many are right), the two others one click away."""
     target = plain(names[s.target])  # a label name a file gave: shown as text
-    c1, c2, c3, c4 = st.columns([1.5, 1, 1, 1])
+    if one:
+        c1, c2 = st.columns([1.5, 2])
+        more = st.expander("Two more measures of uncertainty: entropy and mutual information")
+        c3, c4 = more.columns(2)
+    else:
+        c1, c2, c3, c4 = st.columns([1.5, 1, 1, 1])
     c1.metric(
         f"p({target}) mean ± variance",
         mean_pm_var(s.p_mean, s.p_var),
@@ -187,12 +194,13 @@ def sample_caption(res: ExploreResult) -> str:
     return f"{what} Here all {T} samples came out the same, so the histogram is one spike."
 
 
-def predictions(res: ExploreResult, names: tuple[str, ...], gold: bool) -> None:
-    """Table 3 numbers (``res.summary``) with the glossary, the histogram of predictions (its
-    caption says what one sample is: :func:`sample_caption`) and the running mean."""
+def predictions(res: ExploreResult, names: tuple[str, ...], gold: bool, one: bool = False) -> None:
+    """Table 3 numbers (``res.summary``; ``one``: the first screen's single notion, see
+    :func:`summary_metrics`) with the glossary, the histogram of predictions (its caption says
+    what one sample is: :func:`sample_caption`) and the running mean."""
     s = res.summary
     target = names[s.target]
-    summary_metrics(s, names, gold)
+    summary_metrics(s, names, gold, one)
     glossary()
     left, right = st.columns(2)
     with left:

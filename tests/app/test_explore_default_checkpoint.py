@@ -65,3 +65,27 @@ def test_when_the_first_screen_model_cannot_load_the_app_opens_on_the_papers_mod
     fresh.run()
     assert not fresh.exception
     assert any(DEFAULT_CHECKPOINT in e.value for e in fresh.error), [e.value for e in fresh.error]
+
+
+def test_the_first_screen_shows_one_notion_of_uncertainty_and_the_others_one_click_away(
+    monkeypatch,
+):
+    """The landing's result: the samples' spread (mean ± variance, how many are right) on
+    screen; entropy and mutual information in an expander; a link with a text shows all four."""
+    monkeypatch.setenv("UQ_CHECKPOINT_DIR", str(SHIPPED_CHECKPOINT_DIR))
+    at = AppTest.from_file(APP, default_timeout=180)
+    at.run()  # a bare link: the landing
+    assert not at.exception, [e.message for e in at.exception]
+    more = [e for e in at.expander if e.label.startswith("Two more measures of uncertainty")]
+    assert len(more) == 1
+    assert [m.label for m in more[0].metric] == ["Predictive entropy", "Mutual information"]
+    outside = [m.label for m in at.main.metric if m not in more[0].metric]
+    assert outside[:2] == ["p(neg) mean ± variance", "Correct / T"], outside
+    at.button(key="landing_close").click().run()  # the tool's layout: all four in one row
+    assert not [e for e in at.expander if e.label.startswith("Two more measures")]
+    assert [m.label for m in at.main.metric][:4] == [
+        "p(neg) mean ± variance",
+        "Correct / T",
+        "Predictive entropy",
+        "Mutual information",
+    ]
