@@ -16,6 +16,7 @@ from streamlit.testing.v1 import AppTest
 from uqcore.build import build_model
 from uqcore.config import ModelConfig, family_fields
 from uqcore.families import FAMILY_NAMES, get_family
+from uqlab.evaluate import main as evaluate_main
 
 STOCHASTIC = ("mcdropout", "sto", "hsto", "bam", "bayesformer")
 
@@ -135,3 +136,47 @@ def on_page(page: str, **params) -> AppTest:
     at.switch_page(page).run()
     assert not at.exception, at.exception
     return at
+
+
+# A tiny training run of python -m uqlab.train (a few thousand weights, seconds on a CPU).
+TINY = [
+    "--set",
+    "model.n_layers=1",
+    "--set",
+    "model.n_heads=2",
+    "--set",
+    "model.d_model=16",
+    "--set",
+    "model.d_ff=32",
+    "--set",
+    "max_len=24",
+    "--set",
+    "vocab_size=300",
+    "--limit",
+    "64",
+    "--batch-size",
+    "16",
+    "--epochs",
+    "1",
+    "--quiet",
+]
+
+
+def evaluate_tiny(path, data_dir, *extra) -> dict:
+    """``python -m uqlab.evaluate`` on ``path`` (4 samples of 40 rows) and its metrics.json."""
+    args = [
+        "--ckpt",
+        str(path),
+        "--samples",
+        "4",
+        "--limit",
+        "40",
+        "--data-dir",
+        str(data_dir),
+        "--table3",
+        "2",
+        "--quiet",
+        *extra,
+    ]
+    assert evaluate_main(args) == 0
+    return json.loads((path / "metrics.json").read_text())

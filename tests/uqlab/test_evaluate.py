@@ -2,70 +2,17 @@
 
 from __future__ import annotations
 
-import json
 import shutil
 
-import pytest
-
+from tests.helpers import TINY, evaluate_tiny
 from uqcore.checkpoint import load_checkpoint, save_checkpoint
 from uqlab.evaluate import main as evaluate_main
 from uqlab.paper import TABLE3 as PAPER_TABLE3
 from uqlab.train import main as train_main
 
-TINY = [
-    "--set",
-    "model.n_layers=1",
-    "--set",
-    "model.n_heads=2",
-    "--set",
-    "model.d_model=16",
-    "--set",
-    "model.d_ff=32",
-    "--set",
-    "max_len=24",
-    "--set",
-    "vocab_size=300",
-    "--limit",
-    "64",
-    "--batch-size",
-    "16",
-    "--epochs",
-    "1",
-    "--quiet",
-]
-
-
-@pytest.fixture(scope="module")
-def checkpoint(tmp_path_factory, data_dir):
-    out = tmp_path_factory.mktemp("ck") / "cola-hsto"
-    mp = pytest.MonkeyPatch()
-    mp.setenv("UQ_DATA_DIR", str(data_dir))
-    assert train_main(["--task", "cola", "--family", "hsto", "--out", str(out), *TINY]) == 0
-    mp.undo()
-    return out
-
-
-def run(path, data_dir, *extra) -> dict:
-    args = [
-        "--ckpt",
-        str(path),
-        "--samples",
-        "4",
-        "--limit",
-        "40",
-        "--data-dir",
-        str(data_dir),
-        "--table3",
-        "2",
-        "--quiet",
-        *extra,
-    ]
-    assert evaluate_main(args) == 0
-    return json.loads((path / "metrics.json").read_text())
-
 
 def test_metrics_json_has_every_required_field(checkpoint, data_dir):
-    m = run(checkpoint, data_dir)
+    m = evaluate_tiny(checkpoint, data_dir)
     assert (m["task"], m["family"], m["samples"]) == ("cola", "hsto", 4)
     for side in ("id", "ood"):
         for key in (
@@ -100,8 +47,11 @@ def test_metrics_json_has_every_required_field(checkpoint, data_dir):
 def test_re_evaluating_with_the_same_seed_gives_the_same_numbers(checkpoint, data_dir, tmp_path):
     copy = tmp_path / "copy"
     shutil.copytree(checkpoint, copy)
-    assert run(checkpoint, data_dir) == run(copy, data_dir)
-    assert run(copy, data_dir, "--seed", "1")["id"] != run(checkpoint, data_dir)["id"]
+    assert evaluate_tiny(checkpoint, data_dir) == evaluate_tiny(copy, data_dir)
+    assert (
+        evaluate_tiny(copy, data_dir, "--seed", "1")["id"]
+        != evaluate_tiny(checkpoint, data_dir)["id"]
+    )
 
 
 def test_a_checkpoint_without_a_task_is_refused(tmp_path, data_dir, capsys):

@@ -3,71 +3,16 @@ checkpoints."""
 
 from __future__ import annotations
 
-import json
 import shutil
 
-import pytest
-
+from tests.helpers import evaluate_tiny
 from uqcore.checkpoint import load_checkpoint
-from uqlab.evaluate import main as evaluate_main
 from uqlab.results import main as results_main
 from uqlab.results import metric_rows
-from uqlab.train import main as train_main
-
-TINY = [
-    "--set",
-    "model.n_layers=1",
-    "--set",
-    "model.n_heads=2",
-    "--set",
-    "model.d_model=16",
-    "--set",
-    "model.d_ff=32",
-    "--set",
-    "max_len=24",
-    "--set",
-    "vocab_size=300",
-    "--limit",
-    "64",
-    "--batch-size",
-    "16",
-    "--epochs",
-    "1",
-    "--quiet",
-]
-
-
-@pytest.fixture(scope="module")
-def checkpoint(tmp_path_factory, data_dir):
-    out = tmp_path_factory.mktemp("ck") / "cola-hsto"
-    mp = pytest.MonkeyPatch()
-    mp.setenv("UQ_DATA_DIR", str(data_dir))
-    assert train_main(["--task", "cola", "--family", "hsto", "--out", str(out), *TINY]) == 0
-    mp.undo()
-    return out
-
-
-def run(path, data_dir, *extra) -> dict:
-    args = [
-        "--ckpt",
-        str(path),
-        "--samples",
-        "4",
-        "--limit",
-        "40",
-        "--data-dir",
-        str(data_dir),
-        "--table3",
-        "2",
-        "--quiet",
-        *extra,
-    ]
-    assert evaluate_main(args) == 0
-    return json.loads((path / "metrics.json").read_text())
 
 
 def test_results_doc_sets_our_numbers_beside_the_papers(checkpoint, data_dir, tmp_path):
-    m = run(checkpoint, data_dir)
+    m = evaluate_tiny(checkpoint, data_dir)
     root = tmp_path / "root"
     shutil.copytree(checkpoint, root / "cola-hsto")
     out = tmp_path / "results.md"
@@ -84,7 +29,7 @@ def test_the_training_table_reads_each_checkpoints_own_files(
     checkpoint, data_dir, tmp_path, capsys
 ):
     """docs/training.md's MiniLM tables: every figure from the checkpoint's config/metrics."""
-    m = run(checkpoint, data_dir)
+    m = evaluate_tiny(checkpoint, data_dir)
     root = tmp_path / "root"
     shutil.copytree(checkpoint, root / "cola-hsto")
     shutil.copytree(checkpoint, root / "imdb-other")  # another prefix: left out

@@ -5,61 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 
-import pytest
-
-from uqlab.evaluate import main as evaluate_main
-from uqlab.train import main as train_main
-
-TINY = [
-    "--set",
-    "model.n_layers=1",
-    "--set",
-    "model.n_heads=2",
-    "--set",
-    "model.d_model=16",
-    "--set",
-    "model.d_ff=32",
-    "--set",
-    "max_len=24",
-    "--set",
-    "vocab_size=300",
-    "--limit",
-    "64",
-    "--batch-size",
-    "16",
-    "--epochs",
-    "1",
-    "--quiet",
-]
-
-
-@pytest.fixture(scope="module")
-def checkpoint(tmp_path_factory, data_dir):
-    out = tmp_path_factory.mktemp("ck") / "cola-hsto"
-    mp = pytest.MonkeyPatch()
-    mp.setenv("UQ_DATA_DIR", str(data_dir))
-    assert train_main(["--task", "cola", "--family", "hsto", "--out", str(out), *TINY]) == 0
-    mp.undo()
-    return out
-
-
-def run(path, data_dir, *extra) -> dict:
-    args = [
-        "--ckpt",
-        str(path),
-        "--samples",
-        "4",
-        "--limit",
-        "40",
-        "--data-dir",
-        str(data_dir),
-        "--table3",
-        "2",
-        "--quiet",
-        *extra,
-    ]
-    assert evaluate_main(args) == 0
-    return json.loads((path / "metrics.json").read_text())
+from tests.helpers import evaluate_tiny
 
 
 def test_sweep_table_reads_dev_before_test_from_real_runs(checkpoint, data_dir, tmp_path, capsys):
@@ -72,8 +18,8 @@ def test_sweep_table_reads_dev_before_test_from_real_runs(checkpoint, data_dir, 
         run_dir = tmp_path / f"dev_samples={value}"
         shutil.copytree(checkpoint, run_dir)
         runs.append(run_dir)
-    m = run(runs[1], data_dir, "--seed", "1")  # the second run differs from the first
-    run(runs[0], data_dir)
+    m = evaluate_tiny(runs[1], data_dir, "--seed", "1")  # the second run differs from the first
+    evaluate_tiny(runs[0], data_dir)
     row = sweep_row(runs[1])
     dev = json.loads((runs[1] / "config.json").read_text())["training"]["members"][0]["dev_mcc"]
     assert (row["metric"], row["dev"], row["test_mean"]) == ("mcc", dev, m["id"]["mcc_mean"])
