@@ -71,11 +71,7 @@ if picked is None:
     st.stop()
 st.caption(
     "Recomputed here, example by example, so every row matches the explorer: "
-    + (
-        ", ".join(f"{s} ({d})" for s, d in dataset.subsets(task))
-        if picked.rows is None
-        else picked.title
-    )
+    + (picked.title if picked.mine else ", ".join(f"{s} ({d})" for s, d in dataset.subsets(task)))
     + "."
 )
 c1, c2, c3 = st.columns([3, 1, 1])
@@ -88,15 +84,26 @@ chosen = sidebar.multiselect(
     follow=info.name if info else None,
 )  # the sidebar's first
 T = c2.number_input("T", 1, 100, 10, key=K.RES_T, help="Samples per example (paper: 10).")
-per = c3.number_input(
-    "Examples per domain",
-    20,
-    2000,
-    300,
-    step=50,
-    key=K.RES_N,
-    help="Drawn with the sidebar's seed from each domain (bundled subsets or your files).",
-)
+if picked.mine:  # a visitor's file: every row unless they cap it
+    per = c3.number_input(
+        "Rows per file (0 = all)",
+        0,
+        5000,
+        0,
+        step=100,
+        key=K.RES_N_MINE,
+        help="Drawn with the sidebar's seed from each of your files; 0 uses every row.",
+    )
+else:
+    per = c3.number_input(
+        "Examples per domain",
+        20,
+        2000,
+        300,
+        step=50,
+        key=K.RES_N,
+        help="Drawn with the sidebar's seed from each bundled domain.",
+    )
 score = st.selectbox(
     "OOD score", list(dataset.SCORES), format_func=lambda s: dataset.SCORES[s][1], key=K.RES_SCORE
 )
@@ -104,7 +111,7 @@ request = (tuple(chosen), int(T), int(per), view.seed, picked.key)
 own = SamplingSettings()
 notes = {
     name: cached.stored_note(name, int(T), view.seed, own)
-    if picked.rows is None
+    if not picked.mine
     else "sampled here: your file has no stored results"
     for name in chosen
 }
@@ -113,13 +120,16 @@ if st.button("Compute", type="primary", key=K.RES_GO) or stored:  # stored: read
     st.session_state[K.RES_REQUEST] = request
 for name, note in notes.items():
     st.caption(f"{name}: {note}")
-if st.session_state.get(K.RES_REQUEST) != request or not chosen:
-    st.info("Pick checkpoints and press Compute.")
+if not chosen:
+    st.info("Pick at least one checkpoint above, then press Compute.")
+    st.stop()
+if st.session_state.get(K.RES_REQUEST) != request:
+    st.info(f"Press Compute to sample {'your file' if picked.mine else 'the examples'}.")
     st.stop()
 chosen = guard.usable(chosen)  # one line for each checkpoint that cannot be loaded
 if not chosen:
     st.stop()
-rows = dataset.pick(task, int(per), view.seed, picked.rows)
+rows = dataset.pick(task, int(per) or None, view.seed, picked.rows)
 by_name = {i.name: i for i in mine}
 
 
@@ -145,6 +155,48 @@ frames = {name: frame for name, (frame, _) in got.items()}
 for name, (_, skipped) in got.items():
     if skipped:
         st.caption(f"{name}: {skipped} example(s) without a known word skipped.")
+if picked.mine:  # the file's report: one line per checkpoint and file
+    summary = pd.DataFrame(
+        [
+            {
+                "checkpoint": name,
+                "rows": h.rows,
+                "file": h.domain,
+                "accuracy": h.accuracy.value,
+                "accuracy 95 %": f"[{h.accuracy.low:.3f}, {h.accuracy.high:.3f}]",
+                "ECE": h.ece.value,
+                "ECE 95 %": f"[{h.ece.low:.3f}, {h.ece.high:.3f}]",
+                **(
+                    {}
+                    if h.macro_f1 is None
+                    else {
+                        "macro-F1": h.macro_f1.value,
+                        "macro-F1 95 %": f"[{h.macro_f1.low:.3f}, {h.macro_f1.high:.3f}]",
+                    }
+                ),
+            }
+            for name, frame in frames.items()
+            for h in dataset.headlines(frame, view.seed)
+        ]
+    )
+    st.subheader(f"On {picked.title}")
+    st.dataframe(
+        summary,
+        hide_index=True,
+        width="stretch",
+        column_config=fitted(
+            summary,
+            pinned="checkpoint",
+            accuracy=st.column_config.NumberColumn("accuracy", format="%.3f"),
+            ECE=st.column_config.NumberColumn("ECE", format="%.3f"),
+            **{"macro-F1": st.column_config.NumberColumn("macro-F1", format="%.3f")},
+        ),
+    )
+    st.caption(
+        "Accuracy and expected calibration error (ECE) of each checkpoint's mean prediction "
+        "over the T samples, with 95 % bootstrap intervals over the rows (1,000 resamples)"
+        + ("; macro-F1 with more than two classes." if len(get_task(task).label_names) > 2 else ".")
+    )
 left, right = st.columns(2)
 with left:
     curves = {n: dataset.reliability(f) for n, f in frames.items()}
@@ -171,7 +223,10 @@ with right:
         st.caption("Higher curves separate out-of-domain inputs better by their uncertainty.")
     else:
         st.info(
-            "This task has no out-of-domain examples, so there is no out-of-domain "
+            "Your file has no out-of-domain part: add an out-of-domain file above to see how "
+            "well uncertainty tells the two apart."
+            if picked.mine
+            else "This task has no out-of-domain examples, so there is no out-of-domain "
             "detection to show."
         )
 st.plotly_chart(
@@ -218,7 +273,7 @@ record = {
     "checkpoints": ", ".join(frames),
     "T": int(T),
     "seed": view.seed,
-    "examples per domain": int(per),
+    "examples per domain": int(per) or "all",
     "settings": "each checkpoint's own trained settings",
 }
 download(
@@ -231,7 +286,7 @@ download(
 )
 column, label = dataset.SCORES[score]
 for name, frame in frames.items():
-    values = {d: frame.loc[frame["domain"] == d, column] for d in (dataset.IN, dataset.OUT)}
+    values = {d: frame.loc[frame["domain"] == d, column] for d in dataset.domains_of(frame)}
     st.plotly_chart(
         F.domain_histograms(values, label, f"{name}: {label} by domain"), width="stretch"
     )

@@ -39,7 +39,6 @@ grid = c1.multiselect(
     default=list(S.DEFAULT_GRID),
     key=K.SW_GRID,
 )
-per = c2.number_input("Examples per domain", 10, 500, 60, step=10, key=K.SW_N)
 T = c3.number_input("T", 2, 50, 10, key=K.SW_T)
 for other in S.knobs(ck):
     if other != swept:
@@ -49,6 +48,18 @@ picked = data_source.choose(
 )
 if picked is None:
     st.stop()
+if picked.mine:  # a visitor's file: every row unless they cap it
+    per = c2.number_input(
+        "Rows per file (0 = all)",
+        0,
+        5000,
+        0,
+        step=100,
+        key=K.SW_N_MINE,
+        help="Each value of the sweep samples every row; cap it for a quicker sweep.",
+    )
+else:
+    per = c2.number_input("Examples per domain", 10, 500, 60, step=10, key=K.SW_N)
 request = (name, swept, tuple(sorted(grid)), int(per), int(T), view.seed, picked.key)
 if st.button("Run the sweep", type="primary", key=K.SW_GO):
     st.session_state[K.SW_REQUEST] = request
@@ -57,7 +68,7 @@ if st.session_state.get(K.SW_REQUEST) != request or not grid:
     st.stop()
 if not guard.usable([name]):  # says why this checkpoint cannot be loaded
     st.stop()
-rows = dataset.pick(ck.task, int(per), view.seed, picked.rows)
+rows = dataset.pick(ck.task, int(per) or None, view.seed, picked.rows)
 
 
 def sweep_all(progress):
@@ -86,7 +97,7 @@ record = {
     "values": ", ".join(f"{v:g}" for v in sorted(grid)),
     **{k: S.trained(ck, k) for k in S.knobs(ck) if k != swept},
     "examples": picked.title,
-    "examples per domain": int(per),
+    "examples per domain": int(per) or "all",
     "T": int(T),
     "seed": view.seed,
 }  # inside the CSV

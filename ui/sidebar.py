@@ -340,6 +340,7 @@ def multiselect(
     names still offered stay chosen, and when none is left the default is chosen again instead of
     an empty list (a user may still clear it by hand). ``follow`` (the sidebar's checkpoint) is
     chosen first by default and added whenever it changes, so the page starts from it."""
+    keep(key)  # a page that stopped before drawing it (a file not ready yet) loses nothing
     before = st.session_state.get(f"_{key}_options")
     st.session_state[f"_{key}_options"] = tuple(options)
     if follow in options:

@@ -8,6 +8,7 @@ sentence (same checkpoint, T, seed, settings). No Streamlit here.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
@@ -15,8 +16,13 @@ import pandas as pd
 
 from uqcore.stats import (
     ConformalSets,
+    Interval,
+    accuracy,
+    bootstrap_interval,
     conformal_summary,
+    ece,
     logit_scores,
+    macro_f1,
     mutual_information,
     ood_detection,
     predictive_entropy,
@@ -30,6 +36,18 @@ from uqlab.stored import bundled_rows
 from uqlab.tasks import DOMAINS, TASKS
 
 IN, OUT = DOMAINS["id"], DOMAINS["ood"]  # the ``domain`` column's values
+YOURS = "your file"  # the domain of a visitor's labelled file's rows (its second file: OUT)
+
+
+def domains_of(df: pd.DataFrame) -> list[str]:
+    """The domains a frame holds, in-domain ones first (the bundled set's or the visitor's
+    file), out-of-domain last."""
+    return sorted(dict.fromkeys(df["domain"]), key=lambda d: d == OUT)
+
+
+def in_domain(df: pd.DataFrame) -> pd.DataFrame:
+    """The rows that are not out of domain: the bundled in-domain set, or the visitor's file."""
+    return df[df["domain"] != OUT]
 
 
 @lru_cache(maxsize=16)
@@ -178,7 +196,7 @@ def reliability(df: pd.DataFrame, n_bins: int = 15, column: str = "p1"):
     """Reliability data (uqcore.stats) of the in-domain rows: confidence of the predicted
     class against accuracy, ``n_bins`` equal-width bins; ``column`` = "p1_scaled" after
     temperature scaling."""
-    part = df[df["domain"] == IN]
+    part = in_domain(df)
     return reliability_diagram(mean_probs(part, column), part["gold"].to_numpy(), n_bins)
 
 
@@ -186,7 +204,7 @@ def risk_coverage(df: pd.DataFrame) -> dict:
     """Selective prediction on the in-domain rows (uqcore.stats.risk_coverage of the mean
     prediction): ``coverage``, ``risk``, ``aurc``, plus the ``oracle`` risk (every error kept
     for last) and the ``random`` one (the overall error rate at every coverage)."""
-    part = df[df["domain"] == IN]
+    part = in_domain(df)
     rc = stats_risk_coverage(mean_probs(part), part["gold"].to_numpy())
     errors = int(round(rc.risk[-1] * len(rc.risk)))
     k = np.arange(1, len(rc.risk) + 1)
@@ -209,10 +227,8 @@ def conformal_members(df: pd.DataFrame, sets: ConformalSets) -> np.ndarray:
 def conformal_rows(df: pd.DataFrame, sets: ConformalSets) -> dict[str, dict[str, float]]:
     """Per domain: empirical coverage and mean size of the conformal ``sets`` on a frame."""
     out = {}
-    for domain in (IN, OUT):
+    for domain in domains_of(df):
         part = df[df["domain"] == domain]
-        if part.empty:
-            continue
         got = conformal_summary(conformal_members(part, sets), part["gold"].to_numpy())
         out[domain] = {k: got[k] for k in ("coverage", "mean_size")}
     return out
@@ -221,7 +237,7 @@ def conformal_rows(df: pd.DataFrame, sets: ConformalSets) -> dict[str, dict[str,
 def roc(df: pd.DataFrame, score: str) -> dict:
     """ROC curve and AUROC / AUPR / FPR@95 of ``score`` with out-of-domain as positive."""
     column = SCORES[score][0]
-    ind = df.loc[df["domain"] == IN, column].to_numpy()
+    ind = in_domain(df)[column].to_numpy()
     ood = df.loc[df["domain"] == OUT, column].to_numpy()
     det = ood_detection(ind, ood)
     return {
@@ -231,3 +247,48 @@ def roc(df: pd.DataFrame, score: str) -> dict:
         "aupr": det.aupr,
         "fpr95": det.fpr_at_95_tpr,
     }
+
+
+@dataclass(frozen=True)
+class Headline:
+    """One domain's summary line: ``rows`` used, the ``accuracy`` and ``ece`` of the mean
+    prediction and, with more than two classes, its ``macro_f1``; each with a bootstrap
+    interval (:func:`uqcore.stats.bootstrap_interval`)."""
+
+    domain: str
+    rows: int
+    accuracy: Interval
+    ece: Interval
+    macro_f1: Interval | None
+
+    def text(self) -> str:
+        """ "your file: 872 rows · accuracy 0.823 [0.797, 0.848] · ECE 0.071 [...]" """
+        parts = [f"{self.domain}: {self.rows:,} rows", _said("accuracy", self.accuracy)]
+        parts.append(_said("ECE", self.ece))
+        if self.macro_f1 is not None:
+            parts.append(_said("macro-F1", self.macro_f1))
+        return " · ".join(parts)
+
+
+def _said(name: str, i: Interval) -> str:
+    return f"{name} {i.value:.3f} [{i.low:.3f}, {i.high:.3f}]"
+
+
+def headlines(df: pd.DataFrame, seed: int = 0) -> list[Headline]:
+    """Each domain's :class:`Headline` of a frame (its mean predictions against the gold
+    labels, the library's metrics; the bootstrap seeded by ``seed``)."""
+    out = []
+    for domain in domains_of(df):
+        part = df[df["domain"] == domain]
+        p, y = mean_probs(part), part["gold"].to_numpy()  # [N, C], [N]
+        f1 = bootstrap_interval(macro_f1, p, y, seed=seed) if p.shape[1] > 2 else None
+        out.append(
+            Headline(
+                domain,
+                len(part),
+                bootstrap_interval(accuracy, p, y, seed=seed),
+                bootstrap_interval(ece, p, y, seed=seed),
+                f1,
+            )
+        )
+    return out
