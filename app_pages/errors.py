@@ -40,7 +40,14 @@ else:
     )
 c1, c2 = st.columns(2)
 T = c1.number_input("T", 1, 100, 10, key=K.ERR_T, help="Samples per example (paper: 10).")
-per = c2.number_input("Examples per domain (0 = all)", 0, 2000, 0, step=100, key=K.ERR_N)
+per = c2.number_input(
+    "Rows per file (0 = all)" if source.mine else "Examples per domain (0 = all)",
+    0,
+    5000 if source.mine else 2000,
+    0,
+    step=100,
+    key=K.ERR_N,
+)
 ov = view.overrides()
 request = (info.name, int(T), int(per), view.seed, ov, source.key)
 if not source.mine:

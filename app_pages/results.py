@@ -118,8 +118,11 @@ notes = {
 stored = bool(chosen) and all(n.startswith("Read") for n in notes.values())
 if st.button("Compute", type="primary", key=K.RES_GO) or stored:  # stored: read at once
     st.session_state[K.RES_REQUEST] = request
-for name, note in notes.items():
-    st.caption(f"{name}: {note}")
+if picked.mine:
+    st.caption("Sampled here: your file has no stored results.")
+else:
+    for name, note in notes.items():
+        st.caption(f"{name}: {note}")
 if not chosen:
     st.info("Pick at least one checkpoint above, then press Compute.")
     st.stop()
@@ -156,27 +159,12 @@ for name, (_, skipped) in got.items():
     if skipped:
         st.caption(f"{name}: {skipped} example(s) without a known word skipped.")
 if picked.mine:  # the file's report: one line per checkpoint and file
+    lines = [(n, h) for n, f in frames.items() for h in dataset.headlines(f, view.seed)]
+    several = len({h.domain for _, h in lines}) > 1  # the out-of-domain file too
     summary = pd.DataFrame(
         [
-            {
-                "checkpoint": name,
-                "rows": h.rows,
-                "file": h.domain,
-                "accuracy": h.accuracy.value,
-                "accuracy 95 %": f"[{h.accuracy.low:.3f}, {h.accuracy.high:.3f}]",
-                "ECE": h.ece.value,
-                "ECE 95 %": f"[{h.ece.low:.3f}, {h.ece.high:.3f}]",
-                **(
-                    {}
-                    if h.macro_f1 is None
-                    else {
-                        "macro-F1": h.macro_f1.value,
-                        "macro-F1 95 %": f"[{h.macro_f1.low:.3f}, {h.macro_f1.high:.3f}]",
-                    }
-                ),
-            }
-            for name, frame in frames.items()
-            for h in dataset.headlines(frame, view.seed)
+            {"checkpoint": n, **({"file": h.domain} if several else {}), **h.cells()}
+            for n, h in lines
         ]
     )
     st.subheader(f"On {picked.title}")
@@ -184,13 +172,7 @@ if picked.mine:  # the file's report: one line per checkpoint and file
         summary,
         hide_index=True,
         width="stretch",
-        column_config=fitted(
-            summary,
-            pinned="checkpoint",
-            accuracy=st.column_config.NumberColumn("accuracy", format="%.3f"),
-            ECE=st.column_config.NumberColumn("ECE", format="%.3f"),
-            **{"macro-F1": st.column_config.NumberColumn("macro-F1", format="%.3f")},
-        ),
+        column_config=fitted(summary, pinned="checkpoint"),
     )
     st.caption(
         "Accuracy and expected calibration error (ECE) of each checkpoint's mean prediction "

@@ -261,6 +261,16 @@ class Headline:
     ece: Interval
     macro_f1: Interval | None
 
+    def cells(self) -> dict[str, object]:
+        """The line as table cells: rows, then each metric with its interval, e.g.
+        ``"0.823 [0.797, 0.848]"`` (one narrow column per metric, readable on a phone)."""
+        out: dict[str, object] = {"rows": self.rows}
+        named = [("accuracy", self.accuracy), ("ECE", self.ece), ("macro-F1", self.macro_f1)]
+        for name, i in named:
+            if i is not None:
+                out[name] = f"{i.value:.3f} [{i.low:.3f}, {i.high:.3f}]"
+        return out
+
     def text(self) -> str:
         """ "your file: 872 rows · accuracy 0.823 [0.797, 0.848] · ECE 0.071 [...]" """
         parts = [f"{self.domain}: {self.rows:,} rows", _said("accuracy", self.accuracy)]

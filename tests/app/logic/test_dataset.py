@@ -50,3 +50,11 @@ def test_each_domains_headline_is_uqcores_numbers_on_its_rows(c):
             assert h.macro_f1 == stats.bootstrap_interval(stats.macro_f1, p, y, seed=5)
             assert f"macro-F1 {h.macro_f1.value:.3f}" in h.text()
         assert h.text().startswith(f"{h.domain}: {len(part)} rows · accuracy ")
+
+
+def test_a_headlines_cells_carry_each_metric_with_its_interval():
+    h = dataset.headlines(_frame([dataset.YOURS] * 40, c=3), seed=0)[0]
+    cells = h.cells()
+    assert list(cells) == ["rows", "accuracy", "ECE", "macro-F1"]
+    a = h.accuracy
+    assert cells["rows"] == 40 and cells["accuracy"] == f"{a.value:.3f} [{a.low:.3f}, {a.high:.3f}]"
