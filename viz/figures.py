@@ -28,6 +28,7 @@ _BLUE = "#1f5fbf"  # the theme's primaryColor (.streamlit/config.toml)
 _RED = "#d1495b"
 _CLASS_COLORS = ("#d1495b", "#1f5fbf", "#2e8b57", "#e09f3e")
 _MARGIN = {"l": 10, "r": 10, "t": 60, "b": 10}
+HIST_ROW_PX, HIST_NAME_PX = 100, 28  # compare_histograms: one row's plot, the gap of its name
 STD_MAX = 0.5  # the largest standard deviation a weight in [0, 1] can have (half 0, half 1)
 
 
@@ -559,8 +560,15 @@ def compare_histograms(samples: dict, name: str) -> go.Figure:
     """One histogram of ``p(name)`` per checkpoint on a shared [0, 1] axis (``samples``:
     checkpoint -> [T] array), stacked vertically so their spreads compare at a glance."""
     n = len(samples)
+    title, top = top_title(f"p({name}) per sample, one row per checkpoint")
+    height = top + HIST_ROW_PX * n + HIST_NAME_PX * (n - 1) + 60  # 60: the axis under the last
+    # each row's name sits in a gap of its own above the row, never on the row above's bars
     fig = make_subplots(
-        rows=n, cols=1, shared_xaxes=True, vertical_spacing=0.02, subplot_titles=list(samples)
+        rows=n,
+        cols=1,
+        shared_xaxes=True,
+        vertical_spacing=HIST_NAME_PX / (height - top - 60),
+        subplot_titles=list(samples),
     )
     for i, p in enumerate(samples.values(), start=1):
         fig.add_trace(
@@ -577,13 +585,10 @@ def compare_histograms(samples: dict, name: str) -> go.Figure:
     fig.update_xaxes(range=[0, 1])
     fig.update_xaxes(title_text=f"p({name})", row=n, col=1)
     fig.update_layout(
-        title=f"p({name}) per sample, one row per checkpoint",
-        margin=_MARGIN,
-        height=90 + 110 * n,
-        bargap=0.05,
+        title=title, margin={**_MARGIN, "t": top, "b": 60}, height=height, bargap=0.05
     )
     for a in fig.layout.annotations:
-        a.font.size = 11
+        a.font.size = 12
     return fig
 
 
@@ -601,9 +606,10 @@ def sweep_figure(table, tau_name: str) -> go.Figure:
     )
     for a in fig.layout.annotations:
         a.font.size = TITLE_FONT - 1
-    for i, domain in enumerate(DOMAINS.values()):  # the display names of ui.logic.dataset frames
+    ood = DOMAINS["ood"]  # drawn last, in orange; the in-domain set or a visitor's file first
+    for domain in sorted(dict.fromkeys(table["domain"]), key=lambda d: d == ood):
         part = table[table["domain"] == domain].sort_values("tau")
-        color = (_BLUE, "#e09f3e")[i]
+        color = "#e09f3e" if domain == ood else _BLUE
         fig.add_trace(
             go.Scatter(
                 x=part["tau"],

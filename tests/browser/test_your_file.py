@@ -114,6 +114,7 @@ def test_your_file_is_uploaded_once_and_reported_on_every_dataset_page(
         page.get_by_role("button", name="Run the sweep").click()
         wait_title(page, "at inference")
         settle(page)
+        page.locator(".js-plotly-plot .legendtext", has_text="your file").first.wait_for()
         assert page.get_by_text("mine.csv", exact=False).first.is_visible()
         page.screenshot(path=str(shots / f"your-file-sweep-{width}.png"), full_page=True)
     finally:

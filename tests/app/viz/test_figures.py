@@ -244,3 +244,23 @@ def test_the_sweeps_panel_titles_are_whole_and_fit_half_a_phone():
         assert len(line) <= PANEL_TITLE_CHARS and 0.6 * font * len(line) <= 150, line
     title_lines = fig.layout.title.text.count("<br>") + 1  # the title sits above both lines
     assert fig.layout.margin.t >= 20 * title_lines + 20 * len(texts[1].split("<br>")) + 20
+
+
+def test_the_sweep_draws_a_visitors_file_and_its_out_of_domain_file():
+    """Defect: the sweep drew only the bundled domains' names, so a visitor's file ("your
+    file") gave an empty figure."""
+    import pandas as pd
+
+    from viz.figures import sweep_figure
+
+    table = pd.DataFrame(
+        {
+            "tau": [1.0, 10.0] * 2,
+            "accuracy": [0.7, 0.6, 0.6, 0.5],
+            "mi": [0.1, 0.0, 0.2, 0.1],
+            "domain": ["out-of-domain"] * 2 + ["your file"] * 2,
+        }
+    )
+    fig = sweep_figure(table, "tau2")
+    drawn = [(t.name, list(t.y)) for t in fig.data if t.showlegend is not False]
+    assert drawn == [("your file", [0.6, 0.5]), ("out-of-domain", [0.7, 0.6])]
