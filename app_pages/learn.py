@@ -1,5 +1,6 @@
-"""Learn: the ideas behind stochastic attention in five small steps, each with a live widget
-and a link to the explorer where a trained model shows the same thing."""
+"""Learn: the ideas behind stochastic attention in six small steps, each with a live widget
+and a link to the explorer where a trained model shows the same thing (the checkpoint chosen on
+dev data: ui.logic.lesson), and a 20-minute lesson plan for a teacher at the top."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import streamlit as st
 
 from ui import sidebar
 from ui.logic import keys as K
-from ui.logic.state import ViewState, explorer_url
+from ui.logic.lesson import LINKS, lesson_markdown
 from viz import learn as V
 
 sidebar.page(
@@ -16,13 +17,15 @@ sidebar.page(
 )
 
 
-def explorer(ckpt: str, **extra) -> str:
-    """A link to the explorer showing the page's example sentence on a trained model."""
-    return explorer_url(
-        ViewState(
-            ckpt=ckpt, text="John is tall on several occasions.", label=0, T=100, seed=0, **extra
-        )
-    )
+def see(step: str, words: str) -> str:
+    """The markdown of a step's link (:data:`ui.logic.lesson.LINKS`): the link, where to look
+    and why that checkpoint, each a short sentence (a projector's narrow column)."""
+    link = LINKS[step]
+    return f"[{words}]({link.url()}): look at {link.look}. {link.why()}"
+
+
+with st.expander("A 20-minute lesson, for a teacher with a projector"):
+    st.markdown(lesson_markdown())
 
 
 seed = st.number_input("Random seed for this page", 0, 10_000, 0, key=K.LEARN_SEED)
@@ -41,7 +44,7 @@ st.plotly_chart(V.gumbel_figure(rng, tau, n), width="stretch")
 st.caption(
     "Low τ: each sample picks one token, and which one changes from sample to sample. "
     "High τ: samples flatten toward uniform and agree. "
-    f"[See it on a trained model]({explorer('cola-sto', tau2=0.3)})."
+    + see("gumbel", "See it on a trained model")
 )
 
 st.header("2. Soft versus hard samples")
@@ -72,7 +75,7 @@ st.caption(
     f"At τ1 = {tau1:g}, {moving} changed centroid between the 5 samples (red dots: the mixed "
     "keys, labelled with their token in the first sample). Lower τ1 makes each mix nearly one "
     "centroid, so a key either stays or jumps; higher τ1 blends centroids and pulls every key "
-    f"toward their middle. [Centroid view of a trained model]({explorer('cola-hsto')})."
+    "toward their middle. " + see("centroids", "Centroid view of a trained model")
 )
 
 st.header("4. Prior versus posterior attention (Bayesian Attention Modules)")
@@ -83,7 +86,7 @@ st.write(
 )
 k = st.select_slider("Weibull shape k", [2.0, 5.0, 10.0, 30.0], 10.0, key=K.L_K)
 st.plotly_chart(V.bam_figure(rng, k), width="stretch")
-st.caption(f"[Prior vs posterior on a trained model]({explorer('cola-bam')}).")
+st.caption(see("prior", "Prior vs posterior on a trained model"))
 
 st.header("5. Keys that move toward the queries (Probabilistic Transformer)")
 st.write(
@@ -99,8 +102,8 @@ theta = c2.select_slider("Prior precision θ", [0.1, 0.5, 1.0, 3.0, 10.0], 1.0, 
 st.plotly_chart(V.em_figure(steps, theta), width="stretch")
 st.caption(
     "Small θ: keys follow the queries far (the attention changes a lot); large θ: keys stay "
-    "near where training put them. The shipped checkpoints use 3 steps and θ = 1. "
-    f"[Before and after EM on a trained model]({explorer('cola-probtrans')})."
+    "near where training put them. The shipped checkpoints use 3 steps and θ = 1; "
+    "the link asks for 10. " + see("em", "Before and after EM on a trained model")
 )
 
 st.header("6. Averaging samples: the prediction and its uncertainty")
@@ -117,4 +120,4 @@ c1.metric("mean p(positive)", f"{d['mean']:.3f}")
 c2.metric("predictive entropy", f"{d['entropy']:.3f} nats")
 c3.metric("mutual information", f"{d['mi']:.3f} nats")
 st.plotly_chart(V.samples_histogram(d["p1"]), width="stretch")
-st.caption(f"[A real histogram of T = 100 samples]({explorer('cola-hsto')}).")
+st.caption(see("histogram", f"A real histogram of T = {LINKS['histogram'].view().T} samples"))

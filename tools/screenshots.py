@@ -12,6 +12,10 @@ saves, once each page has settled:
 - ``errors.png``: Error analysis on the default checkpoint (its stored samples, read at once),
   its first figure in view.
 
+With ``--every``, instead, the first screen of every page of the menu at a desktop's 1400 x 1000,
+a projector's 1024 x 768 and a phone's 390 x 844 (``<page>-<width>x<height>.png``, 24 files), for
+a person to look at before a release (not kept in the repository).
+
 The server is stopped when it is done, also on failure. :func:`take` can instead photograph a
 server that is already running (``url=``), as ``tests/browser/test_screenshots.py`` does.
 """
@@ -38,6 +42,7 @@ VIEWPORT = {"width": 1400, "height": 1000}
 IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
 BUSY = '[data-testid="stStatusWidget"], [data-testid="stSpinner"]'
 NAMES = ("explorer.png", "errors.png")
+SIZES = ((1400, 1000), (1024, 768), (390, 844))  # a desktop, a projector, a phone
 
 
 def free_port() -> int:
@@ -152,6 +157,33 @@ def shoot(browser, url: str, out: Path) -> list[Path]:
     return [out / name for name in NAMES]
 
 
+def every_page(browser, url: str, out: Path) -> list[Path]:
+    """The first screen of every page of the menu at each of :data:`SIZES`, the default
+    checkpoint chosen, into the folder ``out``."""
+    from ui.routes import PAGES
+    from uqlab.tasks import DEFAULT_CHECKPOINT
+
+    out.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for width, height in SIZES:
+        context = browser.new_context(
+            viewport={"width": width, "height": height}, device_scale_factor=1
+        )
+        page = context.new_page()
+        page.set_default_timeout(180_000)
+        try:
+            for _, _, _, path in PAGES:
+                page.goto(f"{url}/{path}?" + urlencode({"ckpt": DEFAULT_CHECKPOINT}))
+                page.locator("h1").first.wait_for()
+                settle(page)
+                page.mouse.move(0, 0)
+                paths.append(out / f"{path or 'explore'}-{width}x{height}.png")
+                page.screenshot(path=str(paths[-1]))
+        finally:
+            context.close()
+    return paths
+
+
 def take(out: Path, url: str | None = None, browser=None) -> list[Path]:
     """Save ``explorer.png`` and ``errors.png`` in ``out``; of the server at ``url``, or of a
     fresh one on the shipped checkpoints, stopped afterwards. ``browser``: a Playwright browser
@@ -180,7 +212,26 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "img", help="the folder")
     parser.add_argument("--url", help="photograph this running server instead of a fresh one")
+    parser.add_argument(
+        "--every", action="store_true", help="every page at three sizes instead (into --out)"
+    )
     args = parser.parse_args(argv)
+    if args.every:
+        from playwright.sync_api import sync_playwright
+
+        with sync_playwright() as p:
+            own = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            try:
+                if args.url:
+                    shots = every_page(own, args.url, args.out)
+                else:
+                    with served() as fresh:
+                        shots = every_page(own, fresh, args.out)
+            finally:
+                own.close()
+        for path in shots:
+            print(path)
+        return
     for path in take(args.out, args.url):
         print(f"{path} ({path.stat().st_size / 1024:.0f} KB)")
 

@@ -24,3 +24,15 @@ def test_learn_page_builds_the_ideas_in_steps():
     before = [m.value for m in at.metric]
     at.slider(key="l_spread").set_value(2.5).run()
     assert [m.value for m in at.metric] != before
+
+
+def test_learn_page_offers_the_lesson_and_links_each_step_to_its_measured_checkpoint():
+    from ui.logic.lesson import LINKS, lesson_markdown
+
+    at = on_page("app_pages/learn.py")
+    assert [e.label for e in at.expander][0].startswith("A 20-minute lesson")
+    assert any(m.value == lesson_markdown() for m in at.markdown)
+    captions = " ".join(c.value for c in at.caption)
+    for link in LINKS.values():
+        assert f"]({link.url()})" in captions, link.step  # the link, as measured
+        assert link.why() in captions
