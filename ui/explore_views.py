@@ -28,9 +28,13 @@ from viz.titles import as_figure
 PLOT_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
 
 
-def chart(fig, key: str) -> None:
+def chart(fig, key: str, settings: dict[str, object] | None = None) -> None:
+    """Draw ``fig`` and offer it to the export panel under ``key``, with ``settings``: the
+    view's own choices (method, layer, window, ...) that its exported file records beside the
+    sidebar's (:func:`figure_record`)."""
     st.plotly_chart(fig, width="stretch", config=PLOT_CONFIG, key=f"{K.FIGURE_PREFIX}{key}")
     st.session_state.setdefault(K.FIGURES, {})[key] = fig
+    st.session_state.setdefault(K.FIGURE_SETTINGS, {})[key] = dict(settings or {})
 
 
 def figure(res: ExploreResult, key: str, choices: tuple, build):
@@ -40,10 +44,10 @@ def figure(res: ExploreResult, key: str, choices: tuple, build):
     return build() if res.key is None else cached.figure((res.key, key, *choices), build)
 
 
-def chart_spec(spec: dict, key: str) -> None:
+def chart_spec(spec: dict, key: str, settings: dict[str, object] | None = None) -> None:
     """:func:`chart` of a figure's plotly JSON (a figure of this session's own, so the export
     panel can lay it out for a file)."""
-    chart(as_figure(spec), key)
+    chart(as_figure(spec), key, settings)
 
 
 def notices(res: ExploreResult) -> None:
@@ -270,7 +274,18 @@ def attention(res: ExploreResult, n_layers: int, n_heads: int) -> None:
         (layer, head, t, lo, hi, auto, auto_spread),
         lambda: attention_spec(res, tokens, layer, head, t, lo, hi, auto, auto_spread),
     )
-    chart_spec(spec, "attention")
+    chart_spec(
+        spec,
+        "attention",
+        {
+            "layer": layer,
+            "head": head,
+            "sample": t,
+            "tokens": f"{lo}-{hi - 1}",
+            "auto_scale": auto,
+            "auto_spread": auto_spread,
+        },
+    )
     more = f" Maps are kept for the first {kept} samples." if kept < len(res.probs) else ""
     if same:
         spread = (
@@ -385,13 +400,18 @@ def centroids(res: ExploreResult, n_layers: int, names: tuple[str, ...]) -> None
             "mean weight",
         )
 
-    chart_spec(figure(res, "centroids", (layer, head, t, lo, hi), assignments), "centroids")
+    where = {"layer": layer, "head": head}
+    chart_spec(
+        figure(res, "centroids", (layer, head, t, lo, hi), assignments),
+        "centroids",
+        {**where, "sample": t, "keys": f"{lo}-{hi - 1}"},
+    )
     st.caption(
         f"Left, P of sample {t}: the centroid assignment probabilities of each key (a "
         "row per key token, a column per centroid; each row sums to 1). Right: the share "
         "of the samples in which each key's largest probability falls on each centroid."
     )
-    chart_spec(figure(res, "centroid_usage", (layer, head), usage), "centroid_usage")
+    chart_spec(figure(res, "centroid_usage", (layer, head), usage), "centroid_usage", where)
     st.caption(
         "H-STO-TRANS replaces each key by a mix of a few learned centroids, drawn with "
         "Gumbel noise at temperature tau1. Tokens that switch centroid between samples "
@@ -417,7 +437,11 @@ def bam(res: ExploreResult, n_layers: int, names: tuple[str, ...]) -> None:
         samples = m.attention[:5, head, query, lo:hi].astype(np.float32)  # [<=5, W]
         return F.prior_posterior_figure.spec(prior, mean, samples, tokens[lo:hi], tokens[query])
 
-    chart_spec(figure(res, "prior_post", (layer, head, query, lo, hi), prior_post), "prior_post")
+    chart_spec(
+        figure(res, "prior_post", (layer, head, query, lo, hi), prior_post),
+        "prior_post",
+        {"layer": layer, "head": head, "query": tokens[query], "keys": f"{lo}-{hi - 1}"},
+    )
     uniform_note(res, m.prior[0])
     if m.kl_per_head is not None:
 
@@ -432,7 +456,7 @@ def bam(res: ExploreResult, n_layers: int, names: tuple[str, ...]) -> None:
                 "nats per (query, key) pair",
             )
 
-        chart_spec(figure(res, "kl", (layer, n_layers), kl_bars), "kl")
+        chart_spec(figure(res, "kl", (layer, n_layers), kl_bars), "kl", {"layer": layer})
     st.caption(
         "Bayesian attention: the prior (from the keys alone) says which tokens matter "
         "before looking at the query; the posterior updates it for this query, and "
@@ -501,7 +525,11 @@ def probtrans(res: ExploreResult, n_layers: int, names: tuple[str, ...]) -> None
             own_scale=("difference",),
         )
 
-    chart_spec(figure(res, "em", (layer, head, lo, hi), em), "em")
+    chart_spec(
+        figure(res, "em", (layer, head, lo, hi), em),
+        "em",
+        {"layer": layer, "head": head, "tokens": f"{lo}-{hi - 1}"},
+    )
     if res.probs_before_em is not None:
         cols = st.columns(len(names))
         for c, name in enumerate(names):
@@ -528,12 +556,15 @@ def settings_record(res: ExploreResult, name: str, family: str) -> dict[str, obj
     return {"checkpoint": name, "T": len(res.probs), "seed": res.seed, **knobs, "text": res.text}
 
 
+TEXT_KEYS = ("text", "edited_text")  # free text: inside the files, never in their names
+
+
 def export_stem(record: dict[str, object]) -> str:
     """A file name stem that tells exports of other settings apart, e.g.
-    ``cola-hsto-T50-seed1-tau1_1-tau2_40``."""
+    ``cola-hsto-T50-seed1-tau1_1-tau2_40`` (every entry but the texts, :data:`TEXT_KEYS`)."""
     parts = [str(record["checkpoint"]), f"T{record['T']}", f"seed{record['seed']}"]
     for key, value in record.items():
-        if key not in ("checkpoint", "T", "seed", "text"):
+        if key not in ("checkpoint", "T", "seed", *TEXT_KEYS):
             shown = f"{value:g}" if isinstance(value, float) else str(value)
             parts.append(f"{key}_{shown}")
     return re.sub(r"[^A-Za-z0-9_.+-]", "_", "-".join(parts))
@@ -586,13 +617,28 @@ def arrays_npz(res: ExploreResult, record: dict) -> bytes:
     return buf.getvalue()
 
 
+def figure_record(record: dict[str, object], view: dict[str, object]) -> dict[str, object]:
+    """The settings of one figure's file: the sidebar's ``record`` (:func:`settings_record`),
+    then its ``view``'s own (:func:`chart`'s ``settings``), the texts last."""
+    texts = {k: v for k, v in {**record, **view}.items() if k in TEXT_KEYS}
+    rest = {k: v for k, v in {**record, **view}.items() if k not in TEXT_KEYS}
+    return {**rest, **texts}
+
+
 def figures_export(stem: str, record: dict) -> None:
+    """The export panel: pick one of this run's figures and a format, then download it with
+    its settings inside and in its file name (the view's own ones too, :func:`figure_record`;
+    ``stem``: :func:`export_stem` of ``record``)."""
     figs = st.session_state.get(K.FIGURES, {})
     if not figs:
         st.write("No figures yet.")
         return
     key = st.selectbox("Figure", list(figs), key=K.EXPORT_FIG)
     fmt = st.radio("Format", ("svg", "png"), horizontal=True, key=K.EXPORT_FMT)
+    view = st.session_state.get(K.FIGURE_SETTINGS, {}).get(key, {})
+    if view:
+        record = figure_record(record, view)
+        stem = export_stem(record)
     if st.button("Render", key=K.EXPORT_RENDER):
         try:
             data = figure_file(figs[key], fmt, record)  # the settings inside the file too

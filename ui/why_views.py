@@ -11,9 +11,15 @@ import pandas as pd
 import streamlit as st
 
 from ui import cached, sidebar, work
-from ui.explore_views import chart, settings_record, token_window, tokens_for_axes
+from ui.explore_views import (
+    chart,
+    export_stem,
+    settings_record,
+    token_window,
+    tokens_for_axes,
+)
+from ui.logic import estimate, why
 from ui.logic import keys as K
-from ui.logic import why
 from ui.logic.compute import ExploreResult
 from ui.logic.exports import csv_text, download
 from ui.logic.format import mean_pm_var, plain, sig
@@ -121,29 +127,7 @@ def salience(
     got = cached.salience_cached(key)
     auto = not ig and T * len(res.tokens) <= AUTO_ROWS
     if got is None and not auto and st.session_state.get(K.WHY_ASKED) != key:
-        quick = cached.salience_cached(
-            cached.salience_key(
-                name,
-                res.text,
-                T,
-                res.seed,
-                settings,
-                int(target),
-                "gradient_x_input",
-                1,
-                res.temperature,
-            )
-        )
-        guess = f" (about {quick.seconds * steps * 0.8:.0f} s here)" if quick and ig else ""
-        st.info(
-            f"Integrated gradients run {steps} forward and backward passes of all {T} "
-            f"samples{guess}."
-            if ig
-            else f"A long text: one forward and backward pass of "
-            f"{T} samples x {len(res.tokens)} tokens waits for the button."
-        )
-        label = "Compute integrated gradients" if ig else "Compute the salience"
-        if not st.button(label, key=K.WHY_GO, type="primary"):
+        if not _asked(_salience_prompt(res, name, method, T, steps), ig):
             return
         st.session_state[K.WHY_ASKED] = key
     if got is None:
@@ -158,6 +142,44 @@ def salience(
             st.error(str(exc), icon="✋")
             return
     _show_salience(got, res, names, name, family)
+
+
+def _salience_prompt(
+    res: ExploreResult,
+    name: str,
+    method: str,
+    T: int,  # noqa: N803
+    steps: int,
+) -> str:
+    """What a salience run that waits for its button costs, with the time this server's recent
+    runs of the same kind predict (:mod:`ui.logic.estimate`)."""
+    members = None if res.members is None else res.members[:T]
+    size = why.salience_size(T, steps, method, len(res.tokens), res.stochastic, members)
+    kind = why.salience_kind(name, method)
+    seconds, runs = estimate.RECENT.guess(kind, size)
+    when = estimate.wording(seconds, runs, f"{why.METHOD_TITLES[method]} on {plain(name)}")
+    if method == "integrated_gradients":
+        return (
+            f"Integrated gradients run {steps} forward and backward passes of all {T} "
+            f"samples. {when}"
+        )
+    return (
+        f"A long text: one forward and backward pass of {T} samples x {len(res.tokens)} "
+        f"tokens waits for the button. {when}"
+    )
+
+
+def _asked(prompt: str, ig: bool) -> bool:
+    """The prompt and its button in a placeholder: False until the button is pressed; once it
+    is, the placeholder is cleared before the work starts, so only the result shows."""
+    box = st.empty()
+    with box.container():
+        st.info(prompt)
+        label = "Compute integrated gradients" if ig else "Compute the salience"
+        pressed = st.button(label, key=K.WHY_GO, type="primary")
+    if pressed:
+        box.empty()
+    return pressed
 
 
 def _show_salience(a: why.Attribution, res, names, name: str, family: str) -> None:
@@ -189,6 +211,13 @@ def _show_salience(a: why.Attribution, res, names, name: str, family: str) -> No
         )
     lo, hi = token_window(len(a.tokens), K.WHY_WINDOW)
     tokens = tokens_for_axes(res)[lo:hi]
+    view = {
+        "explained": cls,
+        "method": a.method,
+        "steps": a.steps,
+        "samples_explained": a.T,
+        "tokens": f"{lo}-{hi - 1}",
+    }
     chart(
         W.salience_strip(
             a.prob[:, lo:hi],
@@ -197,6 +226,7 @@ def _show_salience(a: why.Attribution, res, names, name: str, family: str) -> No
             f"attribution to p({cls})",
         ),
         "salience",
+        view,
     )
     table = a.table()
     st.markdown(
@@ -244,6 +274,7 @@ def _show_salience(a: why.Attribution, res, names, name: str, family: str) -> No
                 "attribution to MI (nats)",
             ),
             "salience_mi",
+            view,
         )
         st.caption(
             "Red tokens raise the mutual information (the samples disagree more because "
@@ -254,14 +285,12 @@ def _show_salience(a: why.Attribution, res, names, name: str, family: str) -> No
         mean=table["mean"].map(lambda v: f"{v:+.4f}"), std=table["std"].map(lambda v: f"{v:.4f}")
     )
     st.dataframe(shown, hide_index=True, width="stretch", height=240)
-    record = _record(
-        res, name, family, explained=cls, method=a.method, steps=a.steps, samples_explained=a.T
-    )
+    record = _record(res, name, family, **{k: v for k, v in view.items() if k != "tokens"})
     download(
         st,
         "Salience per token (CSV)",
         lambda: csv_text(table, record),
-        f"salience-{name}-T{a.T}-seed{res.seed}.csv",
+        f"salience-{export_stem(record)}.csv",
         "text/csv",
         key=K.WHY_CSV,
     )
@@ -289,12 +318,16 @@ def occlusion(res: ExploreResult, names: tuple[str, ...], name: str, family: str
     asked = (name, res.text, len(res.probs), res.seed, str(res.settings), lo, hi)
     big = (hi - lo) * len(res.probs) * len(res.tokens) > AUTO_OCCLUDED
     if big and st.session_state.get(K.OCC_ASKED) != asked:
-        if not st.button(f"Remove each of these {hi - lo} words in turn", key=K.OCC_GO):
-            st.caption(
-                f"A long text: each removal samples the whole text again ({hi - lo} texts"
-                f" x {len(res.probs)} samples), so it waits for the button."
-            )
-            return
+        box = st.empty()
+        with box.container():
+            pressed = st.button(f"Remove each of these {hi - lo} words in turn", key=K.OCC_GO)
+            if not pressed:
+                st.caption(
+                    f"A long text: each removal samples the whole text again ({hi - lo} texts"
+                    f" x {len(res.probs)} samples), so it waits for the button."
+                )
+                return
+        box.empty()  # pressed: only the result shows
         st.session_state[K.OCC_ASKED] = asked
     with st.spinner(f"Sampling {hi - lo} texts, {len(res.probs)} samples each…"):
         table = why.occlusion(res.text, res.probs, sampler, res.summary.target, lo, hi)
@@ -303,6 +336,7 @@ def occlusion(res: ExploreResult, names: tuple[str, ...], name: str, family: str
         st.info("No word could be removed (each removal left nothing the model reads).")
         return
     labels = [f"{w}" for w in ok["word"]]
+    view = {"explained": cls, "occlusion": "remove one word", "words": f"{lo}-{hi - 1}"}
     chart(
         W.token_bars(
             ok["shift of p"].to_numpy(),
@@ -312,6 +346,7 @@ def occlusion(res: ExploreResult, names: tuple[str, ...], name: str, family: str
             ok["se"].to_numpy() * 2,
         ),
         "occlusion",
+        view,
     )
     chart(
         W.token_bars(
@@ -321,6 +356,7 @@ def occlusion(res: ExploreResult, names: tuple[str, ...], name: str, family: str
             "shift of MI (nats)",
         ),
         "occlusion_mi",
+        view,
     )
     st.caption(
         f"Each word of the window removed in turn; every shortened text is sampled "
@@ -330,14 +366,12 @@ def occlusion(res: ExploreResult, names: tuple[str, ...], name: str, family: str
         "shown."
     )
     st.dataframe(table, hide_index=True, width="stretch", height=240)
-    record = _record(
-        res, name, family, explained=cls, occlusion="remove one word", words=f"{lo}-{hi - 1}"
-    )
+    record = _record(res, name, family, **view)
     download(
         st,
         "Occlusion table (CSV)",
         lambda: csv_text(table, record),
-        f"occlusion-{name}-T{len(res.probs)}-seed{res.seed}.csv",
+        f"occlusion-{export_stem(record)}.csv",
         "text/csv",
         key=K.OCC_CSV,
     )
@@ -367,9 +401,11 @@ def edit(
         return
     target = res.summary.target
     cls = names[target]
+    view = {"explained": cls, "edited_text": other.text}  # what was sampled (cut if long)
     chart(
         W.two_histograms(res.probs[:, target], other.probs[:, target], ("original", "edit"), cls),
         "edit_histograms",
+        view,
     )
     rows = []
     for label, r in (("original", res), ("edit", other)):
@@ -402,6 +438,7 @@ def edit(
             f"Mean attention, edit minus original, layer {layer}, head {head}",
         ),
         "edit_attention",
+        {"layer": layer, "head": head, "shared_tokens": len(shown), **view},
     )
     st.caption(
         f"On the {len(pairs)} tokens both texts share (matched in order), the edit's mean "
@@ -445,7 +482,8 @@ def head_grid(res: ExploreResult, n_layers: int, n_heads: int) -> None:
     title = f"{what} attention, every layer and head"
     if hi - lo < n:
         title += f" (tokens {lo}-{hi - 1})"
-    chart(W.head_grid(grid, tokens_for_axes(res)[lo:hi], title, stat), "head_grid")
+    view = {"stat": stat, "tokens": f"{lo}-{hi - 1}"}
+    chart(W.head_grid(grid, tokens_for_axes(res)[lo:hi], title, stat), "head_grid", view)
     st.caption(
         f"The {'mean' if stat == 'mean' else 'standard deviation'} of each attention map "
         f"over the {res.captured} captured samples. "
@@ -457,13 +495,28 @@ def head_grid(res: ExploreResult, n_layers: int, n_heads: int) -> None:
             else "Switch to the standard deviation to see where the samples disagree."
         )
     )
+    _open_cell(n_layers, n_heads)
 
-    def _open(choice: str) -> None:
-        layer, head = (int(x) for x in choice.split(","))
-        st.session_state[K.ATT_LAYER], st.session_state[K.ATT_HEAD] = layer, head
 
+def _open(choice: str) -> None:
+    """The "Open it" button's callback: set the detailed view's layer and head (its widgets
+    are drawn after this, on the rerun) and remember the cell for the toast."""
+    layer, head = (int(x) for x in choice.split(","))
+    st.session_state[K.ATT_LAYER], st.session_state[K.ATT_HEAD] = layer, head
+    st.session_state[K.GRID_OPENED] = (layer, head)
+
+
+def _open_cell(n_layers: int, n_heads: int) -> None:
+    """Pick a cell of the grid and open it in "Attention, sample by sample" above; a toast
+    says so once it is done, and a caption says which cell that view shows."""
+    opened = st.session_state.pop(K.GRID_OPENED, None)
+    if opened is not None:
+        st.toast(
+            f"Opened layer {opened[0]}, head {opened[1]} in 'Attention, sample by sample' above.",
+            icon=":material/north:",
+        )
     cells = [f"{layer},{head}" for layer in range(n_layers) for head in range(n_heads)]
-    c1, c2 = st.columns([2, 1])
+    c1, c2 = st.columns([2, 1], vertical_alignment="bottom")
     pick = c1.selectbox(
         "Open a cell in the detailed view above",
         cells,
@@ -472,8 +525,15 @@ def head_grid(res: ExploreResult, n_layers: int, n_heads: int) -> None:
     )
     c2.button(
         "Open it",
+        key=K.GRID_OPEN,
         on_click=_open,
         args=(pick,),
         width="stretch",
         help="Sets the layer and head of 'Attention, sample by sample'.",
     )
+    shown = (st.session_state.get(K.ATT_LAYER), st.session_state.get(K.ATT_HEAD))
+    if None not in shown:
+        st.caption(
+            f"'Attention, sample by sample' above shows layer {shown[0]}, head {shown[1]}"
+            + (" (the cell just opened)." if opened is not None else ".")
+        )

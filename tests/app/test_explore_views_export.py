@@ -35,3 +35,58 @@ def test_figures_export_as_svg_and_png(name):
         assert not _problems(at), _problems(at)
         labels = [b.proto.label for b in at.get("download_button")]
         assert any(label.endswith(f".{fmt}") for label in labels), labels
+
+
+def test_a_why_figure_file_carries_its_view_settings(monkeypatch):
+    """Rendered for real (kaleido): the salience figure's SVG holds the sidebar's settings and
+    the view's own (class, method, steps), and its file name says them."""
+    import html
+    import json
+    import re
+
+    from ui import explore_views
+
+    saved = []
+    real = explore_views.download
+    monkeypatch.setattr(
+        explore_views,
+        "download",
+        lambda where, label, data, name, mime, **kw: (
+            saved.append((name, data)) or real(where, label, data, name, mime, **kw)
+        ),
+    )
+    at = AppTest.from_file(APP, default_timeout=300)
+    at.query_params.update({"ckpt": "cola-hsto", "T": "5", "text": "a fine film", "seed": "1"})
+    at.run()
+    at.toggle(key=K.WHY_ON).set_value(True).run()
+    at.selectbox(key=K.EXPORT_FIG).set_value("salience")
+    at.radio(key=K.EXPORT_FMT).set_value("svg")
+    at.button(key=K.EXPORT_RENDER).click().run()
+    assert not _problems(at), _problems(at)
+    name, data = next((n, d) for n, d in saved if n.endswith("-salience.svg"))
+    assert name.startswith("cola-hsto-T5-seed1-") and "-method_gradient_x_input-steps_1-" in name
+    found = re.search(r"<settings[^>]*>(.*?)</settings>", data.decode())
+    settings = json.loads(html.unescape(found.group(1)))
+    assert settings["checkpoint"] == "cola-hsto" and settings["T"] == 5 and settings["seed"] == 1
+    assert settings["method"] == "gradient_x_input" and settings["steps"] == 1
+    assert settings["explained"] in ("unacceptable", "acceptable") and settings["tokens"]
+    assert list(settings)[-1] == "text" and settings["text"] == "a fine film"
+
+
+def test_a_figure_record_puts_the_view_settings_before_the_texts():
+    from ui.explore_views import export_stem, figure_record
+
+    record = {"checkpoint": "c", "T": 5, "seed": 1, "tau2": 2.0, "text": "a b"}
+    view = {"explained": "pos", "edited_text": "a c", "layer": 1}
+    got = figure_record(record, view)
+    assert list(got) == [
+        "checkpoint",
+        "T",
+        "seed",
+        "tau2",
+        "explained",
+        "layer",
+        "text",
+        "edited_text",
+    ]
+    assert export_stem(got) == "c-T5-seed1-tau2_2-explained_pos-layer_1"

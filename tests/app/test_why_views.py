@@ -93,6 +93,11 @@ def test_a_single_word_and_a_long_text_are_handled():
     at = explorer(text=long, T="50")
     assert any(b.label.startswith("Remove each of these 40 words") for b in at.button)
     assert any("waits for the button" in c.value for c in at.caption)
+    at.button(key=K.OCC_GO).click().run()  # pressed: the prompt goes, the result shows
+    assert not at.exception, at.exception
+    assert not any(b.label.startswith("Remove each of these") for b in at.button)
+    assert not any("so it waits for the button" in c.value for c in at.caption)
+    assert any("removing each word" in t for t in chart_titles(at))
 
 
 def test_the_why_views_start_on_when_the_app_samples_on_a_gpu(monkeypatch):
@@ -107,3 +112,94 @@ def test_the_why_views_start_on_when_the_app_samples_on_a_gpu(monkeypatch):
     assert any(t.startswith("Salience of") for t in chart_titles(at))
     monkeypatch.setattr(cached, "on_gpu", lambda: False)
     assert open_link(**link).toggle(key=K.WHY_ON).value is False
+
+
+def test_the_integrated_gradients_prompt_estimates_its_time_and_goes_away_when_pressed():
+    """Issue: the prompt guessed from gradient x input (about 40 s for a 13 s run) and stayed
+    above the result. Now it says the server has not timed one yet, then estimates from the
+    runs it timed; once pressed, only the result shows."""
+    from ui.logic import estimate
+
+    estimate.RECENT.clear()
+    at = explorer(text="the movie was great and the film was dull")
+    at.radio(key=K.WHY_METHOD).set_value("integrated_gradients").run()
+    (prompt,) = [i.value for i in at.info if i.value.startswith("Integrated gradients run")]
+    assert "32 forward and backward passes of all 12 samples" in prompt
+    assert "not timed integrated gradients" in prompt and "about" not in prompt.lower()
+    at.button(key=K.WHY_GO).click().run()
+    assert not at.exception, at.exception
+    assert not [i for i in at.info if i.value.startswith("Integrated gradients run")]
+    assert not [b for b in at.button if b.label == "Compute integrated gradients"]
+    assert "Completeness: each sample's attributions add up" in _captions(at)
+    at.number_input(key=K.WHY_STEPS).set_value(16).run()  # a new run: estimated from the last
+    (prompt,) = [i.value for i in at.info if i.value.startswith("Integrated gradients run")]
+    assert "here, judging by this server's last run of integrated gradients" in prompt
+
+
+def test_opening_a_head_grid_cell_says_so():
+    at = explorer()
+    at.selectbox(key=K.GRID_PICK).set_value("1,0").run()
+    at.button(key=K.GRID_OPEN).click().run()
+    assert not at.exception, at.exception
+    toasts = [t.proto.body for t in at.get("toast")]
+    assert "Opened layer 1, head 0 in 'Attention, sample by sample' above." in toasts
+    assert "above shows layer 1, head 0 (the cell just opened)." in _captions(at)
+    at.run()  # the toast is said once; the caption stays
+    assert not at.get("toast")
+    assert "above shows layer 1, head 0." in _captions(at)
+
+
+def test_every_why_figure_exports_with_its_view_settings(monkeypatch):
+    """Each exported figure of the why views (and the explorer's attention and centroid maps)
+    records its view's own choices (method, class, steps, window, stat, layer...) inside the
+    file and in its name, beside the sidebar's."""
+    from ui import explore_views
+    from ui.logic.exports import stamped
+
+    made, saved = [], []
+    monkeypatch.setattr(  # no Chromium needed: an SVG stamped like the real one
+        explore_views,
+        "figure_file",
+        lambda fig, fmt, record: made.append(record) or stamped(b"<svg></svg>", fmt, record, "t"),
+    )
+    real = explore_views.download
+    monkeypatch.setattr(
+        explore_views,
+        "download",
+        lambda where, label, data, name, mime, **kw: (
+            saved.append((name, data)) or real(where, label, data, name, mime, **kw)
+        ),
+    )
+    at = explorer()
+    at.text_area(key=K.EDIT_TEXT).set_value("the film was great and the movie was great")
+    next(b for b in at.button if b.label == "Compare with the original").click().run()
+    at.radio(key=K.GRID_STAT).set_value("std").run()
+    expected = {
+        "salience": {"explained", "method", "steps", "samples_explained", "tokens"},
+        "salience_mi": {"explained", "method", "steps"},
+        "occlusion": {"explained", "words"},
+        "occlusion_mi": {"explained", "words"},
+        "edit_histograms": {"explained", "edited_text"},
+        "edit_attention": {"layer", "head", "edited_text"},
+        "attention": {"layer", "head", "sample", "tokens", "auto_spread"},
+        "centroids": {"layer", "head", "sample", "keys"},
+        "centroid_usage": {"layer", "head"},
+        "head_grid": {"stat", "tokens"},  # last: its name is checked below
+    }
+    for key, fields in expected.items():
+        made.clear(), saved.clear()
+        at.selectbox(key=K.EXPORT_FIG).set_value(key)
+        at.radio(key=K.EXPORT_FMT).set_value("svg")
+        at.button(key=K.EXPORT_RENDER).click().run()
+        assert not at.exception, at.exception
+        (record,) = made
+        assert fields <= set(record)
+        assert record["checkpoint"] == "cola-hsto" and record["T"] == 12
+        assert list(record)[-1] in ("text", "edited_text")  # the texts last
+        name, data = next((n, d) for n, d in saved if n.endswith(f"-{key}.svg"))
+        assert "edited" not in name and TEXT.split()[1] not in name  # no free text in names
+        for field in fields - {"edited_text"}:
+            assert f"{field}_" in name, (key, field, name)
+        first = sorted(fields - {"edited_text"})[0]  # the settings inside the file too
+        assert f"; {first} = {record[first]}".encode() in data
+    assert "stat_std" in name and "tokens_0-" in name

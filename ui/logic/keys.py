@@ -36,6 +36,9 @@ EM_ITERATIONS = "em_iterations"  # EM iterations (Probabilistic Transformer)
 DROPOUT = "dropout"  # dropout rate kept on at inference (MC dropout, BayesFormer)
 KNOBS = (TAU1, TAU2, NOISE_SCALE, BAM_MODE, EM_ITERATIONS, DROPOUT)  # = uqcore knob names
 SIDEBAR = (CKPT, T, SEED, *KNOBS)
+# the explorer's in-page copies of T and the knobs (a phone's sidebar is closed; ui.sidebar)
+MAIN_ROW = "main_knobs"  # their row (a container; CSS class st-key-main_knobs)
+MAIN_KNOB = "main_"  # a copy's key: + the sidebar's key + "=" + the value it starts from
 
 # ----------------------------------------------------------------- ui.cached (uploads)
 UPLOAD_TMP = "_upload_tmp"  # the TemporaryDirectory of this session's uploaded checkpoints
@@ -47,6 +50,7 @@ TEXT_BOX = "text_box"  # the text being typed
 LABEL_BOX = "label_box"  # the gold label chosen for it ("unknown" or a label name)
 # ui/explore_views.py
 FIGURES = "_figures"  # figure name -> the plotly figure last drawn (for the export panel)
+FIGURE_SETTINGS = "_figure_settings"  # figure name -> its view's own settings (exports)
 FIGURE_PREFIX = "fig_"  # + a figure name: the key of its st.plotly_chart
 ATT_LAYER, ATT_HEAD, ATT_SAMPLE, ATT_WINDOW = "att_layer", "att_head", "att_sample", "att_window"
 SCALED = "scaled"  # the sidebar's temperature-scaling switch
@@ -69,6 +73,8 @@ EDIT_TEXT, EDIT_LAYER, EDIT_HEAD = "edit_text", "edit_layer", "edit_head"  # the
 EDIT_OF = "_edit_of"  # the sentence the edit box started from
 GRID_STAT, GRID_WINDOW = "grid_stat", "grid_window"  # head grid: mean or std, token window
 GRID_PICK = "grid_pick"  # head grid: the cell to open in the detailed view
+GRID_OPEN = "grid_open"  # head grid: the button that opens the picked cell above
+GRID_OPENED = "_grid_opened"  # (layer, head) just opened by it (a toast says so once)
 WHY_CSV, OCC_CSV = "why_csv", "occ_csv"  # download buttons
 
 # ----------------------------------------------------------------- app_pages/table3.py
@@ -82,6 +88,7 @@ T3_REQUEST = "t3_request"  # the request last computed (kept across reruns)
 RES_CKPTS = "res_ckpts"  # checkpoints recomputed on the bundled subsets
 RES_T = "res_T"  # samples per example
 RES_N = "res_n"  # examples per domain
+RES_N_MINE = "res_n_mine"  # rows per visitor's file (0 = all)
 RES_SCORE = "res_score"  # OOD score of the ROC and histograms
 RES_GO = "res_go"  # the Compute button
 RES_REQUEST = "res_request"  # the request last computed
@@ -102,11 +109,13 @@ MAP_PLOT = "map_plot"  # the dataset map's chart (its selection filters the tabl
 # ----------------------------------------------------------------- app_pages/compare.py
 CMP_TEXT, CMP_LABEL, CMP_CKPTS = "cmp_text", "cmp_label", "cmp_ckpts"  # the compared input
 CMP_LAYER, CMP_HEAD = "cmp_layer", "cmp_head"  # the attention maps shown
+CMP_MAPS = "cmp_maps"  # the maps' grid (a container; CSS class st-key-cmp_maps in app.py)
 CMP_TABLE_CSV, CMP_SAMPLES_CSV = "cmp_table_csv", "cmp_samples_csv"  # download buttons
 
 # ----------------------------------------------------------------- app_pages/sweep.py
 SW_CKPT, SW_WHICH, SW_GRID = "sw_ckpt", "sw_which", "sw_grid"  # what is swept, over which values
 SW_N, SW_T = "sw_n", "sw_T"  # examples per domain, samples per example
+SW_N_MINE = "sw_n_mine"  # rows per visitor's file (0 = all)
 SW_GO = "sw_go"  # the Run button
 SW_REQUEST = "sw_request"  # the request last computed
 
@@ -126,6 +135,9 @@ UP_HF, UP_HF_GO = "up_hf", "up_hf_go"  # the operator's Hugging Face folders (UQ
 DATA_KIND = "data_kind"  # a dataset page's examples: bundled or the visitor's file (prefix)
 DATA_FILE, DATA_OOD = "data_file", "data_ood"  # the visitor's files (prefixes; "_" + key: read)
 DATA_TEXT, DATA_LABEL, DATA_MAP = "data_text", "data_label", "data_map"  # columns, label map
+DATA_KEPT = "_data_kept"  # the visitor's files of this session: slot -> DataFile (every page)
+DATA_CHANGE, DATA_FORGET = "data_change", "data_forget"  # a kept file's buttons (prefixes)
+DATA_CHANGING = "_data_changing"  # the slots whose uploader is open again to replace a file
 UP_KIND = "_up_kind"  # (upload file id, "hf" or "project" or an error) of the zip last peeked at
 
 ALL: frozenset[str] = frozenset(

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from ui.logic import estimate
 from ui.logic.compute import encode
 from uqcore.checkpoint import Checkpoint
 from uqcore.model import PAD_ID
@@ -106,9 +107,12 @@ def salience(
     steps: int,
     temperature: float | None = None,
     progress=None,
+    timings: estimate.Timings | None = estimate.RECENT,
 ) -> Attribution:
     """Attributions of ``text``'s T samples (:func:`uqcore.salience.attribute`) at the
-    explorer's settings. Raises UQError with a message for the user."""
+    explorer's settings. Its measured time goes to ``timings`` (None: nowhere) under
+    :func:`salience_kind`, sized by :func:`salience_size`, for the next run's estimate. Raises
+    UQError with a message for the user."""
     started = time.perf_counter()
     enc, ids, mask = encode(ck, text)
     fs = resolve(ck.config, overrides)
@@ -132,7 +136,7 @@ def salience(
     def arr(x):
         return None if x is None else x.detach().double().cpu().numpy()
 
-    return Attribution(
+    got = Attribution(
         method=s.method,
         steps=s.steps,
         target=target,
@@ -151,6 +155,36 @@ def salience(
         members=arr(s.members),
         held=tuple(bool(h) for h in hold),
     )
+    if timings is not None:
+        size = salience_size(T, got.steps, method, len(got.tokens), got.stochastic, got.members)
+        timings.record(salience_kind(ck.path.name, method), got.seconds, size)
+    return got
+
+
+def salience_kind(name: str, method: str) -> tuple[str, str, str]:
+    """The kind of work a salience run of checkpoint ``name`` with ``method`` is, for
+    :mod:`ui.logic.estimate` (its rate differs between models and between methods)."""
+    return ("salience", name, method)
+
+
+def salience_size(
+    T: int,  # noqa: N803
+    steps: int,
+    method: str,
+    tokens: int,
+    stochastic: bool,
+    members: np.ndarray | None,
+) -> int:
+    """The work of a salience run, in rows x tokens: each path point (``steps`` of integrated
+    gradients and its two ends, or the one point of gradient x input and its end) runs one row
+    per sample, per ensemble member, or just one when every sample is the same
+    (:func:`uqcore.salience.attribute`)."""
+    if members is not None:
+        rows = int(np.max(members)) + 1
+    else:
+        rows = T if stochastic else 1
+    points = steps + 2 if method == "integrated_gradients" else 2
+    return rows * points * max(1, tokens)
 
 
 def attribution_bytes(a: Attribution) -> int:

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from tests.app_fixtures import make_checkpoints
-from ui.logic import compute, why
+from ui.logic import compute, estimate, why
 from uqcore.registry import load
 from uqcore.sampling import sample
 from uqcore.settings import SamplingSettings
@@ -94,3 +94,48 @@ def test_edit_alignment_and_attention_difference():
     diff = why.attention_difference(ma, mb, pairs)
     assert diff.shape == (4, 4)
     np.testing.assert_allclose(diff, 0.2 - np.eye(4))
+
+
+def test_salience_records_its_time_under_its_kind_and_size(root):
+    """Every real computation is timed for the next estimate (ui.logic.estimate): its kind is
+    the checkpoint and method, its size rows x path points x tokens."""
+    ck = load("cola-hsto", root)
+    timings = estimate.Timings()
+    a = why.salience(
+        ck, TEXT, 4, 0, SamplingSettings(), 1, "integrated_gradients", 8, timings=timings
+    )
+    (run,) = timings.runs(why.salience_kind("cola-hsto", "integrated_gradients"))
+    assert run.seconds == a.seconds and run.size == 4 * (8 + 2) * len(a.tokens)
+    assert timings.runs(why.salience_kind("cola-hsto", "gradient_x_input")) == []
+    why.salience(ck, TEXT, 4, 0, SamplingSettings(), 1, "integrated_gradients", 8, timings=None)
+    assert len(timings.runs(why.salience_kind("cola-hsto", "integrated_gradients"))) == 1
+
+
+def test_salience_size_counts_the_rows_each_point_runs():
+    assert why.salience_size(10, 32, "integrated_gradients", 7, True, None) == 10 * 34 * 7
+    assert why.salience_size(10, 1, "gradient_x_input", 7, True, None) == 10 * 2 * 7
+    assert why.salience_size(10, 32, "integrated_gradients", 7, False, None) == 34 * 7  # one row
+    members = np.arange(10) % 3  # an ensemble: one row per member
+    assert why.salience_size(10, 1, "gradient_x_input", 7, True, members) == 3 * 2 * 7
+
+
+def test_estimates_of_salience_runs_bench(root, capsys):
+    """Benchmark-style: estimate each run from the runs before it and print the estimate beside
+    the measured time. Nothing timed is asserted (a shared machine is noisy); the figures on
+    the shipped checkpoints are in the report of issue "time estimates within 2x"."""
+    ck = load("cola-mcdropout", root)
+    timings = estimate.Timings()
+    method = "integrated_gradients"
+    kind = why.salience_kind("cola-mcdropout", method)
+    rows = []
+    for steps in (8, 16, 32, 8, 24):
+        a = why.salience(ck, TEXT, 6, 0, SamplingSettings(), 1, method, steps, timings=None)
+        size = why.salience_size(6, steps, method, len(a.tokens), a.stochastic, a.members)
+        guess, runs = timings.guess(kind, size)
+        rows.append((steps, guess, a.seconds, runs))
+        timings.record(kind, a.seconds, size)
+    with capsys.disabled():
+        for steps, guess, seconds, runs in rows:
+            said = "none" if guess is None else f"{guess:.3f} s"
+            print(f"\nIG {steps} steps: estimated {said} from {runs} runs, took {seconds:.3f} s")
+    assert rows[0][1] is None and all(g is not None and g > 0 for _, g, _, _ in rows[1:])
