@@ -19,6 +19,7 @@ from ui.logic.compute import ExploreResult, Summary, identical, running_mean, un
 from ui.logic.exports import csv_text, download, figure_file
 from ui.logic.format import mean_pm_var, plain, sig
 from ui.logic.glossary import glossary_markdown
+from ui.logic.lesson import LINKS
 from ui.logic.state import ViewState, explorer_url
 from uqcore.families import FAMILIES, get_family
 from uqcore.stats import conformal_from_scores
@@ -468,7 +469,7 @@ def bam(res: ExploreResult, n_layers: int, names: tuple[str, ...]) -> None:
     )
 
 
-LEARNED_PRIOR = "cola-minilm-bam"  # a shipped BAM whose prior is learned (not uniform)
+LEARNED_PRIOR = LINKS["prior"].ckpt  # the BAM whose prior is farthest from uniform on dev data
 
 
 def uniform_note(res: ExploreResult, prior: np.ndarray) -> None:

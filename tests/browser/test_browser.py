@@ -658,10 +658,11 @@ STD_PANEL = """() => {
 }"""
 
 
+@pytest.mark.parametrize(("width", "height"), [(1400, 1000), (1024, 768), (390, 844)])
 def test_the_std_map_gets_paler_as_tau2_flattens_the_attention(
-    chrome, server, served_folder, shots
+    chrome, server, served_folder, shots, width, height
 ):
-    """Issue 34: at 1024x768 the std panel of an STO checkpoint keeps one colour scale (0 to 0.5)
+    """Issue 34: at every size the std panel of an STO checkpoint keeps one colour scale (0 to 0.5)
     from tau2 = 0.5 to tau2 = 50, so its mean colour intensity (mean z / cmax) falls by the
     ratio of the mean spreads; before, each map was scaled to its own largest value."""
     from ui.logic.compute import explore
@@ -669,7 +670,7 @@ def test_the_std_map_gets_paler_as_tau2_flattens_the_attention(
 
     text = "John is tall on several occasions."
     ck = load("tiny-sto", served_folder)
-    context = chrome.new_context(viewport={"width": 1024, "height": 768})
+    context = chrome.new_context(viewport={"width": width, "height": height})
     page = context.new_page()
     page.set_default_timeout(120_000)
     intensity, spread = {}, {}
@@ -688,7 +689,7 @@ def test_the_std_map_gets_paler_as_tau2_flattens_the_attention(
             page.get_by_role(
                 "heading", name="Attention, sample by sample"
             ).scroll_into_view_if_needed()
-            page.screenshot(path=str(shots / f"explore-std-tau2-{tau2:g}-1024x768.png"))
+            page.screenshot(path=str(shots / f"explore-std-tau2-{tau2:g}-{width}x{height}.png"))
         ratio = intensity[0.5] / intensity[50.0]
         assert ratio == pytest.approx(spread[0.5] / spread[50.0], rel=1e-3), (ratio, spread)
         assert ratio > 3  # tau2 = 50 flattens the attention: a paler std map
