@@ -24,7 +24,10 @@ from ui.logic import runlog
 
 # Key numbers are never cut ("0.198 ± 0.…" on a projector): metric values shrink with the window
 # and wrap instead of ending in an ellipsis; long chart titles wrap too. Less room above the
-# title and a smaller one, so the explorer's first result fits a 1024 x 768 screen.
+# title and a smaller one, so the explorer's first result fits a 1024 x 768 screen. The
+# explorer's in-page knobs (ui.sidebar.knob_row) show only where Streamlit closes the sidebar
+# by default (768 px and narrower): a wider screen has the sidebar's own. Compare's maps fill
+# a grid of columns at least 270 px wide: one a row on a phone, two at 1024 px, three at 1400.
 STYLE = """<style>
 [data-testid="stMetricValue"] { font-size: clamp(1.05rem, 2.1vw, 2rem); }
 [data-testid="stMetricValue"] > div { white-space: normal; overflow: visible;
@@ -32,6 +35,12 @@ STYLE = """<style>
 [data-testid="stMetricLabel"] p { white-space: normal; }
 [data-testid="stMainBlockContainer"] { padding-top: 3rem; }
 [data-testid="stMain"] h1 { font-size: clamp(1.6rem, 3vw, 2.2rem); padding-top: 0.5rem; }
+</style>"""
+STYLE += f"""<style>
+@media (min-width: 769px) {{ [data-testid="stLayoutWrapper"]:has(> .st-key-{K.MAIN_ROW}),
+  .st-key-{K.MAIN_ROW} {{ display: none; }} }}
+[class*="st-key-{K.CMP_MAPS}"] {{ display: grid !important;
+  grid-template-columns: repeat(auto-fill, minmax(min(270px, 100%), 1fr)); }}
 </style>"""
 
 

@@ -13,6 +13,7 @@ from ui.logic.exports import csv_text, download
 from ui.logic.format import plain
 from ui.logic.state import MAX_TEXT_CHARS
 from uqcore.errors import UQError
+from uqcore.families import title as family_title
 from uqcore.settings import SamplingSettings
 from viz import figures as F
 
@@ -122,16 +123,26 @@ c1, c2 = st.columns(2)
 layer = c1.selectbox("Layer", range(layers), index=layers - 1, key=K.CMP_LAYER)
 head = c2.selectbox("Head", range(heads), key=K.CMP_HEAD)
 groups = mean_attention(results, layer, head, WINDOW)
-for tokens, panels in groups:
+st.caption(
+    f"Layer {layer}, head {head}: each checkpoint's attention, averaged over the samples it "
+    "kept (rows: the tokens that attend, columns: the tokens they read; each row sums to 1), "
+    "on one colour scale from 0 to 1."
+)
+
+
+def maps_grid(panels: dict, tokens: list[str], key: str) -> None:
+    """One figure a checkpoint, titled by its name over its method's, in a grid of columns at
+    least 270 px wide (app.py's style: three a row beside the sidebar at 1400 px, two at
+    1024 px, one on a phone), so no map is a sliver and no title runs into another."""
+    families = {i.name: i.family for i in mine}
+    with st.container(key=key):
+        for name, att in panels.items():
+            fig = F.attention_panels({family_title(families[name]): att}, tokens, name)
+            fig.update_layout(coloraxis_colorbar_len=0.8)  # one panel: its bar gets the width
+            st.plotly_chart(fig, width="stretch")
+
+
+for i, (tokens, panels) in enumerate(groups):
     if len(groups) > 1:
         st.caption(f"Checkpoints that read the text as {len(tokens)} tokens: " + ", ".join(panels))
-    for start in range(0, len(panels), 4):  # four maps per figure keeps each readable
-        part = dict(list(panels.items())[start : start + 4])
-        st.plotly_chart(  # a short title: the panels' names wrap under it (viz.titles)
-            F.attention_panels(part, tokens, f"Layer {layer}, head {head}: mean attention"),
-            width="stretch",
-        )
-st.caption(
-    "Each map is one checkpoint's attention in this layer and head, averaged over the samples "
-    "it kept (rows: the tokens that attend, columns: the tokens they read; each row sums to 1)."
-)
+    maps_grid(panels, tokens, f"{K.CMP_MAPS}{i}")

@@ -168,6 +168,7 @@ with top if top is not None else st.container():
             "This text is too long to travel in a link, so the address bar carries everything "
             "but the text: to share this view, share the text with it."
         )
+    sidebar.knob_row(info)  # a phone's sidebar is closed: its knobs, right above the numbers
     V.predictions(res, names, gold=view.label is not None, one=top is not None)
     V.conformal(res, names, info.metrics)
 st.header("Attention, sample by sample")

@@ -122,27 +122,33 @@ def _tau_options(*values: float) -> list[float]:
     return sorted({*TAU_GRID, *(float(v) for v in values)})
 
 
-def _control(sb, knob: str, spec: FamilySpec, own: dict) -> bool:
+def _control(sb, knob: str, spec: FamilySpec, own: dict, key: str | None = None, **extra) -> bool:
     """Draw the sidebar control of ``knob`` (labelled with the trained value, disabled with the
-    reason where the family does not read it); return whether it is live."""
+    reason where the family does not read it); return whether it is live. ``key`` and ``extra``
+    (width, on_change...) draw a copy elsewhere, labelled by the knob's short name
+    (:func:`knob_row`)."""
     enabled, why = _enabled(spec, own, knob)
-    label = KNOBS[knob].label
+    label = KNOBS[knob].label if key is None else KNOBS[knob].label.split(":")[0]
+    key = key or knob
     if knob in (K.TAU1, K.TAU2):
         sb.select_slider(
             f"{label} (trained {own[knob]:g})",
             _tau_options(own[knob], st.session_state[knob]),
-            key=knob,
+            key=key,
             disabled=not enabled,
             help=why,
+            **extra,
         )
     elif knob == K.NOISE_SCALE:
-        sb.slider(label, *S.NOISE_RANGE, key=knob, step=0.05, disabled=not enabled, help=why)
+        sb.slider(
+            label, *S.NOISE_RANGE, key=key, step=0.05, disabled=not enabled, help=why, **extra
+        )
     elif knob == K.BAM_MODE:
-        sb.radio(label, ("sample", "mean"), key=knob, horizontal=True, help=why)
+        sb.radio(label, ("sample", "mean"), key=key, horizontal=True, help=why, **extra)
     elif knob == K.EM_ITERATIONS:
-        sb.slider(label, 0, S.MAX_EM, key=knob, help=why)
+        sb.slider(label, 0, S.MAX_EM, key=key, help=why, **extra)
     elif knob == K.DROPOUT:
-        sb.slider(label, *S.DROPOUT_RANGE, key=knob, step=0.05, help=why)
+        sb.slider(label, *S.DROPOUT_RANGE, key=key, step=0.05, help=why, **extra)
     return enabled
 
 
@@ -372,3 +378,39 @@ def temperature_of(info: CheckpointInfo) -> float | None:
     """The temperature the checkpoint's evaluation fitted on dev, or None."""
     value = ((info.metrics or {}).get("temperature") or {}).get("value")
     return float(value) if isinstance(value, int | float) and value > 0 else None
+
+
+KNOB_PX = 165  # an in-page knob's width: two side by side on a 390 px phone, a row on a laptop
+
+
+def _copy_back(knob: str, key: str) -> None:
+    """An in-page knob was moved: move the sidebar's (the one the view and the link read)."""
+    st.session_state[knob] = st.session_state[key]
+
+
+def _copy_of(knob: str) -> tuple[str, dict]:
+    """The key of ``knob``'s in-page copy and the arguments that start it at the sidebar's
+    value. The key holds that value, so each value the sidebar takes draws a fresh copy instead
+    of writing into a drawn one: a browser that still shows an older copy (presses faster than
+    runs) sends a value its copy always had, which fires no callback and never moves the
+    sidebar back."""
+    value = st.session_state[knob]
+    key = f"{K.MAIN_KNOB}{knob}={value!r}"
+    start = {"index": ("sample", "mean").index(value)} if knob == K.BAM_MODE else {"value": value}
+    return key, {**start, "on_change": _copy_back, "args": (knob, key), "width": KNOB_PX}
+
+
+def knob_row(info: CheckpointInfo) -> None:
+    """T and the checkpoint's live knobs again, in the page, in a row that wraps (two a line on
+    a phone): where the sidebar is closed (a phone's, by default) a visitor moves one and
+    watches the figure change. Each is a copy of the sidebar's control, not a second source:
+    it starts at the sidebar's value and copies a move back to it, so the sidebar, the view and
+    the link always agree. ``app.py``'s style shows the row only on a narrow screen."""
+    spec, own = get_family(info.family), _trained(info)
+    live = [knob for knob in spec.controls() if _enabled(spec, own, knob)[0]]
+    with st.container(horizontal=True, key=K.MAIN_ROW, vertical_alignment="bottom"):
+        key, extra = _copy_of(K.T)
+        st.number_input("Samples T", 1, S.MAX_T, key=key, step=10, **extra)
+        for knob in live:
+            key, extra = _copy_of(knob)
+            _control(st, knob, spec, own, key, **extra)

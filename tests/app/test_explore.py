@@ -12,6 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 from tests.app_fixtures import app_checkpoints, ckdir  # noqa: F401 (fixtures)
 from tests.helpers import chart_titled, chart_titles, open_link
+from ui.logic import keys as K
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 LINK = {
@@ -255,3 +256,46 @@ def test_text_from_a_link_or_a_paste_is_shown_never_rendered_as_markup():
     assert not at.exception
     heads = [h.value for h in at.subheader]
     assert any("Big" in h for h in heads) and all(not unescaped("\n" + h) for h in heads), heads
+
+
+def in_page(at: AppTest) -> dict[str, object]:
+    """The in-page knobs (``ui.sidebar.knob_row``): the sidebar key each copies -> its value."""
+    widgets = (*at.main.number_input, *at.main.select_slider, *at.main.slider, *at.main.radio)
+    return {
+        w.key.removeprefix(K.MAIN_KNOB).split("=")[0]: w.value
+        for w in widgets
+        if (w.key or "").startswith(K.MAIN_KNOB)
+    }
+
+
+def test_the_in_page_knobs_move_the_sidebar_the_link_and_the_numbers_and_follow_them():
+    """A phone's sidebar is closed: T and the live knobs sit in the page too, as copies. A move
+    there moves the sidebar's control, the link and the histogram; a move in the sidebar (or a
+    link's value) shows in the copy."""
+    at = open_link(**{**LINK, "tau1": "10"})
+    assert in_page(at) == {"T": 50, "tau1": 10.0, "tau2": 2.0, "noise_scale": 1.0}
+    base = histogram_x(at)
+    copy = next(w for w in at.main.select_slider if w.key.startswith(f"{K.MAIN_KNOB}tau2="))
+    assert copy.label == "tau2 (trained 2)"
+    copy.set_value(100.0).run()
+    assert not at.exception, at.exception
+    assert next(s for s in at.sidebar.select_slider if s.label.startswith("tau2")).value == 100.0
+    assert at.query_params["tau2"] in ("100.0", ["100.0"])
+    assert not np.array_equal(histogram_x(at), base)
+    assert in_page(at)["tau2"] == 100.0
+    sidebar_input(at, "Samples T").set_value(20).run()
+    assert in_page(at)["T"] == 20 and len(histogram_x(at)) == 20
+    again = next(w for w in at.main.number_input if w.key.startswith(K.MAIN_KNOB))
+    again.set_value(30).run()
+    assert sidebar_input(at, "Samples T").value == 30 and len(histogram_x(at)) == 30
+
+
+def test_the_in_page_knobs_are_the_live_ones():
+    """A knob the family does not read (a deterministic transformer's temperatures and noise)
+    stays in the sidebar, disabled with its reason; the page offers T and the live ones only."""
+    assert set(in_page(open_link(**{**LINK, "ckpt": "cola-trans"}))) == {"T"}
+    for family in ("hsto", "bam", "probtrans", "bayesformer"):
+        at = open_link(**{**LINK, "ckpt": f"cola-{family}"})
+        side = (*at.sidebar.select_slider, *at.sidebar.slider, *at.sidebar.radio)
+        live = {w.key for w in side if w.key in K.KNOBS and not w.disabled}
+        assert set(in_page(at)) == {"T", *live} and live, family
