@@ -269,24 +269,29 @@ def attention(res: ExploreResult, n_layers: int, n_heads: int) -> None:
         "map means the samples disagree less. On: darkest = the largest spread shown, to "
         "see where they disagree when they hardly do.",
     )
-    spec, same = figure(
+    specs, same = figure(
         res,
         "attention",
         (layer, head, t, lo, hi, auto, auto_spread),
         lambda: attention_spec(res, tokens, layer, head, t, lo, hi, auto, auto_spread),
     )
-    chart_spec(
-        spec,
-        "attention",
-        {
-            "layer": layer,
-            "head": head,
-            "sample": t,
-            "tokens": f"{lo}-{hi - 1}",
-            "auto_scale": auto,
-            "auto_spread": auto_spread,
-        },
-    )
+    view = {
+        "layer": layer,
+        "head": head,
+        "sample": t,
+        "tokens": f"{lo}-{hi - 1}",
+        "auto_scale": auto,
+        "auto_spread": auto_spread,
+    }
+    # one figure per panel in columns: side by side on a wide screen, stacked on a phone (a
+    # faceted figure would squeeze three maps into a phone's width); bottoms aligned, so the
+    # maps line up under the first one's title
+    for i, (col, spec) in enumerate(
+        zip(st.columns(len(specs), vertical_alignment="bottom"), specs, strict=True)
+    ):
+        with col:
+            chart_spec(spec, ATTENTION_KEYS[i], view)
+    spec = specs[-1]
     more = f" Maps are kept for the first {kept} samples." if kept < len(res.probs) else ""
     if same:
         spread = (
@@ -314,6 +319,9 @@ def attention(res: ExploreResult, n_layers: int, n_heads: int) -> None:
     )
 
 
+ATTENTION_KEYS = ("attention", "attention_mean", "attention_std")  # the panels' figure names
+
+
 def attention_spec(
     res: ExploreResult,
     tokens: list[str],
@@ -324,10 +332,11 @@ def attention_spec(
     hi: int,
     auto: bool,
     auto_spread: bool = False,
-) -> tuple[dict, bool]:
-    """The attention figure's plotly JSON (sample ``t``, the mean and the standard deviation of
-    the captured samples, tokens ``lo:hi``), and whether every sample has the same map (then
-    only that map is drawn). ``auto``: the weights' scale runs up to the largest weight shown
+) -> tuple[list[dict], bool]:
+    """The attention figures' plotly JSON, one per panel (sample ``t``, the mean and the
+    standard deviation of the captured samples, tokens ``lo:hi``; the first carries the title),
+    and whether every sample has the same map (then only that map is drawn). ``auto``: the
+    weights' scale, shared by the sample and the mean, runs up to the largest weight shown
     (else to 1); ``auto_spread``: the standard deviation's scale runs up to its largest value
     (else to :data:`viz.figures.STD_MAX`, the same for every setting)."""
     kept = res.captured
@@ -342,18 +351,24 @@ def attention_spec(
             f"std of {kept}": maps.std(0),
         }
     )
+    spread = f"std of {kept}"
+    weights = [m for name, m in panels.items() if name != spread]
+    top = 1.0 if not auto else float(max(m.max() for m in weights) or 1.0)
     title = f"Attention, layer {layer}, head {head}"
     if hi - lo < len(tokens):
         title += f", tokens {lo}-{hi - 1} of {len(tokens)}"
-    spec = F.attention_panels.spec(
-        panels,
-        tokens[lo:hi],
-        title,
-        zmax=None if auto else 1.0,
-        own_scale=(f"std of {kept}",),
-        own_zmax=None if auto_spread else F.STD_MAX,
-    )
-    return spec, same
+    specs = [
+        F.attention_panels.spec(
+            {name: m},
+            tokens[lo:hi],
+            title if i == 0 else "",
+            zmax=top,
+            own_scale=(spread,),
+            own_zmax=None if auto_spread else F.STD_MAX,
+        )
+        for i, (name, m) in enumerate(panels.items())
+    ]
+    return specs, same
 
 
 WINDOW = 64  # tokens shown at once in the token x token maps (a 512-token map is unreadable)

@@ -4,15 +4,13 @@ figure; the cache is bounded by bytes."""
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import plotly.graph_objects as go
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.app_fixtures import app_checkpoints, ckdir  # noqa: F401 (fixtures)
-from tests.helpers import open_link
+from tests.helpers import chart_titles, open_link
 from ui import cached
 from ui import explore_views as V
 from ui.logic import keys as K
@@ -97,12 +95,8 @@ def test_the_cache_is_bounded_by_bytes(monkeypatch):
 
 
 def _specs(at: AppTest) -> dict[str, str]:
-    """Each chart's plotly JSON as sent, by its key."""
-    out = {}
-    for chart in at.get("plotly_chart"):
-        spec = json.loads(chart.proto.spec)
-        out[spec["layout"]["title"]["text"]] = chart.proto.spec
-    return out
+    """Each chart's plotly JSON as sent, by its widget key."""
+    return {chart.key: chart.proto.spec for chart in at.get("plotly_chart")}
 
 
 @pytest.mark.usefixtures("app_checkpoints")
@@ -113,7 +107,7 @@ def test_a_link_opened_again_builds_no_figure_and_shows_the_same(monkeypatch):
     shown = _specs(first)
     assert len(shown) >= 4  # histogram, running mean, attention, centroids, usage
     n = len(cached.figures().keys())
-    assert n == len(first.get("plotly_chart"))
+    assert n == len(first.get("plotly_chart")) - 2  # the attention view: three panels, one entry
     built = []
     for name in (
         "prediction_histogram",
@@ -136,14 +130,14 @@ def test_a_link_opened_again_builds_no_figure_and_shows_the_same(monkeypatch):
     assert len(figs) == len(shown)
     reseeded = open_link(**{**LINK, "seed": "2"})
     assert built and len(cached.figures().keys()) == 2 * n
-    hist = next(t for t in shown if t.startswith("p(unacceptable)"))
+    hist = K.FIGURE_PREFIX + "histogram"
     assert _specs(reseeded)[hist] != shown[hist]  # another seed: other samples
 
 
 @pytest.mark.usefixtures("app_checkpoints")
 def test_another_layer_is_another_figure():
     at = open_link(**LINK)
-    before = {t for t in _specs(at) if t.startswith("Attention")}
+    before = {t for t in chart_titles(at) if t.startswith("Attention")}
     at.selectbox(key=K.ATT_LAYER).set_value(0).run()
-    after = {t for t in _specs(at) if t.startswith("Attention")}
+    after = {t for t in chart_titles(at) if t.startswith("Attention")}
     assert before != after and any("layer 0" in t for t in after)

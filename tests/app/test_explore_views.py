@@ -13,7 +13,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.app_fixtures import app_checkpoints, ckdir  # noqa: F401 (fixtures)
-from tests.helpers import chart_titled, open_link
+from tests.helpers import chart_titled, chart_titles, open_link
 
 LINK = {
     "ckpt": "cola-hsto",
@@ -35,8 +35,31 @@ def array(value) -> np.ndarray:
     return np.asarray(value, dtype=float)
 
 
+def attention_panels(at: AppTest) -> list[dict]:
+    """The attention view's figures, one per panel: the one titled "Attention, layer ..." and
+    the untitled panels drawn right after it (the mean and the std)."""
+    specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    titles = chart_titles(at)
+    first = next(i for i, t in enumerate(titles) if t.startswith("Attention, layer"))
+    out = [specs[first]]
+    for spec, title in zip(specs[first + 1 :], titles[first + 1 :], strict=True):
+        names = [a.get("text", "") for a in spec["layout"].get("annotations", [])]
+        if title or not names or not names[0].startswith(("mean of", "std of")):
+            break
+        out.append(spec)
+    return out
+
+
 def attention_spec(at: AppTest) -> dict:
-    return chart_titled(at, "Attention, layer")
+    """The attention panels as one spec: every panel's trace and name, the first's layout and
+    the std panel's colour axis."""
+    panels = attention_panels(at)
+    layout = dict(panels[0]["layout"])
+    layout["annotations"] = [p["layout"]["annotations"][0] for p in panels]
+    for p in panels:
+        if "coloraxis2" in p["layout"]:
+            layout["coloraxis2"] = p["layout"]["coloraxis2"]
+    return {"data": [t for p in panels for t in p["data"]], "layout": layout}
 
 
 def test_a_flat_attention_map_gets_a_colour_range_of_its_own_by_default():
@@ -47,6 +70,8 @@ def test_a_flat_attention_map_gets_a_colour_range_of_its_own_by_default():
     top = spec["layout"]["coloraxis"]["cmax"]
     shown = max(array(trace["z"]).max() for trace in spec["data"][:2])  # sample and mean
     assert top == pytest.approx(shown, abs=1e-3) and top < 0.9, top
+    sample, mean = attention_panels(at)[:2]  # two figures, one scale
+    assert sample["layout"]["coloraxis"]["cmax"] == mean["layout"]["coloraxis"]["cmax"] == top
     at.toggle(key="att_auto").set_value(False).run()  # the fixed scale is still one click away
     assert attention_spec(at)["layout"]["coloraxis"]["cmax"] == 1.0
 

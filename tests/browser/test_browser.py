@@ -647,7 +647,8 @@ def test_the_dataset_map_selection_filters_the_table_and_opens_the_explorer(tab,
 # the std panel of the attention figure as the browser holds it: its values' mean and its scale
 STD_PANEL = """() => {
   const plots = [...document.querySelectorAll('.js-plotly-plot')];
-  const plot = plots.find(e => ((e.layout || {}).title || {}).text?.includes('Attention, layer'));
+  const named = e => (((e.layout || {}).annotations || [])[0] || {}).text || '';
+  const plot = plots.find(e => named(e).startsWith('std of'));  // the attention view's std panel
   if (!plot) return null;
   const trace = plot.data.find(t => t.coloraxis === 'coloraxis2');
   const full = plot._fullData.find(t => t.coloraxis === 'coloraxis2');
