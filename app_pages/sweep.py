@@ -20,7 +20,7 @@ view, info = sidebar.page("Temperature sweep", needs_checkpoint=False)
 st.caption(
     "The paper trains STO-TRANS and H-STO-TRANS at fixed temperatures (its Figure 3 "
     "retrains per value); here the trained model is kept and the temperature changes at "
-    "inference only, on a sample of the bundled examples."
+    "inference only, on a sample of the bundled examples or every row of your labelled file."
 )
 ok = sorted(S.sweepable(cached.infos()), key=sort_key)
 if not ok:
