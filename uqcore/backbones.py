@@ -4,11 +4,12 @@ A family (:mod:`uqcore.families`) says what attention does; a backbone says what
 the word-level encoder trained from scratch (pre-LN, learned positions, the library's own
 vocabulary) or a BERT-family encoder whose base weights come from a local Hugging Face folder
 (post-LN, GELU, token-type embeddings, WordPiece): BERT, RoBERTa and DistilBERT are three
-entries of that kind, told apart by their params and their Hugging Face layout. Any family runs
-in any backbone. This module is data only (no torch): the classes that build each kind of
-classifier are named in :mod:`uqcore.build`. Adding a backbone = one entry here (with a layout
-in :mod:`uqcore.hf_layouts`, or a new classifier kind: its module + one line in
-:mod:`uqcore.build`).
+entries of that kind, told apart by their params and their Hugging Face layout; Llama, Qwen2,
+Mistral and GPT-2 are entries of the causal ``"decoder"`` kind (:mod:`uqcore.decoder`). Any
+family runs in any backbone. This module is data only (no torch): the classes that build each
+kind of classifier are named in :mod:`uqcore.build`. Adding a backbone = one entry here (with a
+layout in :mod:`uqcore.hf_layouts` or :mod:`uqcore.hf_decoder_layouts`, or a new classifier
+kind: its module + one line in :mod:`uqcore.build`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 from typing import ClassVar, Literal
 
 from uqcore.errors import ConfigError
+from uqcore.hf_decoder_layouts import GPT2, LLAMA, MISTRAL, QWEN2, DecoderLayout
 from uqcore.hf_layouts import BERT, DISTILBERT, ROBERTA, HFLayout
 
 
@@ -66,10 +68,55 @@ class DistilBertParams:
 
 
 @dataclass(frozen=True)
+class LlamaParams:
+    """A Llama-family decoder (Llama, SmolLM, Qwen2, Mistral): RMSNorm (``norm_eps``), rotary
+    positions (``rope_theta``), grouped-query attention (``n_kv_heads`` key / value heads, a
+    divisor of ``n_heads``), a SwiGLU MLP; which projections have biases (Qwen2: Q, K, V).
+    ``head_from_base``: the ``score`` layer comes from the base folder (an imported
+    classifier). Class constants (not stored): what differs from GPT-2."""
+
+    n_kv_heads: int = 8
+    norm_eps: float = 1e-6
+    rope_theta: float = 10000.0
+    qkv_bias: bool = False
+    out_bias: bool = False
+    mlp_bias: bool = False
+    head_from_base: bool = True
+    norm: ClassVar[str] = "rms"
+    mlp: ClassVar[str] = "swiglu"
+    positions: ClassVar[str] = "rotary"
+
+
+@dataclass(frozen=True)
+class Qwen2Params(LlamaParams):
+    """Qwen2: a Llama-family decoder with biases on Q, K and V."""
+
+    qkv_bias: bool = True
+
+
+@dataclass(frozen=True)
+class Gpt2Params:
+    """GPT-2: LayerNorm (``norm_eps``), learned absolute positions, one key / value head per
+    query head, GELU (tanh approximation) MLP, biases everywhere but the ``score`` layer."""
+
+    norm_eps: float = 1e-5
+    head_from_base: bool = True
+    n_kv_heads: ClassVar[None] = None  # = n_heads
+    rope_theta: ClassVar[None] = None
+    qkv_bias: ClassVar[bool] = True
+    out_bias: ClassVar[bool] = True
+    mlp_bias: ClassVar[bool] = True
+    norm: ClassVar[str] = "layer"
+    mlp: ClassVar[str] = "gelu_tanh"
+    positions: ClassVar[str] = "learned"
+
+
+@dataclass(frozen=True)
 class BackboneSpec:
     """One backbone, as data: ``params`` (its structure dataclass, ``ModelConfig.backbone_params``)
     and ``classifier``, the kind of classifier a member of it is (``"word"``: the word-level
-    encoder, ``"bert"``: the BERT-family one); :mod:`uqcore.build` maps each kind to the class
+    encoder, ``"bert"``: the BERT-family one, ``"decoder"``: a causal decoder of the Llama
+    family or GPT-2, :mod:`uqcore.decoder`); :mod:`uqcore.build` maps each kind to the class
     that builds it and wraps ensembles and adapters around it. A pretrained backbone
     (``pretrained``) has a base that provides tensors a checkpoint does not store and its input
     is the base folder's WordPiece tokenizer instead of a ``vocab.json``
@@ -80,9 +127,9 @@ class BackboneSpec:
     name: str
     title: str
     params: type
-    classifier: Literal["word", "bert"] = "word"
+    classifier: Literal["word", "bert", "decoder"] = "word"
     pretrained: bool = False
-    hf: HFLayout | None = None
+    hf: HFLayout | DecoderLayout | None = None
 
 
 # Hand-laid (fmt: off): one backbone per entry, read as a table.
@@ -97,6 +144,14 @@ BACKBONES: dict[str, BackboneSpec] = {
                      pretrained=True, hf=ROBERTA),
         BackboneSpec("distilbert", "DistilBERT pretrained encoder", DistilBertParams, "bert",
                      pretrained=True, hf=DISTILBERT),
+        BackboneSpec("llama", "Llama-family pretrained decoder", LlamaParams, "decoder",
+                     pretrained=True, hf=LLAMA),
+        BackboneSpec("qwen2", "Qwen2 pretrained decoder", Qwen2Params, "decoder",
+                     pretrained=True, hf=QWEN2),
+        BackboneSpec("mistral", "Mistral pretrained decoder", LlamaParams, "decoder",
+                     pretrained=True, hf=MISTRAL),
+        BackboneSpec("gpt2", "GPT-2 pretrained decoder", Gpt2Params, "decoder",
+                     pretrained=True, hf=GPT2),
     )
 }
 # fmt: on

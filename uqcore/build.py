@@ -24,6 +24,8 @@ from torch.func import functional_call, stack_module_state
 from uqcore.backbones import get_backbone
 from uqcore.bert import BertClassifier, frozen_base_names, load_hf_bert
 from uqcore.config import ModelConfig
+from uqcore.decoder import DecoderClassifier
+from uqcore.decoder_weights import decoder_frozen_names, load_hf_decoder
 from uqcore.linear import add_adapters, matmul_linear_only
 from uqcore.maps import LayerMaps
 from uqcore.model import EncoderClassifier, ForwardOutput
@@ -49,6 +51,7 @@ class ClassifierKind:
 CLASSIFIERS: dict[str, ClassifierKind] = {
     "word": ClassifierKind(EncoderClassifier),
     "bert": ClassifierKind(BertClassifier, frozen_base_names, load_hf_bert),
+    "decoder": ClassifierKind(DecoderClassifier, decoder_frozen_names, load_hf_decoder),
 }
 
 

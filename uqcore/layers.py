@@ -23,6 +23,7 @@ from uqcore.linear import LoRALinear, linear
 from uqcore.maps import LayerMaps
 from uqcore.noise import SampleNoise, add_dropout, dropout, dropout_attend
 from uqcore.projection import masked_head_projection
+from uqcore.rotary import apply_rotary
 from uqcore.settings import ForwardSettings
 
 
@@ -44,17 +45,35 @@ class MultiHeadAttention(nn.Module):
 
     The family's learnable tensors (``FamilySpec.weights``: H-STO's ``centroids``, BAM's
     ``prior_w1``/``prior_b1``/``prior_w2``) are registered on this module under their names.
+
+    Options for decoders (:mod:`uqcore.decoder`), off by default: ``n_kv_heads`` < ``n_heads``
+    (grouped-query attention: ``qkv`` projects ``H + 2 H_kv`` heads and each key / value head
+    serves ``H / H_kv`` query heads, repeated before the kernel); ``qkv_bias`` / ``out_bias``
+    False drop the projections' biases; ``forward(..., rotary=(cos, sin))`` turns ``q`` and
+    ``k`` by their positions (:mod:`uqcore.rotary`) before the scores. The kernel then sees
+    ``H`` heads as always, and takes the mask it is given (a per-query causal mask included).
     """
 
-    def __init__(self, cfg: ModelConfig, index: int = 0):
+    def __init__(
+        self,
+        cfg: ModelConfig,
+        index: int = 0,
+        *,
+        n_kv_heads: int | None = None,
+        qkv_bias: bool = True,
+        out_bias: bool = True,
+    ):
         super().__init__()
         self.cfg = cfg
         stochastic = cfg.is_stochastic_layer(index)
         self.spec = spec = cfg.spec if stochastic else PLAIN
         params = cfg.attention if stochastic else PLAIN.params()
         d, h, dh = cfg.d_model, cfg.n_heads, cfg.d_head
-        self.qkv = nn.Linear(d, 3 * d)
-        self.proj = nn.Linear(d, d)
+        self.n_kv_heads = kv = h if n_kv_heads is None else n_kv_heads
+        if kv < 1 or h % kv:
+            raise ValueError(f"n_kv_heads={kv} must divide n_heads={h}.")
+        self.qkv = nn.Linear(d, (h + 2 * kv) * dh, bias=qkv_bias)
+        self.proj = nn.Linear(d, d, bias=out_bias)
         self.kernel = spec.bind(params)
         self.variational = cfg.spec.dropout_site == "variational"  # the family's, every layer
         self.weight_names = []
@@ -64,23 +83,37 @@ class MultiHeadAttention(nn.Module):
         # key-side H-STO: other query rows reuse the head rows' key assignment
         self.shares_key_assign = getattr(params, "centroid_side", None) == "key"
 
-    def _project(self, x: torch.Tensor, s: ForwardSettings, noise: SampleNoise | None):
-        """``x [N, L, D]`` -> ``q, k, v`` each ``[N, H, L, d_h]``."""
+    def _project(
+        self,
+        x: torch.Tensor,
+        s: ForwardSettings,
+        noise: SampleNoise | None,
+        rotary: tuple[torch.Tensor, torch.Tensor] | None = None,
+    ):
+        """``x [N, L, D]`` -> ``q, k, v`` each ``[N, H, L, d_h]`` (``rotary``: ``(cos, sin)``
+        ``[N, L, d_h]`` applied to ``q`` and ``k``; grouped key / value heads repeated)."""
         n, length, d = x.shape
-        h, dh = self.cfg.n_heads, self.cfg.d_head
+        h, kv, dh = self.cfg.n_heads, self.n_kv_heads, self.cfg.d_head
         if self.variational and s.dropout_on and noise is not None:
             # independent masks on the inputs of Q, K and V for every head, shared over positions
-            keep = noise.keep_mask(s.dropout, 3 * h, d)  # [N, 3H, D]
+            keep = noise.keep_mask(s.dropout, h + 2 * kv, d)  # [N, H + 2 H_kv, D]
             weight = (
                 self.qkv.merged_weight() if isinstance(self.qkv, LoRALinear) else self.qkv.weight
             )
-            out = masked_head_projection(x, weight, self.qkv.bias, keep, 1 / (1 - s.dropout))
+            bias = self.qkv.bias if self.qkv.bias is not None else weight.new_zeros(len(weight))
+            out = masked_head_projection(x, weight, bias, keep, 1 / (1 - s.dropout))
+        else:
+            out = linear(x, self.qkv)  # [N, L, (H + 2 H_kv) d_h]
+        if kv == h and rotary is None:
             qkv = out.view(n, length, 3, h, dh).permute(2, 0, 3, 1, 4)  # [3, N, H, L, d_h]
             return qkv[0], qkv[1], qkv[2]
-        qkv = (
-            linear(x, self.qkv).view(n, length, 3, h, dh).permute(2, 0, 3, 1, 4)
-        )  # [3, N, H, L, d_h]
-        return qkv[0], qkv[1], qkv[2]
+        heads = out.view(n, length, h + 2 * kv, dh).transpose(1, 2)  # [N, H + 2 H_kv, L, d_h]
+        q, k, v = heads.split([h, kv, kv], dim=1)  # [N, H, L, d_h], [N, H_kv, L, d_h] x2
+        if rotary is not None:
+            q, k = apply_rotary(q, *rotary), apply_rotary(k, *rotary)
+        if kv != h:  # each key / value head serves H / H_kv consecutive query heads
+            k, v = (t.repeat_interleave(h // kv, dim=1) for t in (k, v))  # [N, H, L, d_h]
+        return q, k, v
 
     def _kernel(self, q, k, v, mask, s: ForwardSettings, noise, req: KernelRequest):
         """Run the bound kernel on the query rows in ``q`` (keys ``k``, ``v`` all tokens).
@@ -106,6 +139,7 @@ class MultiHeadAttention(nn.Module):
         rows: int | None = None,
         repeats: int = 1,
         prepared: tuple | None = None,
+        rotary: tuple[torch.Tensor, torch.Tensor] | None = None,
     ) -> tuple[torch.Tensor, LayerMaps, torch.Tensor | None]:
         """Returns ``(y [N, rows or L, D], maps, kl [N] or None)``; ``maps`` is empty unless
         ``capture``. ``repeats``: ``x`` holds unique rows whose projections are copied
@@ -115,7 +149,8 @@ class MultiHeadAttention(nn.Module):
         part per sample. ``prepared``: ``(parts, v, memo)``, the shortcut's parts and the values
         ``v`` of the unique rows, already computed (a prefix kept them; ``x`` is then not read),
         and a :class:`uqcore.prefix.ScoresMemo` (or None) holding or receiving the noisy
-        scores of these samples.
+        scores of these samples. ``rotary``: ``(cos, sin) [N / repeats, L, d_h]``, the rotary
+        tables of the rows (None: no rotary positions, the encoders).
 
         ``rows`` (the last layer, which only needs [CLS]): only the first ``rows`` query rows
         are attended, with noise from ``noise``. The other rows are computed only when they
@@ -128,7 +163,7 @@ class MultiHeadAttention(nn.Module):
         if prepared is not None:
             parts, v, memo = prepared
             return self._shortcut(parts, v, mask, s, noise, repeats, memo), LayerMaps(), None
-        q, k, v = self._project(x, s, noise)  # [N / repeats, H, L, d_h] each
+        q, k, v = self._project(x, s, noise, rotary)  # [N / repeats, H, L, d_h] each
         split = rows is not None and not self.spec.needs_every_query(s)
         if self.shortcut_applies(s, capture, repeats) and split:
             parts = self.kernel.shortcut.prepare(q[:, :, :rows], k, self._weights())

@@ -45,7 +45,8 @@ def linear(x: torch.Tensor, layer: nn.Linear, relu: bool = False) -> torch.Tenso
     fast = _ONEDNN is not None and not getattr(_ONEDNN_STATE, "off", False)
     if fast and rows >= ONEDNN_MIN_ROWS and x.device.type == "cpu" and not torch.is_grad_enabled():
         return _ONEDNN(x, layer.weight, layer.bias, "relu" if relu else "none", [], "")
-    out = torch.matmul(x, layer.weight.t()).add_(layer.bias)
+    out = torch.matmul(x, layer.weight.t())
+    out = out if layer.bias is None else out.add_(layer.bias)  # a decoder's may have none
     return torch.relu_(out) if relu else out
 
 

@@ -28,8 +28,10 @@ from uqcore.kernels.common import (
     Shortcut,
     attend,
     attend_repeated,
+    key_mask,
     log_softmax_last,
     masked_bias,
+    query_rows,
     scores_plus,
     softmax_last,
 )
@@ -113,16 +115,23 @@ def bam_attention(
         attn = a
     if callable(prior_logits):
         prior_logits = prior_logits()
+    allowed = key_mask(mask)  # [N, 1, 1 or Lq, L]: a per-query mask gives each query a prior
     if prior_logits is None:
-        n_real = mask.sum(-1, keepdim=True).to(q.dtype)  # [N, 1]
-        log_pi = (-torch.log(n_real))[:, None, :].expand(k.shape[0], k.shape[1], k.shape[2])
-        log_pi = log_pi.masked_fill(~mask[:, None, :], float("-inf"))  # [N, H, L]
+        n_real = allowed.sum(-1, keepdim=True).to(q.dtype)  # [N, 1, 1 or Lq, 1]
+        shape = (k.shape[0], k.shape[1], allowed.shape[2], k.shape[2])  # [N, H, 1 or Lq, L]
+        log_pi = (-torch.log(n_real)).expand(shape).masked_fill(~allowed, float("-inf"))
     else:
-        log_pi = log_softmax_last(prior_logits.masked_fill(~mask[:, None, :], float("-inf")))
-    maps = LayerMaps(attention=attn, prior=log_pi.exp(), posterior_mean=a)
+        log_pi = log_softmax_last(prior_logits[:, :, None].masked_fill(~allowed, float("-inf")))
+    # log_pi [N, H, 1 or Lq, L]; the map keeps the key-mask layout [N, H, L] for a key mask
+    prior = log_pi.exp()
+    maps = LayerMaps(
+        attention=attn, prior=prior[:, :, 0] if mask.dim() == 2 else prior, posterior_mean=a
+    )
     if need_kl:
-        qmask = mask if query_mask is None else query_mask
-        maps.kl_per_head = _kl(log_a, log_pi, qmask, mask, dist, shape_k, sigma, beta, prior_sigma)
+        qmask = query_rows(mask) if query_mask is None else query_mask
+        maps.kl_per_head = _kl(
+            log_a, log_pi, qmask, allowed, dist, shape_k, sigma, beta, prior_sigma
+        )
     return KernelOut(attend(attn, v), maps)
 
 
@@ -168,13 +177,14 @@ def _noisy_scores(q, k, mask, tau, dist, shape_k, sigma, noise_scale, noise) -> 
     return scores_plus(q, k, mask, tau, term, alpha)
 
 
-def _kl(log_a, log_pi, qmask, mask, dist, shape_k, sigma, beta, prior_sigma) -> torch.Tensor:
-    """KL per head ``[N, H]`` from ``log a [N,H,Lq,L]`` and ``log pi [N,H,L]``, masked by the
-    query mask ``qmask [N, Lq]`` and the key mask ``mask [N, L]``."""
-    valid = qmask[:, None, :, None] & mask[:, None, None, :]  # [N, 1, Lq, L] real query & key
+def _kl(log_a, log_pi, qmask, allowed, dist, shape_k, sigma, beta, prior_sigma) -> torch.Tensor:
+    """KL per head ``[N, H]`` from ``log a [N,H,Lq,L]`` and ``log pi [N,H,1 or Lq,L]``, masked
+    by the query mask ``qmask [N, Lq]`` and the allowed keys ``allowed [N, 1, 1 or Lq, L]``
+    (:func:`uqcore.kernels.common.key_mask` of the kernel's mask)."""
+    valid = qmask[:, None, :, None] & allowed  # [N, 1, Lq, L] real query & allowed key
     # zero the masked entries *before* arithmetic so no inf/NaN reaches the gradient
     log_a_safe = log_a.masked_fill(~valid, 0.0)  # [N, H, L, L]
-    log_pi_safe = log_pi.masked_fill(~mask[:, None, :], 0.0)[:, :, None, :]  # [N, H, 1, L]
+    log_pi_safe = log_pi.masked_fill(~allowed, 0.0)  # [N, H, 1 or Lq, L]
     if dist == "weibull":
         alpha = (beta * log_pi_safe.exp()).clamp_min(_MIN_ALPHA)  # [N, H, 1, L]
         log_lam = log_a_safe - math.lgamma(1.0 + 1.0 / shape_k)

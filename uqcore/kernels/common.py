@@ -100,11 +100,12 @@ class Shortcut:
 
 
 def masked_bias(mask: torch.Tensor, repeats: int, dtype) -> torch.Tensor:
-    """``[R*B, 1, 1, L]``: 0 on real keys, ``-inf`` on padding, for ``R`` copies of ``mask``."""
+    """``[R*B, 1, 1, L]`` (``[R*B, 1, Lq, L]`` for a per-query mask): 0 on allowed keys,
+    ``-inf`` elsewhere, for ``R`` copies of ``mask``."""
     bias = torch.zeros(mask.shape, dtype=dtype, device=mask.device).masked_fill_(
         ~mask, float("-inf")
     )
-    return bias.repeat(repeats, 1)[:, None, None, :]
+    return key_mask(bias.repeat(repeats, *([1] * (mask.dim() - 1))))
 
 
 def attend_repeated(attn: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
@@ -117,8 +118,17 @@ def attend_repeated(attn: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
 
 
 def key_mask(mask: torch.Tensor) -> torch.Tensor:
-    """``[N, L]`` bool -> ``[N, 1, 1, L]`` broadcastable over heads and queries."""
-    return mask[:, None, None, :]
+    """``[N, L]`` -> ``[N, 1, 1, L]``, broadcastable over heads and queries. Every kernel also
+    takes a per-query mask ``[N, Lq, L]`` (which keys each query may see: a decoder's causal
+    mask with its padding, :mod:`uqcore.decoder`) -> ``[N, 1, Lq, L]``."""
+    return mask[:, None, None, :] if mask.dim() == 2 else mask[:, None]
+
+
+def query_rows(mask: torch.Tensor) -> torch.Tensor:
+    """Which query rows are real, ``[N, Lq]``: ``mask`` itself when it is a key mask
+    ``[N, L]`` (queries and keys are the same tokens), else the rows of a per-query mask
+    ``[N, Lq, L]`` that see at least one key."""
+    return mask if mask.dim() == 2 else mask.any(-1)
 
 
 def scores_plus(
@@ -130,15 +140,19 @@ def scores_plus(
     noise_alpha: float = 0.0,
 ) -> torch.Tensor:
     """``(Q K^T + noise_alpha * noise_term) / tau`` with padded keys at ``-inf``, in one
-    ``baddbmm`` whose additive input carries the noise and the mask. -> ``[N, H, Lq, Lk]``"""
+    ``baddbmm`` whose additive input carries the noise and the mask. ``mask`` may also be a
+    per-query mask ``[N, Lq, Lk]`` (:func:`key_mask`): the keys it hides from a query are at
+    ``-inf`` in that query's row, before any noise or softmax. -> ``[N, H, Lq, Lk]``"""
     n, h, lq, d = q.shape
     lk = k.shape[2]
-    bias = torch.zeros(n, 1, 1, lk, dtype=q.dtype, device=q.device)
-    bias = bias.masked_fill_(~key_mask(mask), float("-inf"))  # [N, 1, 1, Lk]
+    allowed = key_mask(mask)  # [N, 1, 1 or Lq, Lk]
+    bias = torch.zeros(allowed.shape, dtype=q.dtype, device=q.device)
+    bias = bias.masked_fill_(~allowed, float("-inf"))  # [N, 1, 1 or Lq, Lk]
+    rows = bias.shape[2]
     if noise_term is not None:
         base = torch.add(bias, noise_term, alpha=noise_alpha).view(n * h, lq, lk)
     else:
-        base = bias.expand(n, h, 1, lk).reshape(n * h, 1, lk)
+        base = bias.expand(n, h, rows, lk).reshape(n * h, rows, lk)
     qs = q.reshape(n * h, lq, d)
     ks = k.reshape(n * h, lk, d).transpose(1, 2)
     scores = torch.baddbmm(base, qs, ks, beta=1.0 / tau, alpha=1.0 / tau)  # [N*H, Lq, Lk]

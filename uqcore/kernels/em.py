@@ -19,6 +19,7 @@ from uqcore.kernels.common import (
     KernelOut,
     KernelRequest,
     attend,
+    query_rows,
     scores_plus,
     softmax_last,
 )
@@ -40,7 +41,7 @@ def em_adapt_keys(
     """Return adapted keys ``[N, H, L, d_h]``; only real queries contribute to the M-step."""
     if iterations < 0:
         raise ValueError(f"EM iterations must be >= 0, got {iterations}.")
-    qmask = mask[:, None, :, None].to(q.dtype)  # [N, 1, L, 1]
+    qmask = query_rows(mask)[:, None, :, None].to(q.dtype)  # [N, 1, L, 1]
     xi = k
     for _ in range(iterations):
         w = _weights(q, xi, mask, alpha) * qmask  # [N, H, Lq, Lk], padded queries zeroed

@@ -1,0 +1,139 @@
+"""Hugging Face decoder classifier folders read into :class:`uqcore.decoder.DecoderClassifier`.
+
+:func:`read_hf_decoder_config` turns a folder's ``config.json`` into a :class:`ModelConfig` (the
+backbone by its ``model_type``, :mod:`uqcore.hf_decoder_layouts`), as ``family`` in its
+training-free form (``FamilySpec.untrained``: the structure and knob values for which zero
+noise is the model itself, as :mod:`uqlab.import_hf` imports encoders).
+:func:`hf_decoder_tensors` reads ``model.safetensors`` strictly: safetensors only, every
+expected tensor present, finite and of its shape, nothing unexpected (a file with other
+tensors is another model). :func:`load_hf_decoder` copies them into a model; GPT-2's Conv1D
+weights ``[in, out]`` are transposed, Llama's Q, K, V concatenated into one projection.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+from safetensors import safe_open
+from torch import nn
+
+from uqcore.backbones import get_backbone
+from uqcore.config import ModelConfig
+from uqcore.errors import CheckpointError, ConfigError
+from uqcore.families import TRAINING_FREE, get_family
+from uqcore.hf_decoder_layouts import DecoderLayout, decoder_layout_of
+from uqcore.hf_layouts import read_config_json
+
+
+def read_hf_decoder_config(folder: str | Path, family: str = "trans") -> ModelConfig:
+    """The :class:`ModelConfig` of the decoder classifier in ``folder`` as ``family`` (one of
+    :data:`uqcore.families.TRAINING_FREE`), every tensor, head included, from the folder.
+    :class:`CheckpointError` for a config the decoder does not compute."""
+    hf = read_config_json(folder)
+    layout = decoder_layout_of(hf)
+    fields = layout.fields(hf)
+    labels = hf.get("id2label") or {}
+    classes = hf.get("num_labels") or len(labels) or 2
+    if family not in TRAINING_FREE:
+        raise ConfigError(
+            f"family must be one of {', '.join(TRAINING_FREE)} (no training needed); "
+            f"got {family!r}."
+        )
+    params, inference = get_family(family).untrained(fields["d_model"] // fields["n_heads"])
+    cfg = ModelConfig.from_dict(
+        {**fields, "backbone": layout.backbone, "num_classes": classes, "family": family}
+    )
+    return cfg.replace(attention=params, inference=inference)
+
+
+def _layout(cfg: ModelConfig) -> DecoderLayout:
+    return get_backbone(cfg.backbone).hf
+
+
+def hf_decoder_names(cfg: ModelConfig) -> dict[str, tuple[str, ...]]:
+    """Our tensor name -> the Hugging Face tensor(s) it is made of (relative to the prefix; the
+    head's absolute, marked by a leading ``/``)."""
+    bp = cfg.backbone_params
+    return _layout(cfg).names(cfg.n_layers, bp, bp.head_from_base)
+
+
+def hf_decoder_tensors(folder: str | Path, cfg: ModelConfig) -> dict[str, torch.Tensor]:
+    """Our model's base tensors from ``folder/model.safetensors`` (a classifier's, or a bare
+    decoder's without the prefix), float32, in our layout (Conv1D weights transposed);
+    :class:`CheckpointError` naming what is missing, unexpected or not finite."""
+    layout = _layout(cfg)
+    path = Path(folder) / "model.safetensors"
+    names = hf_decoder_names(cfg)
+    first = layout.embeddings["embed.weight"][0]
+    try:
+        with safe_open(str(path), framework="pt") as f:
+            keys = set(f.keys())
+            prefix = "" if first in keys else layout.prefix
+            out, missing, used = {}, [], set()
+            for ours, theirs in names.items():
+                full = [t[1:] if t.startswith("/") else prefix + t for t in theirs]
+                used |= set(full)
+                if any(t not in keys for t in full):
+                    missing += [t for t in full if t not in keys]
+                    continue
+                parts = [f.get_tensor(t).float() for t in full]
+                if layout.transposed(ours):
+                    parts = [t.t() for t in parts]
+                out[ours] = torch.cat(parts).contiguous()
+    except (OSError, ValueError, RuntimeError) as exc:
+        raise CheckpointError(
+            f"Cannot read the base model's weights {path.name}: {type(exc).__name__}: {exc}."
+        ) from None
+    except Exception as exc:  # safetensors raises its own types for malformed files
+        raise CheckpointError(
+            f"{path.name} is not a readable safetensors file ({type(exc).__name__})."
+        ) from None
+    if missing:
+        shown = ", ".join(missing[:5]) + (" ..." if len(missing) > 5 else "")
+        raise CheckpointError(
+            f"{path.name} lacks tensor(s) {shown}; is it a {layout.architecture} of this config?"
+        )
+    extra = sorted(k for k in keys - used if not k.endswith(layout.ignored))
+    if extra:
+        shown = ", ".join(extra[:5]) + (" ..." if len(extra) > 5 else "")
+        raise CheckpointError(
+            f"{path.name} holds tensor(s) the {layout.architecture} config does not: {shown}."
+        )
+    bad = [k for k, t in out.items() if not bool(torch.isfinite(t).all())]
+    if bad:
+        raise CheckpointError(
+            f"{path.name}: tensor(s) {', '.join(bad[:3])} hold NaN or "
+            "infinite values; the model cannot be used."
+        )
+    return out
+
+
+def decoder_frozen_names(cfg: ModelConfig) -> frozenset[str]:
+    """The tensor names whose values come from the base: every one of them when the base is a
+    whole classifier (``head_from_base``), else all but the norms and the head."""
+    names = hf_decoder_names(cfg)
+    if cfg.backbone_params.head_from_base:
+        return frozenset(names)
+    return frozenset(k for k in names if "norm" not in k and not k.startswith("head"))
+
+
+def load_hf_decoder(model: nn.Module, folder: str | Path, share_tables: bool = False) -> nn.Module:
+    """Copy the base weights of ``folder`` into ``model`` (a :class:`DecoderClassifier`); every
+    shape must match exactly. ``share_tables`` is accepted for the classifier-kind signature
+    (:data:`uqcore.build.CLASSIFIERS`); the decoder's tables are not shared yet."""
+    tensors = hf_decoder_tensors(folder, model.cfg)
+    own = model.state_dict()
+    wrong = [
+        f"{k} {list(t.shape)} vs {list(own[k].shape)}"
+        for k, t in tensors.items()
+        if own[k].shape != t.shape
+    ]
+    if wrong:
+        raise CheckpointError(
+            f"The base model in {folder} does not fit the config: {'; '.join(wrong[:3])}."
+        )
+    with torch.no_grad():
+        for key, value in tensors.items():
+            own[key].copy_(value)
+    return model
