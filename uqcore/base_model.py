@@ -22,6 +22,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+import torch
+from torch import nn
+
 from uqcore.errors import CheckpointError
 
 WEIGHTS = "model.safetensors"
@@ -185,3 +188,22 @@ def _local(record: BaseRecord, root, allow_outside: bool) -> Path:
             "differs); import the model again (python -m uqlab.import_hf FOLDER --name NAME)."
         )
     return folder
+
+
+def copy_base(model: nn.Module, tensors: dict[str, torch.Tensor], folder: str | Path) -> None:
+    """Copy a base folder's ``tensors`` (names of ``model``'s state dict) into ``model``, in
+    place; every shape must match exactly, else :class:`CheckpointError` names the first three
+    that do not (and nothing is copied)."""
+    own = model.state_dict()
+    wrong = [
+        f"{k} {list(t.shape)} vs {list(own[k].shape)}"
+        for k, t in tensors.items()
+        if own[k].shape != t.shape
+    ]
+    if wrong:
+        raise CheckpointError(
+            f"The base model in {folder} does not fit the config: {'; '.join(wrong[:3])}."
+        )
+    with torch.no_grad():
+        for key, value in tensors.items():
+            own[key].copy_(value)

@@ -28,6 +28,7 @@ from safetensors import safe_open
 from torch import nn
 
 from uqcore.backbones import get_backbone
+from uqcore.base_model import copy_base
 from uqcore.config import ModelConfig
 from uqcore.errors import CheckpointError
 from uqcore.hf_layouts import HFLayout, layout_of, read_config_json
@@ -244,20 +245,7 @@ def load_hf_bert(
     """Copy the base weights of ``folder`` into ``model`` (its family's own tensors, the head,
     stay as they are); shapes must match exactly. ``share_tables``: see the module docstring;
     only for models whose embedding tables nothing writes (inference, not training)."""
-    tensors = hf_tensors(folder, model.cfg)
-    own = model.state_dict()
-    wrong = [
-        f"{k} {list(t.shape)} vs {list(own[k].shape)}"
-        for k, t in tensors.items()
-        if own[k].shape != t.shape
-    ]
-    if wrong:
-        raise CheckpointError(
-            f"The base model in {folder} does not fit the config: {'; '.join(wrong[:3])}."
-        )
-    with torch.no_grad():
-        for key, value in tensors.items():
-            own[key].copy_(value)
+    copy_base(model, hf_tensors(folder, model.cfg), folder)
     if share_tables:
         _share_tables(model, folder)
     return model

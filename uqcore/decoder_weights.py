@@ -19,6 +19,7 @@ from safetensors import safe_open
 from torch import nn
 
 from uqcore.backbones import get_backbone
+from uqcore.base_model import copy_base
 from uqcore.config import ModelConfig
 from uqcore.errors import CheckpointError, ConfigError
 from uqcore.families import TRAINING_FREE, get_family
@@ -122,18 +123,5 @@ def load_hf_decoder(model: nn.Module, folder: str | Path, share_tables: bool = F
     """Copy the base weights of ``folder`` into ``model`` (a :class:`DecoderClassifier`); every
     shape must match exactly. ``share_tables`` is accepted for the classifier-kind signature
     (:data:`uqcore.build.CLASSIFIERS`); the decoder's tables are not shared yet."""
-    tensors = hf_decoder_tensors(folder, model.cfg)
-    own = model.state_dict()
-    wrong = [
-        f"{k} {list(t.shape)} vs {list(own[k].shape)}"
-        for k, t in tensors.items()
-        if own[k].shape != t.shape
-    ]
-    if wrong:
-        raise CheckpointError(
-            f"The base model in {folder} does not fit the config: {'; '.join(wrong[:3])}."
-        )
-    with torch.no_grad():
-        for key, value in tensors.items():
-            own[key].copy_(value)
+    copy_base(model, hf_decoder_tensors(folder, model.cfg), folder)
     return model
