@@ -89,7 +89,7 @@ else:
 if skipped:
     st.caption(f"{skipped} example(s) without a known word were skipped.")
 if source.mine:  # the file's own report first: how well the model does on it
-    for line in dataset.headlines(df, view.seed):
+    for line in cached.headlines(df, view.seed):
         st.markdown(f"**{line.text()}**")  # numbers and a domain name: no visitor text
     st.caption(
         "Accuracy and expected calibration error (ECE) of the mean prediction over the T "

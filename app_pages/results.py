@@ -159,7 +159,7 @@ for name, (_, skipped) in got.items():
     if skipped:
         st.caption(f"{name}: {skipped} example(s) without a known word skipped.")
 if picked.mine:  # the file's report: one line per checkpoint and file
-    lines = [(n, h) for n, f in frames.items() for h in dataset.headlines(f, view.seed)]
+    lines = [(n, h) for n, f in frames.items() for h in cached.headlines(f, view.seed)]
     several = len({h.domain for _, h in lines}) > 1  # the out-of-domain file too
     summary = pd.DataFrame(
         [

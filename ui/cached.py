@@ -14,7 +14,7 @@ from pathlib import Path
 import streamlit as st
 import torch
 
-from ui.logic import compute, why
+from ui.logic import compute, dataset, why
 from ui.logic import keys as K
 from ui.logic.fair import Gate, heavy
 from uqcore.checkpoint import Checkpoint
@@ -589,3 +589,10 @@ def stories(
     tales = landing.stories(frame)
     _stories().put(key, tales)
     return tales
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def headlines(frame, seed: int) -> list:
+    """:func:`ui.logic.dataset.headlines` of a frame, kept across reruns: its bootstrap costs
+    about 1.6 s on a 5,000-row file, too much for every click on a filter or a score."""
+    return dataset.headlines(frame, seed)
