@@ -228,7 +228,7 @@ def _mapped(f: DataFile, names: tuple[str, ...], slot: str, domain: str):
         mapping = {}
         shown = st.columns(min(4, max(1, len(values))))
         for i, value in enumerate(values):
-            key = f"{K.DATA_MAP}_{slot}_{label}_{i}"
+            key = f"{K.DATA_MAP}_{slot}_{cols.index(label)}_{i}"  # no visitor text in keys
             _kept_choice(key, options, guess[value] if guess[value] is not None else LEAVE_OUT)
             pick = shown[i % len(shown)].selectbox(
                 f"{plain(value[:30])} is",

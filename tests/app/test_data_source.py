@@ -111,3 +111,17 @@ def test_results_uses_every_row_of_the_file_and_keeps_the_checkpoints_picked():
     assert frames and set(frames[0]["rows"]) == {len(SENTENCES)}
     assert "file" not in frames[0].columns  # one file: no column to tell files apart
     assert any("Your file has no out-of-domain part" in i.value for i in at.info)
+
+
+def test_a_hostile_files_name_and_columns_stay_text_and_out_of_widget_keys():
+    """A file named like a link, with markup and a 5,000-character header: shown as typed,
+    no widget key carries the visitor's text."""
+    long = "x" * 5000
+    text = f"<b>sentence</b>,{long}\n" + "\n".join(f"{s},yes" for s in SENTENCES)
+    at = _kept_file(open_link(ckpt="cola-hsto"), "[click](http://evil.example).csv", text)
+    at.switch_page("app_pages/errors.py").run()
+    assert not at.exception, at.exception
+    line = next(m.value for m in at.markdown if "kept for this session" in m.value)
+    assert "](http" not in line and "\\[click\\]" in line  # escaped: never a live link
+    assert any(long == box.value for box in at.selectbox)  # the header is offered as a column
+    assert all(long not in str(box.key) for box in at.selectbox)
