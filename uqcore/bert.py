@@ -19,7 +19,6 @@ training or adapter ever changes, are one copy per process for every model on th
 from __future__ import annotations
 
 import dataclasses
-import weakref
 from pathlib import Path
 
 import torch
@@ -28,7 +27,7 @@ from safetensors import safe_open
 from torch import nn
 
 from uqcore.backbones import get_backbone
-from uqcore.base_model import copy_base
+from uqcore.base_model import copy_base, share_base
 from uqcore.config import ModelConfig
 from uqcore.errors import CheckpointError
 from uqcore.hf_layouts import HFLayout, layout_of, read_config_json
@@ -216,28 +215,6 @@ def frozen_base_names(cfg: ModelConfig) -> frozenset[str]:
 
 SHARED_TABLES = ("embed.weight", "pos.weight", "types.weight")  # frozen, never merged into
 
-# (base file, its size and mtime, tensor name) -> the table Parameter of the latest model loaded
-# from it; weak, so the entry goes with that model (the app's cache evicts its oldest first).
-_tables: weakref.WeakValueDictionary[tuple, nn.Parameter] = weakref.WeakValueDictionary()
-
-
-def _share_tables(model: BertClassifier, folder: str | Path) -> None:
-    """Point ``model``'s embedding tables at the storage of the tables an earlier model loaded
-    from the same base file holds, if one is still alive. The MiniLM word table is 47 MB: an
-    ensemble's members and the other MiniLM checkpoints in the app's cache then hold it once,
-    not once each. Each model keeps its own Parameter objects (moving one model to another
-    device or dtype gives it its own copy and leaves the others alone)."""
-    path = (Path(folder) / "model.safetensors").resolve()
-    stat = path.stat()
-    own = dict(model.named_parameters())
-    for name in (n for n in SHARED_TABLES if n in own):  # DistilBERT has no token types
-        param = own[name]
-        key = (str(path), stat.st_size, stat.st_mtime_ns, name)
-        donor = _tables.get(key)
-        if donor is not None and donor.shape == param.shape and donor.dtype == param.dtype:
-            param.data = donor.data  # [rows, d], read-only by contract: frozen, never merged
-        _tables[key] = param
-
 
 def load_hf_bert(
     model: BertClassifier, folder: str | Path, share_tables: bool = False
@@ -246,6 +223,6 @@ def load_hf_bert(
     stay as they are); shapes must match exactly. ``share_tables``: see the module docstring;
     only for models whose embedding tables nothing writes (inference, not training)."""
     copy_base(model, hf_tensors(folder, model.cfg), folder)
-    if share_tables:
-        _share_tables(model, folder)
+    if share_tables:  # the MiniLM word table is 47 MB: held once by every model on the base
+        share_base(model, folder, SHARED_TABLES)
     return model

@@ -78,6 +78,15 @@ def frozen_names(cfg: ModelConfig) -> frozenset[str]:
     return _kind(cfg).frozen(cfg)
 
 
+def load_base(member: nn.Module, folder: str | Path) -> None:
+    """Copy the pretrained base in ``folder`` into one classifier ``member`` (its own copy of
+    every tensor: training). ``ValueError`` for a backbone without a base."""
+    load = _kind(member.cfg).load_base
+    if load is None:
+        raise ValueError(f"The {member.cfg.backbone!r} backbone has no pretrained base to load.")
+    load(member, folder)
+
+
 def attach_base(model: nn.Module, folder: str | Path) -> None:
     """Copy the pretrained base in ``folder`` into ``model`` (every member of a deep ensemble,
     one copy of the embedding tables for all of them: inference only, see

@@ -41,6 +41,7 @@ from uqcore.base_model import BaseRecord, file_sha256, locate
 from uqcore.budget import DEFAULT_BUDGET, Budget, check_budget
 from uqcore.build import attach_base, build_model, frozen_names
 from uqcore.config import FORMAT_VERSION, ModelConfig, upgrade_v1
+from uqcore.decoder_weights import decoder_specials
 from uqcore.errors import CheckpointError, ConfigError
 from uqcore.linear import merge_adapters
 from uqcore.untrusted import read_json_file
@@ -212,7 +213,10 @@ def load_checkpoint(
             raise CheckpointError(f"{root / CONFIG_FILE} has no 'base' record; re-save it.")
         base = BaseRecord.from_dict(doc["base"])
         folder = locate(base, base_dir, root, allow_outside=local_base)
-        vocab = WordPiece.from_folder(folder, backbone.hf.specials)
+        specials = (
+            decoder_specials(folder) if backbone.classifier == "decoder" else backbone.hf.specials
+        )
+        vocab = WordPiece.from_folder(folder, specials)
         if len(vocab) > cfg.vocab_size:
             raise CheckpointError(
                 f"The base's tokenizer has {len(vocab)} ids but the model embeds "

@@ -70,8 +70,12 @@ class ModelConfig:
             object.__setattr__(self, "stochastic_layers", tuple(self.stochastic_layers))
         if isinstance(self.adapters, dict):  # from JSON
             targets = tuple(self.adapters.get("targets", AdapterConfig.targets))
+            layers = self.adapters.get("layers")
+            layers = tuple(layers) if isinstance(layers, list) else layers
             object.__setattr__(
-                self, "adapters", AdapterConfig(**{**self.adapters, "targets": targets})
+                self,
+                "adapters",
+                AdapterConfig(**{**self.adapters, "targets": targets, "layers": layers}),
             )
 
     # ------------------------------------------------------------------ derived
@@ -171,11 +175,24 @@ class ModelConfig:
                 raise ConfigError(f"adapters must be null or an object, got {a!r}.")
             _check_int("adapters.rank", a.rank, 1)
             check_positive("adapters.alpha", a.alpha)
-            known = AdapterConfig.targets
+            known = (*AdapterConfig.targets, "ff_gate")
             if not a.targets or not set(a.targets) <= set(known):
                 raise ConfigError(
                     f"adapters.targets must be a non-empty subset of {list(known)}, "
                     f"got {list(a.targets)}."
+                )
+            if a.layers is not None and (
+                not isinstance(a.layers, tuple)
+                or not a.layers
+                or len(set(a.layers)) != len(a.layers)
+                or any(
+                    isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < self.n_layers
+                    for i in a.layers
+                )
+            ):
+                raise ConfigError(
+                    "adapters.layers must be null (every block) or distinct block indices in "
+                    f"[0, {self.n_layers - 1}], got {a.layers!r}."
                 )
         return self
 
@@ -190,11 +207,7 @@ class ModelConfig:
         top["stochastic_layers"] = (
             None if self.stochastic_layers is None else list(self.stochastic_layers)
         )
-        top["adapters"] = (
-            None
-            if self.adapters is None
-            else {**dataclasses.asdict(self.adapters), "targets": list(self.adapters.targets)}
-        )
+        top["adapters"] = None if self.adapters is None else self.adapters.to_dict()
         return top
 
     @classmethod

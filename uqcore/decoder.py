@@ -38,6 +38,7 @@ from uqcore.linear import linear
 from uqcore.maps import LayerMaps
 from uqcore.model import ForwardOutput
 from uqcore.noise import SampleNoise, add_dropout, dropout
+from uqcore.prefix import Prefix
 from uqcore.rotary import rotary_tables
 from uqcore.settings import ForwardSettings, resolve
 
@@ -114,6 +115,8 @@ class DecoderClassifier(nn.Module):
     """Token (+ GPT-2's learned position) embeddings, ``n_layers`` causal pre-norm blocks, a
     final norm and ``head`` (``score``, no bias) on the last real token."""
 
+    last_layer_shortcut = False  # its last layer attends from every query (uqcore.prefix)
+
     def __init__(self, cfg: ModelConfig):
         super().__init__()
         self.cfg = cfg.validate()
@@ -160,20 +163,55 @@ class DecoderClassifier(nn.Module):
         noise: SampleNoise | None = None,
         capture: Collection[int] = (),
         repeats: int = 1,
-        prefix=None,
+        prefix: Prefix | None = None,
         token_embeddings: torch.Tensor | None = None,
     ) -> ForwardOutput:
         """``ids, mask [N, L]`` -> ``logits [N, C]`` (the contract of the module docstring);
         ``maps[i].attention [N, H, L, L]`` for each captured layer ``i``. ``repeats``: the rows
-        are sample-major copies (computed as they are); ``prefix`` is not supported."""
-        if prefix is not None:
-            raise ValueError("a decoder has no prefix cache.")
+        are sample-major copies of the first ``N / repeats``; without dropout the embeddings and
+        the layers below ``cfg.first_stochastic_layer`` then run once on those and are
+        expanded (the same numbers). ``prefix``: what enters that layer for the unique rows,
+        already computed (:meth:`prefix_states`; no dropout, nothing below captured)."""
         if repeats < 1 or ids.shape[0] % repeats:
             raise ValueError(f"repeats={repeats} does not divide the {ids.shape[0]} rows.")
+        if token_embeddings is not None and (repeats != 1 or prefix is not None):
+            raise ValueError("token_embeddings need repeats == 1 and no prefix.")
         self._check(ids, mask)
         s = settings or resolve(self.cfg)
+        dropping = s.drop_p > 0 and noise is not None
+        shared = 1 if dropping else repeats
+        first = self.cfg.first_stochastic_layer if shared > 1 or prefix is not None else 0
+        if prefix is not None and (dropping or any(i < first for i in capture)):
+            raise ValueError("a prefix needs no dropout and no captured layer below it.")
+        if prefix is not None and prefix.prepared is not None:
+            raise ValueError("a decoder's prefix holds the hidden states only.")
+        unique = ids.shape[0] // shared
         pos = positions(mask)  # [N, L]
-        x = self._embed(ids, pos, s, noise, token_embeddings)  # [N, L, D]
+        maps: dict[int, LayerMaps] = {}
+        kl_total = None
+        if prefix is not None:
+            x = prefix.x  # [N / shared, L, D]
+        else:
+            x = self._embed(ids[:unique], pos[:unique], s, noise, token_embeddings)
+            x, maps, kl_total = self._run(
+                x, mask[:unique], pos[:unique], s, noise, capture, 0, first
+            )
+            maps = {
+                i: m.map(lambda _, v: v.repeat(shared, *([1] * (v.dim() - 1))))
+                for i, m in maps.items()
+            }
+            kl_total = None if kl_total is None else kl_total.repeat(shared)
+        x = x.repeat(shared, 1, 1) if shared > 1 else x  # [N, L, D] sample-major
+        x, upper, kl = self._run(x, mask, pos, s, noise, capture, first, self.cfg.n_layers)
+        maps |= upper
+        if kl is not None:
+            kl_total = kl if kl_total is None else kl_total + kl
+        last = x[torch.arange(x.shape[0], device=x.device), last_real(mask)]  # [N, D]
+        logits = self.head(self.norm(last))  # [N, C]
+        return ForwardOutput(logits=logits, kl=kl_total, maps=maps, features=last)
+
+    def _run(self, x, mask, pos, s, noise, capture, start: int, stop: int):
+        """Layers ``start .. stop - 1`` on ``x [N, L, D]`` -> ``(x, maps, kl [N] or None)``."""
         rotary = (
             rotary_tables(pos, self.cfg.d_head, self.cfg.backbone_params.rope_theta, x.dtype)
             if self.rotary
@@ -182,12 +220,29 @@ class DecoderClassifier(nn.Module):
         allowed = causal_mask(mask)  # [N, L, L]
         maps: dict[int, LayerMaps] = {}
         kl_total = None
-        for i, layer in enumerate(self.layers):
-            x, layer_maps, kl = layer(x, allowed, s, noise, i in capture, rotary)
+        for i in range(start, stop):
+            x, layer_maps, kl = self.layers[i](x, allowed, s, noise, i in capture, rotary)
             if layer_maps:
                 maps[i] = layer_maps
             if kl is not None:
                 kl_total = kl if kl_total is None else kl_total + kl
-        last = x[torch.arange(x.shape[0], device=x.device), last_real(mask)]  # [N, D]
-        logits = self.head(self.norm(last))  # [N, C]
-        return ForwardOutput(logits=logits, kl=kl_total, maps=maps, features=last)
+        return x, maps, kl_total
+
+    def prefix_states(
+        self,
+        ids: torch.Tensor,
+        mask: torch.Tensor,
+        settings: ForwardSettings | None = None,
+        projections: bool = False,
+    ) -> Prefix:
+        """What enters layer ``cfg.first_stochastic_layer``, without noise or dropout
+        (:meth:`forward`'s ``prefix``): ``x [N, L, D]``. A decoder keeps no projections (its
+        last layer attends from every query)."""
+        if projections:
+            raise ValueError("a decoder's prefix holds the hidden states only.")
+        self._check(ids, mask)
+        s = settings or resolve(self.cfg)
+        pos = positions(mask)
+        x = self._embed(ids, pos, s, None)
+        x, _, _ = self._run(x, mask, pos, s, None, (), 0, self.cfg.first_stochastic_layer)
+        return Prefix(x)

@@ -19,12 +19,23 @@ from safetensors import safe_open
 from torch import nn
 
 from uqcore.backbones import get_backbone
-from uqcore.base_model import copy_base
+from uqcore.base_model import copy_base, share_base
 from uqcore.config import ModelConfig
 from uqcore.errors import CheckpointError, ConfigError
 from uqcore.families import TRAINING_FREE, get_family
 from uqcore.hf_decoder_layouts import DecoderLayout, decoder_layout_of
 from uqcore.hf_layouts import read_config_json
+
+
+def read_decoder_shape(folder: str | Path) -> dict:
+    """The shape of a decoder folder's ``config.json`` as :class:`ModelConfig` fields, as a
+    base to train on (``head_from_base`` False: training makes the head); the backbone by its
+    ``model_type``. :class:`CheckpointError` for a config the decoder does not compute."""
+    hf = read_config_json(folder)
+    layout = decoder_layout_of(hf)
+    fields = layout.fields(hf)
+    fields["backbone_params"] = {**fields.get("backbone_params", {}), "head_from_base": False}
+    return {"backbone": layout.backbone, **fields}
 
 
 def read_hf_decoder_config(folder: str | Path, family: str = "trans") -> ModelConfig:
@@ -46,6 +57,24 @@ def read_hf_decoder_config(folder: str | Path, family: str = "trans") -> ModelCo
         {**fields, "backbone": layout.backbone, "num_classes": classes, "family": family}
     )
     return cfg.replace(attention=params, inference=inference)
+
+
+def decoder_specials(folder: str | Path) -> tuple[int, int, int, None]:
+    """``(pad, first, last, unknown)`` ids of a decoder folder's input, from its config.json:
+    its ``bos_token_id`` opens every text and ``eos_token_id`` closes it (the classifier reads
+    that last token), ``pad_token_id`` (else the closing id) pads; a byte-level BPE has no
+    unknown piece. The folder's ``tokenizer.json`` must add the two itself (its template), as a
+    converted base's does (:mod:`uqlab.gguf_base`)."""
+    hf = read_config_json(folder)
+    ids = [hf.get(k) for k in ("pad_token_id", "bos_token_id", "eos_token_id")]
+    if ids[0] is None:
+        ids[0] = ids[2]
+    if any(isinstance(i, bool) or not isinstance(i, int) or i < 0 for i in ids):
+        raise CheckpointError(
+            "config.json must give bos_token_id and eos_token_id (and pad_token_id) as "
+            "non-negative integers: the decoder's input opens and closes with them."
+        )
+    return ids[0], ids[1], ids[2], None
 
 
 def _layout(cfg: ModelConfig) -> DecoderLayout:
@@ -112,16 +141,21 @@ def hf_decoder_tensors(folder: str | Path, cfg: ModelConfig) -> dict[str, torch.
 
 def decoder_frozen_names(cfg: ModelConfig) -> frozenset[str]:
     """The tensor names whose values come from the base: every one of them when the base is a
-    whole classifier (``head_from_base``), else all but the norms and the head."""
+    whole classifier (``head_from_base``), else all but the head (the norms stay the base's:
+    a decoder trains through its adapters and head only, which keeps a checkpoint small)."""
     names = hf_decoder_names(cfg)
     if cfg.backbone_params.head_from_base:
         return frozenset(names)
-    return frozenset(k for k in names if "norm" not in k and not k.startswith("head"))
+    return frozenset(k for k in names if not k.startswith("head"))
 
 
 def load_hf_decoder(model: nn.Module, folder: str | Path, share_tables: bool = False) -> nn.Module:
     """Copy the base weights of ``folder`` into ``model`` (a :class:`DecoderClassifier`); every
-    shape must match exactly. ``share_tables`` is accepted for the classifier-kind signature
-    (:data:`uqcore.build.CLASSIFIERS`); the decoder's tables are not shared yet."""
-    copy_base(model, hf_decoder_tensors(folder, model.cfg), folder)
+    shape must match exactly. ``share_tables`` (inference only): every base tensor shares its
+    storage with the other models loaded from the same base file
+    (:func:`uqcore.base_model.share_base`): the checkpoints on SmolLM2 hold its 540 MB once."""
+    tensors = hf_decoder_tensors(folder, model.cfg)
+    copy_base(model, tensors, folder)
+    if share_tables:
+        share_base(model, folder, tensors)
     return model

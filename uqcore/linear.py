@@ -39,7 +39,8 @@ def linear(x: torch.Tensor, layer: nn.Linear, relu: bool = False) -> torch.Tenso
     exists for CPU tensors only: any other device (CUDA) always takes the matmul path.
     """
     if isinstance(layer, LoRALinear):  # base path, then the low-rank update, then ReLU
-        out = torch.matmul(x, layer.weight.t()).add_(layer.bias) + layer.delta(x)
+        out = torch.matmul(x, layer.weight.t())
+        out = (out if layer.bias is None else out.add_(layer.bias)) + layer.delta(x)
         return torch.relu_(out) if relu else out
     rows = x.numel() // x.shape[-1]
     fast = _ONEDNN is not None and not getattr(_ONEDNN_STATE, "off", False)
@@ -76,11 +77,18 @@ _ONEDNN = (
 @dataclass(frozen=True)
 class AdapterConfig:
     """Rank ``rank`` adapters with scale ``alpha / rank`` on every linear layer whose name ends
-    with one of ``targets`` (``qkv``, ``proj``: attention; ``ff1``, ``ff2``: the FFN)."""
+    with one of ``targets`` (``qkv``, ``proj``: attention; ``ff1``, ``ff2``: the FFN; a
+    decoder's ``ff_gate``), in the blocks ``layers`` only (None: every block)."""
 
     rank: int = 8
     alpha: float = 16.0
     targets: tuple[str, ...] = ("qkv", "proj", "ff1", "ff2")
+    layers: tuple[int, ...] | None = None
+
+    def to_dict(self) -> dict:
+        """As config.json stores it (``layers`` only when set: older files stay the same)."""
+        out = {"rank": self.rank, "alpha": self.alpha, "targets": list(self.targets)}
+        return out if self.layers is None else {**out, "layers": list(self.layers)}
 
 
 class LoRALinear(nn.Module):
@@ -89,7 +97,8 @@ class LoRALinear(nn.Module):
     def __init__(self, base: nn.Linear, rank: int, alpha: float):
         super().__init__()
         self.weight = nn.Parameter(base.weight.detach(), requires_grad=False)  # [out, in]
-        self.bias = nn.Parameter(base.bias.detach(), requires_grad=False)  # [out]
+        bias = None if base.bias is None else nn.Parameter(base.bias.detach(), requires_grad=False)
+        self.bias = bias  # [out] (a decoder's projections may have none)
         self.lora_a = nn.Parameter(torch.empty(rank, base.in_features))  # [r, in]
         nn.init.kaiming_uniform_(self.lora_a, a=math.sqrt(5))  # as nn.Linear (and LoRA) do
         self.lora_b = nn.Parameter(torch.zeros(base.out_features, rank))
@@ -112,8 +121,13 @@ class LoRALinear(nn.Module):
 
 
 def add_adapters(model: nn.Module, cfg: AdapterConfig) -> nn.Module:
-    """Replace every ``nn.Linear`` named ``...<target>`` by a :class:`LoRALinear` around it."""
-    for module in list(model.modules()):
+    """Replace every ``nn.Linear`` named ``...<target>`` (in the blocks ``layers.<i>.`` that
+    ``cfg.layers`` lists, or anywhere when None) by a :class:`LoRALinear` around it."""
+    for path, module in list(model.named_modules()):
+        parts = path.split(".")
+        block = int(parts[1]) if len(parts) > 1 and parts[0] == "layers" else None
+        if cfg.layers is not None and block not in cfg.layers:
+            continue
         for child_name, child in list(module.named_children()):
             if type(child) is nn.Linear and child_name in cfg.targets:
                 setattr(module, child_name, LoRALinear(child, cfg.rank, cfg.alpha))
@@ -125,9 +139,11 @@ def merge_adapters(model: nn.Module) -> nn.Module:
     for module in list(model.modules()):
         for child_name, child in list(module.named_children()):
             if isinstance(child, LoRALinear):
-                plain = nn.Linear(child.in_features, child.weight.shape[0])
+                has_bias = child.bias is not None
+                plain = nn.Linear(child.in_features, child.weight.shape[0], bias=has_bias)
                 with torch.no_grad():
                     plain.weight.copy_(child.merged_weight())
-                    plain.bias.copy_(child.bias)
+                    if has_bias:
+                        plain.bias.copy_(child.bias)
                 setattr(module, child_name, plain)
     return model

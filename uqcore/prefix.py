@@ -120,12 +120,13 @@ def usable(model: nn.Module, s: ForwardSettings, capture: tuple[int, ...] = ()) 
 
 def with_projections(model: nn.Module, capture: tuple[int, ...] = ()) -> bool:
     """Whether the prefix also keeps the first stochastic layer's shortcut parts: that layer is
-    the last (it attends from [CLS] only), its kernel has a shortcut and its maps are not
-    captured."""
+    the last (it attends from [CLS] only: not a decoder's, ``last_layer_shortcut``), its kernel
+    has a shortcut and its maps are not captured."""
     first = model.cfg.first_stochastic_layer
     last = first == model.cfg.n_layers - 1
     return (
         last
+        and getattr(model, "last_layer_shortcut", True)
         and first not in capture
         and getattr(model.layers[first].attn.kernel, "shortcut", None) is not None
     )

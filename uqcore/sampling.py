@@ -117,12 +117,15 @@ def _chunks(total: int, keep: int, keep_step: int, step: int):
         start += count
 
 
-def _only_last_layer_per_sample(cfg, s: ForwardSettings, full_rows: bool) -> bool:
+def _only_last_layer_per_sample(model, s: ForwardSettings, full_rows: bool) -> bool:
     """Whether a chunk of samples runs only the last layer per sample, from [CLS] only: the
     family's attention is in the last layer alone, nothing below draws noise (no dropout), the
-    last layer's maps are not captured and the family does not need every query (EM)."""
+    last layer's maps are not captured and the family does not need every query (EM); a
+    decoder's last layer attends from every query (``last_layer_shortcut``)."""
+    cfg = model.cfg
     return (
-        cfg.n_layers > 1
+        getattr(model, "last_layer_shortcut", True)
+        and cfg.n_layers > 1
         and cfg.first_stochastic_layer == cfg.n_layers - 1
         and s.drop_p == 0
         and not full_rows
@@ -143,7 +146,7 @@ def rows_per_chunk(
     cfg = model.cfg
     rows = widest_query_rows(cfg, length, full_rows, s)
     per_row = 4 * length * (6 * cfg.d_model + 2 * cfg.d_ff)  # projections, residual, FFN
-    if _only_last_layer_per_sample(cfg, s, full_rows):
+    if _only_last_layer_per_sample(model, s, full_rows):
         # the layers below run once on the unique rows (uqcore.model.run_layers): a sample
         # holds the last layer's Q, K, V and mixed keys [L, d] and its [CLS] row's FFN
         rows = 1

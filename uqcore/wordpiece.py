@@ -23,6 +23,8 @@ TOKENIZER_FILE = "tokenizer.json"
 
 
 BERT_SPECIALS = ("[PAD]", "[CLS]", "[SEP]", "[UNK]")  # (pad, first, last, unknown)
+# (pad, first, last, unknown): token names or ids; no unknown (None) for a byte-level BPE
+Specials = tuple[str | int, str | int, str | int, str | int | None]
 MAX_TOKENIZER_BYTES = 64 * 2**20  # a tokenizer.json larger than this is refused unread
 MAX_TOKENIZER_VALUES = 4_000_000  # ... and one of more values (RoBERTa's: ~200,000)
 MAX_ENCODE_CHARS = 100_000  # a longer text is cut before the tokenizer sees it (the app: 20,000)
@@ -30,9 +32,10 @@ MAX_WORD_CHARS = 200  # WordPiece's max_input_chars_per_word above this is refus
 MAX_SEQUENCE_DEPTH = 3  # Sequence components nested deeper than this are refused
 MAX_SEQUENCE_ITEMS = 16  # ... and so are Sequences of more components
 
-# The components of tokenizer.json that BERT / DistilBERT (WordPiece) and RoBERTa (byte-level
-# BPE) ship, plus the plain ones around them: no pattern of the file's own (a Split or Replace
-# regex can backtrack for hours or panic inside the Rust library), nothing else.
+# The components of tokenizer.json that BERT / DistilBERT (WordPiece), RoBERTa and SmolLM
+# (byte-level BPE; SmolLM splits digits first) ship, plus the plain ones around them: no
+# pattern of the file's own (a Split or Replace regex can backtrack for hours or panic inside
+# the Rust library), nothing else.
 ACCEPTED = {
     "normalizer": (
         "BertNormalizer",
@@ -44,7 +47,7 @@ ACCEPTED = {
         "StripAccents",
         "Strip",
     ),
-    "pre_tokenizer": ("BertPreTokenizer", "ByteLevel", "Whitespace", "WhitespaceSplit"),
+    "pre_tokenizer": ("BertPreTokenizer", "ByteLevel", "Digits", "Whitespace", "WhitespaceSplit"),
     "model": ("WordPiece", "BPE"),
     "post_processor": ("TemplateProcessing", "BertProcessing", "RobertaProcessing", "ByteLevel"),
     "decoder": ("WordPiece", "ByteLevel", "BPEDecoder"),
@@ -62,7 +65,7 @@ def _refuse(slot: str, kind: object, why: str = "") -> CheckpointError:
     shown = repr(kind)[:60] if not isinstance(kind, str) else kind[:60]
     return CheckpointError(
         f"{TOKENIZER_FILE}: the {name} {shown}{why} is not accepted; this app reads the "
-        f"{name}s BERT, DistilBERT and RoBERTa ship ({', '.join(ACCEPTED[slot])}, or none"
+        f"{name}s BERT, DistilBERT, RoBERTa and SmolLM ship ({', '.join(ACCEPTED[slot])}, or none"
         f"{'' if slot == 'model' else ', or a short Sequence of them'}): save the model's own "
         "tokenizer (AutoTokenizer.from_pretrained(...).save_pretrained(folder))."
     )
@@ -152,28 +155,43 @@ def guarded_encode(tokenizer, text: str):
 
 
 class WordPiece:
-    """A subword tokenizer of a Hugging Face folder (BERT's WordPiece, RoBERTa's byte-level
-    BPE): ``len()`` is its vocabulary size; ``pad_id``, ``cls_id`` (the first token: BERT's
-    ``[CLS]``, RoBERTa's ``<s>``), ``sep_id`` (the last) and ``unk_id`` are its special ids,
-    named by ``specials`` (the backbone's layout)."""
+    """A subword tokenizer of a Hugging Face folder (BERT's WordPiece, RoBERTa's and SmolLM's
+    byte-level BPE): ``len()`` is its vocabulary size; ``pad_id``, ``cls_id`` (the first token:
+    BERT's ``[CLS]``, RoBERTa's ``<s>``, SmolLM2's ``<|im_start|>``), ``sep_id`` (the last) and
+    ``unk_id`` (-1: none) are its special ids, named or numbered by ``specials`` (the backbone's
+    layout, or a decoder folder's config: :func:`uqcore.decoder_weights.decoder_specials`)."""
 
-    def __init__(self, tokenizer, specials: tuple[str, str, str, str] = BERT_SPECIALS) -> None:
+    def __init__(self, tokenizer, specials: Specials = BERT_SPECIALS) -> None:
         tokenizer.no_truncation()  # we cut ourselves, so the [SEP] stays and n_dropped is known
         tokenizer.no_padding()
         self._tok = tokenizer
-        ids = {name: tokenizer.token_to_id(name) for name in specials}
-        missing = [name for name, i in ids.items() if i is None]
+        ids = {
+            str(name): name
+            if isinstance(name, int) or name is None
+            else tokenizer.token_to_id(name)
+            for name in specials
+        }
+        size = tokenizer.get_vocab_size()
+        missing = [
+            name
+            for name, i in ids.items()
+            if (i is None and name != "None") or (i is not None and not 0 <= i < size)
+        ]
         if missing:
             raise CheckpointError(
                 f"The tokenizer has no {', '.join(missing)} token; this model's tokenizer needs "
-                f"{', '.join(specials)} (save the model's own tokenizer with save_pretrained)."
+                f"{', '.join(map(str, specials))} (save the model's own tokenizer with "
+                "save_pretrained)."
             )
-        self.pad_id, self.cls_id, self.sep_id, self.unk_id = (ids[n] for n in specials)
+        self.pad_id, self.cls_id, self.sep_id, unk = (
+            name if isinstance(name, int) or name is None else ids[name] for name in specials
+        )
+        self.unk_id = -1 if unk is None else unk  # byte-level BPE has no unknown piece
         self._byte_level = specials != BERT_SPECIALS  # RoBERTa: "Ġ" marks a leading space
 
     @classmethod
     def from_folder(
-        cls, folder: str | os.PathLike, specials: tuple[str, str, str, str] = BERT_SPECIALS
+        cls, folder: str | os.PathLike, specials: Specials = BERT_SPECIALS
     ) -> WordPiece:
         """Load ``folder/tokenizer.json``; :class:`CheckpointError` if missing, a link, over
         :data:`MAX_TOKENIZER_BYTES`, unreadable, or holding a component outside the allow-list
@@ -256,7 +274,7 @@ class WordPiece:
             raise InputError("The text has no characters the tokenizer reads: type a sentence.")
         keep = min(pieces, max_len - 2)
         ids = ids[: keep + 1] + [self.sep_id]
-        tokens = tokens[: keep + 1] + ["[SEP]"]
+        tokens = tokens[: keep + 1] + [enc.tokens[-1] if self._byte_level else "[SEP]"]
         unknown = [i == self.unk_id for i in ids]
         return Encoding(
             ids=ids,

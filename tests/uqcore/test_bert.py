@@ -155,7 +155,7 @@ def test_models_on_one_base_share_its_embedding_tables_and_give_the_same_samples
     ids, mask = _batch(ens.vocab, SENTENCES)
     shared = sample(ens.model, ids, mask, T=10, seed=3).probs  # [T, B, C]
     assert len({m.embed.weight.data_ptr() for m in ens.model.members}) == 1  # still, once stacked
-    monkeypatch.setattr(bert, "_share_tables", lambda model, folder: None)
+    monkeypatch.setattr(bert, "share_base", lambda model, folder, names: None)
     alone = load("cola-minilm-ensemble", root)
     members = alone.model.members
     assert len(members) > 1 and len({m.embed.weight.data_ptr() for m in members}) == len(members)

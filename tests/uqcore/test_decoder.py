@@ -232,3 +232,20 @@ def test_every_family_runs_causally_in_a_decoder(family, backbone):
     assert out.kl is None or bool(torch.isfinite(out.kl).all())
     upper = torch.ones(6, 6, dtype=torch.bool).triu(1)
     assert float(out.maps[1].attention[..., upper].abs().max()) == 0.0
+
+
+def test_models_on_one_base_share_its_tensors(folder):
+    """Two models loaded for inference from one base file hold its tensors once (the same
+    storage), give the same logits, and the shared bytes are what the app's cache leaves out."""
+    from uqcore.base_model import shared_bytes
+
+    first, second = _ours(folder), _ours(folder, "sto")
+    a, b = dict(first.named_parameters()), dict(second.named_parameters())
+    name = "layers.1.ff1.weight"
+    assert a[name].data_ptr() == b[name].data_ptr()
+    assert a[name] is not b[name]  # own Parameter objects: moving one leaves the other alone
+    total = sum(p.numel() * p.element_size() for p in second.parameters())
+    assert 0 < shared_bytes(second) <= total
+    ids, mask = _batch("right")
+    with torch.no_grad():
+        torch.testing.assert_close(first(ids, mask).logits, second(ids, mask).logits)

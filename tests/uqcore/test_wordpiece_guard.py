@@ -55,6 +55,9 @@ class FakeTokenizer:
     def token_to_id(self, token: str) -> int:
         return ("[PAD]", "[CLS]", "[SEP]", "[UNK]").index(token)
 
+    def get_vocab_size(self) -> int:
+        return 4
+
     def encode(self, text: str):
         self.seen.append(len(text))
         if self.error is not None:
