@@ -18,15 +18,13 @@ import torch
 import torch.distributed as dist
 from tqdm import tqdm
 
-from uqcore.base_model import record_for
-from uqcore.bert import frozen_base_names, load_hf_bert
-from uqcore.build import DeepEnsemble, build_model
+from uqcore.build import DeepEnsemble, build_model, frozen_names, load_base
 from uqcore.checkpoint import save_checkpoint
 from uqcore.errors import ConfigError, UQError
 from uqcore.families import title as family_title
 from uqcore.noise import sample_seed
 from uqcore.vocab import N_SPECIALS, Vocab
-from uqcore.wordpiece import WordPiece
+from uqlab.bases import get_base
 from uqlab.data import load_task, resolve_data_dir
 from uqlab.paths import checkpoint_dir
 from uqlab.shards import join
@@ -36,7 +34,7 @@ from uqlab.training.batches import encode_split
 from uqlab.training.centroids import init_centroids_from_keys
 from uqlab.training.config import TrainConfig, build_config, read_config_file
 from uqlab.training.loop import Dist, train_model
-from uqlab.training.pretrained import DISTRIBUTION, PACKAGE, minilm_dir, word_vectors
+from uqlab.training.pretrained import word_vectors
 from uqlab.training.storage import storage_check
 
 
@@ -98,12 +96,14 @@ def deterministic_cuda() -> None:
 
 def run(tc: TrainConfig, quiet: bool = False) -> Path:
     dist_ctx, device = setup_distributed(tc.device)
+    torch.backends.cuda.matmul.allow_tf32 = bool(tc.tf32)  # CUDA only (TrainConfig.tf32)
     log = print if dist_ctx.main else (lambda *a, **k: None)
     started = time.time()
     data = load_task(tc.task, resolve_data_dir(tc.data_dir), split_seed=tc.seed, limit=tc.limit)
-    base_folder = minilm_dir() if tc.base else None
-    if base_folder is not None:  # the base's own WordPiece tokenizer
-        vocab = WordPiece.from_folder(base_folder)
+    base = get_base(tc.base) if tc.base else None
+    base_folder = base.path() if base is not None else None
+    if base is not None:  # the base's own tokenizer
+        vocab = base.tokenizer()
     else:
         vocab = Vocab.build(data.train.texts, max_size=tc.vocab_size, min_freq=tc.min_freq)
     train, dev = (
@@ -135,8 +135,8 @@ def run(tc: TrainConfig, quiet: bool = False) -> Path:
             with torch.no_grad():
                 member.embed.weight[N_SPECIALS:] = vectors.to(device)  # specials stay random
         if base_folder is not None:  # the base's weights, frozen; adapters & co. train
-            load_hf_bert(member, base_folder)
-            frozen = frozen_base_names(cfg)
+            load_base(member, base_folder)
+            frozen = frozen_names(cfg)
             for pname, param in member.named_parameters():
                 param.requires_grad_(pname not in frozen and param.requires_grad)
             placed = init_centroids_from_keys(member, list(train.ids), seed)
@@ -190,7 +190,7 @@ def run(tc: TrainConfig, quiet: bool = False) -> Path:
                 f"on {check['examples']} dev texts x {check['samples']} samples, "
                 f"argmax agreement {check['argmax_agreement']:.4f}"
             )
-        base = record_for(PACKAGE, DISTRIBUTION, "model") if base_folder is not None else None
+        record = base.record() if base is not None else None
         save_checkpoint(
             out,
             model,
@@ -199,7 +199,7 @@ def run(tc: TrainConfig, quiet: bool = False) -> Path:
             training=training,
             card=_card(tc, history),
             dtype=dtype,
-            base=base,
+            base=record,
         )
         log(f"wrote {out}")
     if dist_ctx.world > 1:

@@ -13,7 +13,9 @@ import torch
 from sklearn.cluster import KMeans
 from torch import nn
 
+from uqcore.decoder import DecoderClassifier, causal_mask, positions
 from uqcore.predict import pad
+from uqcore.rotary import rotary_tables
 from uqcore.settings import resolve
 
 
@@ -26,6 +28,20 @@ def keys_of_layers(model: nn.Module, rows: list[tuple[int, ...]]) -> dict[int, t
     ids, mask = ids.to(device), mask.to(device)
     s = resolve(model.cfg)
     keys: dict[int, torch.Tensor] = {}
+    if isinstance(model, DecoderClassifier):  # causal mask, rotary keys (what the kernel sees)
+        pos = positions(mask)
+        x = model._embed(ids, pos, s, None)
+        rotary = (
+            rotary_tables(pos, model.cfg.d_head, model.cfg.backbone_params.rope_theta, x.dtype)
+            if model.rotary
+            else None
+        )
+        allowed = causal_mask(mask)
+        for i, layer in enumerate(model.layers):
+            _, k, _ = layer.attn._project(layer.norm1(x), s, None, rotary)  # [N, H, L, d_h]
+            keys[i] = k.permute(0, 2, 1, 3)[mask].reshape(-1, k.shape[-1]).cpu()
+            x, _, _ = layer(x, allowed, s, None, False, rotary)
+        return keys
     x = model._embed(ids, s, None)
     for i, layer in enumerate(model.layers):
         _, k, _ = layer.attn._project(layer.attention_input(x), s, None)  # [N, H, L, d_h]

