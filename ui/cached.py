@@ -17,6 +17,7 @@ import torch
 from ui.logic import compute, dataset, why
 from ui.logic import keys as K
 from ui.logic.fair import Gate, heavy
+from uqcore.base_model import shared_bytes
 from uqcore.checkpoint import Checkpoint
 from uqcore.config import ModelConfig
 from uqcore.errors import UQError
@@ -177,9 +178,11 @@ MODEL_BYTES = 400 * 2**20  # tensors of the loaded checkpoints kept (MiniLM: ~90
 
 
 def _tensor_bytes(ck: Checkpoint) -> int:
-    """Bytes of a loaded checkpoint's parameters and buffers."""
+    """Bytes of a loaded checkpoint's parameters and buffers, less those its base shares with
+    the other checkpoints on it (held once while any of them is loaded: a decoder's whole
+    base, 540 MB for SmolLM2, would otherwise evict every other checkpoint)."""
     tensors = [*ck.model.parameters(), *ck.model.buffers()]
-    return sum(t.numel() * t.element_size() for t in tensors)
+    return sum(t.numel() * t.element_size() for t in tensors) - shared_bytes(ck.model)
 
 
 @st.cache_resource

@@ -11,7 +11,9 @@ from ui import cached, work
 from ui.explore_views import PLOT_CONFIG
 from ui.logic import dataset
 from ui.logic import keys as K
+from ui.logic.catalog import backbone_of
 from ui.logic.exports import csv_text, download, figure_file
+from uqcore.backbones import get_backbone
 from viz import why as W
 
 COLORS = (
@@ -57,6 +59,13 @@ def _colour(df: pd.DataFrame, by: str, names: tuple[str, ...]):
     return np.array([names[int(v)] for v in df[column]]), True
 
 
+def pooled(name: str) -> str:
+    """What the head reads, as the map's title names it: [CLS], or a decoder's last token."""
+    info = next((i for i in cached.infos() if i.name == name), None)
+    decoder = info is not None and get_backbone(backbone_of(info)).classifier == "decoder"
+    return "last-token" if decoder else "[CLS]"
+
+
 def show(
     df: pd.DataFrame, names: tuple[str, ...], name: str, task: str, rows: tuple | None, record: dict
 ) -> list[int] | None:
@@ -70,7 +79,7 @@ def show(
         xy[ok],
         values[ok],
         df["text"].to_numpy()[ok],
-        f"{name}: last-layer [CLS] features, PCA ({share:.0%} of the variance)",
+        f"{name}: last-layer {pooled(name)} features, PCA ({share:.0%} of the variance)",
         by,
         categorical,
         df.index.to_numpy()[ok],
@@ -104,7 +113,9 @@ def show(
     download(
         c1,
         "The map's points (CSV)",
-        lambda: csv_text(frame, {**record, "projection": "PCA of the last-layer [CLS] features"}),
+        lambda: csv_text(
+            frame, {**record, "projection": f"PCA of the last-layer {pooled(name)} features"}
+        ),
         f"map-{name}.csv",
         "text/csv",
     )

@@ -15,7 +15,14 @@ import streamlit as st
 from ui import cached
 from ui.logic import keys as K
 from ui.logic.catalog import lac_scores
-from ui.logic.compute import ExploreResult, Summary, identical, running_mean, uniform_prior
+from ui.logic.compute import (
+    ExploreResult,
+    Summary,
+    hide_future,
+    identical,
+    running_mean,
+    uniform_prior,
+)
 from ui.logic.exports import csv_text, download, figure_file
 from ui.logic.format import mean_pm_var, plain, sig
 from ui.logic.glossary import glossary_markdown
@@ -342,6 +349,7 @@ def attention_spec(
     kept = res.captured
     maps = res.maps[layer].attention[:, head, lo:hi, lo:hi].astype(np.float32)  # [Tc,W,W]
     same = identical(maps)  # deterministic, or T = 1: a std map would be a blank square
+    maps = hide_future(maps, res.causal)  # a decoder's later keys: empty, not zero
     panels = (
         {"every sample" if kept > 1 else "sample 0": maps[0]}
         if same
@@ -353,7 +361,7 @@ def attention_spec(
     )
     spread = f"std of {kept}"
     weights = [m for name, m in panels.items() if name != spread]
-    top = 1.0 if not auto else float(max(m.max() for m in weights) or 1.0)
+    top = 1.0 if not auto else float(max(np.nanmax(m) for m in weights) or 1.0)
     title = f"Attention, layer {layer}, head {head}"
     if hi - lo < len(tokens):
         title += f", tokens {lo}-{hi - 1} of {len(tokens)}"

@@ -20,7 +20,7 @@ from ui.explore_views import (
 )
 from ui.logic import estimate, why
 from ui.logic import keys as K
-from ui.logic.compute import ExploreResult
+from ui.logic.compute import ExploreResult, hide_future
 from ui.logic.exports import csv_text, download
 from ui.logic.format import mean_pm_var, plain, sig
 from uqcore.errors import UQError
@@ -476,7 +476,7 @@ def head_grid(res: ExploreResult, n_layers: int, n_heads: int) -> None:
         ],
         1,
     )  # [Tc, n_layers, H, K, K]
-    grid = maps.mean(0) if stat == "mean" else maps.std(0)
+    grid = hide_future(maps.mean(0) if stat == "mean" else maps.std(0), res.causal)
     # short (the detail is in the caption): a long title wrapped into the column titles
     what = "Mean" if stat == "mean" else "Std of the"
     title = f"{what} attention, every layer and head"

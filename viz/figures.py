@@ -232,7 +232,8 @@ def attention_panels(
         raise ValueError(f"maps must be [L, L] with L = {len(tokens)}, got {stack.shape[1:]}.")
     labels = unique_labels(tokens)
     shared = [i for i, n in enumerate(names) if n not in own_scale]
-    top = zmax if zmax is not None else float(stack[shared].max(initial=0.0) or 1.0)
+    # NaN cells (a decoder's keys after the query) are drawn empty and ignored by the scales
+    top = zmax if zmax is not None else float(np.nanmax(stack[shared], initial=0.0) or 1.0)
     fig, xaxes, yaxes = _facet_spec(
         stack,
         labels,
@@ -269,7 +270,7 @@ def attention_panels(
         layout["coloraxis2"] = {
             "colorscale": _colorscale("Oranges"),
             "cmin": 0.0,
-            "cmax": own_zmax if own_zmax is not None else float(stack[own].max() or 1.0),
+            "cmax": own_zmax if own_zmax is not None else float(np.nanmax(stack[own]) or 1.0),
             "colorbar": _flat_bar(label, 0.78, below, plot_px),
         }
     show = len(tokens) <= 64

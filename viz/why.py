@@ -174,7 +174,7 @@ def head_grid(maps: np.ndarray, tokens: Sequence[str], title: str, scale: str) -
         row_titles=[f"L{i}" for i in range(n_layers)],
         column_titles=[f"H{h}" for h in range(n_heads)],
     )
-    top = float(maps.max()) or 1.0
+    top = float(np.nanmax(maps)) or 1.0  # NaN: a decoder's hidden cells, drawn empty
     labels = unique_labels(tokens)
     color = [[0, "#ffffff"], [1, _BLUE]] if scale == "mean" else [[0, "#ffffff"], [1, "#e07b00"]]
     for layer in range(n_layers):

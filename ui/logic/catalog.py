@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from uqcore.backbones import BACKBONES
+from uqcore.backbones import BACKBONES, get_backbone
 from uqcore.families import FAMILY_NAMES
 from uqcore.families import title as family_title
 from uqcore.registry import CheckpointInfo
+from uqlab.bases import BASE_TITLES
 from uqlab.paper import metric_cell
 from uqlab.presets import preset_rows
 from uqlab.tasks import DOMAINS, METRICS, TASKS
-from uqlab.training.pretrained import BASE_TITLES
 from uqlab.upload import UPLOAD_PREFIX
 
 FAMILY_ORDER = FAMILY_NAMES  # the family table's order
@@ -36,6 +36,7 @@ def sort_key(info: CheckpointInfo) -> tuple:
 # title stays in the model card); any other family is shown by its title
 FAMILY_SHORT = {"trans": "Deterministic", "bam": "BAM", "probtrans": "ProbTrans (EM)"}
 LABEL_CHARS = 29  # what the sidebar's picker (206 px, at any window width) shows of a label
+COMPACT = {"trans": "TRANS"}  # where the plain word makes a label too long
 
 
 def _short(title: str) -> str:
@@ -55,6 +56,8 @@ def display_name(info: CheckpointInfo) -> str:
         base = info.training.get("config", {}).get("base")
         parts.append(_short(BASE_TITLES.get(base, backbone_of(info))))
     parts.append(FAMILY_SHORT.get(info.family) or family_title(info.family))
+    if len(" · ".join(parts)) > LABEL_CHARS:  # "CoLA · SmolLM2 · Deterministic": the paper's name
+        parts[-1] = COMPACT.get(info.family, parts[-1])
     return " · ".join(parts)
 
 
@@ -108,8 +111,19 @@ def base_line(info: CheckpointInfo) -> str | None:
         )
     adapters = info.config.get("adapters") or {}
     rank = f", adapters of rank {adapters['rank']}" if "rank" in adapters else ""
+    blocks = adapters.get("layers")
+    if rank and blocks:
+        rank += (
+            f" in layers {min(blocks)}-{max(blocks)}"
+            if len(blocks) > 1
+            else f" in layer {blocks[0]}"
+        )
     package = f" ({record['distribution']} {record['version']})" if record else ""
-    return f"Base: {BASE_TITLES.get(base, base)}{package}{rank}; stochastic attention in {where}."
+    kind = " (a causal decoder)" if get_backbone(backbone_of(info)).classifier == "decoder" else ""
+    return (
+        f"Base: {BASE_TITLES.get(base, base)}{kind}{package}{rank}; stochastic attention in "
+        f"{where}."
+    )
 
 
 def label_names(info: CheckpointInfo) -> tuple[str, ...]:

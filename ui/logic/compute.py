@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from uqcore.backbones import get_backbone
 from uqcore.checkpoint import Checkpoint
 from uqcore.errors import UQError
 from uqcore.lru import ByteLRU
@@ -106,6 +107,7 @@ class ExploreResult:
     summary: Summary | None = None
     key: tuple | None = None  # what determines it, for the figure cache (ui.cached.explore)
     family: str = ""  # the checkpoint's family (what one sample is: FamilySpec.sample_is)
+    causal: bool = False  # a decoder: a query never reads a later key (hidden, not zero)
 
     def with_temperature(self, t: float) -> ExploreResult:
         """This result with every sample's logits divided by ``t`` before its softmax
@@ -167,6 +169,17 @@ def captured_samples(ck: Checkpoint, length: int, T: int) -> int:
     return max(1, min(T, MAP_BUDGET // per_sample))
 
 
+def hide_future(maps: np.ndarray, causal: bool) -> np.ndarray:
+    """``maps [..., W, W]`` (a window of the same tokens on both axes) as float32, with the
+    cells a causal model never computes (key after query) set to NaN, so a figure leaves them
+    empty instead of drawing them as zero weights; unchanged for an encoder."""
+    out = np.asarray(maps, dtype=np.float32)
+    if not causal:
+        return out
+    later = np.triu(np.ones(out.shape[-2:], dtype=bool), 1)  # [W, W]
+    return np.where(later, np.float32(np.nan), out)
+
+
 def _to_numpy(name: str, value: torch.Tensor) -> np.ndarray:
     arr = value[:, 0].float().cpu().numpy()  # [Tc, H, ...] (batch of one)
     return arr.astype(np.float16) if arr.ndim >= 3 else arr
@@ -208,6 +221,7 @@ def explore(ck: Checkpoint, text: str, T: int, seed: int, overrides: SamplingSet
         seed=seed,
         logits=r.logits[:, 0].cpu().numpy().astype(np.float64),
         family=cfg.family,
+        causal=get_backbone(cfg.backbone).classifier == "decoder",
     )
 
 

@@ -10,8 +10,8 @@ from uqcore.config import ModelConfig
 from uqcore.families import get_family
 from uqcore.registry import CheckpointInfo
 from uqcore.settings import resolve
+from uqlab.bases import BASE_TITLES
 from uqlab.tasks import task_title
-from uqlab.training.pretrained import BASE_TITLES
 
 READING = (
     "each sample is one plausible reading of the text, and where the samples disagree "

@@ -51,5 +51,7 @@ def test_picker_labels_fit_the_sidebar_and_stay_unique():
         assert label.startswith(f"{task} · "), label
         assert ("minilm" in name) == ("MiniLM" in label), label
     assert labels["cola-minilm-hsto"] == "CoLA · MiniLM · H-STO-TRANS"
+    if "cola-smollm2-trans" in labels:  # one character too long with "Deterministic"
+        assert labels["cola-smollm2-trans"] == "CoLA · SmolLM2 · TRANS"
     assert labels["cola-probtrans"] == "CoLA · ProbTrans (EM)"
     assert labels["imdb-sto-t40"] == "IMDB · STO-TRANS (t40)"  # what tells it from imdb-sto-t1

@@ -70,3 +70,14 @@ def test_uniform_prior_is_relative_to_an_equal_share():
     long = np.full((4, 60), 1 / 61)
     long[:, 0] = 2 / 61
     assert np.abs(long - 1 / 60).max() < 0.02 and not uniform_prior(long)
+
+
+def test_a_decoders_later_keys_are_hidden_not_zero():
+    from ui.logic.compute import hide_future
+
+    maps = np.full((2, 3, 3), 0.25, dtype=np.float16)  # [Tc, W, W]
+    hidden = hide_future(maps, causal=True)
+    later = np.triu(np.ones((3, 3), dtype=bool), 1)
+    assert hidden.dtype == np.float32 and np.isnan(hidden[:, later]).all()
+    assert (hidden[:, ~later] == 0.25).all()
+    assert not np.isnan(hide_future(maps, causal=False)).any()  # an encoder's: unchanged

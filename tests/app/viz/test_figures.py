@@ -264,3 +264,12 @@ def test_the_sweep_draws_a_visitors_file_and_its_out_of_domain_file():
     fig = sweep_figure(table, "tau2")
     drawn = [(t.name, list(t.y)) for t in fig.data if t.showlegend is not False]
     assert drawn == [("your file", [0.6, 0.5]), ("out-of-domain", [0.7, 0.6])]
+
+
+def test_attention_panels_scale_past_hidden_cells():
+    m = np.array([[1.0, np.nan], [0.3, 0.7]])
+    spec = F.attention_panels.spec(
+        {"mean": m, "std": m / 10}, ["a", "b"], "t", zmax=None, own_scale=("std",)
+    )
+    assert spec["layout"]["coloraxis"]["cmax"] == 1.0
+    assert spec["layout"]["coloraxis2"]["cmax"] == 0.1
