@@ -88,6 +88,7 @@ CLAIMS = {  # what the README counts -> how it says so (whitespace and line brea
     "checkpoints": NUMBER + r" checkpoints\b",
     "word-level": NUMBER + r" word-level\b",
     "minilm": NUMBER + r" on MiniLM\b",
+    "smollm2": NUMBER + r" on SmolLM2\b",
     "families": NUMBER + r" families\b",
     "pages": NUMBER + r" pages\b",
 }
@@ -105,6 +106,7 @@ def truth() -> dict[str, int]:
         "checkpoints": len(configs),
         "word-level": sum(c["model"].get("backbone", "word") == "word" for c in configs),
         "minilm": sum("minilm" in c.get("base", {}).get("distribution", "") for c in configs),
+        "smollm2": sum("smollm2" in c.get("base", {}).get("distribution", "") for c in configs),
         "families": len(FAMILY_NAMES),
         "pages": len(PAGES),
     }
@@ -167,19 +169,26 @@ def test_the_readme_tables_list_every_family_and_page():
 
 
 def test_a_wrong_count_is_caught():
-    true = {"checkpoints": 29, "word-level": 17, "minilm": 12, "families": 8, "pages": 8}
+    true = {
+        "checkpoints": 33,
+        "word-level": 17,
+        "minilm": 12,
+        "smollm2": 4,
+        "families": 8,
+        "pages": 8,
+    }
     right = (
-        "ships 29 checkpoints: 17\nword-level and twelve on MiniLM. The 8 families. "
-        "All eight pages."
+        "ships 33 checkpoints: 17\nword-level, twelve on MiniLM and 4 on SmolLM2-135M. The 8 "
+        "families. All eight pages."
     )
     assert wrong_counts(right, true) == []
-    assert wrong_counts(right.replace("29", "27"), true) == [
-        "checkpoints: the text says 27, the repository has 29"
+    assert wrong_counts(right.replace("33", "27"), true) == [
+        "checkpoints: the text says 27, the repository has 33"
     ]
     assert wrong_counts(right.replace("twelve", "10"), true) == [
         "minilm: the text says 10, the repository has 12"
     ]
-    assert wrong_counts("ships 29 checkpoints.", true)[0].startswith("no count of word-level")
+    assert wrong_counts("ships 33 checkpoints.", true)[0].startswith("no count of word-level")
 
 
 def test_the_images_the_readme_shows_exist():
