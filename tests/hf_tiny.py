@@ -23,6 +23,7 @@ CORPUS = [
 ]
 LABELS = {0: "unacceptable", 1: "acceptable"}
 ARCHS = ("bert", "roberta", "distilbert")
+DECODERS = ("llama", "qwen2", "gpt2")  # Llama's template adds <s>; Qwen2's and GPT-2's nothing
 
 
 def _wordpiece(folder: Path) -> None:
@@ -59,6 +60,73 @@ def _bpe(folder: Path) -> None:
     )
     tok.post_processor = processors.RobertaProcessing(("</s>", 2), ("<s>", 0))
     tok.save(str(folder / "tokenizer.json"))
+
+
+def _decoder_bpe(folder: Path, arch: str) -> None:
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    specials = ["<|endoftext|>", "<s>", "</s>"]
+    tok.train_from_iterator(
+        CORPUS * 3,
+        trainers.BpeTrainer(
+            vocab_size=300,
+            special_tokens=specials,
+            initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        ),
+    )
+    if arch == "llama":
+        tok.post_processor = processors.TemplateProcessing(
+            single="<s> $A", special_tokens=[("<s>", tok.token_to_id("<s>"))]
+        )
+    tok.save(str(folder / "tokenizer.json"))
+
+
+def tiny_decoder_folder(arch: str, folder: Path, *, seed: int = 0) -> Path:
+    """A tiny random ``<Arch>ForSequenceClassification`` decoder folder (grouped-query heads
+    for the Llama family) with a byte-level BPE tokenizer; returns ``folder``."""
+    import transformers as tf
+    from tokenizers import Tokenizer
+
+    folder.mkdir(parents=True, exist_ok=True)
+    _decoder_bpe(folder, arch)
+    tok = Tokenizer.from_file(str(folder / "tokenizer.json"))
+    common = dict(
+        vocab_size=tok.get_vocab_size(),
+        id2label=LABELS,
+        label2id={v: k for k, v in LABELS.items()},
+        pad_token_id=0,
+        bos_token_id=tok.token_to_id("<s>"),
+        eos_token_id=tok.token_to_id("</s>"),
+    )
+    if arch == "gpt2":
+        cfg, cls = (
+            tf.GPT2Config(n_embd=32, n_layer=2, n_head=4, n_positions=64, **common),
+            (tf.GPT2ForSequenceClassification),
+        )
+    else:
+        shape = dict(
+            hidden_size=32,
+            intermediate_size=64,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            num_key_value_heads=2,
+            max_position_embeddings=64,
+        )
+        config, cls = {
+            "llama": (tf.LlamaConfig, tf.LlamaForSequenceClassification),
+            "qwen2": (tf.Qwen2Config, tf.Qwen2ForSequenceClassification),
+        }[arch]
+        cfg = config(**shape, **common)
+    torch.manual_seed(seed)
+    model = cls(cfg).eval()
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(torch.randn_like(p) * 0.05)
+    model.save_pretrained(str(folder), safe_serialization=True)
+    return folder
 
 
 def tiny_folder(

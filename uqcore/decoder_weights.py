@@ -59,22 +59,27 @@ def read_hf_decoder_config(folder: str | Path, family: str = "trans") -> ModelCo
     return cfg.replace(attention=params, inference=inference)
 
 
-def decoder_specials(folder: str | Path) -> tuple[int, int, int, None]:
+def decoder_specials(folder: str | Path) -> tuple[int, int | None, int | None, None]:
     """``(pad, first, last, unknown)`` ids of a decoder folder's input, from its config.json:
-    its ``bos_token_id`` opens every text and ``eos_token_id`` closes it (the classifier reads
-    that last token), ``pad_token_id`` (else the closing id) pads; a byte-level BPE has no
-    unknown piece. The folder's ``tokenizer.json`` must add the two itself (its template), as a
-    converted base's does (:mod:`uqlab.gguf_base`)."""
+    ``pad_token_id`` (else the end-of-text id, else 0), ``bos_token_id`` and ``eos_token_id``
+    (None when absent: GPT-2's template adds neither, Llama's only the first); a byte-level BPE
+    has no unknown piece. Which of them the text is wrapped in is the folder's
+    ``tokenizer.json`` template's business (:meth:`uqcore.wordpiece.WordPiece.template`): a
+    converted base's opens and closes every text (:mod:`uqlab.gguf_base`)."""
     hf = read_config_json(folder)
-    ids = [hf.get(k) for k in ("pad_token_id", "bos_token_id", "eos_token_id")]
-    if ids[0] is None:
-        ids[0] = ids[2]
-    if any(isinstance(i, bool) or not isinstance(i, int) or i < 0 for i in ids):
-        raise CheckpointError(
-            "config.json must give bos_token_id and eos_token_id (and pad_token_id) as "
-            "non-negative integers: the decoder's input opens and closes with them."
-        )
-    return ids[0], ids[1], ids[2], None
+
+    def one(key: str) -> int | None:
+        value = hf.get(key)
+        if isinstance(value, list):  # Llama 3 lists several end ids
+            value = value[0] if value else None
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise CheckpointError(f"config.json's {key} must be a non-negative integer.")
+        return value
+
+    bos, eos, pad = one("bos_token_id"), one("eos_token_id"), one("pad_token_id")
+    return (pad if pad is not None else eos if eos is not None else 0), bos, eos, None
 
 
 def _layout(cfg: ModelConfig) -> DecoderLayout:

@@ -56,6 +56,11 @@ class DecoderLayout:
             out["head.weight"] = ("/score.weight",)
         return out
 
+    @property
+    def head(self) -> dict[str, str]:
+        """Our classifier weight -> its name in a classifier file (no prefix: ``score``)."""
+        return {"head.weight": "score.weight"}
+
     def transposed(self, ours: str) -> bool:
         """Whether our tensor ``ours`` is stored as a Conv1D weight ``[in, out]``."""
         return any(ours.endswith(suffix) for suffix in self.conv1d)

@@ -24,7 +24,7 @@ TOKENIZER_FILE = "tokenizer.json"
 
 BERT_SPECIALS = ("[PAD]", "[CLS]", "[SEP]", "[UNK]")  # (pad, first, last, unknown)
 # (pad, first, last, unknown): token names or ids; no unknown (None) for a byte-level BPE
-Specials = tuple[str | int, str | int, str | int, str | int | None]
+Specials = tuple[str | int, str | int | None, str | int | None, str | int | None]
 MAX_TOKENIZER_BYTES = 64 * 2**20  # a tokenizer.json larger than this is refused unread
 MAX_TOKENIZER_VALUES = 4_000_000  # ... and one of more values (RoBERTa's: ~200,000)
 MAX_ENCODE_CHARS = 100_000  # a longer text is cut before the tokenizer sees it (the app: 20,000)
@@ -131,15 +131,16 @@ def _check_loaded(tokenizer) -> None:
         raise _refuse("model", kind)
 
 
-def guarded_encode(tokenizer, text: str):
-    """``tokenizer.encode(text)``, its failures as :class:`InputError`: an exception of the
+def guarded_encode(tokenizer, text: str, add_special_tokens: bool = True):
+    """``tokenizer.encode(text, add_special_tokens=...)``, its failures as :class:`InputError`:
+    an exception of the
     library, and a Rust panic (``pyo3_runtime.PanicException``, a ``BaseException`` that
     Streamlit does not catch, so the page would spin forever). KeyboardInterrupt and SystemExit
     pass through. Defence in depth only: a catastrophically backtracking pattern is not a
     panic, and a Rust call cannot be interrupted by a Python time limit; the allow-list of
     :func:`check_tokenizer_json` keeps such patterns out."""
     try:
-        return tokenizer.encode(text)
+        return tokenizer.encode(text, add_special_tokens=add_special_tokens)
     except Exception as exc:  # noqa: BLE001 - tokenizers raises its own exception types
         raise InputError(
             f"The tokenizer could not read this text ({str(exc)[:160]}); try "
@@ -185,9 +186,41 @@ class WordPiece:
             )
         self.pad_id, self.cls_id, self.sep_id, unk = (
             name if isinstance(name, int) or name is None else ids[name] for name in specials
-        )
+        )  # a decoder may have no first or last token (None)
         self.unk_id = -1 if unk is None else unk  # byte-level BPE has no unknown piece
         self._byte_level = specials != BERT_SPECIALS  # RoBERTa: "Ġ" marks a leading space
+        self._template: tuple[list[int], list[str], list[int], list[str]] | None = None
+
+    def template(self) -> tuple[list[int], list[str], list[int], list[str]]:
+        """``(ids, labels)`` the tokenizer's own template puts before the pieces, then after
+        them, found once by encoding a probe with and without it: BERT ``[CLS]`` / ``[SEP]``,
+        RoBERTa ``<s>`` / ``</s>``, Llama ``<s>`` / nothing, GPT-2 and Qwen2 nothing."""
+        if self._template is None:
+            full = guarded_encode(self._tok, "a")
+            bare = guarded_encode(self._tok, "a", add_special_tokens=False).ids
+            n = len(bare)
+            at = next(
+                (i for i in range(len(full.ids) - n + 1) if full.ids[i : i + n] == bare), None
+            )
+            if not n or at is None:
+                raise InputError(
+                    "This tokenizer's template changes the text's own pieces; save the "
+                    "model's own tokenizer (save_pretrained) and import it again."
+                )
+            labels = list(full.tokens)
+            self._template = (
+                list(full.ids[:at]),
+                labels[:at],
+                list(full.ids[at + n :]),
+                labels[at + n :],
+            )
+        return self._template
+
+    @property
+    def held(self) -> tuple[int, int]:
+        """How many positions the template holds before and after the pieces."""
+        before, _, after, _ = self.template()
+        return len(before), len(after)
 
     @classmethod
     def from_folder(
@@ -245,36 +278,44 @@ class WordPiece:
         return self._tok.get_vocab_size()
 
     def encode(self, text: str, max_len: int, *, allow_all_unknown: bool = True) -> Encoding:
-        """``[CLS] pieces [SEP]`` with at most ``max_len`` ids (``max_len >= 3``).
+        """The tokenizer's template around the text's pieces (``[CLS] pieces [SEP]`` for BERT,
+        ``<s> pieces`` for Llama, the pieces alone for GPT-2), at most ``max_len`` ids: the
+        first pieces are kept and the template stays whole.
 
-        Raises :class:`InputError` for a non-str, an empty text, or a text without pieces.
-        ``allow_all_unknown`` is accepted for the word-level vocabulary's signature: a text of
-        unknown pieces always runs here. Only the first :data:`MAX_ENCODE_CHARS` characters are
-        read (``n_words`` counts their pieces; far more than ``max_len``); a failure inside
-        the tokenizer, a Rust panic included, is an :class:`InputError` (:func:`guarded_encode`).
+        Raises :class:`InputError` for a non-str, an empty text, a text without pieces or a
+        ``max_len`` with no room for a piece. ``allow_all_unknown`` is accepted for the
+        word-level vocabulary's signature: a text of unknown pieces always runs here. Only the
+        first :data:`MAX_ENCODE_CHARS` characters are read (``n_words`` counts their pieces;
+        far more than ``max_len``); a failure inside the tokenizer, a Rust panic included, is
+        an :class:`InputError` (:func:`guarded_encode`).
         """
-        if not isinstance(max_len, int) or isinstance(max_len, bool) or max_len < 3:
-            raise InputError(
-                f"max_len must be an integer >= 3 ([CLS], a piece, [SEP]), got {max_len!r}."
-            )
+        if not isinstance(max_len, int) or isinstance(max_len, bool) or max_len < 1:
+            raise InputError(f"max_len must be a positive integer, got {max_len!r}.")
         if not isinstance(text, str):
             raise InputError(f"The text must be a str, got {type(text).__name__}; pass a string.")
         if not text.strip():
             raise InputError("The text is empty: type a sentence (for example 'a great movie').")
         text = text[:MAX_ENCODE_CHARS]  # [CLS] + 510 pieces need far fewer characters
-        enc = guarded_encode(self._tok, text)
-        ids, tokens = list(enc.ids), list(enc.tokens)  # [CLS] ... [SEP]
+        before, before_labels, after, after_labels = self.template()
+        room = max_len - len(before) - len(after)
+        if room < 1:
+            raise InputError(
+                f"max_len {max_len} leaves no room for a piece beside the tokenizer's "
+                f"{len(before) + len(after)} special tokens."
+            )
+        enc = guarded_encode(self._tok, text, add_special_tokens=False)
+        ids, tokens = list(enc.ids), list(enc.tokens)  # the pieces alone
         if self._byte_level:  # "Ġword" -> "word": show what was typed
             tokens = [t[1:] if t.startswith("Ġ") and len(t) > 1 else t for t in tokens]
         for i, (start, end) in enumerate(enc.offsets):  # [UNK] -> the characters it replaced
             if ids[i] == self.unk_id and 0 <= start < end:
                 tokens[i] = text[start:end][:24]
-        pieces = len(ids) - 2
+        pieces = len(ids)
         if pieces < 1:
             raise InputError("The text has no characters the tokenizer reads: type a sentence.")
-        keep = min(pieces, max_len - 2)
-        ids = ids[: keep + 1] + [self.sep_id]
-        tokens = tokens[: keep + 1] + [enc.tokens[-1] if self._byte_level else "[SEP]"]
+        keep = min(pieces, room)
+        ids = before + ids[:keep] + after
+        tokens = before_labels + tokens[:keep] + after_labels
         unknown = [i == self.unk_id for i in ids]
         return Encoding(
             ids=ids,

@@ -10,11 +10,15 @@ read it without the file (:func:`uqlab.task_file.register_from_training`).
 
 The folder is what ``save_pretrained`` writes for a ``BertForSequenceClassification``,
 ``RobertaForSequenceClassification`` or ``DistilBertForSequenceClassification`` (BERT, MiniLM,
-TinyBERT... in BERT's layout): ``config.json`` with ``id2label``, ``model.safetensors`` and
-``tokenizer.json``. The checkpoint references the folder by its path and the sha256 of its
-weights (no copy: :class:`uqcore.base_model.BaseRecord`), or with ``--copy`` keeps a float16
-copy of the weights, config and tokenizer inside it (``base/``). Its own ``model.safetensors``
-holds only the family's tensors (none for the training-free families).
+TinyBERT... in BERT's layout), or for a decoder classifier: ``LlamaForSequenceClassification``
+(SmolLM...), ``Qwen2ForSequenceClassification``, ``MistralForSequenceClassification``,
+``GPT2ForSequenceClassification`` (:mod:`uqcore.decoder`: the last real token read, the text
+wrapped in what the folder's own tokenizer template adds): ``config.json`` with ``id2label``,
+``model.safetensors`` and ``tokenizer.json``. The checkpoint references the folder by its path
+and the sha256 of its weights (no copy: :class:`uqcore.base_model.BaseRecord`), or with
+``--copy`` keeps a float16 copy of the weights, config and tokenizer inside it (``base/``). Its
+own ``model.safetensors`` holds only the family's tensors (none for the training-free
+families).
 
 The families need no training; each adds noise to this model, which stays itself at zero noise:
 ``trans`` (the model as it is), ``mcdropout`` (dropout kept on, at the model's hidden dropout
@@ -55,8 +59,10 @@ from uqcore.checkpoint import (
     save_checkpoint,
 )
 from uqcore.config import ModelConfig
+from uqcore.decoder_weights import decoder_specials
 from uqcore.errors import CheckpointError, ConfigError, UQError
 from uqcore.families import TRAINING_FREE, get_family
+from uqcore.hf_decoder_layouts import DECODER_LAYOUTS, decoder_layout_of
 from uqcore.hf_layouts import ARCHITECTURES, layout_of, read_config_json
 from uqcore.registry import check_name, list_checkpoints
 from uqcore.untrusted import read_json_file
@@ -73,6 +79,9 @@ BASE_COPY = "base"  # --copy / uploads: the folder inside the checkpoint
 HF_FILES = ("config.json", WEIGHTS, TOKENIZER_FILE)  # + the side files, when present
 MAX_LABELS = 1000
 STAGING_PATTERN = rf"\.staging-.+\.{tag_pattern()}"  # import_folder's work folders
+
+
+ALL_ARCHITECTURES = (*ARCHITECTURES, *(x.architecture for x in DECODER_LAYOUTS.values()))
 
 
 class ImportError_(UQError):  # noqa: N801 - "ImportError" is a builtin
@@ -120,15 +129,22 @@ def inspect(folder: str | Path) -> HFFolder:
             )
         raise CheckpointError(f"The folder has no {WEIGHTS}; save the model with save_pretrained.")
     hf = read_config_json(path)
-    layout = layout_of(hf)
+    decoder = hf.get("model_type") in DECODER_LAYOUTS
+    try:
+        layout = decoder_layout_of(hf) if decoder else layout_of(hf)
+    except CheckpointError:
+        raise CheckpointError(
+            f"config.json describes a {str(hf.get('model_type'))[:40]!r} model; this app "
+            f"imports {', '.join(ALL_ARCHITECTURES)}."
+        ) from None
     archs = hf.get("architectures") or [layout.architecture]
     if not isinstance(archs, list) or layout.architecture not in archs:
         raise CheckpointError(
             f"config.json names {archs!r}; this app imports sequence classifiers only "
-            f"({', '.join(ARCHITECTURES)}). Fine-tune a classification head first."
+            f"({', '.join(ALL_ARCHITECTURES)}). Fine-tune a classification head first."
         )
     labels = _labels(hf)
-    fields = read_hf_config(path)
+    fields = {"backbone": layout.backbone, **layout.fields(hf)} if decoder else read_hf_config(path)
     shape = ModelConfig.from_dict({**fields, "family": "trans", "num_classes": len(labels)})
     check_budget(shape, where="config.json")  # from the numbers: before any tensor or tokenizer
     _check_header(path / WEIGHTS, layout, len(labels))
@@ -398,7 +414,9 @@ def _half(t: torch.Tensor) -> torch.Tensor:
 
 def check_tokenizer(info: HFFolder) -> WordPiece:
     """The folder's tokenizer, loaded (size and specials checked)."""
-    tok = WordPiece.from_folder(info.path, get_backbone(info.backbone).hf.specials)
+    spec = get_backbone(info.backbone)
+    specials = decoder_specials(info.path) if spec.classifier == "decoder" else spec.hf.specials
+    tok = WordPiece.from_folder(info.path, specials)
     if len(tok) > info.fields["vocab_size"]:
         raise CheckpointError(
             f"The tokenizer has {len(tok):,} ids but the model embeds "

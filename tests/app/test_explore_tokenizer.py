@@ -35,7 +35,7 @@ def test_the_explorer_shows_a_message_when_encoding_panics(monkeypatch, minilm_b
         def __getattr__(self, name):
             return getattr(self._tok, name)
 
-        def encode(self, text):
+        def encode(self, text, add_special_tokens=True):
             raise PanicException("Onig: Regex search error: retry-limit-in-match over")
 
     def panicky_init(self, tokenizer, *args, **kwargs):

@@ -58,10 +58,12 @@ class FakeTokenizer:
     def get_vocab_size(self) -> int:
         return 4
 
-    def encode(self, text: str):
+    def encode(self, text: str, add_special_tokens: bool = True):
         self.seen.append(len(text))
         if self.error is not None:
             raise self.error
+        if not add_special_tokens:
+            return type("Enc", (), {"ids": [3], "tokens": ["x"], "offsets": [(0, 1)]})()
         return type(
             "Enc",
             (),
@@ -96,4 +98,4 @@ def test_the_real_panic_of_a_backtracking_split_is_an_input_error(hf_root, tmp_p
 def test_the_text_given_to_the_tokenizer_is_bounded():
     fake = FakeTokenizer()
     WordPiece(fake).encode("a" * (MAX_ENCODE_CHARS * 3), 8)
-    assert fake.seen == [MAX_ENCODE_CHARS]
+    assert fake.seen == [1, 1, MAX_ENCODE_CHARS]  # the template's probe ("a", twice), the text

@@ -111,8 +111,8 @@ def _drop_row(tensors):
 def _case(name, good, tmp_path):
     """Make hostile folder ``name``; return (folder, the message expected)."""
     cfg = lambda change: _copy(good, tmp_path, config=change)  # noqa: E731
-    if name == "gpt2":
-        return cfg(lambda h: {**h, "model_type": "gpt2"}), "describes a 'gpt2' model"
+    if name == "t5":  # another architecture (decoders of the Llama family and GPT-2 import)
+        return cfg(lambda h: {**h, "model_type": "t5"}), "describes a 't5' model"
     if name == "masked_lm":
         return cfg(lambda h: {**h, "architectures": ["BertForMaskedLM"]}), "sequence classifiers"
     if name == "pickle":
@@ -149,7 +149,7 @@ def _case(name, good, tmp_path):
 
 
 INSPECT_CASES = (
-    "gpt2",
+    "t5",
     "masked_lm",
     "pickle",
     "no_tokenizer",

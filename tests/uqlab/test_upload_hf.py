@@ -39,7 +39,7 @@ def test_a_zipped_hf_folder_uploads_as_each_family(hf_root, tmp_path, family):
     "change, message",
     [
         (lambda h: {**h, "num_hidden_layers": 10**6}, "parameters"),
-        (lambda h: {**h, "model_type": "gpt2"}, "'gpt2'"),
+        (lambda h: {**h, "model_type": "t5"}, "'t5'"),
         (lambda h: {k: v for k, v in h.items() if k != "id2label"}, "no id2label"),
     ],
 )
@@ -75,3 +75,17 @@ def test_the_task_is_guessed_from_id2label(hf_root):
         is None
     )
     assert guess_task(b"not json") is None
+
+
+@pytest.mark.parametrize("arch", ["llama", "gpt2"])
+def test_a_zipped_decoder_classifier_uploads(tmp_path, arch):
+    """A LlamaForSequenceClassification / GPT2ForSequenceClassification zip (issue 35): kept
+    inside the checkpoint, read with its own tokenizer's template, causal."""
+    from tests.hf_tiny import tiny_decoder_folder
+
+    folder = tiny_decoder_folder(arch, tmp_path / "hf")
+    files = files_from_zip(zip_folder(folder))
+    name = install(files, "tiny-dec", tmp_path / "root", task="cola", family="sto")
+    ck = load(name, tmp_path / "root")
+    assert ck.config.backbone == arch and ck.base.inside
+    assert ck.vocab.encode("the cat sat", ck.config.max_len).ids

@@ -87,12 +87,14 @@ class Attribution:
 
 
 def _hold(ck: Checkpoint, ids: list[int]) -> torch.Tensor:
-    """Positions kept at their own embedding: [CLS] and, for WordPiece/BPE, the closing [SEP]."""
+    """Positions kept at their own embedding: the tokens the tokenizer's template adds
+    ([CLS] / [SEP], <s> / </s>, a decoder's opening and closing tokens; none for GPT-2), or the
+    word-level vocabulary's [CLS]."""
     hold = torch.zeros(len(ids), dtype=torch.bool)
-    hold[0] = True
-    sep = getattr(ck.vocab, "sep_id", None)
-    if sep is not None and ids[-1] == sep:
-        hold[-1] = True
+    before, after = getattr(ck.vocab, "held", (1, 0))
+    hold[:before] = True
+    if after:
+        hold[len(ids) - after :] = True
     return hold
 
 
