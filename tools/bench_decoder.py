@@ -6,10 +6,11 @@ Each measurement runs in a fresh process (so its peak RSS is its own) and prints
   the page asks) on a shipped SmolLM2 checkpoint at ``T`` samples, for a short sentence and a
   300-word review (cut at the checkpoint's ``max_len`` tokens, as the page cuts it): load time,
   the first call and a second call of the same text, peak RSS;
-- the same sampler on a 0.5B decoder of Qwen2-0.5B's shape (24 layers, width 896, 14 heads with
-  2 key / value heads, feed-forward 4864, a 151,936-token vocabulary) with random weights (no
-  such base is installed; memory and time do not depend on the values): a 300-token input at
-  ``T`` samples with H-STO in its last layer, maps of the last layer kept, peak RSS.
+- the sampler on a 300-token input at ``T`` samples, H-STO in the last layer, every layer's
+  maps kept for the first two samples (what the explorer keeps of a long text), for SmolLM2-135M's
+  shape and for Qwen2-0.5B's (24 layers, width 896, 14 heads with 2 key / value heads,
+  feed-forward 4864, a 151,936-token vocabulary), random weights (no 0.5B base is installed;
+  memory and time do not depend on the values): both calls' seconds and peak RSS.
 
 The device is the CPU unless ``--device cuda``.
 """
@@ -56,30 +57,50 @@ out["peak_rss_mb"] = round(hwm / 1024)
 print(json.dumps(out))
 """
 
-HALF_B = """
+SHAPES = {  # random weights: memory and time do not depend on the values
+    "smollm2-135m": {
+        "backbone": "llama",
+        "vocab_size": 49152,
+        "n_layers": 30,
+        "n_heads": 9,
+        "d_model": 576,
+        "d_ff": 1536,
+        "backbone_params": {"n_kv_heads": 3, "rope_theta": 100000.0},
+    },
+    "qwen2-0.5b": {
+        "backbone": "qwen2",
+        "vocab_size": 151936,
+        "n_layers": 24,
+        "n_heads": 14,
+        "d_model": 896,
+        "d_ff": 4864,
+        "backbone_params": {"n_kv_heads": 2, "rope_theta": 1000000.0, "norm_eps": 1e-6},
+    },
+}
+
+SHAPE = """
 import json, sys, time
 from pathlib import Path
 import torch
 from uqcore.build import build_model
 from uqcore.config import ModelConfig
 from uqcore.sampling import Capture, sample
-T, device = int(sys.argv[1]), sys.argv[2]
-cfg = ModelConfig.from_dict({
-    "family": "hsto", "backbone": "qwen2", "vocab_size": 151936, "max_len": 512,
-    "n_layers": 24, "n_heads": 14, "d_model": 896, "d_ff": 4864, "stochastic_layers": [23],
-    "backbone_params": {"n_kv_heads": 2, "rope_theta": 1000000.0, "norm_eps": 1e-6},
-    "attention": {"n_centroids": 4}, "inference": {"tau1": 1.0, "tau2": 8.0},
-})
+shape, T, device = json.loads(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+last = shape["n_layers"] - 1
+cfg = ModelConfig.from_dict({**shape, "family": "hsto", "max_len": 512,
+    "stochastic_layers": [last], "attention": {"n_centroids": 4},
+    "inference": {"tau1": 1.0, "tau2": 8.0}})
 torch.manual_seed(0)
 model = build_model(cfg).to(device)
 params = sum(p.numel() for p in model.parameters())
-ids = torch.randint(3, 151936, (1, 300), device=device)
+ids = torch.randint(3, shape["vocab_size"], (1, 300), device=device)
 mask = torch.ones_like(ids, dtype=torch.bool)
-out = {"model": "qwen2-0.5b-shape (random weights)", "parameters_m": round(params / 1e6, 1),
-       "tokens": 300, "T": T, "device": device}
+out = {"parameters_m": round(params / 1e6, 1), "tokens": 300, "T": T, "device": device}
+# as the explorer asks: every layer's maps for the first samples, probabilities for all T
+capture = Capture(layers=tuple(range(cfg.n_layers)), max_samples=2)
 for run in ("first", "again"):
     t = time.perf_counter()
-    r = sample(model, ids, mask, T, seed=0, capture=Capture(layers=(23,), max_samples=10))
+    r = sample(model, ids, mask, T, seed=0, capture=capture)
     if device == "cuda":
         torch.cuda.synchronize()
     out[run + "_s"] = round(time.perf_counter() - t, 2)
@@ -106,13 +127,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--ckpt", default="cr-smollm2-hsto", help="a shipped decoder checkpoint")
     p.add_argument("--T", type=int, default=50)
     p.add_argument("--device", default="cpu")
-    p.add_argument("--skip-half-b", action="store_true", help="no 0.5B measurement")
+    p.add_argument("--skip-shapes", action="store_true", help="no random-weight measurements")
     args = p.parse_args(argv)
     for name, text in (("sentence", SENTENCE), ("300-word review", REVIEW)):
         out = _fresh(EXPLORE, args.ckpt, text, str(args.T))
         print(json.dumps({"input": name, "T": args.T, **out}))
-    if not args.skip_half_b:
-        print(json.dumps(_fresh(HALF_B, str(args.T), args.device)))
+    if not args.skip_shapes:
+        for name, shape in SHAPES.items():
+            out = _fresh(SHAPE, json.dumps(shape), str(args.T), args.device)
+            print(json.dumps({"model": f"{name} shape (random weights)", **out}))
     return 0
 
 
