@@ -12,8 +12,8 @@ stage=$1 work=$2 log=$3
 py=${PYTHON:-python3}
 export UQ_BASES_DIR=$work/bases PYTHONUNBUFFERED=1
 mkdir -p "$work/ck" "$log"
-names=(cola-smollm2-trans cola-smollm2-hsto cr-smollm2-trans cr-smollm2-hsto
-       imdb-smollm2-trans imdb-smollm2-hsto)
+names=()  # the *-smollm2-* configs present (the IMDB pair is not trained yet)
+for f in configs/*-smollm2-*.json; do names+=("$(basename "$f" .json)"); done
 case $stage in
   train)
     if [[ -n ${GGUF:-} ]]; then $py -m uqlab.bases install smollm2 --gguf "$GGUF"; fi
