@@ -257,8 +257,8 @@ def uses_side(info: HFFolder, family: str | None) -> bool:
 
 def family_config(info: HFFolder, family: str | None, layers: str | None = None) -> ModelConfig:
     """The :class:`ModelConfig` of ``info`` as ``family`` (one of :data:`TRAINING_FREE`; None:
-    the family an export recorded, else MC dropout), the base providing every tensor of the
-    encoder and its head."""
+    the family an export recorded, else MC dropout, or STO for a model without dropout), the
+    base providing every tensor of the encoder and its head."""
     base = {**info.fields, "num_classes": len(info.labels)}
     base["backbone_params"] = {**base["backbone_params"], "head_from_base": True}
     if uses_side(info, family):
@@ -266,7 +266,8 @@ def family_config(info: HFFolder, family: str | None, layers: str | None = None)
         model["backbone_params"] = base["backbone_params"]
         model.pop("adapters", None)
         return ModelConfig.from_dict({**model, "adapters": None})
-    family = family or "mcdropout"
+    # MC dropout at a rate of 0 (Llama's attention_dropout) would add no noise: STO then
+    family = family or ("mcdropout" if base.get("dropout", 0.0) > 0 else "sto")
     if family not in TRAINING_FREE:
         raise ConfigError(
             f"--family must be one of {', '.join(TRAINING_FREE)} (no training "
@@ -472,7 +473,8 @@ def main(argv: list[str] | None = None) -> int:
         "--family",
         default=None,
         choices=TRAINING_FREE,
-        help="default: the family an export recorded (uq_family.json), else mcdropout",
+        help="default: the family an export recorded (uq_family.json), else mcdropout "
+        "(sto for a model without dropout, which MC dropout would leave deterministic)",
     )
     p.add_argument(
         "--layers",

@@ -73,3 +73,11 @@ def test_a_head_of_the_wrong_size_is_refused(tmp_path):
     (folder / "config.json").write_text(json.dumps(doc))
     with pytest.raises(CheckpointError, match="LlamaForSequenceClassification"):
         inspect(folder)
+
+
+def test_without_a_family_a_model_without_dropout_gets_sto(folder, tmp_path):
+    """MC dropout at Llama's and Qwen2's attention_dropout of 0 would add no noise."""
+    out = import_folder(folder, "dec-default", "cola", root=tmp_path)
+    ck = load_checkpoint(out)
+    want = "mcdropout" if ck.config.backbone == "gpt2" else "sto"  # GPT-2: resid_pdrop 0.1
+    assert ck.config.family == want
