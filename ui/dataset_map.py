@@ -75,11 +75,12 @@ def show(
     by = st.selectbox("Colour by", COLORS, key=K.MAP_COLOR)
     values, categorical = _colour(df, by, names)
     share = sum(explained)
+    token = pooled(name)  # [CLS] or a decoder's last token
     fig = W.dataset_map(
         xy[ok],
         values[ok],
         df["text"].to_numpy()[ok],
-        f"{name}: last-layer {pooled(name)} features, PCA ({share:.0%} of the variance)",
+        f"{name}: last-layer {token} features, PCA ({share:.0%} of the variance)",
         by,
         categorical,
         df.index.to_numpy()[ok],
@@ -114,7 +115,7 @@ def show(
         c1,
         "The map's points (CSV)",
         lambda: csv_text(
-            frame, {**record, "projection": f"PCA of the last-layer {pooled(name)} features"}
+            frame, {**record, "projection": f"PCA of the last-layer {token} features"}
         ),
         f"map-{name}.csv",
         "text/csv",

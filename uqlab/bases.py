@@ -22,7 +22,6 @@ with the command that installs it.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import shutil
 import subprocess
 import sys
@@ -98,10 +97,11 @@ class Base:
         """What a checkpoint trained on it records (the installed weights' sha256 checked)."""
         if not self.converted:
             return record_for(self.package, self.distribution, self.folder)
-        found = file_sha256(self.path() / WEIGHTS)
+        folder = self.path()
+        found = file_sha256(folder / WEIGHTS)
         if found != self.weights_sha256:
             raise ConfigError(
-                f"The base in {self.path()} is not the {self.title} this version converts "
+                f"The base in {folder} is not the {self.title} this version converts "
                 f"(sha256 {found[:12]}…): install it again: {self.install}."
             )
         return BaseRecord("", self.distribution, self.version, self.folder, found)
@@ -152,16 +152,8 @@ def get_base(name: str) -> Base:
     return base
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def _check(path: Path, expected: str, what: str) -> None:
-    found = _sha256(path)
+    found = file_sha256(path)
     if found != expected:
         raise ConfigError(
             f"{what} {path.name} has sha256 {found[:12]}…, expected {expected[:12]}…: "
@@ -189,7 +181,7 @@ def install(
     src = base.source
     root = Path(root) if root is not None else bases_root()
     target = root / base.folder
-    if (target / WEIGHTS).is_file() and _sha256(target / WEIGHTS) == base.weights_sha256:
+    if (target / WEIGHTS).is_file() and file_sha256(target / WEIGHTS) == base.weights_sha256:
         log(f"{base.title} is already installed in {target}.")
         return target
     root.mkdir(parents=True, exist_ok=True)
