@@ -174,7 +174,7 @@ def locate(
     if record.converted and not weights.is_file():
         raise CheckpointError(
             f"This checkpoint builds on a base converted from {record.distribution} "
-            f"{record.version}, which is not in {folder.parent}: {record.install}."
+            f"{record.version}, which is not installed here: {record.install}."
         )
     if not weights.is_file():
         raise CheckpointError(
