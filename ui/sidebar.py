@@ -11,7 +11,15 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 from ui import guard
 from ui.logic import keys as K
 from ui.logic import state as S
-from ui.logic.catalog import base_line, headline, label_names, picker_labels, sort_key, storage_line
+from ui.logic.catalog import (
+    base_line,
+    headline,
+    label_names,
+    picker_labels,
+    reading,
+    sort_key,
+    storage_line,
+)
 from ui.logic.format import plain
 from uqcore.config import ModelConfig
 from uqcore.families import KNOBS, FamilySpec, disabled_reason, get_family
@@ -282,8 +290,8 @@ def _model_card(sb, info: CheckpointInfo) -> None:
         st.markdown(
             f"`{info.name}`: **{family_title(info.family)}** on **{task}** · "
             f"{cfg.get('n_layers')} layer(s), {cfg.get('n_heads')} heads, width "
-            f"{cfg.get('d_model')}, vocabulary {cfg.get('vocab_size'):,}, up to "
-            f"{cfg.get('max_len')} tokens."
+            f"{cfg.get('d_model')}, vocabulary {cfg.get('vocab_size'):,}; reads a text at "
+            f"{reading(info)}."
         )
         splits = info.training.get("splits")
         if splits:

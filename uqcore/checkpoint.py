@@ -74,6 +74,24 @@ class Checkpoint:
     card: str | None
     base: BaseRecord | None = None  # the pretrained base it builds on (pretrained backbones)
 
+    @property
+    def read_len(self) -> int:
+        """Tokens a text is read at: the length it was trained at (:func:`read_length`)."""
+        return read_length(self.config.max_len, self.training)
+
+
+def read_length(positions: int, training: dict[str, Any] | None) -> int:
+    """The number of tokens (specials included) a checkpoint reads a text at: the length it
+    was trained at, ``training["config"]["max_len"]`` (recorded once, by the trainer), capped by
+    ``positions``, the model's position table (``ModelConfig.max_len``, a separate limit: a
+    pretrained base's table is longer than its adapters ever saw). A checkpoint without a
+    recorded training length (an imported model) reads at ``positions``."""
+    config = (training or {}).get("config")
+    trained = config.get("max_len") if isinstance(config, dict) else None
+    if isinstance(trained, int) and not isinstance(trained, bool) and trained >= 2:
+        return min(trained, positions)
+    return positions
+
 
 # ---------------------------------------------------------------------------------------- saving
 def save_checkpoint(

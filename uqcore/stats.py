@@ -284,12 +284,19 @@ def risk_coverage(mean_probs: Any, labels: Any) -> RiskCoverage:
     return RiskCoverage(coverage=k / len(err), risk=risk, aurc=float(risk.mean()))
 
 
+def _spread(values: np.ndarray) -> tuple[float, float]:
+    """Mean and population std over the T runs; the std is exactly 0 when every run gave the
+    same value (a deterministic model: numpy's std of T equal floats can be 1e-16)."""
+    std = 0.0 if np.ptp(values) == 0 else float(values.std())
+    return float(values.mean()), std
+
+
 def sampled_accuracy(probs: Any, labels: Any) -> tuple[float, float]:
     """Accuracy of each sampled run t (argmax of probs[t]); mean and population std over T."""
     p = _check_probs(probs)  # [T, N, C]
     y = _check_labels(labels, *p.shape[1:])  # [N]
     acc = (p.argmax(axis=-1) == y[None, :]).mean(axis=1)  # [T]
-    return float(acc.mean()), float(acc.std())
+    return _spread(acc)
 
 
 def sampled_mcc(probs: Any, labels: Any) -> tuple[float, float]:
@@ -298,7 +305,7 @@ def sampled_mcc(probs: Any, labels: Any) -> tuple[float, float]:
     y = _check_labels(labels, *p.shape[1:])  # [N]
     pred = p.argmax(axis=-1)  # [T, N]
     mcc = np.nan_to_num([matthews_corrcoef(y, pred_t) for pred_t in pred], nan=0.0)  # [T]
-    return float(mcc.mean()), float(mcc.std())
+    return _spread(mcc)
 
 
 def sampled_macro_f1(probs: Any, labels: Any) -> tuple[float, float]:
@@ -311,7 +318,7 @@ def sampled_macro_f1(probs: Any, labels: Any) -> tuple[float, float]:
     f1 = np.array(
         [f1_score(y, pred_t, labels=classes, average="macro", zero_division=0) for pred_t in pred]
     )
-    return float(f1.mean()), float(f1.std())
+    return _spread(f1)
 
 
 def ood_scores(probs: Any, score: str) -> np.ndarray:

@@ -41,6 +41,12 @@ import numpy as np
 from tqdm import tqdm
 
 from uqcore.checkpoint import Checkpoint, load_checkpoint
+from uqcore.detection import (
+    MIN_PER_SIDE,
+    detection_by_length,
+    error_detection,
+    length_edges,
+)
 from uqcore.errors import UQError
 from uqcore.predict import batch_plan, feature_batches, features_ids, predict, predict_ids
 from uqcore.registry import list_checkpoints
@@ -125,28 +131,32 @@ def table3_rows(picks: list[tuple[str, int, str, str]], probs) -> list[dict]:
 def table3_for(ck: Checkpoint, task_data, T: int, seed: int, per_domain: int) -> list[dict]:
     """The per-example Table 3 rows of one process (:func:`table3_picks`, sampled here)."""
     picks = table3_picks(task_data, seed, per_domain)
-    probs = predict(ck.model, ck.vocab, [p[0] for p in picks], ck.config.max_len, T, seed)
+    probs = predict(ck.model, ck.vocab, [p[0] for p in picks], ck.read_len, T, seed)
     return table3_rows(picks, probs)
 
 
 def _encode(ck: Checkpoint, texts) -> list[list[int]]:
-    return [ck.vocab.encode(t, ck.config.max_len, allow_all_unknown=True).ids for t in texts]
+    """Token ids of ``texts`` at the checkpoint's reading length (:attr:`Checkpoint.read_len`)."""
+    return [ck.vocab.encode(t, ck.read_len, allow_all_unknown=True).ids for t in texts]
 
 
-def _predict(ck: Checkpoint, texts, T: int, seed: int, shards: Shards, bar=None):
-    """``(probs [T, N, C], logits [T, N, C])`` of ``texts`` on rank 0 (None elsewhere); the
+def _predict(ck: Checkpoint, encoded, T: int, seed: int, shards: Shards, bar=None):
+    """``(probs [T, N, C], logits [T, N, C])`` of token-id rows on rank 0 (None elsewhere); the
     batches of a one-process run are shared out whole, so the numbers are that run's."""
-    encoded = _encode(ck, texts)
     mine = shards.mine(batch_plan(ck.model, encoded, T))
     local = predict_ids(ck.model, encoded, T, seed, bar=bar, with_logits=True, batches=mine)
-    return shards.collect(mine, local, len(texts), axis=1)
+    return shards.collect(mine, local, len(encoded), axis=1)
 
 
-def _features(ck: Checkpoint, texts, shards: Shards):
-    """The last layer's [CLS] features ``[N, D]`` of ``texts`` on rank 0 (None elsewhere)."""
-    encoded = _encode(ck, texts)
+def _my_rows(ck: Checkpoint, encoded, T: int, shards: Shards) -> int:
+    """How many of these rows this rank samples (its progress bar's share)."""
+    return sum(len(b) for b in shards.mine(batch_plan(ck.model, encoded, T)))
+
+
+def _features(ck: Checkpoint, encoded, shards: Shards):
+    """The last layer's pooled features ``[N, D]`` of token-id rows on rank 0 (None elsewhere)."""
     mine = shards.mine(feature_batches(ck.model, encoded))
-    got = shards.collect(mine, (features_ids(ck.model, encoded, batches=mine),), len(texts))
+    got = shards.collect(mine, (features_ids(ck.model, encoded, batches=mine),), len(encoded))
     return None if got is None else got[0]
 
 
@@ -173,16 +183,20 @@ def evaluate_checkpoint(
     splits: dict[str, Split] = {"id": data.test, "ood": data.ood, "dev": data.dev}
     if not len(data.ood):  # a described task without an out-of-domain file
         del splits["ood"]
-    total = sum(len(s) for s in splits.values()) // shards.world
+    encoded = {k: _encode(ck, s.texts) for k, s in splits.items()}
+    total = sum(_my_rows(ck, e, T, shards) for e in encoded.values())
     bar = tqdm(total=total, unit="text", desc=ck.name, disable=not (progress and shards.main))
-    both = {k: _predict(ck, s.texts, T, seed, shards, bar) for k, s in splits.items()}
+    both = {k: _predict(ck, e, T, seed, shards, bar) for k, e in encoded.items()}
     bar.close()
-    # the distance baseline's features: the [CLS] feature of training examples and both domains
+    say = _say(ck.name, progress and shards.main)
+    # the distance baseline's features: the pooled feature of training examples and both domains
     fit_rows = np.random.default_rng(seed).permutation(len(data.train))[:MAHALANOBIS_FIT]
-    train_feats = _features(ck, [data.train.texts[i] for i in fit_rows], shards)
-    feats = {k: _features(ck, splits[k].texts, shards) for k in ("id", "ood") if k in splits}
+    say(f"features of {len(fit_rows):,} training texts and both domains (Mahalanobis baseline)")
+    train_feats = _features(ck, _encode(ck, [data.train.texts[i] for i in fit_rows]), shards)
+    feats = {k: _features(ck, encoded[k], shards) for k in ("id", "ood") if k in splits}
     picks = table3_picks(data, seed, per_domain)
-    table3_probs = _predict(ck, [p[0] for p in picks], T, seed, shards)
+    say(f"the per-example Table 3 ({len(picks)} texts)")
+    table3_probs = _predict(ck, _encode(ck, [p[0] for p in picks]), T, seed, shards)
     if not shards.main:
         return None
     probs = {k: p for k, (p, _) in both.items()}
@@ -194,8 +208,11 @@ def evaluate_checkpoint(
         "seed": seed,
         "data_source": data.source,
         "sizes": {k: len(splits[k]) for k in scored},
+        "read_len": ck.read_len,
         **{k: summarize(probs[k], splits[k].labels) for k in scored},
     }
+    say("calibration, conformal sets and detection scores")
+    metrics["error_detection"] = {k: error_detection(probs[k], splits[k].labels) for k in scored}
     # temperature scaling fitted on dev (each sample's logits / t, then averaged), then scored
     temperature = fit_temperature(both["dev"][1], data.dev.labels)
     metrics["temperature"] = {"value": temperature, "fitted_on": "dev", "dev_size": len(data.dev)}
@@ -233,6 +250,8 @@ def evaluate_checkpoint(
         ).as_dict()
     if "ood" in splits:
         metrics["ood_detection"] = _detection(probs, both, train_feats, feats, data, fit_rows)
+        lengths = {k: [len(e) for e in encoded[k]] for k in ("id", "ood")}
+        metrics["ood_detection_by_length"] = _by_length(probs, lengths, ck.read_len)
     if ck.config.backbone != "word":  # said only when not the original word-level encoder
         metrics["backbone"] = ck.config.backbone
     metrics["table3"] = table3_rows(picks, table3_probs[0])
@@ -257,6 +276,35 @@ def _detection(probs, both, train_feats, feats, data, fit_rows) -> dict:
     r = ood_detection(*(maha.scores(feats[k]) for k in ("id", "ood")))
     detection["mahalanobis"] = {**scored_by(r), "fitted_on": f"{len(fit_rows)} training examples"}
     return detection
+
+
+def _by_length(probs, lengths, read_len: int) -> dict:
+    """OOD detection by each probability score within bins of tokens read
+    (:func:`uqcore.detection.detection_by_length`)."""
+    edges = length_edges(read_len)
+    out: dict = {"edges": edges, "min_per_side": MIN_PER_SIDE}
+    for score in OOD_SCORES:
+        bins = detection_by_length(
+            *(ood_scores(probs[k], score) for k in ("id", "ood")),
+            lengths["id"],
+            lengths["ood"],
+            edges,
+        )
+        out[score] = [b.as_dict() for b in bins]
+    return out
+
+
+def _say(name: str, on: bool):
+    """A one-line stage message with the seconds since the last one (no silent stretches)."""
+    last = [time.perf_counter()]
+
+    def say(what: str) -> None:
+        if on:
+            now = time.perf_counter()
+            print(f"{name}: {what} (+{now - last[0]:.1f} s)", flush=True)
+            last[0] = now
+
+    return say
 
 
 def write_metrics(path: Path, metrics: dict, sink=write_atomic) -> None:
@@ -353,12 +401,11 @@ def main(argv: list[str] | None = None) -> int:
             write_metrics(path, metrics, sink=pending.put)
             _commit(ck.name, pending, stored_file, map_file)
             m = metrics
-            ood = (
-                f"ood acc {m['ood']['accuracy_mean']:.4f} AUROC(MI) "
-                f"{m['ood_detection']['mutual_information']['auroc']:.3f} "
-                if "ood" in m
-                else "no ood set "
-            )
+            ood = "no ood set "
+            if "ood" in m:
+                auroc = m["ood_detection"]["mutual_information"]["auroc"]
+                flag = " (below 0.5: MI ranks the domains backwards)" if auroc < 0.5 else ""
+                ood = f"ood acc {m['ood']['accuracy_mean']:.4f} AUROC(MI) {auroc:.3f}{flag} "
             print(
                 f"{ck.name}: id acc {m['id']['accuracy_mean']:.4f}±{m['id']['accuracy_std']:.4f} "
                 f"{ood}-> {path}/metrics.json "

@@ -49,7 +49,7 @@ def features(ck: Checkpoint, texts: list[str], bar=None) -> np.ndarray:
     readable, encoded = [], []
     for i, text in enumerate(texts):
         try:
-            encoded.append(ck.vocab.encode(text, ck.config.max_len).ids)
+            encoded.append(ck.vocab.encode(text, ck.read_len).ids)
             readable.append(i)
         except UQError:  # no known word: stays NaN, the page leaves it out
             continue

@@ -78,7 +78,7 @@ def measure(name: str, ood_task: str | None, rows: int, T: int, seed: int) -> Me
     """The dev figures of checkpoint ``name`` (module docstring)."""
     ck = load(name, checkpoint_dir())
     task = ck.training["task"]
-    max_len = ck.config.max_len
+    max_len = ck.read_len
 
     def encode(texts: list[str]) -> list[list[int]]:
         return [ck.vocab.encode(t, max_len, allow_all_unknown=True).ids for t in texts]

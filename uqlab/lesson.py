@@ -133,7 +133,7 @@ def _sampled(
 ) -> SampleResult | None:
     """``text`` sampled T times with the last layer's maps (every sample, head 0), or None when
     it does not fit the window or has no known word."""
-    enc = ck.vocab.encode(text, ck.config.max_len, allow_all_unknown=True)
+    enc = ck.vocab.encode(text, ck.read_len, allow_all_unknown=True)
     if len(enc.ids) > WINDOW or enc.n_words == enc.n_dropped:
         return None
     ids = torch.tensor([enc.ids])  # [1, L]
@@ -198,7 +198,7 @@ def dev_rows(task: str, rows: int, ck: Checkpoint) -> list[tuple[str, int]]:
     split = load_task(task).dev
     out = []
     for text, label in zip(split.texts, split.labels, strict=True):
-        enc = ck.vocab.encode(text, ck.config.max_len, allow_all_unknown=True)
+        enc = ck.vocab.encode(text, ck.read_len, allow_all_unknown=True)
         if len(enc.ids) <= WINDOW and enc.n_words > enc.n_dropped:
             out.append((text, int(label)))
             if len(out) == rows:

@@ -110,7 +110,7 @@ def run(args) -> Path:
     )
     for i, lo, hi in todo:
         probs = predict(
-            ck.model, ck.vocab, texts[lo:hi], ck.config.max_len, args.samples, args.seed, bar=bar
+            ck.model, ck.vocab, texts[lo:hi], ck.read_len, args.samples, args.seed, bar=bar
         )  # [T, n, C]
         meta = {"request": json.dumps(request, sort_keys=True), "start": str(lo), "end": str(hi)}
         tmp = out / f".{part_name(i)}.tmp"

@@ -178,7 +178,7 @@ def compute(
     readable, encoded = [], []
     for i, text in enumerate(texts):
         try:
-            encoded.append(ck.vocab.encode(text, ck.config.max_len).ids)
+            encoded.append(ck.vocab.encode(text, ck.read_len).ids)
             readable.append(i)
         except Exception:  # noqa: BLE001 - an unreadable text stays NaN; the page says why
             continue

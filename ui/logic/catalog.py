@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from uqcore.backbones import BACKBONES, get_backbone
+from uqcore.checkpoint import read_length
 from uqcore.families import FAMILY_NAMES
 from uqcore.families import title as family_title
 from uqcore.registry import CheckpointInfo
@@ -124,6 +125,16 @@ def base_line(info: CheckpointInfo) -> str | None:
         f"Base: {BASE_TITLES.get(base, base)}{kind}{package}{rank}; stochastic attention in "
         f"{where}."
     )
+
+
+def reading(info: CheckpointInfo) -> str:
+    """How many tokens the checkpoint reads a text at, and why: its training length when one
+    was recorded (below the position table), else the position table."""
+    positions = int(info.config.get("max_len") or 0)
+    read = read_length(positions, info.training)
+    if read < positions:
+        return f"{read} tokens, the length it was trained at (its positions reach {positions})"
+    return f"up to {read} tokens"
 
 
 def label_names(info: CheckpointInfo) -> tuple[str, ...]:

@@ -156,7 +156,7 @@ def spec_bytes(value) -> int:
 def encode(ck: Checkpoint, text: str):
     """``(Encoding, ids [1, L], mask [1, L])`` of one text with the checkpoint's vocabulary
     (raises InputError for an empty text or one without a known word)."""
-    enc = ck.vocab.encode(text, ck.config.max_len)
+    enc = ck.vocab.encode(text, ck.read_len)
     ids = torch.tensor([enc.ids], device=model_device(ck.model))  # [1, L]
     return enc, ids, torch.ones_like(ids, dtype=torch.bool)  # one text: no padding
 
@@ -323,13 +323,13 @@ def _token_ids(ck: Checkpoint, text: str, owner) -> tuple[int, ...] | list[int]:
     caller names what identifies the checkpoint (``owner``): a dataset page reruns every
     bundled text at each knob change. Raises the vocabulary's :class:`UQError` (not kept)."""
     if owner is None:
-        return ck.vocab.encode(text, ck.config.max_len).ids
+        return ck.vocab.encode(text, ck.read_len).ids
 
     def load() -> tuple[tuple[int, ...], int]:
-        ids = tuple(ck.vocab.encode(text, ck.config.max_len).ids)
+        ids = tuple(ck.vocab.encode(text, ck.read_len).ids)
         return ids, 8 * len(ids) + len(text) + 200  # ids, the key's text, the entry
 
-    return _ENCODED.get((owner, ck.config.max_len, text), load)[0]
+    return _ENCODED.get((owner, ck.read_len, text), load)[0]
 
 
 def many_probs(
