@@ -15,6 +15,7 @@ from ui.logic.progress import Rows
 from ui.logic.tables import fitted
 from uqcore.settings import SamplingSettings
 from uqcore.stats import conformal_from_scores
+from uqlab.detection_report import backwards_notes, detection_rows
 from uqlab.paper import PAPER_FAMILIES, metric_table
 from uqlab.results import metric_rows
 from uqlab.tasks import TASKS, get_task, task_title
@@ -65,6 +66,22 @@ st.caption(
     "docs/results.md has the full set of metrics."
 )
 
+caught = detection_rows((i.name, i.metrics) for i in mine)
+if caught:
+    st.subheader("What the uncertainty catches")
+    st.caption(
+        "Errors: how well each score ranks the model's own mistakes on the in-domain test "
+        "set (AUROC: 0.5 is chance; AURC: the mean error rate when texts are kept "
+        "most-certain-first, lower is better). OOD at equal length: the out-of-domain AUROC "
+        "of MI within bins of tokens read where both domains hold 20+ texts. If a score "
+        "separates the domains overall but not within a bin, it is measuring length."
+    )
+    frame = pd.DataFrame(caught)
+    st.dataframe(
+        frame, hide_index=True, width="stretch", column_config=fitted(frame, pinned="checkpoint")
+    )
+    for note in backwards_notes((i.name, i.metrics) for i in mine):
+        st.warning(note)
 st.header("Example by example")
 picked = data_source.choose(get_task(task).label_names, task_title(task), "results")
 if picked is None:

@@ -104,9 +104,10 @@ def detection_by_length(
 
 
 def backwards(auroc: float | None, what: str) -> str | None:
-    """A sentence for an AUROC below 0.5 (``what``: "out-of-domain texts" or "errors"), else
-    None."""
-    if auroc is None or auroc >= 0.5:
+    """A sentence for an AUROC below 0.5 as shown (three decimals: 0.4996 reads 0.500 and is
+    not called backwards), ``what`` naming the positives ("out-of-domain texts", "errors");
+    else None."""
+    if auroc is None or round(auroc, 3) >= 0.5:
         return None
     return (
         f"AUROC {auroc:.3f} is below 0.5: this score ranks backwards. It gives the {what} "

@@ -35,7 +35,7 @@ import pyarrow.parquet as pq
 
 from uqcore.errors import InputError
 from uqlab.paths import EVAL_DIR
-from uqlab.tasks import TASK_NAMES, TaskSpec, eval_subset_domains
+from uqlab.tasks import OOD_COLUMNS, TASK_NAMES, TaskSpec, eval_subset_domains
 from uqlab.tasks import TASKS as TASK_TABLE
 
 _SPLIT_OF = {"id": "test", "ood": "ood"}  # domain key -> the split that holds it
@@ -270,20 +270,32 @@ def _with_ood(spec, splits, ood, rng, limit, folder) -> TaskData:
 
 
 def _ood_rows(spec: TaskSpec, ood_doc, folder) -> _Rows | None:
-    return None if not ood_doc else _read_split(spec, ood_doc["file"], folder)
+    """The out-of-domain file's rows, read by its own columns when it names them."""
+    if not ood_doc:
+        return None
+    columns = {k: ood_doc[k] for k in OOD_COLUMNS if k in ood_doc}
+    return _read_split(spec, ood_doc["file"], folder, **columns)
 
 
-def _read_split(spec: TaskSpec, value: str, folder: Path | None) -> _Rows:
-    """One file of the description: a built-in task's Parquet through the strict reader whose
-    messages name the data folder's layout; any other through :mod:`uqlab.labelled`."""
+def _read_split(
+    spec: TaskSpec,
+    value: str,
+    folder: Path | None,
+    text_column: str | None = None,
+    label_column: str | None = None,
+) -> _Rows:
+    """One file of the description (by the task's columns unless others are given): a built-in
+    task's Parquet through the strict reader whose messages name the data folder's layout; any
+    other through :mod:`uqlab.labelled`."""
     from uqlab.task_file import read_split, resolve
 
     if folder is None and value.startswith("${data}"):
         raise InputError(f"no data folder given and {spec.name} has no Hub copy; {_hint(spec)}")
     path = resolve(spec, value, folder)
-    if spec.builtin and path.suffix == ".parquet":
-        return _read_local(path, spec.text_column, len(spec.label_names))
-    rows = read_split(spec, value, folder)
+    text_column = text_column or spec.text_column
+    if spec.builtin and path.suffix == ".parquet" and label_column is None:
+        return _read_local(path, text_column, len(spec.label_names))
+    rows = read_split(spec, value, folder, text_column, label_column)
     return rows.texts, rows.labels
 
 
@@ -320,8 +332,10 @@ def task_examples(task: str) -> dict[str, tuple[str, Split]]:
     if spec.builtin:
         return {d: (stem, load_eval_subset(stem)) for d, stem in spec.eval_subsets.items()}
     out = {}
+    ood_doc = spec.description.get("ood") or {}
     for domain, value in (spec.description.get("examples") or {}).items():
-        rows = _read_split(spec, value, resolve_data_dir(None))
+        own = {k: ood_doc[k] for k in OOD_COLUMNS if k in ood_doc and domain == "ood"}
+        rows = _read_split(spec, value, resolve_data_dir(None), **own)
         out[domain] = (Path(value).stem, Split("test" if domain == "id" else "ood", *rows))
     return out
 
@@ -349,7 +363,7 @@ def export_eval_subsets(
             labels = np.asarray(test.labels)
             by_label = [np.flatnonzero(labels == y)[: id_sample // 2] for y in (0, 1)]
             test = _take("test", (test.texts, test.labels), np.sort(np.concatenate(by_label)))
-        ood = Split("ood", *_read_split(spec, spec.description["ood"]["file"], folder))
+        ood = Split("ood", *_ood_rows(spec, spec.description["ood"], folder))
         subsets[spec.eval_subsets["id"]] = (test, "id")
         subsets[spec.eval_subsets["ood"]] = (ood, "ood")
     out = Path(out_dir)

@@ -15,6 +15,11 @@ and in ``id`` -> ``conformal_90`` -> method -> ``resampled`` their in-domain cov
 1,000 random re-splits of dev + test with the same sizes (:func:`uqcore.stats.resampled_coverage`);
 ``ood_detection`` -> ``mahalanobis`` the distance baseline (class means and shared covariance of
 the last layer's [CLS] feature on up to 5,000 training examples).
+``error_detection`` -> ``id`` / ``ood`` scores each uncertainty as a detector of the model's own
+errors (AUROC, AURC: :func:`uqcore.detection.error_detection`); ``ood_detection_by_length`` the
+OOD AUROC of each probability score within bins of tokens read (is it length?); ``read_len``
+the tokens each text was read at (:attr:`uqcore.checkpoint.Checkpoint.read_len`: the length it
+was trained at). The metrics.json an evaluation replaces is kept as ``metrics.previous.json``.
 
 It also writes ``samples.safetensors`` beside it: the samples of every bundled evaluation example
 at the checkpoint's own settings (:mod:`uqlab.stored`; ``--stored-only`` writes just that, and the
@@ -82,7 +87,7 @@ from uqlab.presets import preset_rows
 from uqlab.shards import Shards, join, leave
 from uqlab.stored import bundled_rows
 from uqlab.stored import write as write_stored
-from uqlab.task_file import read_task_file, register_from_training
+from uqlab.task_file import checkpoint_task
 from uqlab.tasks import TASKS
 
 MAHALANOBIS_FIT = 5000  # training examples the distance baseline is fitted on (seeded draw)
@@ -170,15 +175,17 @@ def evaluate_checkpoint(
     per_domain: int = 5,
     progress: bool = True,
     shards: Shards | None = None,
+    task: str | None = None,
 ) -> dict | None:
-    """Metrics of one checkpoint (see the module docstring). Under torchrun every rank samples
-    its block of each split (``shards``) and rank 0 computes and returns the metrics from the
-    gathered samples (the other ranks return None)."""
+    """Metrics of one checkpoint (see the module docstring) on ``task`` (default: its own,
+    :func:`_task_of`). Under torchrun every rank samples its block of each split (``shards``)
+    and rank 0 computes and returns the metrics from the gathered samples (the other ranks
+    return None)."""
     shards = shards or Shards()
     info = ck.training or {}
-    _task_of(ck)
+    task = task or _task_of(ck)
     data = load_task(
-        info["task"], resolve_data_dir(data_dir), split_seed=int(info.get("seed", 0)), limit=limit
+        task, resolve_data_dir(data_dir), split_seed=int(info.get("seed", 0)), limit=limit
     )
     splits: dict[str, Split] = {"id": data.test, "ood": data.ood, "dev": data.dev}
     if not len(data.ood):  # a described task without an out-of-domain file
@@ -307,8 +314,15 @@ def _say(name: str, on: bool):
     return say
 
 
+PREVIOUS = "metrics.previous.json"  # the metrics.json an evaluation replaced, kept once
+
+
 def write_metrics(path: Path, metrics: dict, sink=write_atomic) -> None:
-    sink(Path(path) / "metrics.json", json.dumps(metrics, indent=1).encode())
+    """Write ``metrics.json``; the one it replaces (if any) is kept as :data:`PREVIOUS`."""
+    old = Path(path) / "metrics.json"
+    if old.is_file():
+        sink(Path(path) / PREVIOUS, old.read_bytes())
+    sink(old, json.dumps(metrics, indent=1).encode())
 
 
 def _commit(name: str, pending: Pending, stored_file, map_file) -> None:
@@ -358,8 +372,6 @@ def main(argv: list[str] | None = None) -> int:
     tune_cpu(args.threads or max(1, 2 // world))  # this machine's 2 cores, shared by the ranks
     shards, device = join(args.device)
     try:
-        if args.task_file:
-            read_task_file(args.task_file)
         paths = (
             [Path(i.path) for i in list_checkpoints(args.root) if not i.error]
             if args.all
@@ -368,7 +380,8 @@ def main(argv: list[str] | None = None) -> int:
         for path in paths:
             ck = load_checkpoint(path, shared_weights=True)  # a folder of checkpoints
             ck.model.to(device if shards.world > 1 else pick_device(args.device))
-            task = _task_of(ck)
+            task = _task_of(ck, args.task_file)
+            ck.training = {**ck.training, "task": task}  # this run's task, for every writer
             pending = Pending()  # nothing is written into the checkpoint before all succeeded
             stored_file = map_file = None  # rank 0 computes them
             if shards.main:  # the stored samples are small: rank 0 alone
@@ -395,6 +408,7 @@ def main(argv: list[str] | None = None) -> int:
                 per_domain=args.table3,
                 progress=not args.quiet,
                 shards=shards,
+                task=task,
             )
             if metrics is None:  # not rank 0: its samples went to rank 0
                 continue
@@ -419,12 +433,13 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _task_of(ck: Checkpoint) -> str:
-    """The checkpoint's task name (a described task is registered from its training info), or
-    a UQError that says evaluate needs one."""
-    task = register_from_training(ck.training)
-    if task not in TASKS:
-        raise UQError(f"{ck.name}: config.json has no training.task; evaluate needs the task.")
+def _task_of(ck: Checkpoint, task_file: str | None = None) -> str:
+    """The task ``ck`` is evaluated on (:func:`uqlab.task_file.checkpoint_task`: its own, or
+    ``task_file``'s when it names none; a file for another task is refused), its note
+    printed, or a UQError when its classes do not match the task's labels."""
+    task, note = checkpoint_task(ck.name, ck.training, task_file)
+    if note:
+        print(f"note: {note}", file=sys.stderr)
     labels = TASKS[task].label_names
     if len(labels) != ck.config.num_classes:
         raise UQError(

@@ -1,6 +1,10 @@
 """Samples of a checkpoint for every row of a large file, in shards, resumable:
-``python -m uqlab.predict --ckpt NAME (--task-file T.json [--split test] | --file F
+``python -m uqlab.predict --ckpt NAME ([--task-file T.json] [--split test] | --file F
 --text-column C) --out DIR [--samples 10] [--seed 0] [--shard-rows 2000]``.
+
+Without ``--file`` the rows are a split of the checkpoint's own task (``--task-file`` for
+the same task when its description's files moved; a file describing another task is refused).
+Texts are read at the checkpoint's training length (:attr:`uqcore.checkpoint.Checkpoint.read_len`).
 
 ``DIR`` gets ``part-NNNNN.safetensors`` files (``probs [T, n, C]`` float16 of the rows
 ``[start, end)``, their range, the checkpoint, T and seed in its metadata) and, at the end,
@@ -35,14 +39,15 @@ from uqlab.data import load_task, resolve_data_dir
 from uqlab.labelled import read_table
 from uqlab.paths import checkpoint_dir
 from uqlab.shards import join, leave
-from uqlab.task_file import read_task_file, register_from_training
+from uqlab.task_file import checkpoint_task
 
 MANIFEST = "manifest.json"
 SPLITS = ("train", "dev", "test", "ood")
 
 
-def texts_of(args) -> tuple[list[str], str]:
-    """The texts to sample and where they come from."""
+def texts_of(args, ck) -> tuple[list[str], str]:
+    """The texts to sample and where they come from: ``--file``'s column, else ``--split`` of
+    the checkpoint's task (:func:`uqlab.task_file.checkpoint_task`)."""
     if args.file:
         table = read_table(Path(args.file))
         if args.text_column not in table.column_names:
@@ -54,9 +59,12 @@ def texts_of(args) -> tuple[list[str], str]:
             str(t) if t is not None else "" for t in table.column(args.text_column).to_pylist()
         ]
         return texts, f"{Path(args.file).name}:{args.text_column}"
-    spec = read_task_file(args.task_file)
-    data = load_task(spec.name, resolve_data_dir(args.data_dir))
-    return list(getattr(data, args.split).texts), f"{spec.name}:{args.split}"
+    task, note = checkpoint_task(ck.name, ck.training, args.task_file)
+    if note:
+        print(f"note: {note}", file=sys.stderr)
+    seed = int((ck.training or {}).get("seed", 0))  # the splits the checkpoint was trained with
+    data = load_task(task, resolve_data_dir(args.data_dir), split_seed=seed)
+    return list(getattr(data, args.split).texts), f"{task}:{args.split}"
 
 
 def part_name(i: int) -> str:
@@ -82,9 +90,8 @@ def run(args) -> Path:
         Path(args.root) / args.ckpt if not Path(args.ckpt).is_dir() else args.ckpt,
         shared_weights=True,
     )
-    register_from_training(ck.training)
     ck.model.to(device)
-    texts, source = texts_of(args)
+    texts, source = texts_of(args, ck)
     digest = hashlib.sha256(json.dumps(texts).encode()).hexdigest()
     request = {
         "checkpoint": ck.name,
@@ -102,6 +109,13 @@ def run(args) -> Path:
     ]
     mine = [p for p in parts if p[0] % shards.world == shards.rank]
     todo = [p for p in mine if not done(out / part_name(p[0]), request)]
+    if shards.main and len(todo) < len(mine):
+        kept = sum(hi - lo for i, lo, hi in mine if (i, lo, hi) not in todo)
+        print(
+            f"{ck.name}: reusing {len(mine) - len(todo)} of {len(mine)} parts already written "
+            f"for this request ({kept:,} rows); sampling {len(todo)}.",
+            file=sys.stderr,
+        )
     bar = tqdm(
         total=sum(hi - lo for _, lo, hi in todo),
         unit="text",
@@ -146,10 +160,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--ckpt", required=True, help="checkpoint name or directory")
     p.add_argument("--root", default=str(checkpoint_dir()))
-    which = p.add_mutually_exclusive_group(required=True)
-    which.add_argument("--task-file", help="a task description; with --split")
+    which = p.add_mutually_exclusive_group()
+    which.add_argument(
+        "--task-file", help="the checkpoint's task description, if its files moved; with --split"
+    )
     which.add_argument("--file", help="a CSV, TSV, JSONL or Parquet file; with --text-column")
-    p.add_argument("--split", default="test", choices=SPLITS)
+    p.add_argument("--split", default="test", choices=SPLITS, help="a split of the task")
     p.add_argument("--text-column", default="text")
     p.add_argument("--data-dir", help="the data folder ${data} stands for (default $UQ_DATA_DIR)")
     p.add_argument("--out", required=True, help="the folder of parts (resumed when it exists)")

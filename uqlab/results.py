@@ -16,6 +16,7 @@ from pathlib import Path
 
 from uqcore.checkpoint import weights_path
 from uqcore.registry import list_checkpoints
+from uqlab.detection_report import markdown as detection_markdown
 from uqlab.first_screen import load_record, markdown
 from uqlab.paper import (
     BASELINE_FAMILY,
@@ -26,6 +27,7 @@ from uqlab.paper import (
     p_gold_cell,
 )
 from uqlab.paths import checkpoint_dir
+from uqlab.reading_length import markdown as reading_length_markdown
 from uqlab.task_file import register_from_training
 from uqlab.tasks import (
     DEFAULT_CHECKPOINT,
@@ -201,6 +203,35 @@ def render(
                 f" | {s['mean_entropy']:.3f} | {s['mean_mutual_information']:.4f} | "
                 f"{s['mean_variance']:.5f} | {auroc} |"
             )
+    section = detection_markdown(rows)
+    if section:
+        lines += [
+            "",
+            "## What the uncertainty catches: errors, and out-of-domain texts at equal length",
+            "",
+            "Error detection: each score ranks the in-domain test texts, the model's own "
+            "mistakes (of the mean prediction) as positives; AURC is the mean error rate when "
+            "the texts are kept most-certain-first by that score (lower is better). Equal "
+            "length: the OOD AUROC of MI within bins of tokens read, where both domains hold "
+            "20 or more texts (a score that separates the domains overall but not within a "
+            "bin is measuring length). Tokens read: the checkpoint's training length.",
+            "",
+            *section,
+        ]
+    before = reading_length_markdown(rows)
+    if before:
+        lines += [
+            "",
+            "## Read at the training length",
+            "",
+            "Until issue 36 the MiniLM checkpoints were evaluated (and shown) reading up to the "
+            "base's 512 positions although their adapters were trained at 64 (CoLA, CR) or "
+            "256 (IMDB) tokens. Each cell: read at 512 → read at the training length (the rows "
+            "above). Recorded by `python -m uqlab.reading_length --before a088136`, "
+            "re-evaluated by `python -m uqlab.evaluate --ckpt NAME`.",
+            "",
+            *before,
+        ]
     lines += _pattern(rows)
     lines += _calibration(rows)
     lines += _storage(storage or {})

@@ -11,6 +11,9 @@ A description is a JSON object::
      "ood": {"file": "${data}/imdb/test.parquet", "name": "IMDB"},
      "train_defaults": {...}}
 
+An ``ood`` file whose columns are named otherwise says so: ``"ood": {"file": "reviews.csv",
+"name": "IMDB", "text_column": "review", "label_column": "sentiment"}``.
+
 ``data`` is either three files (``train``, ``dev``, ``test``) or one file with split fractions
 and a seed: ``{"file": "all.csv", "split": {"dev": 0.1, "test": 0.2}, "seed": 0}``. ``ood`` is
 optional. Files may be CSV, TSV, JSON lines, Parquet or a ``datasets`` ``save_to_disk`` folder
@@ -92,9 +95,20 @@ def resolve(spec: TaskSpec, value: str, data_dir: Path | None) -> Path:
     return path if path.is_absolute() else base_of(spec) / path
 
 
-def read_split(spec: TaskSpec, value: str, data_dir: Path | None) -> Labelled:
+def read_split(
+    spec: TaskSpec,
+    value: str,
+    data_dir: Path | None,
+    text_column: str | None = None,
+    label_column: str | None = None,
+) -> Labelled:
+    """One file of the description, by the task's columns unless others are given (an
+    out-of-domain file may name its own)."""
     return read_labelled(
-        resolve(spec, value, data_dir), spec.text_column, spec.label_column, spec.label_names
+        resolve(spec, value, data_dir),
+        text_column or spec.text_column,
+        label_column or spec.label_column,
+        spec.label_names,
     )
 
 
@@ -109,6 +123,42 @@ def register_from_training(training: dict | None) -> str | None:
         register(describe(doc, Path(doc.get("base", ".")), "the checkpoint's task_spec"))
     task = training.get("task")
     return task if isinstance(task, str) else None
+
+
+def checkpoint_task(
+    name: str, training: dict | None, task_file: str | os.PathLike | None = None
+) -> tuple[str, str | None]:
+    """The task a command runs a checkpoint on, and a note to print (None when there is
+    nothing to say): the checkpoint's own task (its ``training.task``, described by its
+    ``task_spec`` when not built in) unless ``task_file`` is given. A task file for the same
+    task replaces the kept description (its files may have moved: noted when the two differ);
+    a task file for a checkpoint that names no task (an import without one) gives it that
+    task (noted). A task file for *another* task is refused (:class:`ConfigError`): a
+    checkpoint's classes mean its own task's labels."""
+    own = register_from_training(training)
+    if task_file is None:
+        if own is None:
+            raise ConfigError(
+                f"{name} names no task (config.json has no training.task); give its task with "
+                "--task-file T.json."
+            )
+        return own, None
+    kept = (training or {}).get("task_spec")
+    spec = read_task_file(task_file)
+    if own is None:
+        return spec.name, f"{name} names no task: using {Path(task_file).name} ({spec.name})."
+    if spec.name != own:
+        raise ConfigError(
+            f"{name} was trained on task {own!r} but {Path(task_file).name} describes "
+            f"{spec.name!r}; leave out --task-file to use the checkpoint's own task, or give "
+            f"the description of {own!r}."
+        )
+    if isinstance(kept, dict) and kept != spec.description:
+        return own, (
+            f"{Path(task_file).name} describes {own!r} differently from the copy kept in "
+            f"{name}'s config.json: using the file's (its data files)."
+        )
+    return own, None
 
 
 DATA_FREE_KEYS = (

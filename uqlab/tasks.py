@@ -125,6 +125,13 @@ class TaskSpec:
         return "file" in data or "test" in data.get("split", {})
 
 
+OOD_COLUMNS = ("text_column", "label_column")  # an OOD file may name its own columns
+
+
+def _column(name) -> bool:
+    return isinstance(name, str) and 0 < len(name) <= 200
+
+
 PATH_KEYS = ("data", "ood", "examples", "base")  # where a description reads files from
 USER_KEYS = {
     "name",
@@ -218,10 +225,14 @@ def describe(
     ood = doc.get("ood")
     if ood is not None and (
         not isinstance(ood, dict)
-        or set(ood) - {"file", "name"}
+        or set(ood) - {"file", "name", *OOD_COLUMNS}
         or not isinstance(ood.get("file"), str)
+        or not all(_column(ood.get(k, "x")) for k in OOD_COLUMNS)
     ):
-        raise ConfigError(f'{where}: ood must be {{"file": PATH, "name": TEXT}} or left out.')
+        raise ConfigError(
+            f'{where}: ood must be {{"file": PATH, "name": TEXT}} (with "text_column" and '
+            '"label_column" when its columns are not named as the task\'s) or left out.'
+        )
     examples = doc.get("examples")
     if examples is not None and (
         not isinstance(examples, dict)

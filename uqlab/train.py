@@ -69,6 +69,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         ("save-dtype", str),
     ):
         p.add_argument(f"--{flag}", type=kind)
+    p.add_argument(
+        "--base",
+        help="train adapters on a pretrained base (minilm, smollm2), starting from its shipped "
+        "recipe (configs/<task>-<base>-<family>.json without its task)",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     return p.parse_args(argv)
 
@@ -213,14 +218,14 @@ def _card(tc: TrainConfig, history: list[dict]) -> str:
         return f"{key[4:]} {h[key]:.4f}"
 
     scores = ", ".join(best(h) for h in history)
-    return _card_text(
-        tc.task, tc.family, tc.seed, scores, "python -m uqlab.train " + " ".join(sys.argv[1:])
-    )
+    command = "python -m uqlab.train " + " ".join(sys.argv[1:])
+    return _card_text(Path(tc.out).name, tc.task, tc.family, tc.seed, scores, command)
 
 
-def _card_text(task: str, family: str, seed: int, scores: str, command: str) -> str:
+def _card_text(name: str, task: str, family: str, seed: int, scores: str, command: str) -> str:
+    """The model card, titled by the checkpoint's own name (its folder)."""
     return (
-        f"# {task}-{family}\n\n{family_title(family)} trained on {task} with seed {seed}."
+        f"# {name}\n\n{family_title(family)} trained on {task} with seed {seed}."
         f"\n\nBest dev: {scores}.\n\nRetrain (same seed, same weights): `{command}`; every "
         "setting is in `config.json` -> `training.config`.\n"
     )
@@ -251,7 +256,8 @@ def _identity(args: argparse.Namespace) -> tuple[str, str, str]:
     task, family = args.task or file.get("task"), args.family or file.get("family")
     if not task or not family:
         raise ConfigError("Give --task and --family, or a --config file that names them.")
-    return task, family, file.get("name", f"{task}-{family}")
+    base = args.base or file.get("base")
+    return task, family, file.get("name", "-".join(filter(None, (task, base, family))))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -277,6 +283,7 @@ def main(argv: list[str] | None = None) -> int:
             limit=args.limit,
             device=args.device,
             save_dtype=args.save_dtype,
+            base=args.base,
         )
         run(tc, quiet=args.quiet)
     except UQError as exc:

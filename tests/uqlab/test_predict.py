@@ -55,18 +55,20 @@ def _args(root, data, out, *extra):
     ]
 
 
-def test_parts_are_the_librarys_samples_and_a_cut_run_resumes(setup, tmp_path):
+def test_parts_are_the_librarys_samples_and_a_cut_run_resumes(setup, tmp_path, capsys):
     root, data = setup
     out = tmp_path / "out"
     assert main(_args(root, data, out)) == 0
     parts = sorted(p.name for p in out.glob("part-*.safetensors"))
     assert parts == ["part-00000.safetensors", "part-00001.safetensors", "part-00002.safetensors"]
     ck = load("cola-hsto", root)
-    want = library_predict(ck.model, ck.vocab, TEXTS, ck.config.max_len, 4, 0)  # [T, N, C]
+    want = library_predict(ck.model, ck.vocab, TEXTS, ck.read_len, 4, 0)  # [T, N, C]
     assert (read(out) - want).abs().max() < 1e-3  # float16 storage
     stamps = {p: (out / p).stat().st_mtime_ns for p in parts}
     (out / parts[1]).write_bytes(b"cut short")  # a run stopped while writing it
+    capsys.readouterr()
     assert main(_args(root, data, out)) == 0
+    assert "reusing 2 of 3 parts" in capsys.readouterr().err  # a rerun says what it kept
     again = {p: (out / p).stat().st_mtime_ns for p in parts}
     assert again[parts[0]] == stamps[parts[0]] and again[parts[2]] == stamps[parts[2]]
     assert again[parts[1]] != stamps[parts[1]]  # only the broken part was sampled again

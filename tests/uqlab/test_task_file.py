@@ -207,3 +207,24 @@ def test_a_task_file_over_1_mb_says_so(tmp_path):
         read_task_file(path)
     text = _one_line(info.value, "big.json is over 1 MB")
     assert "not valid JSON" not in text
+
+
+def test_an_out_of_domain_file_names_its_own_columns(tmp_path):
+    """Issue 36: the OOD file had to use the task's column names; an entry may name its own."""
+    from uqlab.data import load_task
+
+    rows = [
+        {"body": f"a {w} thing", "tone": ["red", "green", "blue"][i % 3]}
+        for i, w in enumerate(FILL)
+    ]
+    _csv(tmp_path / "other.csv", rows)
+    ood = {"file": "other.csv", "name": "Other", "text_column": "body", "label_column": "tone"}
+    data = load_task(read_task_file(_task(tmp_path, ood=ood)).name, None)
+    want = sorted((r["body"], i % 3) for i, r in enumerate(rows))
+    assert sorted(zip(data.ood.texts, data.ood.labels, strict=True)) == want  # (shuffled)
+    plain = {"file": "other.csv", "name": "Other"}  # the task's columns: not in this file
+    with pytest.raises(InputError, match="Review Text"):
+        load_task(read_task_file(_task(tmp_path, "plain", ood=plain)).name, None)
+    bad = {**ood, "text_column": ""}
+    with pytest.raises(ConfigError, match="text_column"):
+        read_task_file(_task(tmp_path, "bad", ood=bad))

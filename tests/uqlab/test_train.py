@@ -319,3 +319,29 @@ def test_cuda_runs_put_torch_in_deterministic_mode_and_cpu_runs_do_not(monkeypat
     _, dev = train_mod.setup_distributed("cuda")  # builds a device object only; no CUDA needed
     assert dev.type == "cuda" and calls == [True]
     assert os.environ["CUBLAS_WORKSPACE_CONFIG"] == ":4096:8"
+
+
+def test_base_minilm_trains_the_adapters_of_the_shipped_recipe(tmp_path, monkeypatch, capsys):
+    """Issue 36: ``train --task-file ... --base minilm`` built the word-level model; now it
+    starts from configs/cola-minilm-<family>.json (without its task) and names the checkpoint
+    <task>-minilm-<family>, its card titled so."""
+    from uqlab.training.pretrained import minilm_dir
+
+    try:
+        minilm_dir()
+    except ConfigError as exc:
+        pytest.skip(str(exc))
+    monkeypatch.chdir(tmp_path)
+    task = ROOT / "configs" / "tasks" / "cr.json"
+    args = ["--task-file", str(task), "--family", "hsto", "--base", "minilm", "--epochs", "1"]
+    small = ["--limit", "32", "--batch-size", "16", "--set", "max_len=16", "--quiet"]
+    monkeypatch.setattr("uqlab.train.checkpoint_dir", lambda: tmp_path)
+    assert main([*args, *small]) == 0, capsys.readouterr().err
+    out = tmp_path / "cr-minilm-hsto"
+    ck = load_checkpoint(out)
+    recipe = json.loads((ROOT / "configs" / "cola-minilm-hsto.json").read_text())
+    cfg = ck.training["config"]
+    assert cfg["base"] == "minilm" and cfg["model"]["adapters"] == recipe["model"]["adapters"]
+    assert cfg["lr"] == recipe["lr"] and cfg["max_len"] == 16  # --set wins over the recipe
+    assert ck.config.stochastic_layers == tuple(recipe["model"]["stochastic_layers"])
+    assert ck.config.backbone == "bert" and ck.card.startswith("# cr-minilm-hsto\n")

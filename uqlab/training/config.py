@@ -21,6 +21,7 @@ from uqcore.errors import ConfigError
 from uqcore.families import FAMILIES, get_family
 from uqcore.untrusted import read_json_file
 from uqlab.bases import get_base
+from uqlab.paths import CONFIG_DIR
 from uqlab.tasks import get_task
 
 CONFIG_FILE_BYTES = 1 << 20  # a training config is a small JSON: a larger file is refused unread
@@ -50,6 +51,7 @@ class TrainConfig:
     kl_anneal_steps: int = 1_000  # BAM: the KL weight grows linearly from 0 over these steps
     ensemble_size: int = 5
     save_every: int = 200  # optimisation steps between resumable saves (0 = at epoch ends only)
+    save_seconds: float = 60.0  # ... and at most this long between them (0 = by steps only)
     device: str = "auto"  # "auto" = CUDA when present, else CPU
     # CUDA matmuls in TF32 (a GPU's tensor cores: several times faster, other last bits of the
     # weights); no effect on a CPU, and evaluation always computes in float32
@@ -139,9 +141,14 @@ def build_config(
     overrides: list[str] = (),
     **flags: Any,
 ) -> TrainConfig:
-    """Merge task defaults, a JSON config file, ``key=value`` overrides and flags (not None)."""
+    """Merge task defaults, a base's adapter recipe (:func:`base_recipe`; when ``base`` is
+    among ``flags`` or in the task's defaults), a JSON config file, ``key=value`` overrides and
+    flags (not None), each over the one before."""
     defaults = get_task(task).train_defaults  # ConfigError naming the known tasks
     data: dict[str, Any] = json.loads(json.dumps(defaults))  # deep copy
+    base = flags.get("base") or data.get("base")
+    if base:
+        _merge(data, base_recipe(base, family))
     if config_file:
         path = Path(config_file)
         try:  # bounded like every file a user gives (uqcore.untrusted): one-line messages
@@ -166,6 +173,30 @@ def build_config(
     if unknown:
         raise ConfigError(f"Unknown training setting(s): {', '.join(unknown)}.")
     return TrainConfig(**data).validate()
+
+
+RECIPE_KEYS_DROPPED = ("task", "task_file", "name")  # what a recipe takes from no task
+
+
+def base_recipe(base: str, family: str) -> dict[str, Any]:
+    """The adapter recipe for ``family`` on the pretrained ``base`` (a name of
+    :data:`uqlab.bases.BASES`): the settings of the first shipped
+    ``configs/<task>-<base>-<family>.json`` (by name: CoLA's where it exists), without its
+    task and name; a family with no shipped config on that base takes the base's TRANS recipe
+    (adapters and schedule) and its own family defaults. :class:`ConfigError` for an unknown
+    base or a base with no shipped recipe."""
+    get_base(base)
+    for name in (family, "trans"):
+        found = sorted(CONFIG_DIR.glob(f"*-{base}-{name}.json"))
+        if found:
+            doc = read_config_file(found[0])
+            for key in RECIPE_KEYS_DROPPED:
+                doc.pop(key, None)
+            if name != family:  # the schedule and adapters only
+                doc = {k: v for k, v in doc.items() if k != "family"}
+            doc["family"] = family
+            return doc
+    raise ConfigError(f"No shipped recipe for base {base!r}; give a --config file.")
 
 
 def read_config_file(path: str | Path) -> dict[str, Any]:

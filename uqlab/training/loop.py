@@ -10,6 +10,7 @@ one up to floating-point summation order.
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -69,7 +70,7 @@ def train_model(
     trainable = [p for p in model.parameters() if p.requires_grad]  # a base's stay frozen
     optimizer = torch.optim.Adam(trainable, lr=tc.lr, weight_decay=tc.weight_decay)
     fingerprint = {**tc.to_dict(), "member_seed": seed, "world": dist_ctx.world}
-    for key in ("epochs", "data_dir", "device", "save_every", "save_dtype", "out"):
+    for key in ("epochs", "data_dir", "device", "save_every", "save_seconds", "save_dtype", "out"):
         fingerprint.pop(key)  # settings that do not change the result may differ on resume
     resumed = load_state(state_dir, model, optimizer, fingerprint)
     progress, best = resumed if resumed else (Progress(), None)
@@ -77,6 +78,7 @@ def train_model(
     if dist_ctx.world > 1:
         runner = torch.nn.parallel.DistributedDataParallel(model)
     settings = resolve(cfg, training=True)
+    saved_at = time.monotonic()  # an early kill still leaves a state after save_seconds
     while progress.epoch < tc.epochs and not progress.done:
         order = epoch_order(len(train), seed, progress.epoch)
         batches = epoch_batches(train, order, tc.batch_size, dist_ctx.rank, dist_ctx.world)
@@ -105,8 +107,9 @@ def train_model(
             if bar is not None:
                 bar.update(1)
                 bar.set_postfix(loss=f"{loss / len(batch.positions):.4f}", dev=progress.best_metric)
-            if tc.save_every and progress.global_step % tc.save_every == 0 and dist_ctx.main:
+            if dist_ctx.main and _save_due(tc, progress.global_step, saved_at):
                 save_state(state_dir, model, best, optimizer, progress, fingerprint)
+                saved_at = time.monotonic()
         if bar is not None:
             bar.close()
         score = _shared(
@@ -174,3 +177,11 @@ def _shared(value: float, device, dist_ctx: Dist) -> float:
     t = torch.tensor([value], dtype=torch.float64, device=device)
     dist.broadcast(t, src=0)
     return float(t.item())
+
+
+def _save_due(tc, global_step: int, saved_at: float) -> bool:
+    """Whether to write the resumable state after this step: every ``save_every`` steps, or
+    when ``save_seconds`` have passed since the last save (a slow run killed early can resume)."""
+    if tc.save_every and global_step % tc.save_every == 0:
+        return True
+    return bool(tc.save_seconds) and time.monotonic() - saved_at >= tc.save_seconds

@@ -1,0 +1,103 @@
+"""One task description from import to evaluation (issue 36): an imported model evaluates on the
+task of its file, a task file for another task is refused, a moved one is noted; error
+detection equals scikit-learn's on the checkpoint's own samples; the replaced metrics.json is
+kept."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sklearn.metrics import roc_auc_score
+
+from tests.uqlab.test_import_hf import _task_file, hf_folder, tasks_restored  # noqa: F401
+from uqcore.checkpoint import load_checkpoint
+from uqcore.predict import predict_ids
+from uqcore.stats import OOD_SCORES, ood_scores
+from uqlab import import_hf
+from uqlab.data import load_task
+from uqlab.evaluate import PREVIOUS
+from uqlab.evaluate import main as evaluate_main
+
+pytest.importorskip("transformers")
+ARGS = ["--samples", "3", "--table3", "1", "--quiet"]
+
+
+@pytest.fixture()
+def imported(hf_folder, tmp_path, tasks_restored):  # noqa: F811
+    """A tiny BERT classifier imported for a described task (40 CSV rows, 2 labels)."""
+    task = _task_file(tmp_path / "task")
+    root = tmp_path / "ck"
+    argv = [str(hf_folder), "--name", "mine", "--task-file", str(task), "--root", str(root)]
+    assert import_hf.main(argv) == 0
+    del tasks_restored["tiny-acc"]  # a later process: only the checkpoint names the task
+    return root / "mine", task
+
+
+def test_an_imported_model_evaluates_on_the_task_of_its_file(imported, capsys):
+    ck, _ = imported
+    assert evaluate_main(["--ckpt", str(ck), *ARGS]) == 0, capsys.readouterr().err
+    m = json.loads((ck / "metrics.json").read_text())
+    data = load_task("tiny-acc", None)
+    assert m["task"] == "tiny-acc" and m["sizes"] == {"id": len(data.test)}
+    assert m["read_len"] == load_checkpoint(ck).read_len
+    # error detection: scikit-learn's AUROC on the checkpoint's own samples of the test split
+    model = load_checkpoint(ck)
+    encoded = [model.vocab.encode(t, model.read_len).ids for t in data.test.texts]
+    probs = predict_ids(model.model, encoded, 3, 0).numpy()  # [T, N, C]
+    wrong = probs.mean(0).argmax(-1) != np.asarray(data.test.labels)
+    for score in OOD_SCORES:
+        got = m["error_detection"]["id"][score]["auroc"]
+        if wrong.all() or not wrong.any():
+            assert got is None
+        else:
+            assert got == pytest.approx(roc_auc_score(wrong, ood_scores(probs, score)), abs=1e-9)
+
+
+def test_a_task_file_for_another_task_is_refused_and_a_moved_one_is_noted(
+    imported, capsys, tmp_path
+):
+    ck, task = imported
+    other = _task_file(tmp_path / "other", "other-acc")
+    assert evaluate_main(["--ckpt", str(ck), "--task-file", str(other), *ARGS]) == 2
+    err = capsys.readouterr().err
+    assert "trained on task 'tiny-acc'" in err and "'other-acc'" in err and "--task-file" in err
+    assert not (ck / "metrics.json").exists()  # nothing written
+    moved = tmp_path / "moved"
+    shutil.copytree(task.parent, moved)
+    assert evaluate_main(["--ckpt", str(ck), "--task-file", str(moved / task.name), *ARGS]) == 0
+    assert "describes 'tiny-acc' differently" in capsys.readouterr().err
+
+
+def test_a_checkpoint_naming_no_task_takes_the_file_s_and_says_so(imported, capsys, tmp_path):
+    ck, task = imported
+    bare = tmp_path / "bare"
+    shutil.copytree(ck, bare)
+    doc = json.loads((bare / "config.json").read_text())
+    del doc["training"]["task"], doc["training"]["task_spec"]
+    (bare / "config.json").write_text(json.dumps(doc))
+    assert evaluate_main(["--ckpt", str(bare), "--task-file", str(task), *ARGS]) == 0
+    assert "names no task: using tiny-acc.json" in capsys.readouterr().err
+    assert json.loads((bare / "metrics.json").read_text())["task"] == "tiny-acc"
+
+
+def test_evaluating_again_keeps_the_metrics_it_replaces(imported):
+    ck, _ = imported
+    assert evaluate_main(["--ckpt", str(ck), *ARGS]) == 0
+    first = (ck / "metrics.json").read_bytes()
+    assert not (ck / PREVIOUS).exists()
+    assert evaluate_main(["--ckpt", str(ck), *ARGS, "--seed", "1"]) == 0
+    assert (ck / PREVIOUS).read_bytes() == first != (ck / "metrics.json").read_bytes()
+
+
+def test_every_shipped_checkpoint_records_its_reading_length():
+    from uqlab.paths import SHIPPED_CHECKPOINT_DIR
+
+    for folder in sorted(Path(SHIPPED_CHECKPOINT_DIR).iterdir()):
+        m = json.loads((folder / "metrics.json").read_text())
+        if "-minilm-" in folder.name or "-smollm2-" in folder.name:
+            trained = json.loads((folder / "config.json").read_text())["training"]["config"]
+            assert m["read_len"] == trained["max_len"], folder.name
