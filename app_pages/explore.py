@@ -12,6 +12,7 @@ from ui.logic.catalog import label_names, presets
 from ui.logic.format import plain
 from ui.logic.state import MAX_TEXT_CHARS, link_holds
 from ui.stories import find_stories, landing_stories
+from uqcore.checkpoint import read_length
 from uqcore.errors import UQError
 from uqcore.families import get_family
 from uqlab.tasks import DEFAULT_CHECKPOINT, PAPER_CHECKPOINT
@@ -130,6 +131,10 @@ with st.form("sentence"):
         label = None if choice == "unknown" else names.index(choice)
         view = sidebar.set_view(text=typed[:MAX_TEXT_CHARS], label=label)
 
+positions = int(info.config.get("max_len") or 0)
+trained = read_length(positions, info.training)
+whole = view.whole and trained < positions  # only where the positions reach further
+
 try:
     with st.spinner(f"Drawing {view.T} samples…"):
         t = sidebar.temperature_of(info) if view.scaled else None
@@ -144,6 +149,7 @@ try:
                 view.overrides(),
                 view.label,
                 t,
+                whole,
             ),
             ("explore", view),
         )
@@ -158,6 +164,16 @@ with top if top is not None else st.container():
     if top is not None:  # the story's text, cut short: the form below holds all of it
         st.caption(f"“{plain(_short(res.text))}”")
     V.notices(res)
+    if trained < positions and (res.n_dropped or whole):  # a cut text: offer the rest
+        st.session_state[K.WHOLE] = whole
+        st.toggle(
+            f"Read past {trained} tokens (up to {positions}, longer than it was trained)",
+            key=K.WHOLE,
+            on_change=lambda: sidebar.set_view(whole=bool(st.session_state[K.WHOLE])),
+            help=f"The checkpoint was trained on texts cut at {trained} tokens, and every "
+            "number elsewhere reads them so. Switched on, the text is read up to the "
+            "position table: a reading it never saw in training, labelled as such.",
+        )
     if res.temperature is not None:
         st.caption(
             f"Temperature scaling is on: every sample's logits are divided by t = "
@@ -179,7 +195,12 @@ for name in spec.maps:  # the family's own maps, each with its view
         st.header(heading)
         show(res, cfg["n_layers"], names)
 st.header("Why is it unsure?")
-if not why_views.switch():
+if whole:  # the why views read at the training length: they would explain another reading
+    st.info(
+        f"The why views read a text at the {trained} tokens it was trained at; switch the "
+        "longer reading off (above the results) to explain this prediction."
+    )
+if whole or not why_views.switch():
     st.header("Export")
     V.export(res, names, info.name, info.family)
     st.caption(f"Computed in {res.seconds:.2f} s on the server (cached for repeat views).")

@@ -12,7 +12,7 @@ from ui.logic.format import plain
 from ui.logic.inputs import upload_mb
 from uqcore.families import TRAINING_FREE, get_family
 from uqcore.families import title as family_title
-from uqlab.tasks import TASK_NAMES, task_title
+from uqlab.tasks import TASKS, task_title
 from uqlab.upload import (
     HF_DIR_ENV,
     MAX_UPLOAD_BYTES,
@@ -58,10 +58,11 @@ def hf_options(where: str, config: bytes | None = None) -> dict:
     the task whose labels its ``config`` names is chosen first."""
     c1, c2 = st.columns([3, 2])
     guess = guess_task(config) if config else None
+    tasks = tuple(TASKS)  # built in, and the tasks the server's own checkpoints describe
     task = c1.selectbox(
-        "Its task (the labels, in order, and the bundled data)",
-        TASK_NAMES,
-        index=TASK_NAMES.index(guess) if guess else 0,
+        "Its task (the labels, in order, and the data its pages use)",
+        tasks,
+        index=tasks.index(guess) if guess in tasks else 0,
         format_func=task_title,
         key=f"{K.UP_TASK}_{where}",
     )
@@ -84,7 +85,7 @@ def hf_options(where: str, config: bytes | None = None) -> dict:
     )
     st.caption(
         "Class i of the model is read as label i of the task: check that its id2label "
-        "order matches (CoLA: unacceptable, acceptable; IMDB: negative, positive)."
+        "order matches (CoLA: unacceptable, acceptable; IMDB and CR: negative, positive)."
     )
     return {"task": task, "family": family, "layers": layers}
 

@@ -216,14 +216,21 @@ def explored() -> ByteLRU[compute.ExploreResult]:
 
 
 def _explore(
-    name: str, folder: str, version: str, text: str, T: int, seed: int, settings: SamplingSettings
+    name: str,
+    folder: str,
+    version: str,
+    text: str,
+    T: int,
+    seed: int,
+    settings: SamplingSettings,
+    whole: bool = False,
 ):
-    key = (name, folder, version, text, T, seed, settings)
+    key = (name, folder, version, text, T, seed, settings, whole)
 
     def load():
         heavy()
         ck = _checkpoint(name, folder, version)
-        return compute.explore(ck, text, T, seed, settings)
+        return compute.explore(ck, text, T, seed, settings, whole)
 
     return explored().get(key, load, heavy)
 
@@ -237,17 +244,19 @@ def explore(
     settings: SamplingSettings,
     label: int | None,
     temperature: float | None = None,
+    whole: bool = False,
 ) -> compute.ExploreResult:
     """:func:`ui.logic.compute.explore` cached by value (``settings``: the sidebar's
     overrides, a frozen :class:`SamplingSettings`: hashable, so it is part of the key as it is),
     temperature-scaled when a ``temperature`` is given, with its Table 3 summary for the gold
     ``label`` and its ``key`` (the values that determine it), so the explorer's figures of it
-    are cached across sessions (:func:`figure`)."""
+    are cached across sessions (:func:`figure`). ``whole``: read past the training length
+    (:func:`ui.logic.compute.reading`)."""
     version = stamp(name, folder)
-    res = _explore(name, folder, version, text, T, seed, settings)
+    res = _explore(name, folder, version, text, T, seed, settings, whole)
     if temperature is not None:
         res = res.with_temperature(temperature)
-    key = (name, folder, version, text, T, seed, settings, temperature)
+    key = (name, folder, version, text, T, seed, settings, temperature, whole)
     return dataclasses.replace(res, key=key).for_label(label)
 
 

@@ -59,9 +59,17 @@ def chart_spec(spec: dict, key: str, settings: dict[str, object] | None = None) 
 
 
 def notices(res: ExploreResult) -> None:
-    if res.n_dropped:
+    longer = res.read_len > res.trained_len > 0
+    if longer:
         st.warning(
-            f"The text is longer than the model reads: only its first {res.n_used:,} "
+            f"Read at up to {res.read_len:,} tokens, longer than the {res.trained_len:,} it was "
+            "trained at: the model never saw texts this long, so these numbers describe it "
+            "outside its training."
+        )
+    if res.n_dropped:
+        at = "" if longer else f", the length it was trained at ({res.trained_len:,} tokens)"
+        st.warning(
+            f"The text is longer than the model reads{at}: only its first {res.n_used:,} "
             f"tokens are used ({res.n_dropped:,} dropped)."
         )
     if any(t.startswith("##") for t in res.tokens):
@@ -577,6 +585,8 @@ def settings_record(res: ExploreResult, name: str, family: str) -> dict[str, obj
     knobs = {k: getattr(res.settings, k) for k in spec.knobs if hasattr(res.settings, k)}
     if res.settings.dropout_on:
         knobs["dropout"] = res.settings.dropout
+    if res.read_len > res.trained_len > 0:  # a longer reading than trained: recorded
+        knobs["read_len"] = res.read_len
     return {"checkpoint": name, "T": len(res.probs), "seed": res.seed, **knobs, "text": res.text}
 
 

@@ -90,6 +90,7 @@ def write(ck: Checkpoint, sink=write_atomic) -> Path:
         "explained": json.dumps(explained),
         "subsets": json.dumps(subset_hashes(task)),
         "weights": weights_hash(ck.path),
+        "read_len": str(ck.read_len),
         "command": f"python -m uqlab.feature_map --ckpt {ck.name}",
     }
     path = Path(ck.path) / FILE

@@ -7,7 +7,8 @@ draw no noise and every sample is the same; NaN rows: a text the checkpoint cann
 tensor ``examples [P, T'', C]`` of the task's example sentences (:mod:`uqlab.presets`) at the
 explorer's and Table 3's default T (:data:`T_EXAMPLES`), and a metadata record: the format,
 task, T, seed, the resolved settings, the sha256 of every subset's texts and labels and of the
-example sentences, and the sha256 of the weights and model config. A file of format 1 (before
+example sentences, the sha256 of the weights and model config, and the tokens each text was
+read at (``read_len``: the checkpoint's training length). A file of format 1 (before
 the examples) is still read, for its bundled rows. Probabilities are the softmax
 of the stored logits, as in a live run. float16 keeps a logit within 2^-11 of its value
 relative (measured on the shipped checkpoints: probabilities within 1e-3 of a live run,
@@ -31,7 +32,7 @@ import torch
 from safetensors import safe_open
 from safetensors.numpy import save
 
-from uqcore.checkpoint import Checkpoint, weights_path
+from uqcore.checkpoint import Checkpoint, read_length, weights_path
 from uqcore.predict import predict_ids
 from uqcore.settings import ForwardSettings, is_stochastic, resolve
 from uqcore.vocab import write_atomic
@@ -222,6 +223,7 @@ def write(
         "settings": json.dumps(settings_record(resolve(ck.config))),
         "subsets": json.dumps(subset_hashes(task)),
         "weights": weights_hash(ck.path),
+        "read_len": str(ck.read_len),
         "examples_T": str(T_EXAMPLES),
         "examples": examples_hash(task),
         "dtype": "float16",
@@ -232,18 +234,33 @@ def write(
     return path
 
 
+def reading_of(path: str | Path) -> tuple[int, int]:
+    """``(tokens the checkpoint at ``path`` reads a text at, its position table)`` from its
+    config.json (:func:`uqcore.checkpoint.read_length`)."""
+    doc = json.loads((Path(path) / "config.json").read_text(encoding="utf-8"))
+    positions = int(doc["model"]["max_len"])
+    return read_length(positions, doc.get("training")), positions
+
+
 def provenance(meta: dict, subsets: dict, path: str | Path, task: str, what: str) -> str:
     """Why a file stored for ``task``'s bundled examples in checkpoint folder ``path`` is not
     trusted for where it came from (``subsets``: the sha256 it records of each subset,
-    ``meta["weights"]``: of the weights), or "" when it is. ``what`` names the file in the
-    message."""
+    ``meta["weights"]``: of the weights, ``meta["read_len"]``: the tokens each text was read
+    at; a file without it was read at the position table, as every file before issue 36), or ""
+    when it is. ``what`` names the file in the message."""
     if subsets != subset_hashes(task):
         return f"the bundled examples changed since {what} was written"
     try:
         same_weights = meta.get("weights") == weights_hash(path)
+        read, positions = reading_of(path)
     except Exception:  # noqa: BLE001 - an unreadable weights file is not the same weights
-        same_weights = False
-    return "" if same_weights else f"{what} comes from other weights"
+        return f"{what} comes from other weights"
+    if not same_weights:
+        return f"{what} comes from other weights"
+    recorded = meta.get("read_len", str(positions))
+    if recorded != str(read):
+        return f"{what} read each text at {recorded} tokens, not the {read} it was trained at"
+    return ""
 
 
 def read(path: str | Path, task: str, fs: ForwardSettings) -> tuple[StoredSamples | None, str]:

@@ -31,7 +31,6 @@ from uqcore.errors import UQError
 from uqcore.untrusted import load_json
 from uqlab.import_hf import BASE_COPY, SIDE_JSON, SIDE_TENSORS, inspect, write_checkpoint
 from uqlab.task_file import data_free
-from uqlab.tasks import TASK_NAMES as TASKS
 from uqlab.tasks import TASKS as TASK_TABLE
 
 MAX_UPLOAD_BYTES = 100 * 2**20  # one upload (zip or files together)
@@ -209,7 +208,7 @@ def guess_task(config: bytes) -> str | None:
         names = [str(raw[k]).lower() for k in sorted(raw, key=int)]
     except (ValueError, AttributeError, TypeError):  # UploadError is a ValueError
         return None
-    for task in TASKS:
+    for task in tuple(TASK_TABLE):  # built in first, then the operator's described tasks
         ours = [n.lower() for n in get_task(task).label_names]
         if len(ours) == len(names) and all(
             a.startswith(b) or b.startswith(a) for a, b in zip(names, ours, strict=True)
@@ -469,8 +468,9 @@ def dropped_note(training: dict) -> str | None:
 def _stage_hf(files: dict[str, bytes], staging: Path, task, family: str, layers: str) -> None:
     """A Hugging Face folder: its files go to ``base/`` inside the checkpoint (referenced by
     their sha256), the checkpoint of ``family`` beside them, loaded strictly."""
-    if task not in TASKS:
-        raise UploadError(f"Pick the task whose data the pages use: one of {', '.join(TASKS)}.")
+    if task not in TASK_TABLE:  # the server's tasks: built in, or described by its operator
+        known = ", ".join(TASK_TABLE)
+        raise UploadError(f"Pick the task whose data the pages use: one of {known}.")
     base = staging / BASE_COPY
     base.mkdir()
     for fname, blob in files.items():

@@ -60,16 +60,21 @@ def test_bam_shows_prior_versus_posterior_and_kl():
 
 
 def test_bam_over_64_tokens_shows_a_labelled_window_of_the_keys():
-    at = open_link(ckpt=BAM, text=" ".join(["nora sent the book to london"] * 14))  # 86 tokens
+    text = " ".join(["nora sent the book to london"] * 14)  # 86 tokens: read past the trained 64
+    at = open_link(ckpt=BAM, text=text, whole="1")
     spec = chart_titled(at, "Prior vs")
     assert len(spec["data"][0]["x"]) == 64 and spec["layout"]["xaxis"]["showticklabels"]
     assert any(s.label.startswith("First token shown") for s in at.slider)
 
 
-def test_a_text_longer_than_512_pieces_is_cut_and_said_so():
+def test_a_long_text_is_cut_at_the_training_length_or_the_positions_and_said_so():
     at = open_link(ckpt=HSTO, text="good " * 600)
     warning = " ".join(w.value for w in at.warning)
+    assert "only its first 62 tokens are used (538 dropped)" in warning  # trained at 64
+    at = open_link(ckpt=HSTO, text="good " * 600, whole="1")  # read as far as positions go
+    warning = " ".join(w.value for w in at.warning)
     assert "only its first 510 tokens are used (90 dropped)" in warning
+    assert "longer than the 64 it was trained at" in warning
 
 
 def test_the_explorer_shows_the_sentences_conformal_set():

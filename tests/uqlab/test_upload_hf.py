@@ -5,6 +5,7 @@ guessed from id2label."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -58,6 +59,25 @@ def test_a_hf_zip_needs_its_tokenizer_and_a_task(hf_root, tmp_path):
     del files["tokenizer.json"]
     with pytest.raises(UploadError, match="tokenizer.json"):
         install(files, "tiny", tmp_path, task="cola")
+
+
+def test_a_hf_zip_takes_any_task_the_server_knows(hf_root, tmp_path):
+    """Issue 36: the built-in tasks only; now also a task the operator's checkpoints or task
+    files describe (CR here), and still never one the server does not know."""
+    from uqlab.task_file import read_task_file
+    from uqlab.tasks import TASKS
+
+    before = dict(TASKS)
+    try:
+        read_task_file(Path(__file__).resolve().parents[2] / "configs" / "tasks" / "cr.json")
+        files = files_from_zip(zip_folder(hf_root / "tiny-bert"))
+        name = install(files, "tiny", tmp_path, task="cr", family="sto")
+        assert load(name, tmp_path).training["task"] == "cr"
+        with pytest.raises(UploadError, match="Pick the task.*cr"):
+            install(files, "tiny2", tmp_path, task="sst2", family="sto")
+    finally:
+        TASKS.clear()
+        TASKS.update(before)
 
 
 def test_the_task_is_guessed_from_id2label(hf_root):

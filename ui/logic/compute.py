@@ -108,6 +108,8 @@ class ExploreResult:
     key: tuple | None = None  # what determines it, for the figure cache (ui.cached.explore)
     family: str = ""  # the checkpoint's family (what one sample is: FamilySpec.sample_is)
     causal: bool = False  # a decoder: a query never reads a later key (hidden, not zero)
+    read_len: int = 0  # the tokens the text was read at (longer than trained_len: "whole")
+    trained_len: int = 0  # the checkpoint's training length
 
     def with_temperature(self, t: float) -> ExploreResult:
         """This result with every sample's logits divided by ``t`` before its softmax
@@ -153,10 +155,17 @@ def spec_bytes(value) -> int:
     return total
 
 
-def encode(ck: Checkpoint, text: str):
-    """``(Encoding, ids [1, L], mask [1, L])`` of one text with the checkpoint's vocabulary
-    (raises InputError for an empty text or one without a known word)."""
-    enc = ck.vocab.encode(text, ck.read_len)
+def reading(ck: Checkpoint, whole: bool = False) -> int:
+    """The tokens a text is read at: the checkpoint's training length (:attr:`Checkpoint.
+    read_len`), or with ``whole`` its position table (longer than it was trained: labelled so
+    wherever it is shown)."""
+    return ck.config.max_len if whole else ck.read_len
+
+
+def encode(ck: Checkpoint, text: str, whole: bool = False):
+    """``(Encoding, ids [1, L], mask [1, L])`` of one text with the checkpoint's vocabulary, at
+    :func:`reading` (raises InputError for an empty text or one without a known word)."""
+    enc = ck.vocab.encode(text, reading(ck, whole))
     ids = torch.tensor([enc.ids], device=model_device(ck.model))  # [1, L]
     return enc, ids, torch.ones_like(ids, dtype=torch.bool)  # one text: no padding
 
@@ -185,8 +194,11 @@ def _to_numpy(name: str, value: torch.Tensor) -> np.ndarray:
     return arr.astype(np.float16) if arr.ndim >= 3 else arr
 
 
-def explore(ck: Checkpoint, text: str, T: int, seed: int, overrides: SamplingSettings):
+def explore(
+    ck: Checkpoint, text: str, T: int, seed: int, overrides: SamplingSettings, whole: bool = False
+):
     """Sample ``text`` T times; keep every layer's maps for the first ``captured`` samples.
+    ``whole``: read past the training length, up to the position table (:func:`reading`).
 
     Raises :class:`uqcore.errors.UQError` (an empty text, no known word, a bad setting) with a
     message for the user. The settings are resolved once, here, and the sampler runs with them.
@@ -194,7 +206,7 @@ def explore(ck: Checkpoint, text: str, T: int, seed: int, overrides: SamplingSet
     """
     started = time.perf_counter()
     cfg = ck.config
-    enc, ids, mask = encode(ck, text)
+    enc, ids, mask = encode(ck, text, whole)
     fs = resolve(cfg, overrides)  # validates the overrides (ConfigError with a message)
     keep = captured_samples(ck, len(enc.ids), T)
     capture = Capture(layers=tuple(range(cfg.n_layers)), max_samples=keep, kl=True)
@@ -222,6 +234,8 @@ def explore(ck: Checkpoint, text: str, T: int, seed: int, overrides: SamplingSet
         logits=r.logits[:, 0].cpu().numpy().astype(np.float64),
         family=cfg.family,
         causal=get_backbone(cfg.backbone).classifier == "decoder",
+        read_len=reading(ck, whole),
+        trained_len=ck.read_len,
     )
 
 

@@ -54,6 +54,7 @@ FIGURE_SETTINGS = "_figure_settings"  # figure name -> its view's own settings (
 FIGURE_PREFIX = "fig_"  # + a figure name: the key of its st.plotly_chart
 ATT_LAYER, ATT_HEAD, ATT_SAMPLE, ATT_WINDOW = "att_layer", "att_head", "att_sample", "att_window"
 SCALED = "scaled"  # the sidebar's temperature-scaling switch
+WHOLE = "whole_text"  # explorer: read past the training length (ViewState.whole)
 CONF_COVERAGE = "conf_coverage"  # the explorer's conformal coverage slider
 ATT_AUTO = "att_auto"  # attention colours: fixed [0, 1] (off) or up to the largest weight
 ATT_AUTO_SPREAD = "att_auto_spread"  # std map colours: fixed [0, 0.5] (off) or up to its max

@@ -47,6 +47,7 @@ class ViewState:
     em_iterations: int | None = None
     dropout: float | None = None
     scaled: bool = False  # temperature scaling (fitted on dev) applied to every sample's logits
+    whole: bool = False  # read past the training length, up to the position table (explorer)
 
     def overrides(self):
         """The inference overrides this view asks for (None = the checkpoint's own value), as
@@ -172,6 +173,7 @@ def parse(
         ),
         dropout=_ranged(params, "dropout", float, *DROPOUT_RANGE, None, notes, "Dropout"),
         scaled=_one(params, "scaled") in ("1", "true", "True"),
+        whole=_one(params, "whole") in ("1", "true", "True"),
     )
     return state, notes
 

@@ -4,7 +4,9 @@ explorer's checks of its maps (identical samples, a uniform BAM prior)."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
+from ui.logic import compute
 from ui.logic.compute import ExploreResult, identical, spec_bytes, uniform_prior
 
 
@@ -81,3 +83,36 @@ def test_a_decoders_later_keys_are_hidden_not_zero():
     assert hidden.dtype == np.float32 and np.isnan(hidden[:, later]).all()
     assert (hidden[:, ~later] == 0.25).all()
     assert not np.isnan(hide_future(maps, causal=False)).any()  # an encoder's: unchanged
+
+
+def test_every_page_path_reads_at_the_training_length_unless_asked_further(
+    monkeypatch, minilm_base
+):
+    """Issue 36: the pages' one-text path (explorer, why views) and many-texts path (Error
+    analysis, Results, Table 3, Compare) encode at the length the checkpoint was trained; only
+    the explorer's ``whole`` reads further, up to the position table."""
+    from uqcore.registry import load
+    from uqcore.settings import SamplingSettings
+    from uqcore.wordpiece import WordPiece
+    from uqlab.paths import SHIPPED_CHECKPOINT_DIR
+
+    if not (SHIPPED_CHECKPOINT_DIR / "cr-minilm-trans" / "config.json").is_file():
+        pytest.skip("the shipped MiniLM checkpoints are not here")
+    ck = load("cr-minilm-trans", SHIPPED_CHECKPOINT_DIR)
+    seen: list[int] = []
+    real = WordPiece.encode
+
+    def spy(self, text, max_len, **kw):
+        seen.append(max_len)
+        return real(self, text, max_len, **kw)
+
+    monkeypatch.setattr(WordPiece, "encode", spy)
+    long = "the battery lasts and lasts " * 40
+    got = compute.many_probs(ck, (long, "fine"), 2, 0, SamplingSettings())
+    res = compute.explore(ck, long, 2, 0, SamplingSettings())
+    assert set(seen) == {64} and len(res.tokens) == 64 and res.read_len == res.trained_len == 64
+    assert all(not isinstance(g, str) for g in got)
+    seen.clear()
+    far = compute.explore(ck, long, 2, 0, SamplingSettings(), whole=True)
+    assert set(seen) == {512} and (far.read_len, far.trained_len) == (512, 64)
+    assert len(far.tokens) > 64
