@@ -74,7 +74,8 @@ if caught:
         "set (AUROC: 0.5 is chance; AURC: the mean error rate when texts are kept "
         "most-certain-first, lower is better). OOD at equal length: the out-of-domain AUROC "
         "of MI within bins of tokens read where both domains hold 20+ texts. If a score "
-        "separates the domains overall but not within a bin, it is measuring length."
+        "separates the domains overall but not within a bin, it is measuring length. "
+        "1−p: 1 − max p; tokens: the length each text is read at (the training length)."
     )
     frame = pd.DataFrame(caught)
     st.dataframe(

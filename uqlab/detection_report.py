@@ -13,7 +13,10 @@ from collections.abc import Iterable
 
 from uqcore.detection import backwards
 
-SCORES = {"mutual_information": "MI", "max_prob": "1 − max p"}  # the two a reader compares
+SCORES = {
+    "mutual_information": "MI",
+    "max_prob": "1−p",
+}  # MI; 1 − max p  # the two a reader compares
 Entry = tuple[str, dict | None]  # (checkpoint name, its metrics.json or None)
 
 
@@ -54,17 +57,15 @@ def detection_rows(entries: Iterable[Entry]) -> list[dict]:
             continue
         flat = _no_spread(m)
         errors = m["error_detection"]["id"]
-        row = {"checkpoint": name, "tokens read": m.get("read_len")}
+        row = {"checkpoint": name, "tokens": m.get("read_len")}
         for key, short in SCORES.items():
-            row[f"errors AUROC ({short})"] = _auroc(
-                errors[key]["auroc"], flat and key != "max_prob"
-            )
+            row[f"error AUROC {short}"] = _auroc(errors[key]["auroc"], flat and key != "max_prob")
         for key, short in SCORES.items():
-            row[f"errors AURC ({short})"] = f"{errors[key]['aurc']:.3f}"
+            row[f"AURC {short}"] = f"{errors[key]['aurc']:.3f}"
         ood = m.get("ood_detection")
         if ood:
-            row["OOD AUROC (MI)"] = _auroc(ood["mutual_information"]["auroc"], flat)
-            row["OOD AUROC (MI) at equal length"] = "—" if flat else equal_length(m)
+            row["OOD AUROC MI"] = _auroc(ood["mutual_information"]["auroc"], flat)
+            row["OOD AUROC MI at equal length"] = "—" if flat else equal_length(m)
         rows.append(row)
     return rows
 

@@ -214,7 +214,8 @@ def render(
             "the texts are kept most-certain-first by that score (lower is better). Equal "
             "length: the OOD AUROC of MI within bins of tokens read, where both domains hold "
             "20 or more texts (a score that separates the domains overall but not within a "
-            "bin is measuring length). Tokens read: the checkpoint's training length.",
+            "bin is measuring length). Tokens: those each text is read at, the checkpoint's "
+            "training length; 1−p: 1 − max p.",
             "",
             *section,
         ]

@@ -35,13 +35,11 @@ def test_rows_set_error_and_equal_length_detection_side_by_side():
     rows = detection_rows([("a-hsto", _metrics()), ("old", {"id": {}}), ("none", None)])
     assert [r["checkpoint"] for r in rows] == ["a-hsto"]  # unevaluated ones left out
     r = rows[0]
-    assert r["tokens read"] == 64 and r["errors AUROC (MI)"] == "0.700"
-    assert r["OOD AUROC (MI)"] == "0.380"
-    assert r["OOD AUROC (MI) at equal length"] == "16–31: 0.610 · 64 (cut): 0.440"
+    assert r["tokens"] == 64 and r["error AUROC MI"] == "0.700"
+    assert r["OOD AUROC MI"] == "0.380"
+    assert r["OOD AUROC MI at equal length"] == "16–31: 0.610 · 64 (cut): 0.440"
     flat = detection_rows([("a-trans", _metrics(mi_err=0.5, mi_ood=0.5, mean_mi=0.0))])[0]
-    assert (
-        flat["errors AUROC (MI)"] == "— (no spread)" and flat["errors AUROC (1 − max p)"] == "0.800"
-    )
+    assert flat["error AUROC MI"] == "— (no spread)" and flat["error AUROC 1−p"] == "0.800"
 
 
 def test_a_backwards_auroc_gets_a_note_and_a_model_without_spread_none():
@@ -50,7 +48,7 @@ def test_a_backwards_auroc_gets_a_note_and_a_model_without_spread_none():
     assert "0.380" in notes[0] and "backwards" in notes[0]
     assert backwards_notes([("t", _metrics(mi_err=0.3, mi_ood=0.3, mean_mi=0.0))]) == []
     lines = markdown([("a-hsto", _metrics())])
-    assert lines[0].startswith("| checkpoint | tokens read") and "Ranking backwards" in lines[-3]
+    assert lines[0].startswith("| checkpoint | tokens |") and "Ranking backwards" in lines[-3]
 
 
 def test_no_bin_with_both_domains_is_said():
