@@ -29,6 +29,7 @@ from uqlab.upload import (
     server_paths_allowed,
 )
 
+OWN_TASK = ""  # the task selectbox's last option: the visitor's own task file
 sidebar.page("Your own checkpoint", needs_checkpoint=False)
 st.write(
     "Two kinds of folder are read. **This project's checkpoints**: `config.json`, "
@@ -53,19 +54,30 @@ def _done(name: str) -> None:
     st.rerun()
 
 
-def hf_options(where: str, config: bytes | None = None) -> dict:
+def hf_options(where: str, config: bytes | None = None, own: bool = False) -> dict:
     """The task, family and noisy layers for a Hugging Face folder (widgets keyed by ``where``);
     the task whose labels its ``config`` names is chosen first."""
     c1, c2 = st.columns([3, 2])
     guess = guess_task(config) if config else None
-    tasks = tuple(TASKS)  # built in, and the tasks the server's own checkpoints describe
+    tasks = (*TASKS, OWN_TASK) if own else tuple(TASKS)  # own: the visitor's task file
     task = c1.selectbox(
         "Its task (the labels, in order, and the data its pages use)",
         tasks,
         index=tasks.index(guess) if guess in tasks else 0,
-        format_func=task_title,
+        format_func=lambda t: "My own: a task file" if t == OWN_TASK else task_title(t),
         key=f"{K.UP_TASK}_{where}",
     )
+    task_doc = None
+    if task == OWN_TASK:
+        up = c1.file_uploader(
+            "Its task file (JSON: name, label_names, metric)",
+            type=["json"],
+            key=f"{K.UP_TASK}_{where}_file",
+            max_upload_size=1,
+            help="As the lab's task files (uqlab.task_file). Files it names are ignored: an "
+            "upload never points the server at a file; its pages use your labelled file.",
+        )
+        task_doc = up.getvalue() if up is not None else b""
     family = st.radio(
         "Make it stochastic with (no training)",
         TRAINING_FREE,
@@ -87,6 +99,8 @@ def hf_options(where: str, config: bytes | None = None) -> dict:
         "Class i of the model is read as label i of the task: check that its id2label "
         "order matches (CoLA: unacceptable, acceptable; IMDB and CR: negative, positive)."
     )
+    if task == OWN_TASK:
+        return {"task_doc": task_doc, "family": family, "layers": layers}
     return {"task": task, "family": family, "layers": layers}
 
 
@@ -122,7 +136,7 @@ with zip_tab:
             "A Hugging Face classifier folder: pick its task and how to sample it.",
             icon=":material/model_training:",
         )
-        opts = hf_options("zip", config)
+        opts = hf_options("zip", config, own=True)
     if up is not None and st.button("Validate and add", key=K.UP_ZIP_GO, type="primary"):
         try:
             stem = up.name.rsplit(".", 1)[0]
@@ -141,7 +155,7 @@ with files_tab:
     label = st.text_input("Name", "my-checkpoint", key=K.UP_NAME, max_chars=40)
     config_up = next((u for u in ups or [] if u.name == "config.json"), None)
     loose = (
-        hf_options("files", config_up.getvalue())
+        hf_options("files", config_up.getvalue(), own=True)
         if config_up is not None and is_hf({"config.json": config_up.getvalue()})
         else {}
     )

@@ -180,3 +180,19 @@ def evaluate_tiny(path, data_dir, *extra) -> dict:
     ]
     assert evaluate_main(args) == 0
     return json.loads((path / "metrics.json").read_text())
+
+
+def encode_lengths(monkeypatch) -> list[int]:
+    """The ``max_len`` of every ``WordPiece.encode`` call from now on (the length a command or
+    page reads a text at), recorded in the returned list."""
+    from uqcore.wordpiece import WordPiece
+
+    calls: list[int] = []
+    real = WordPiece.encode
+
+    def spy(self, text, max_len, **kw):
+        calls.append(max_len)
+        return real(self, text, max_len, **kw)
+
+    monkeypatch.setattr(WordPiece, "encode", spy)
+    return calls

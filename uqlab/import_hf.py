@@ -70,7 +70,7 @@ from uqcore.wordpiece import TOKENIZER_FILE, WordPiece
 from uqlab.paths import checkpoint_dir
 from uqlab.stale import owner_tag, remove_stale, tag_pattern
 from uqlab.task_file import read_task_file, register_from_training
-from uqlab.tasks import TASK_NAMES, TASKS, get_task
+from uqlab.tasks import TASK_NAMES, TASKS, describe, get_task
 
 SIDE_JSON, SIDE_TENSORS = "uq_family.json", "uq_family.safetensors"  # written by uqlab.export_hf
 SIDE_BYTES = 1 << 20  # a larger uq_family.json is refused unread
@@ -329,12 +329,17 @@ def write_checkpoint(
     *,
     local_base: bool = True,
     describe_task: bool = False,
+    described: dict | None = None,
 ) -> None:
     """Write the checkpoint files of ``info`` as ``family`` into ``out`` (its base named by
     ``record``) and load it back strictly (``local_base=False``: as an upload, whose base must
     lie inside it). ``describe_task``: keep the description of a task that is not built in in
-    ``training.task_spec``, as a trained checkpoint keeps it (an operator's import)."""
-    spec = get_task(task)
+    ``training.task_spec``, as a trained checkpoint keeps it (an operator's import).
+    ``described``: a visitor's own task (a data-free description, checked by
+    :func:`uqlab.upload.visitor_task`, never registered), kept as it is in
+    ``training.task_spec`` instead of a task of the table."""
+    spec = describe(described, ".", "the task description", data_free=True) if described else None
+    spec = spec or get_task(task)
     if len(spec.label_names) != len(info.labels):
         raise ConfigError(
             f"The model has {len(info.labels)} classes ({', '.join(info.labels)}) but task "
@@ -360,7 +365,9 @@ def write_checkpoint(
     if side:
         training = {**info.side.get("training", {}), **training}
         training.pop("task_spec", None)  # the task is the one asked for now
-    if describe_task and not spec.builtin:  # evaluating or opening it needs no task file
+    if described:  # a visitor's: what it said, without files (never the parsed form)
+        training["task_spec"] = described
+    elif describe_task and not spec.builtin:  # evaluating or opening it needs no task file
         training["task_spec"] = spec.description
     try:
         save_checkpoint(

@@ -356,12 +356,15 @@ def install(
     task: str | None = None,
     family: str = "mcdropout",
     layers: str = "last",
+    task_doc: bytes | None = None,
 ) -> str:
     """Write ``files`` as checkpoint ``upload-<name>`` under ``folder``, load it strictly and
     return its name; on any problem nothing is left behind and :class:`UploadError` says why,
     in words that never name a folder of the server. A Hugging Face folder (:func:`is_hf`)
-    becomes a checkpoint of ``family`` for ``task`` whose base is a copy inside it. The files
-    this app derives from a checkpoint (:data:`DERIVED`) are left out: they are computed here."""
+    becomes a checkpoint of ``family`` for ``task`` whose base is a copy inside it; or, with
+    ``task_doc`` (a task file's bytes, :func:`visitor_task`), for the visitor's own task. The
+    files this app derives from a checkpoint (:data:`DERIVED`) are left out: they are computed
+    here."""
     files = {k: v for k, v in files.items() if k not in DERIVED}
     hf = check_files(files)
     folder = Path(folder)
@@ -372,7 +375,7 @@ def install(
     try:
         staging.mkdir(parents=True)
         if hf:
-            _stage_hf(files, staging, task, family, layers)
+            _stage_hf(files, staging, task, family, layers, task_doc)
         else:
             _stage(files, staging)
     except UQError as exc:
@@ -465,10 +468,42 @@ def dropped_note(training: dict) -> str | None:
     )
 
 
-def _stage_hf(files: dict[str, bytes], staging: Path, task, family: str, layers: str) -> None:
+TASK_DOC_BYTES = 1 << 20  # a task description is a small JSON (uqlab.task_file's bound)
+
+
+def visitor_task(task_doc: bytes) -> dict:
+    """The task a visitor describes (a task file's bytes), data-free and never registered:
+    read within :mod:`uqcore.untrusted`'s bounds, its fields that name no file kept
+    (:func:`uqlab.task_file.data_free`: the files it names are dropped, never read) and
+    checked, named apart from the server's tasks. :class:`UploadError` in one line otherwise."""
+
+    doc = load_json(
+        task_doc, what="the task description", max_bytes=TASK_DOC_BYTES, error=UploadError
+    )
+    if not isinstance(doc, dict):
+        raise UploadError("The task description must be a JSON object (a task file).")
+    try:
+        kept, _ = data_free(doc)  # checked as a task file is, without its files
+    except UQError as exc:
+        raise UploadError(str(exc)) from None
+    if kept["name"] in TASK_TABLE:
+        raise UploadError(
+            f"Task {kept['name'][:40]!r} is one of this server's: pick it from the list, or "
+            "name yours otherwise."
+        )
+    return kept
+
+
+def _stage_hf(
+    files: dict[str, bytes], staging: Path, task, family: str, layers: str, task_doc=None
+) -> None:
     """A Hugging Face folder: its files go to ``base/`` inside the checkpoint (referenced by
-    their sha256), the checkpoint of ``family`` beside them, loaded strictly."""
-    if task not in TASK_TABLE:  # the server's tasks: built in, or described by its operator
+    their sha256), the checkpoint of ``family`` beside them, loaded strictly; its task one of
+    the server's, or the visitor's own description (``task_doc``, :func:`visitor_task`)."""
+    described = visitor_task(task_doc) if task_doc is not None else None
+    if described is not None:
+        task = described["name"]
+    elif task not in TASK_TABLE:  # the server's tasks: built in, or described by its operator
         known = ", ".join(TASK_TABLE)
         raise UploadError(f"Pick the task whose data the pages use: one of {known}.")
     base = staging / BASE_COPY
@@ -477,7 +512,9 @@ def _stage_hf(files: dict[str, bytes], staging: Path, task, family: str, layers:
         (base / fname).write_bytes(blob)
     info = inspect(base)
     record = BaseRecord.for_folder(BASE_COPY, file_sha256(base / "model.safetensors"))
-    write_checkpoint(staging, info, task, family, layers, record, local_base=False)
+    write_checkpoint(
+        staging, info, task, family, layers, record, local_base=False, described=described
+    )
 
 
 SERVER_PATHS_ENV = "UQ_ALLOW_SERVER_PATHS"  # "1": visitors may load folders of the server

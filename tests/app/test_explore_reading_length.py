@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from tests.helpers import encode_lengths
 from ui.logic import keys as K
-from uqcore.wordpiece import WordPiece
 from uqlab.paths import SHIPPED_CHECKPOINT_DIR
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
@@ -24,15 +24,7 @@ def seen(monkeypatch, minilm_base) -> list[int]:
     if not (SHIPPED_CHECKPOINT_DIR / NAME / "config.json").is_file():
         pytest.skip("the shipped MiniLM checkpoints are not here")
     monkeypatch.setenv("UQ_CHECKPOINT_DIR", str(SHIPPED_CHECKPOINT_DIR))
-    calls: list[int] = []
-    real = WordPiece.encode
-
-    def spy(self, text, max_len, **kw):
-        calls.append(max_len)
-        return real(self, text, max_len, **kw)
-
-    monkeypatch.setattr(WordPiece, "encode", spy)
-    return calls
+    return encode_lengths(monkeypatch)
 
 
 def _open(**params) -> AppTest:

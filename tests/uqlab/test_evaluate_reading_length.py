@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.helpers import encode_lengths
 from uqcore.checkpoint import load_checkpoint, read_length
-from uqcore.wordpiece import WordPiece
 from uqlab.paths import SHIPPED_CHECKPOINT_DIR
 
 NAME = "cr-minilm-trans"
@@ -22,15 +22,7 @@ def lengths(monkeypatch, minilm_base, data_dir):
         pytest.skip("the shipped MiniLM checkpoints are not here")
     monkeypatch.setenv("UQ_CHECKPOINT_DIR", str(SHIPPED_CHECKPOINT_DIR))
     monkeypatch.setenv("UQ_DATA_DIR", str(data_dir))
-    seen: list[int] = []
-    real = WordPiece.encode
-
-    def spy(self, text, max_len, **kw):
-        seen.append(max_len)
-        return real(self, text, max_len, **kw)
-
-    monkeypatch.setattr(WordPiece, "encode", spy)
-    return seen
+    return encode_lengths(monkeypatch)
 
 
 def _ck():

@@ -80,6 +80,40 @@ def test_a_hf_zip_takes_any_task_the_server_knows(hf_root, tmp_path):
         TASKS.update(before)
 
 
+def test_a_hf_zip_takes_the_visitors_own_task_description_data_free(hf_root, tmp_path):
+    """Issue 36: a visitor describes the task (a task file's bytes): kept in the checkpoint
+    without the files it names, never registered on the server; hostile ones refused."""
+    from uqlab.tasks import TASKS
+
+    files = files_from_zip(zip_folder(hf_root / "tiny-bert"))
+    doc = {
+        "name": "my-reviews",
+        "title": "My reviews",
+        "label_names": ["bad", "good"],
+        "text_column": "review",
+        "data": {"file": "/etc/passwd", "split": {"dev": 0.1, "test": 0.1}},
+        "ood": {"file": "../../secrets.csv", "name": "x"},
+    }
+    name = install(files, "tiny", tmp_path, family="sto", task_doc=json.dumps(doc).encode())
+    training = load(name, tmp_path).training
+    assert training["task"] == "my-reviews" and "my-reviews" not in TASKS
+    assert training["task_spec"]["label_names"] == ["bad", "good"]
+    assert not {"data", "ood"} & set(training["task_spec"])  # never a server path
+    bad = {
+        b"[" * 100_000: "nested too deeply",
+        b'"a string"': "JSON object",
+        json.dumps({**doc, "name": "cola"}).encode(): "'cola' is a built-in",
+        json.dumps({**doc, "label_names": ["a", "b", "c"]}).encode(): "3",
+        json.dumps({"name": "x"}).encode(): "label_names",
+        b"{" + b" " * (2 << 20) + b"}": "MB",
+    }
+    for raw, message in bad.items():
+        with pytest.raises(UploadError, match=message) as err:
+            install(files, "again", tmp_path / "other", family="sto", task_doc=raw)
+        assert "/tmp" not in str(err.value) and "\n" not in str(err.value)
+        assert not (tmp_path / "other").exists() or not any((tmp_path / "other").iterdir())
+
+
 def test_the_task_is_guessed_from_id2label(hf_root):
     from uqlab.upload import guess_task
 

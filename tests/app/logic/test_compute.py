@@ -91,22 +91,15 @@ def test_every_page_path_reads_at_the_training_length_unless_asked_further(
     """Issue 36: the pages' one-text path (explorer, why views) and many-texts path (Error
     analysis, Results, Table 3, Compare) encode at the length the checkpoint was trained; only
     the explorer's ``whole`` reads further, up to the position table."""
+    from tests.helpers import encode_lengths
     from uqcore.registry import load
     from uqcore.settings import SamplingSettings
-    from uqcore.wordpiece import WordPiece
     from uqlab.paths import SHIPPED_CHECKPOINT_DIR
 
     if not (SHIPPED_CHECKPOINT_DIR / "cr-minilm-trans" / "config.json").is_file():
         pytest.skip("the shipped MiniLM checkpoints are not here")
     ck = load("cr-minilm-trans", SHIPPED_CHECKPOINT_DIR)
-    seen: list[int] = []
-    real = WordPiece.encode
-
-    def spy(self, text, max_len, **kw):
-        seen.append(max_len)
-        return real(self, text, max_len, **kw)
-
-    monkeypatch.setattr(WordPiece, "encode", spy)
+    seen = encode_lengths(monkeypatch)
     long = "the battery lasts and lasts " * 40
     got = compute.many_probs(ck, (long, "fine"), 2, 0, SamplingSettings())
     res = compute.explore(ck, long, 2, 0, SamplingSettings())
