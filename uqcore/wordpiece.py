@@ -216,6 +216,12 @@ class WordPiece:
             )
         return self._template
 
+    def special_ids(self) -> list[int]:
+        """The ids of the tokenizer's special added tokens, ascending (a byte-level BPE's
+        ``<|endoftext|>``, ``<|im_start|>``...; BERT's ``[CLS]``, ``[PAD]``...)."""
+        added = self._tok.get_added_tokens_decoder()
+        return sorted(i for i, token in added.items() if token.special)
+
     @property
     def held(self) -> tuple[int, int]:
         """How many positions the template holds before and after the pieces."""

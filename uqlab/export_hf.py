@@ -1,13 +1,18 @@
-"""Export a BERT-backbone checkpoint as a Hugging Face classifier folder: ``python -m
+"""Export a checkpoint on a pretrained base as a Hugging Face classifier folder: ``python -m
 uqlab.export_hf NAME OUT [--root DIR]``.
 
-``OUT`` becomes a standard ``BertForSequenceClassification`` folder that ``transformers`` loads
-(``config.json`` with ``id2label``, ``model.safetensors`` with the adapters merged into their
-weights, the base's ``tokenizer.json`` and tokenizer config): its deterministic logits are the
-checkpoint's. What a stochastic family adds (H-STO's centroids, BAM's prior network, the
-family, its structure, its trained knobs and which layers are stochastic) goes in two side files
-that ``transformers`` ignores and :mod:`uqlab.import_hf` reads back: ``uq_family.json`` and
-``uq_family.safetensors``. So export -> import gives the checkpoint's samples again.
+``OUT`` becomes a standard ``BertForSequenceClassification`` folder (a BERT-backbone checkpoint,
+the ``*-minilm-*`` ones) or ``LlamaForSequenceClassification`` / ``Qwen2...`` / ``Mistral...`` /
+``GPT2ForSequenceClassification`` folder (a decoder: the ``*-smollm2-*`` ones, an imported
+decoder; :mod:`uqlab.export_decoder`) that ``transformers`` loads (``config.json`` with
+``id2label``, ``model.safetensors`` with the adapters merged into their weights, the base's
+``tokenizer.json`` and tokenizer config): its deterministic logits are the checkpoint's.
+
+What a stochastic family adds (H-STO's centroids, BAM's prior network, the family, its
+structure, its trained knobs and which layers are stochastic) goes in two side files that
+``transformers`` ignores and :mod:`uqlab.import_hf` reads back: ``uq_family.json`` and
+``uq_family.safetensors``, with the length the checkpoint was trained to read at. So export ->
+import gives the checkpoint's samples again, at the same reading length.
 """
 
 from __future__ import annotations
@@ -22,11 +27,14 @@ from pathlib import Path
 import torch
 from safetensors.torch import save_file
 
+from uqcore.backbones import get_backbone
 from uqcore.base_model import locate
 from uqcore.bert import hf_names
 from uqcore.checkpoint import Checkpoint
 from uqcore.errors import UQError
+from uqcore.hf_layouts import read_config_json
 from uqcore.registry import load
+from uqlab.export_decoder import decoder_hf_config, decoder_split_tensors
 from uqlab.import_hf import SIDE_JSON, SIDE_TENSORS
 from uqlab.paths import checkpoint_dir
 
@@ -88,10 +96,12 @@ def export(name: str, out: str | Path, root: str | Path | None = None) -> Path:
     folder ``out`` (created; an existing folder must be empty). Returns ``out``."""
     ck = load(name, root if root is not None else checkpoint_dir())
     cfg = ck.config
-    if cfg.backbone != "bert" or ck.base is None:
+    decoder = get_backbone(cfg.backbone).classifier == "decoder"
+    if ck.base is None or not (decoder or cfg.backbone == "bert"):
         raise UQError(
-            f"{name} is a {cfg.backbone!r} checkpoint; only BERT-backbone checkpoints "
-            "(the *-minilm-* ones) export as a BertForSequenceClassification."
+            f"{name} is a {cfg.backbone!r} checkpoint; only checkpoints on a pretrained BERT "
+            "(the *-minilm-* ones) or decoder (the *-smollm2-* ones) export as a Hugging Face "
+            "classifier."
         )
     if cfg.spec.ensemble:
         raise UQError(
@@ -101,11 +111,16 @@ def export(name: str, out: str | Path, root: str | Path | None = None) -> Path:
     out = Path(out)
     if out.exists() and any(out.iterdir()):
         raise UQError(f"{out} is not empty; give a new folder.")
-    hf, own = split_tensors(ck)
-    base = locate(ck.base)
+    base = locate(ck.base, root=ck.path)
+    labels = ck.training.get("label_names") or [f"LABEL_{i}" for i in range(cfg.num_classes)]
+    if decoder:
+        config = decoder_hf_config(ck, read_config_json(base), list(labels))
+        hf, own = decoder_split_tensors(ck)
+    else:
+        config, (hf, own) = hf_config(ck), split_tensors(ck)
     out.mkdir(parents=True, exist_ok=True)
     save_file(hf, str(out / "model.safetensors"), metadata={"format": "pt"})
-    (out / "config.json").write_text(json.dumps(hf_config(ck), indent=2))
+    (out / "config.json").write_text(json.dumps(config, indent=2))
     for fname in TOKENIZER_FILES:
         if (base / fname).is_file():
             shutil.copyfile(base / fname, out / fname)
@@ -116,6 +131,7 @@ def export(name: str, out: str | Path, root: str | Path | None = None) -> Path:
             "task": ck.training.get("task"),
             "label_names": ck.training.get("label_names"),
             "exported_from": name,
+            "config": {"max_len": ck.read_len},  # the length it reads a text at, kept
         },
     }
     (out / SIDE_JSON).write_text(json.dumps(side, indent=2))
@@ -126,7 +142,7 @@ def export(name: str, out: str | Path, root: str | Path | None = None) -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("name", help="a BERT-backbone checkpoint, e.g. cola-minilm-trans")
+    p.add_argument("name", help="a checkpoint on a pretrained base, e.g. cola-minilm-trans")
     p.add_argument("out", help="the folder to write (new or empty)")
     p.add_argument("--root", default=None, help="checkpoint folder (default: UQ_CHECKPOINT_DIR)")
     args = p.parse_args(argv)
@@ -135,7 +151,8 @@ def main(argv: list[str] | None = None) -> int:
     except UQError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    print(f"{out}: BertForSequenceClassification of {args.name}")
+    arch = json.loads((out / "config.json").read_text())["architectures"][0]
+    print(f"{out}: {arch} of {args.name}")
     return 0
 
 
