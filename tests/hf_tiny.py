@@ -129,6 +129,37 @@ def tiny_decoder_folder(arch: str, folder: Path, *, seed: int = 0) -> Path:
     return folder
 
 
+def tiny_causal_lm_folder(folder: Path, *, tied: bool = True, seed: int = 0) -> Path:
+    """A tiny random ``LlamaForCausalLM`` folder (grouped-query heads; the LM head tied to the
+    embedding or its own) with the Llama tokenizer of :func:`tiny_decoder_folder`."""
+    import transformers as tf
+    from tokenizers import Tokenizer
+
+    folder.mkdir(parents=True, exist_ok=True)
+    _decoder_bpe(folder, "llama")
+    tok = Tokenizer.from_file(str(folder / "tokenizer.json"))
+    cfg = tf.LlamaConfig(
+        vocab_size=tok.get_vocab_size(),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=64,
+        pad_token_id=0,
+        bos_token_id=tok.token_to_id("<s>"),
+        eos_token_id=tok.token_to_id("</s>"),
+        tie_word_embeddings=tied,
+    )
+    torch.manual_seed(seed)
+    model = tf.LlamaForCausalLM(cfg).eval()
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(torch.randn_like(p) * 0.05)
+    model.save_pretrained(str(folder), safe_serialization=True)
+    return folder
+
+
 def tiny_folder(
     arch: str,
     folder: Path,

@@ -44,6 +44,7 @@ from uqcore.config import FORMAT_VERSION, ModelConfig, upgrade_v1
 from uqcore.decoder_weights import decoder_specials
 from uqcore.errors import CheckpointError, ConfigError
 from uqcore.linear import merge_adapters
+from uqcore.prompt import prompt_of
 from uqcore.untrusted import read_json_file
 from uqcore.vocab import Vocab, write_atomic
 from uqcore.wordpiece import WordPiece
@@ -235,6 +236,13 @@ def load_checkpoint(
             decoder_specials(folder) if backbone.classifier == "decoder" else backbone.hf.specials
         )
         vocab = WordPiece.from_folder(folder, specials)
+        prompt = prompt_of(doc["training"], cfg.num_classes)
+        if prompt is not None:  # a label-word classifier: the prompt is its template
+            if backbone.classifier != "decoder":
+                raise CheckpointError(
+                    f"{root / CONFIG_FILE} has a label-word prompt, which only a decoder reads."
+                )
+            vocab = vocab.prompted(prompt.before, prompt.after)
         if len(vocab) > cfg.vocab_size:
             raise CheckpointError(
                 f"The base's tokenizer has {len(vocab)} ids but the model embeds "

@@ -204,6 +204,8 @@ def _llama_like(backbone: str, model_type: str, architecture: str, fields) -> De
         _LLAMA_EMBEDDINGS,
         _llama_layer,
         _LLAMA_NORM,
+        # a causal LM base's untied language-model head: read by uqlab.label_words only
+        ignored=("lm_head.weight",),
     )
 
 

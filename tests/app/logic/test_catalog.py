@@ -55,3 +55,33 @@ def test_picker_labels_fit_the_sidebar_and_stay_unique():
         assert labels["cola-smollm2-trans"] == "CoLA · SmolLM2 · TRANS"
     assert labels["cola-probtrans"] == "CoLA · ProbTrans (EM)"
     assert labels["imdb-sto-t40"] == "IMDB · STO-TRANS (t40)"  # what tells it from imdb-sto-t1
+
+
+def test_a_zero_shot_checkpoint_is_named_and_described_as_one():
+    """A label-word checkpoint (uqlab.label_words) says that it answers in words, untrained."""
+    from pathlib import Path
+
+    from ui.logic.catalog import LABEL_CHARS, base_line, display_name, reading
+    from uqcore.registry import CheckpointInfo
+
+    def info(family: str) -> CheckpointInfo:
+        return CheckpointInfo(
+            name=f"cola-smollm2-words-{family}",
+            path=Path("x"),
+            family=family,
+            task="cola",
+            config={"backbone": "llama", "max_len": 8192, "stochastic_layers": [29]},
+            metrics=None,
+            training={
+                "prompt": {"template": "{text}?", "words": ["no", "yes"]},
+                "config": {"max_len": 128, "base": "smollm2"},
+            },
+            card="",
+        )
+
+    names = {f: display_name(info(f)) for f in ("trans", "sto", "bam", "mcdropout")}
+    assert names["sto"] == "CoLA · SmolLM2 words · STO"
+    assert all(len(n) <= LABEL_CHARS for n in names.values()), names
+    line = base_line(info("sto"))
+    assert "'no' / 'yes'" in line and "Nothing trained" in line and "layer(s) 29" in line
+    assert reading(info("sto")).startswith("128 tokens, its prompt included")

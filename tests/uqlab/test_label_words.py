@@ -1,0 +1,134 @@
+"""Zero-shot label-word checkpoints (uqlab.label_words): on a tiny random LlamaForCausalLM (tied
+and untied LM head) the class probabilities equal transformers' next-token probabilities of the
+words after the prompt, renormalised over the words; a text cut to the reading length keeps the
+whole prompt; the training-free families at zero noise equal the model; bad prompts and words
+get a message; the SmolLM2 checkpoint equals transformers' reading of the converted base on ten
+sentences (needs the base)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from tests.hf_tiny import tiny_causal_lm_folder
+from uqcore.base_model import WEIGHTS, BaseRecord, file_sha256
+from uqcore.checkpoint import load_checkpoint
+from uqcore.errors import UQError
+from uqcore.predict import pad
+from uqcore.prompt import Prompt
+from uqcore.sampling import sample
+from uqcore.settings import SamplingSettings
+from uqlab.label_words import build_prompt, main, word_ids, write_label_words
+
+tf = pytest.importorskip("transformers")
+TEXTS = ("the cat sat on the mat .", "what a terrible , boring film !", "fine")
+PROMPT = Prompt("<s>question: {text}\nanswer: ", ("no", "yes"))
+
+
+def _write(folder, out, family="trans", max_len=40, prompt=PROMPT):
+    record = BaseRecord.for_folder(str(folder), file_sha256(folder / WEIGHTS))
+    write_label_words(out, folder, record, "cola", prompt, family=family, max_len=max_len)
+    return load_checkpoint(out)
+
+
+def _reference(folder, ck, ids):
+    """transformers' next-token probabilities of the words' first tokens, renormalised."""
+    lm = tf.AutoModelForCausalLM.from_pretrained(str(folder)).eval()
+    words = ck.training["label_word_ids"]
+    with torch.no_grad():
+        logits = lm(input_ids=ids).logits[:, -1, words]  # [B, C]
+    return logits.softmax(-1)
+
+
+@pytest.fixture(scope="module", params=[True, False], ids=["tied", "untied"])
+def folder(request, tmp_path_factory):
+    return tiny_causal_lm_folder(tmp_path_factory.mktemp("lm") / "base", tied=request.param)
+
+
+def test_the_class_probabilities_are_the_words_next_token_probabilities(folder, tmp_path):
+    ck = _write(folder, tmp_path / "zs")
+    assert ck.training["label_word_ids"] == word_ids(ck.vocab, PROMPT.words)
+    for text in TEXTS:  # one at a time: transformers reads no padding here
+        ids = torch.tensor([ck.vocab.encode(text, ck.read_len).ids])
+        mask = torch.ones_like(ids, dtype=torch.bool)
+        mine = sample(ck.model, ids, mask, 1, seed=0).probs[0]  # [1, C]
+        torch.testing.assert_close(mine, _reference(folder, ck, ids), atol=1e-5, rtol=0)
+
+
+def test_a_cut_text_keeps_the_whole_prompt_and_salience_holds_it(folder, tmp_path):
+    ck = _write(folder, tmp_path / "zs", max_len=24)
+    before, after = ck.vocab.held
+    assert before > 1 and after > 1  # "<s>question:" ... "\nanswer:"
+    enc = ck.vocab.encode(" ".join(["the cat sat on the mat"] * 10), ck.read_len)
+    assert len(enc.ids) == 24 and enc.truncated
+    full = ck.vocab.encode("fine", 64).ids
+    assert enc.ids[:before] == full[:before] and enc.ids[-after:] == full[-after:]
+
+
+@pytest.mark.parametrize("family", ["sto", "bam"])
+def test_a_training_free_family_at_zero_noise_is_the_zero_shot_model(folder, tmp_path, family):
+    plain = _write(folder, tmp_path / "plain")
+    noisy = _write(folder, tmp_path / family, family=family)
+    rows = [plain.vocab.encode(t, plain.read_len).ids for t in TEXTS]
+    ids, mask = pad(rows, max(map(len, rows)))
+    want = sample(plain.model, ids, mask, 1, seed=0).probs[0]
+    off = SamplingSettings(noise_scale=0.0)
+    got = sample(noisy.model, ids, mask, 3, seed=1, settings=off).probs  # [T, B, C]
+    torch.testing.assert_close(got, want.expand_as(got), atol=1e-5, rtol=0)
+    spread = sample(noisy.model, ids, mask, 8, seed=1).probs.std(0).max()
+    assert float(spread) > 0  # with its noise on, the samples differ
+
+
+def test_bad_prompts_and_words_are_refused_with_a_message(folder, tmp_path):
+    with pytest.raises(UQError, match="exactly once"):
+        build_prompt("", "cola", words=["no", "yes"], template="no slot here")
+    with pytest.raises(UQError, match="give --words"):
+        build_prompt("{instruction} {text}", "sst9")
+    with pytest.raises(UQError, match="same token"):
+        _write(folder, tmp_path / "same", prompt=Prompt("{text}", ("no", "no!")))
+    with pytest.raises(UQError, match="one word per class"):
+        _write(folder, tmp_path / "three", prompt=Prompt("{text}", ("a", "b", "c")))
+    with pytest.raises(UQError, match="no room"):
+        _write(folder, tmp_path / "short", max_len=5)
+    assert not (tmp_path / "same").exists() or not any((tmp_path / "same").iterdir())
+
+
+def test_the_command_writes_nothing_when_it_fails(tmp_path, capsys):
+    code = main(["--task", "cola", "--words", "no", "--root", str(tmp_path)])
+    assert code == 2 and "error:" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_smollm2_zero_shot_model_equals_transformers_on_ten_sentences(tmp_path):
+    from uqlab.bases import get_base
+    from uqlab.label_words import INSTRUCTIONS, prompt_for
+
+    base = get_base("smollm2")
+    try:
+        folder = base.path()
+    except Exception as exc:  # noqa: BLE001 (ConfigError: not installed)
+        pytest.skip(str(exc))
+    prompt = prompt_for(base.chat, INSTRUCTIONS["cola"])
+    out = tmp_path / "zs"
+    write_label_words(out, folder, base.record(), "cola", prompt)
+    ck = load_checkpoint(out)
+    texts = [
+        "The cat sat on the mat.",
+        "Cat the mat on sat the.",
+        "She has been reading all day.",
+        "He seem happy yesterday.",
+        "What did you see?",
+        "The more you read, the more you know.",
+        "John is easy to please.",
+        "The book was by John written.",
+        "Colorless green ideas sleep furiously.",
+        "Him and me goes to the store.",
+    ]
+    lm = tf.AutoModelForCausalLM.from_pretrained(str(folder)).eval()
+    for text in texts:
+        ids = torch.tensor([ck.vocab.encode(text, ck.read_len).ids])
+        mask = torch.ones_like(ids, dtype=torch.bool)
+        mine = sample(ck.model, ids, mask, 1, seed=0).probs[0]
+        with torch.no_grad():
+            want = lm(input_ids=ids).logits[:, -1, ck.training["label_word_ids"]].softmax(-1)
+        torch.testing.assert_close(mine, want, atol=1e-4, rtol=0)

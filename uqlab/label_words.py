@@ -1,0 +1,255 @@
+"""A zero-shot classifier from an instruction decoder and a label-word prompt: ``python -m
+uqlab.label_words --task cr [--base smollm2] [--family sto] [--name NAME] [--dev 200]``
+(``--task-file T.json`` for a task of one's own).
+
+The checkpoint is the base with a head whose rows are its language-model head's (the tied
+embedding's) rows at the first token of one word per class, read after the prompt
+(:mod:`uqcore.prompt`): class probabilities are the words' next-token probabilities
+renormalised over the words. Nothing is trained; ``--family`` adds a training-free noise
+(``trans``: none; ``sto``, ``bam``, ``mcdropout`` as an imported model's, in ``--layers``). The
+prompt is the base's chat format around a task's instruction (:data:`INSTRUCTIONS` for the
+built-in tasks, else ``--instruction`` and ``--words``), or a whole ``--template`` holding
+``{text}``. It reads a text at ``--max-len`` tokens, the prompt included. ``--dev N`` prints the
+accuracy on the first ``N`` rows of the task's dev split, to choose a prompt or words on (never
+on test). Written like an import: in a staging folder, moved in once it loads.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from safetensors import safe_open
+
+from uqcore.base_model import WEIGHTS, BaseRecord
+from uqcore.build import attach_base, build_model
+from uqcore.checkpoint import check_name, load_checkpoint, save_checkpoint
+from uqcore.config import ModelConfig
+from uqcore.decoder_weights import decoder_specials, read_decoder_shape
+from uqcore.errors import CheckpointError, UQError
+from uqcore.families import TRAINING_FREE, get_family
+from uqcore.predict import pad
+from uqcore.prompt import SLOT, Prompt
+from uqcore.sampling import sample
+from uqcore.wordpiece import WordPiece
+from uqlab.bases import get_base
+from uqlab.import_hf import parse_layers, task_for
+from uqlab.paths import checkpoint_dir
+from uqlab.stale import staged_checkpoint
+from uqlab.tasks import get_task
+
+DEFAULT_MAX_LEN = 128  # tokens, the prompt's included (the built-in prompts take ~30)
+
+
+@dataclass(frozen=True)
+class Instruction:
+    """What a task asks the model and the word that answers for each class (label order)."""
+
+    text: str
+    words: tuple[str, ...]
+
+
+SENTIMENT = Instruction(
+    "Is the sentiment of this review negative or positive? Answer with one word.",
+    ("negative", "positive"),
+)
+INSTRUCTIONS: dict[str, Instruction] = {
+    "cr": SENTIMENT,
+    "imdb": SENTIMENT,
+    "cola": Instruction(
+        "Is this sentence grammatically correct? Answer with yes or no.", ("no", "yes")
+    ),
+}
+
+
+def prompt_for(chat: str, instruction: Instruction) -> Prompt:
+    """The base's chat format (``{instruction}`` and ``{text}`` slots) around ``instruction``."""
+    return Prompt(chat.replace("{instruction}", instruction.text), instruction.words)
+
+
+def word_ids(vocab: WordPiece, words: tuple[str, ...]) -> list[int]:
+    """The first token of each word; :class:`UQError` when two words share it (the head could
+    not tell them apart)."""
+    ids = []
+    for word in words:
+        pieces, _ = vocab.pieces(word)
+        if not pieces:
+            raise UQError(f"The word {word!r} has no token; give another word.")
+        ids.append(pieces[0])
+    if len(set(ids)) != len(ids):
+        raise UQError(
+            f"The words {', '.join(map(repr, words))} begin with the same token; give words that "
+            "differ in their first token."
+        )
+    return ids
+
+
+def lm_rows(folder: Path, model: torch.nn.Module, ids: list[int]) -> torch.Tensor:
+    """``[C, D]``: the language-model head's rows at ``ids``: ``lm_head.weight`` when the base
+    stores one, else the input embedding's (tied, as SmolLM2's)."""
+    with safe_open(str(folder / WEIGHTS), framework="pt") as f:
+        if "lm_head.weight" in f.keys():
+            return f.get_slice("lm_head.weight")[ids].float()
+    return model.embed.weight.detach()[ids].clone()
+
+
+def write_label_words(
+    out: Path,
+    folder: Path,
+    record: BaseRecord,
+    task: str,
+    prompt: Prompt,
+    *,
+    family: str = "trans",
+    layers: str | None = None,
+    max_len: int = DEFAULT_MAX_LEN,
+    base_name: str | None = None,
+) -> None:
+    """Write the label-word checkpoint of the decoder base in ``folder`` (recorded as
+    ``record``; ``base_name``: its entry of :data:`uqlab.bases.BASES`) for ``task`` into
+    ``out``, and load it back strictly."""
+    spec = get_task(task)
+    if len(prompt.words) != len(spec.label_names):
+        raise UQError(
+            f"Task {task!r} has {len(spec.label_names)} classes "
+            f"({', '.join(spec.label_names)}); give one word per class."
+        )
+    if family not in TRAINING_FREE:
+        raise UQError(f"--family must be one of {', '.join(TRAINING_FREE)}; got {family!r}.")
+    shape = read_decoder_shape(folder)
+    d_head = shape["d_model"] // shape["n_heads"]
+    params, inference = get_family(family).untrained(d_head)
+    cfg = ModelConfig.from_dict({**shape, "num_classes": len(prompt.words), "family": family})
+    layered = get_family(family).layered
+    cfg = cfg.replace(
+        attention=params,
+        inference=inference,
+        stochastic_layers=parse_layers(layers, cfg.n_layers) if layered else None,
+    )
+    model = build_model(cfg)
+    attach_base(model, folder)
+    vocab = WordPiece.from_folder(folder, decoder_specials(folder)).prompted(
+        prompt.before, prompt.after
+    )
+    ids = word_ids(vocab, prompt.words)
+    with torch.no_grad():
+        model.head.weight.copy_(lm_rows(folder, model, ids))  # [C, D]
+    held = sum(vocab.held)
+    if max_len <= held:
+        raise UQError(f"--max-len {max_len} leaves no room beside the prompt's {held} tokens.")
+    training = {
+        "task": task,
+        "family": family,
+        "label_names": list(spec.label_names),
+        "prompt": prompt.to_dict(),
+        "label_word_ids": ids,
+        "config": {"max_len": max_len, "base": base_name},
+    }
+    if not spec.builtin:
+        training["task_spec"] = spec.description
+    save_checkpoint(out, model, cfg, None, training=training, base=record, card=_card(cfg, prompt))
+    load_checkpoint(out)
+
+
+def _card(cfg: ModelConfig, prompt: Prompt) -> str:
+    words = " / ".join(repr(w) for w in prompt.words)
+    return (
+        f"# Zero-shot label words ({cfg.spec.title})\n\nThe instruction decoder as it is, asked "
+        f"a question after each text; a class's probability is that of its word ({words}) "
+        "as the next token, renormalised over the words. Nothing was trained. The prompt:\n\n"
+        f"```\n{prompt.template}\n```\n"
+    )
+
+
+def build_prompt(
+    chat: str,
+    task: str,
+    instruction: str | None = None,
+    words: list[str] | None = None,
+    template: str | None = None,
+) -> Prompt:
+    """The prompt of the command line: a whole ``template``, or the base's ``chat`` format
+    around ``instruction`` (default: the task's in :data:`INSTRUCTIONS`); ``words`` default to
+    the task's. :class:`UQError` says what is missing."""
+    known = INSTRUCTIONS.get(task)
+    words_ = tuple(words) if words else (known.words if known else ())
+    if not words_:
+        raise UQError(f"Task {task!r} has no default answer words: give --words.")
+    if template is not None:
+        try:
+            return Prompt.from_dict({"template": template, "words": list(words_)}, len(words_))
+        except CheckpointError as exc:
+            raise UQError(str(exc).replace("training.prompt.", "--")) from None
+    if not chat:
+        raise UQError("This base has no chat format here; give a whole --template.")
+    text = instruction or (known.text if known else "")
+    if not text:
+        raise UQError(f"Task {task!r} has no default question: give --instruction.")
+    return prompt_for(chat, Instruction(text, words_))
+
+
+def dev_accuracy(path: Path, n: int) -> tuple[float, int]:
+    """Accuracy of one sample on the first ``n`` rows of the checkpoint's task's dev split."""
+    from uqlab.data import load_task
+
+    ck = load_checkpoint(path)
+    dev = load_task(ck.training["task"]).dev
+    texts, labels = dev.texts[:n], dev.labels[:n]
+    right = 0
+    for start in range(0, len(texts), 16):
+        rows = [ck.vocab.encode(t, ck.read_len).ids for t in texts[start : start + 16]]
+        ids, mask = pad(rows, max(map(len, rows)))
+        probs = sample(ck.model, ids, mask, 1, seed=0).probs.mean(0)  # [B, C]
+        right += int((probs.argmax(-1) == torch.tensor(labels[start : start + 16])).sum())
+    return right / max(len(texts), 1), len(texts)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--task", default=None, help="a built-in task or one a checkpoint keeps (cr)")
+    p.add_argument("--task-file", default=None, help="a task description (uqlab.task_file)")
+    p.add_argument("--base", default="smollm2", help="an instruction decoder of uqlab.bases")
+    p.add_argument("--family", default="trans", help=f"one of {', '.join(TRAINING_FREE)}")
+    p.add_argument("--layers", default=None, help="where the noise goes: last, all or 0,5")
+    p.add_argument("--name", default=None, help="default <task>-<base>-words-<family>")
+    p.add_argument("--instruction", default=None, help="the question asked after each text")
+    p.add_argument("--words", nargs="+", default=None, help="one answer word per class")
+    p.add_argument("--template", default=None, help=f"a whole prompt holding {SLOT}")
+    p.add_argument("--max-len", type=int, default=DEFAULT_MAX_LEN)
+    p.add_argument("--dev", type=int, default=0, help="print accuracy on N dev rows")
+    p.add_argument("--root", default=None, help="checkpoint folder (default: UQ_CHECKPOINT_DIR)")
+    args = p.parse_args(argv)
+    try:
+        task = task_for(args.task, args.task_file)
+        name = args.name or f"{task}-{args.base}-words-{args.family}"
+        base = get_base(args.base)
+        prompt = build_prompt(base.chat, task, args.instruction, args.words, args.template)
+        root = Path(args.root) if args.root else checkpoint_dir()
+        target = root / check_name(name)
+        with staged_checkpoint(root, name) as staging:
+            write_label_words(
+                staging,
+                base.path(),
+                base.record(),
+                task,
+                prompt,
+                family=args.family,
+                layers=args.layers,
+                max_len=args.max_len,
+                base_name=base.name,
+            )
+    except UQError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"{target}: {base.title} answering {' / '.join(prompt.words)} ({args.family})")
+    if args.dev:
+        acc, n = dev_accuracy(target, args.dev)
+        print(f"dev accuracy (one sample, first {n} rows): {acc:.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
