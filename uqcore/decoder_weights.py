@@ -12,6 +12,7 @@ weights ``[in, out]`` are transposed, Llama's Q, K, V concatenated into one proj
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import torch
@@ -19,7 +20,7 @@ from safetensors import safe_open
 from torch import nn
 
 from uqcore.backbones import get_backbone
-from uqcore.base_model import copy_base, share_base
+from uqcore.base_model import share_base
 from uqcore.config import ModelConfig
 from uqcore.errors import CheckpointError, ConfigError
 from uqcore.families import TRAINING_FREE, get_family
@@ -97,6 +98,13 @@ def hf_decoder_tensors(folder: str | Path, cfg: ModelConfig) -> dict[str, torch.
     """Our model's base tensors from ``folder/model.safetensors`` (a classifier's, or a bare
     decoder's without the prefix), float32, in our layout (Conv1D weights transposed);
     :class:`CheckpointError` naming what is missing, unexpected or not finite."""
+    return dict(each_decoder_tensor(folder, cfg))
+
+
+def each_decoder_tensor(folder: str | Path, cfg: ModelConfig) -> Iterator[tuple[str, torch.Tensor]]:
+    """:func:`hf_decoder_tensors` one tensor at a time (what a load copies and drops before it
+    reads the next: the base is held once, not twice). The file's names are checked first (from
+    its header: nothing is read when one is missing or unexpected), each tensor as it is read."""
     layout = _layout(cfg)
     path = Path(folder) / "model.safetensors"
     names = hf_decoder_names(cfg)
@@ -105,17 +113,24 @@ def hf_decoder_tensors(folder: str | Path, cfg: ModelConfig) -> dict[str, torch.
         with safe_open(str(path), framework="pt") as f:
             keys = set(f.keys())
             prefix = "" if first in keys else layout.prefix
-            out, missing, used = {}, [], set()
-            for ours, theirs in names.items():
-                full = [t[1:] if t.startswith("/") else prefix + t for t in theirs]
-                used |= set(full)
-                if any(t not in keys for t in full):
-                    missing += [t for t in full if t not in keys]
-                    continue
-                parts = [f.get_tensor(t).float() for t in full]
+            full = {
+                ours: [t[1:] if t.startswith("/") else prefix + t for t in theirs]
+                for ours, theirs in names.items()
+            }
+            _check_names(path, layout, keys, full)
+            for ours, theirs in full.items():
+                parts = [f.get_tensor(t).float() for t in theirs]
                 if layout.transposed(ours):
                     parts = [t.t() for t in parts]
-                out[ours] = torch.cat(parts).contiguous()
+                value = torch.cat(parts).contiguous() if len(parts) > 1 else parts[0].contiguous()
+                if not bool(torch.isfinite(value).all()):
+                    raise CheckpointError(
+                        f"{path.name}: tensor {ours} holds NaN or infinite values; the model "
+                        "cannot be used."
+                    )
+                yield ours, value
+    except CheckpointError:
+        raise
     except (OSError, ValueError, RuntimeError) as exc:
         raise CheckpointError(
             f"Cannot read the base model's weights {path.name}: {type(exc).__name__}: {exc}."
@@ -124,24 +139,23 @@ def hf_decoder_tensors(folder: str | Path, cfg: ModelConfig) -> dict[str, torch.
         raise CheckpointError(
             f"{path.name} is not a readable safetensors file ({type(exc).__name__})."
         ) from None
+
+
+def _check_names(path: Path, layout: DecoderLayout, keys: set[str], full: dict) -> None:
+    """Every tensor the layout names is in the file and the file holds no other."""
+    missing = [t for theirs in full.values() for t in theirs if t not in keys]
     if missing:
         shown = ", ".join(missing[:5]) + (" ..." if len(missing) > 5 else "")
         raise CheckpointError(
             f"{path.name} lacks tensor(s) {shown}; is it a {layout.architecture} of this config?"
         )
+    used = {t for theirs in full.values() for t in theirs}
     extra = sorted(k for k in keys - used if not k.endswith(layout.ignored))
     if extra:
         shown = ", ".join(extra[:5]) + (" ..." if len(extra) > 5 else "")
         raise CheckpointError(
             f"{path.name} holds tensor(s) the {layout.architecture} config does not: {shown}."
         )
-    bad = [k for k, t in out.items() if not bool(torch.isfinite(t).all())]
-    if bad:
-        raise CheckpointError(
-            f"{path.name}: tensor(s) {', '.join(bad[:3])} hold NaN or "
-            "infinite values; the model cannot be used."
-        )
-    return out
 
 
 def decoder_frozen_names(cfg: ModelConfig) -> frozenset[str]:
@@ -159,8 +173,17 @@ def load_hf_decoder(model: nn.Module, folder: str | Path, share_tables: bool = F
     shape must match exactly. ``share_tables`` (inference only): every base tensor shares its
     storage with the other models loaded from the same base file
     (:func:`uqcore.base_model.share_base`): the checkpoints on SmolLM2 hold its 540 MB once."""
-    tensors = hf_decoder_tensors(folder, model.cfg)
-    copy_base(model, tensors, folder)
+    own = model.state_dict()
+    names = []
+    with torch.no_grad():
+        for key, value in each_decoder_tensor(folder, model.cfg):  # one at a time: held once
+            if own[key].shape != value.shape:
+                raise CheckpointError(
+                    f"The base model in {folder} does not fit the config: {key} "
+                    f"{list(value.shape)} vs {list(own[key].shape)}."
+                )
+            own[key].copy_(value)
+            names.append(key)
     if share_tables:
-        share_base(model, folder, tensors)
+        share_base(model, folder, names)
     return model
