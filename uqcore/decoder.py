@@ -234,9 +234,11 @@ class DecoderClassifier(nn.Module):
         mask: torch.Tensor,
         settings: ForwardSettings | None = None,
         projections: bool = False,
+        capture: Collection[int] = (),
     ) -> Prefix:
         """What enters layer ``cfg.first_stochastic_layer``, without noise or dropout
-        (:meth:`forward`'s ``prefix``): ``x [N, L, D]``. A decoder keeps no projections (its
+        (:meth:`forward`'s ``prefix``): ``x [N, L, D]``, with the maps of the layers below it
+        in ``capture`` (``below``, each ``[N, H, L, L]``). A decoder keeps no projections (its
         last layer attends from every query)."""
         if projections:
             raise ValueError("a decoder's prefix holds the hidden states only.")
@@ -244,5 +246,6 @@ class DecoderClassifier(nn.Module):
         s = settings or resolve(self.cfg)
         pos = positions(mask)
         x = self._embed(ids, pos, s, None)
-        x, _, _ = self._run(x, mask, pos, s, None, (), 0, self.cfg.first_stochastic_layer)
-        return Prefix(x)
+        first = self.cfg.first_stochastic_layer
+        x, maps, _ = self._run(x, mask, pos, s, None, tuple(capture), 0, first)
+        return Prefix(x, below=maps or None)

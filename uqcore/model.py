@@ -118,25 +118,30 @@ class StackedEncoder(nn.Module):
         mask: torch.Tensor,
         settings: ForwardSettings | None = None,
         projections: bool = False,
+        capture: Collection[int] = (),
     ) -> Prefix:
         """What enters layer ``k = cfg.first_stochastic_layer``, without noise or dropout: what
         :meth:`forward` takes as ``prefix``. It depends on the weights, the tokens and
         ``settings.tau`` (a plain layer's temperature) only. ``x [N, L, D]``; with
         ``projections`` (``k`` is the last layer, which attends from [CLS] only, and its kernel
         has a shortcut) ``x [N, 1, D]`` is the [CLS] row, with the shortcut's parts and the
-        values ``v [N, H, L, d_h]`` of layer ``k`` (:meth:`MultiHeadAttention.prepare`)."""
+        values ``v [N, H, L, d_h]`` of layer ``k`` (:meth:`MultiHeadAttention.prepare`).
+        ``capture``: layers below ``k`` whose maps the prefix keeps (``below``)."""
         s = settings or resolve(self.cfg)
         first = self.cfg.first_stochastic_layer
         x = self._embed(ids, s, None)  # [N, L, D]
-        for layer in self.layers[:first]:
-            x, _, _ = layer(x, mask, s, None)
+        below = {}
+        for i, layer in enumerate(self.layers[:first]):
+            x, layer_maps, _ = layer(x, mask, s, None, capture=i in capture)
+            if layer_maps:
+                below[i] = layer_maps
         if not projections:
-            return Prefix(x)
+            return Prefix(x, below=below or None)
         if first != len(self.layers) - 1:
             raise ValueError("projections are kept for a last-layer prefix only.")
         layer = self.layers[first]
         parts, v = layer.attn.prepare(layer.attention_input(x), s)
-        return Prefix(x[:, :1], parts, v)
+        return Prefix(x[:, :1], parts, v, below=below or None)
 
 
 class EncoderClassifier(StackedEncoder):

@@ -48,6 +48,9 @@ class Prefix:
     prepared: tuple[torch.Tensor, ...] | None = None
     v: torch.Tensor | None = None
     memo: ScoresMemo | None = None
+    # the maps of captured layers below it, from the one pass that made it (never cached):
+    # layer -> LayerMaps of [B, H, ...] (:func:`prefix_with_maps`)
+    below: dict | None = None
 
     def parts(self) -> tuple[torch.Tensor, ...]:
         return (self.x,) if self.prepared is None else (self.x, *self.prepared, self.v)
@@ -116,6 +119,22 @@ def usable(model: nn.Module, s: ForwardSettings, capture: tuple[int, ...] = ()) 
         and s.drop_p == 0
         and not any(i < first for i in capture)
     )
+
+
+def prefix_with_maps(
+    model: nn.Module,
+    ids: torch.Tensor,  # [B, L] long
+    mask: torch.Tensor,  # [B, L] bool
+    s: ForwardSettings,
+    capture: tuple[int, ...],
+) -> Prefix:
+    """The prefix of the batch in one pass that also captures the maps of ``capture``'s layers
+    below the first stochastic one (``Prefix.below``): those layers are deterministic, so one
+    pass stands for every sample, and the samples run the noisy layers only. Not cached (the
+    maps are the bulk of it). Needs :func:`usable` without the capture."""
+    first = model.cfg.first_stochastic_layer
+    with torch.inference_mode():
+        return model.prefix_states(ids, mask, s, capture=tuple(i for i in capture if i < first))
 
 
 def with_projections(model: nn.Module, capture: tuple[int, ...] = ()) -> bool:

@@ -26,7 +26,14 @@ from uqcore.layers import widest_query_rows
 from uqcore.maps import MAP_NAMES, LayerMaps
 from uqcore.model import check_batch
 from uqcore.noise import SampleNoise, example_keys
-from uqcore.prefix import PrefixCache, keep_scores, prefix_for, scores_memo, usable
+from uqcore.prefix import (
+    PrefixCache,
+    keep_scores,
+    prefix_for,
+    prefix_with_maps,
+    scores_memo,
+    usable,
+)
 from uqcore.runtime import memory_budget as runtime_budget
 from uqcore.settings import ForwardSettings, SamplingSettings, is_stochastic, resolve
 from uqcore.stream_noise import StreamNoise
@@ -181,7 +188,9 @@ def sample(
     chunk of samples (None: :func:`uqcore.runtime.memory_budget` of the input's device).
     When the noise enters above layer 0 and no dropout is on (:func:`uqcore.prefix.usable`),
     the layers below run once for the whole call; ``prefix_cache`` keeps them across calls,
-    keyed by ``prefix_owner`` (what identifies the weights) and each example's tokens.
+    keyed by ``prefix_owner`` (what identifies the weights) and each example's tokens. When
+    maps of those layers are captured, they come from that one pass (not cached: the maps are
+    its bulk) and stand for every sample, as they are the same in every sample.
 
     Raises :class:`ConfigError` for out-of-range ``T``, seed, settings or capture, and
     :class:`InputError` for a malformed batch.
@@ -202,10 +211,17 @@ def sample(
     stochastic = is_stochastic(cfg, fs) or isinstance(model, DeepEnsemble)
     batch = ids.shape[0]
     maps = _Maps(keep, batch, heads, cfg.n_heads, capture.maps)
+    upper = capture.layers  # the layers each chunk of samples captures
     with torch.inference_mode():
         prefix = None
-        if not isinstance(model, DeepEnsemble) and usable(model, fs, capture.layers):
+        one_network = not isinstance(model, DeepEnsemble)
+        if one_network and usable(model, fs, capture.layers):
             prefix = prefix_for(model, ids, mask, fs, prefix_cache, prefix_owner, capture.layers)
+        elif one_network and stochastic and usable(model, fs):
+            # layers below the noise captured: one pass for them, the samples run the rest
+            prefix = prefix_with_maps(model, ids, mask, fs, capture.layers)
+            upper = tuple(i for i in capture.layers if i >= cfg.first_stochastic_layer)
+            maps.put_repeated(prefix.below or {})
         if isinstance(model, DeepEnsemble):
             out = model(ids, mask, fs, None, capture.layers)  # logits [M, B, C]
             members = (torch.arange(T, device=ids.device) + first_sample) % out.logits.shape[0]
@@ -235,7 +251,7 @@ def sample(
                     draws = StreamNoise(seed, first_sample + start, count, batch, ids.device)
                 else:
                     draws = SampleNoise(seed, first_sample + start, count, batch, ids.device, keys)
-                layers = capture.layers if start < keep else ()
+                layers = upper if start < keep else ()
                 rows_ids, rows_mask = ids.repeat(count, 1), mask.repeat(count, 1)
                 memo = None
                 if prefix is not None and prefix.prepared is not None and keys is not None:

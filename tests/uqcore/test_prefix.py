@@ -32,6 +32,8 @@ def _model(family: str, backbone: str, last_only: bool = True):
         d_ff=32,
         stochastic_layers=layers,
     )
+    if backbone == "llama":  # grouped: one key / value head for the two query heads
+        cfg = cfg.replace(backbone_params=dataclasses.replace(cfg.backbone_params, n_kv_heads=1))
     torch.manual_seed(0)
     return build_model(cfg)
 
@@ -83,6 +85,33 @@ def test_the_cache_stays_within_its_bytes():
     cache = PrefixCache(2 * row_bytes)
     sample(model, IDS, MASK, T=2, seed=0, prefix_cache=cache, prefix_owner="m")
     assert 0 < cache.bytes <= 2 * row_bytes
+
+
+@pytest.mark.parametrize("backbone", ["word", "bert", "llama"])
+@pytest.mark.parametrize("family", ["hsto", "sto", "bam"])
+def test_maps_captured_below_the_noise_come_from_one_pass(family, backbone, monkeypatch):
+    """Every layer's maps wanted (the explorer): the layers below the noise run once for the
+    call, not once per chunk of samples, and give the numbers of a full pass of every chunk."""
+    import uqcore.sampling as sampling
+
+    model = _model(family, backbone)
+    every = Capture(layers=(0, 1, 2))
+    calls = []
+    real = sampling.prefix_with_maps
+    monkeypatch.setattr(
+        sampling, "prefix_with_maps", lambda *a, **k: calls.append(1) or real(*a, **k)
+    )
+    small = 4 * 2**10  # bytes: several chunks of samples
+    fast = sample(model, IDS, MASK, T=5, seed=2, capture=every, memory_budget=small)
+    assert calls == [1]  # one pass for the layers below, whatever the chunks
+    monkeypatch.setattr(sampling, "usable", lambda *a, **k: False)  # the full pass per chunk
+    full = sample(model, IDS, MASK, T=5, seed=2, capture=every, memory_budget=small)
+    torch.testing.assert_close(fast.probs, full.probs, atol=1e-6, rtol=0)
+    assert sorted(fast.maps) == sorted(full.maps) == [0, 1, 2]
+    for layer, maps in full.maps.items():
+        for name, value in maps.items():
+            got = getattr(fast.maps[layer], name)
+            torch.testing.assert_close(got, value, atol=1e-6, rtol=0, msg=f"{layer} {name}")
 
 
 def test_no_prefix_where_something_below_draws_noise_or_is_captured():
