@@ -225,9 +225,13 @@ class WordPiece:
         return list(enc.ids), self._labels(enc.tokens)
 
     def _labels(self, tokens) -> list[str]:
+        """Pieces as a reader sees them: a byte-level BPE's ``Ġ`` (a leading space) dropped,
+        its ``Ċ`` / ``ĉ`` (the bytes of a newline and a tab: never typed characters there)
+        shown as ``↵`` / ``⇥``."""
         if not self._byte_level:
             return list(tokens)
-        return [t[1:] if t.startswith("Ġ") and len(t) > 1 else t for t in tokens]
+        out = [t[1:] if t.startswith("Ġ") and len(t) > 1 else t for t in tokens]
+        return [t.replace("Ċ", "↵").replace("ĉ", "⇥") for t in out]
 
     def prompted(self, before: str, after: str) -> WordPiece:
         """This tokenizer with ``before`` and ``after`` (a label-word prompt,

@@ -63,6 +63,7 @@ def test_a_cut_text_keeps_the_whole_prompt_and_salience_holds_it(folder, tmp_pat
     assert len(enc.ids) == 24 and enc.truncated
     full = ck.vocab.encode("fine", 64).ids
     assert enc.ids[:before] == full[:before] and enc.ids[-after:] == full[-after:]
+    assert "↵" in enc.tokens[-after:]  # the prompt's newline shown as one, not as "Ċ"
 
 
 @pytest.mark.parametrize("family", ["sto", "bam"])
