@@ -27,7 +27,7 @@ from uqcore.vocab import N_SPECIALS, Vocab
 from uqlab.bases import get_base
 from uqlab.data import load_task, resolve_data_dir
 from uqlab.paths import checkpoint_dir
-from uqlab.shards import join
+from uqlab.shards import join, leave
 from uqlab.task_file import read_task_file
 from uqlab.tasks import TASK_NAMES, get_task
 from uqlab.training.batches import encode_split
@@ -289,6 +289,10 @@ def main(argv: list[str] | None = None) -> int:
     except UQError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    finally:
+        # torchrun: leave the group before the interpreter exits; gloo's threads still alive at
+        # exit aborted a worker ("terminate called without an active exception") under load
+        leave()
     return 0
 
 
