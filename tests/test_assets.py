@@ -17,7 +17,10 @@ from uqlab.training.config import TrainConfig, build_config
 from uqlab.training.storage import LOGIT_TOLERANCE
 
 ROOT = Path(__file__).resolve().parent.parent
-SHIPPED = [i.name for i in list_checkpoints(SHIPPED_CHECKPOINT_DIR)]
+INFOS = list_checkpoints(SHIPPED_CHECKPOINT_DIR)
+# made by uqlab.label_words (a prompt, nothing trained): remade, not retrained, below
+ZERO_SHOT = [i.name for i in INFOS if isinstance(i.training.get("prompt"), dict)]
+SHIPPED = [i.name for i in INFOS if i.name not in ZERO_SHOT]
 REQUIRED = (
     "accuracy_mean",
     "accuracy_std",
@@ -52,15 +55,18 @@ def test_every_config_file_has_its_checkpoint_and_the_reverse():
     assert set(SHIPPED) <= set(names), f"checkpoints without a config: {set(SHIPPED) - set(names)}"
 
 
-@pytest.mark.parametrize("name", SHIPPED)
+@pytest.mark.parametrize("name", SHIPPED + ZERO_SHOT)
 def test_shipped_checkpoint_loads_strictly_and_is_evaluated(name):
     ck = load(name, SHIPPED_CHECKPOINT_DIR)  # strict: every tensor, no extra one, right shapes
-    config = json.loads((ROOT / "configs" / f"{name}.json").read_text())
-    assert ck.config.family == config["family"]
-    task = config.get("task") or read_task_file(ROOT / "configs" / config["task_file"]).name
-    assert ck.training["config"]["task"] == task
+    if name in ZERO_SHOT:
+        task = ck.training["task"]
+    else:
+        config = json.loads((ROOT / "configs" / f"{name}.json").read_text())
+        assert ck.config.family == config["family"]
+        task = config.get("task") or read_task_file(ROOT / "configs" / config["task_file"]).name
+        assert ck.training["config"]["task"] == task
     metrics = json.loads((ck.path / "metrics.json").read_text())
-    assert metrics["family"] == config["family"] and metrics["samples"] >= 10
+    assert metrics["family"] == ck.config.family and metrics["samples"] >= 10
     for side in ("id", "ood"):
         assert all(key in metrics[side] for key in REQUIRED), side
         if task == "cola":
@@ -131,3 +137,30 @@ def test_table3_rows_in_metrics_are_what_this_machine_computes(name, task_data):
     for new, old in zip(rows, stored, strict=True):
         assert new["p_gold_mean"] == pytest.approx(old["p_gold_mean"], abs=1e-5), new["text"]
         assert new["correct"] == old["correct"], new["text"]
+
+
+@pytest.mark.parametrize("name", ZERO_SHOT)
+def test_a_zero_shot_checkpoint_is_what_its_command_makes_now(name, tmp_path):
+    """The command in its model card makes the same checkpoint again (prompt, words, family,
+    reading length and head), as a config file retrains a trained one."""
+    import shlex
+
+    import torch
+
+    from uqlab.label_words import main
+
+    ck = load(name, SHIPPED_CHECKPOINT_DIR)
+    command = ck.card.split("Made (the same bytes again) by `")[1].split("`")[0]
+    argv = shlex.split(command)[3:]  # after "python -m uqlab.label_words"
+    try:
+        from uqlab.bases import get_base
+
+        get_base(ck.training["config"]["base"]).path()
+    except Exception as exc:  # noqa: BLE001 (ConfigError: the base is not installed)
+        pytest.skip(str(exc))
+    assert main([*argv, "--name", "again", "--root", str(tmp_path)]) == 0
+    again = load("again", tmp_path)
+    for key in ("task", "family", "prompt", "label_word_ids", "config"):
+        assert again.training[key] == ck.training[key], key
+    assert again.config == ck.config
+    assert torch.equal(again.model.head.weight, ck.model.head.weight)

@@ -152,11 +152,16 @@ def feature_batches(model, encoded, rows: int | None = None) -> list[list[int]]:
 
 
 def features_ids(
-    model, encoded, rows: int | None = None, batches: list[list[int]] | None = None
+    model,
+    encoded,
+    rows: int | None = None,
+    batches: list[list[int]] | None = None,
+    bar=None,
 ) -> torch.Tensor:
     """The last layer's [CLS] state ``[N, D]`` of token-id rows, from one pass without noise or
     dropout (a deep ensemble: the mean over its members), in length-sorted batches
-    (:func:`feature_batches`; ``batches``: only these, the other rows stay unset)."""
+    (:func:`feature_batches`; ``batches``: only these, the other rows stay unset). ``bar``: a
+    progress bar advanced by each batch's rows (``update(n)``, as tqdm's)."""
     device = model_device(model)
     members = list(model.members) if hasattr(model, "members") else [model]
     out = torch.empty(len(encoded), model.cfg.d_model)
@@ -166,4 +171,6 @@ def features_ids(
             ids, mask = ids.to(device), mask.to(device)
             feats = torch.stack([m(ids, mask).features for m in members]).mean(0)  # [B, D]
             out[chunk] = feats.float().cpu()
+            if bar is not None:
+                bar.update(len(chunk))
     return out

@@ -158,11 +158,17 @@ def _my_rows(ck: Checkpoint, encoded, T: int, shards: Shards) -> int:
     return sum(len(b) for b in shards.mine(batch_plan(ck.model, encoded, T)))
 
 
-def _features(ck: Checkpoint, encoded, shards: Shards):
+def _features(ck: Checkpoint, encoded, shards: Shards, bar=None):
     """The last layer's pooled features ``[N, D]`` of token-id rows on rank 0 (None elsewhere)."""
     mine = shards.mine(feature_batches(ck.model, encoded))
-    got = shards.collect(mine, (features_ids(ck.model, encoded, batches=mine),), len(encoded))
+    local = features_ids(ck.model, encoded, batches=mine, bar=bar)
+    got = shards.collect(mine, (local,), len(encoded))
     return None if got is None else got[0]
+
+
+def _feature_rows(ck: Checkpoint, encoded, shards: Shards) -> int:
+    """How many of these rows this rank reads features of (its progress bar's share)."""
+    return sum(len(b) for b in shards.mine(feature_batches(ck.model, encoded)))
 
 
 def evaluate_checkpoint(
@@ -199,8 +205,13 @@ def evaluate_checkpoint(
     # the distance baseline's features: the pooled feature of training examples and both domains
     fit_rows = np.random.default_rng(seed).permutation(len(data.train))[:MAHALANOBIS_FIT]
     say(f"features of {len(fit_rows):,} training texts and both domains (Mahalanobis baseline)")
-    train_feats = _features(ck, _encode(ck, [data.train.texts[i] for i in fit_rows]), shards)
-    feats = {k: _features(ck, encoded[k], shards) for k in ("id", "ood") if k in splits}
+    fit = _encode(ck, [data.train.texts[i] for i in fit_rows])
+    sides = [k for k in ("id", "ood") if k in splits]
+    rows = sum(_feature_rows(ck, e, shards) for e in (fit, *(encoded[k] for k in sides)))
+    show = progress and shards.main
+    with tqdm(total=rows, unit="text", desc=f"{ck.name} features", disable=not show) as fbar:
+        train_feats = _features(ck, fit, shards, fbar)
+        feats = {k: _features(ck, encoded[k], shards, fbar) for k in sides}
     picks = table3_picks(data, seed, per_domain)
     say(f"the per-example Table 3 ({len(picks)} texts)")
     table3_probs = _predict(ck, _encode(ck, [p[0] for p in picks]), T, seed, shards)

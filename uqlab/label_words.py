@@ -17,6 +17,7 @@ on test). Written like an import: in a staging folder, moved in once it loads.
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -107,10 +108,11 @@ def write_label_words(
     layers: str | None = None,
     max_len: int = DEFAULT_MAX_LEN,
     base_name: str | None = None,
+    command: str | None = None,
 ) -> None:
     """Write the label-word checkpoint of the decoder base in ``folder`` (recorded as
     ``record``; ``base_name``: its entry of :data:`uqlab.bases.BASES`) for ``task`` into
-    ``out``, and load it back strictly."""
+    ``out``, and load it back strictly. ``command``: what made it, for the model card."""
     spec = get_task(task)
     if len(prompt.words) != len(spec.label_names):
         raise UQError(
@@ -129,17 +131,17 @@ def write_label_words(
         inference=inference,
         stochastic_layers=parse_layers(layers, cfg.n_layers) if layered else None,
     )
-    model = build_model(cfg)
-    attach_base(model, folder)
     vocab = WordPiece.from_folder(folder, decoder_specials(folder)).prompted(
         prompt.before, prompt.after
     )
     ids = word_ids(vocab, prompt.words)
+    held = sum(vocab.held)
+    if max_len <= held:  # checked before the base is read
+        raise UQError(f"--max-len {max_len} leaves no room beside the prompt's {held} tokens.")
+    model = build_model(cfg)
+    attach_base(model, folder)
     with torch.no_grad():
         model.head.weight.copy_(lm_rows(folder, model, ids))  # [C, D]
-    held = sum(vocab.held)
-    if max_len <= held:
-        raise UQError(f"--max-len {max_len} leaves no room beside the prompt's {held} tokens.")
     training = {
         "task": task,
         "family": family,
@@ -150,17 +152,19 @@ def write_label_words(
     }
     if not spec.builtin:
         training["task_spec"] = spec.description
-    save_checkpoint(out, model, cfg, None, training=training, base=record, card=_card(cfg, prompt))
+    card = _card(cfg, prompt, command)
+    save_checkpoint(out, model, cfg, None, training=training, base=record, card=card)
     load_checkpoint(out)
 
 
-def _card(cfg: ModelConfig, prompt: Prompt) -> str:
+def _card(cfg: ModelConfig, prompt: Prompt, command: str | None) -> str:
     words = " / ".join(repr(w) for w in prompt.words)
+    remake = f"\nMade (the same bytes again) by `{command}`.\n" if command else ""
     return (
         f"# Zero-shot label words ({cfg.spec.title})\n\nThe instruction decoder as it is, asked "
         f"a question after each text; a class's probability is that of its word ({words}) "
         "as the next token, renormalised over the words. Nothing was trained. The prompt:\n\n"
-        f"```\n{prompt.template}\n```\n"
+        f"```\n{prompt.template}\n```\n{remake}"
     )
 
 
@@ -207,6 +211,21 @@ def dev_accuracy(path: Path, n: int) -> tuple[float, int]:
     return right / max(len(texts), 1), len(texts)
 
 
+def _recipe(argv: list[str]) -> str:
+    """The command line that makes the checkpoint, without where it went or what was printed
+    (``--root``, ``--name``, ``--dev``), as the model card records it."""
+    drop = {"--root", "--name", "--dev"}
+    kept, skip = [], False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg in drop:
+            skip = True
+        elif arg.split("=")[0] not in drop:
+            kept.append(shlex.quote(arg))
+    return " ".join(["python -m uqlab.label_words", *kept])
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--task", default=None, help="a built-in task or one a checkpoint keeps (cr)")
@@ -240,6 +259,7 @@ def main(argv: list[str] | None = None) -> int:
                 layers=args.layers,
                 max_len=args.max_len,
                 base_name=base.name,
+                command=_recipe(argv if argv is not None else sys.argv[1:]),
             )
     except UQError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -1,7 +1,8 @@
 """A SmolLM2 (decoder) checkpoint in Chromium at a desk and on a projector: the explorer's
 histogram, causal attention maps (the keys after each query left empty: no cell drawn there),
-the centroids, the why views' salience, and Error analysis with its stored results; nothing
-wider than the window. Screenshots go to ``$UQ_SCREENSHOTS``."""
+the centroids, the why views' salience, and Error analysis with its stored results; the
+zero-shot label-word checkpoint with its prompt in the maps; nothing wider than the window.
+Screenshots go to ``$UQ_SCREENSHOTS``."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from tests.browser.test_browser import chart_titles, open_view, settle, wait_tit
 pytestmark = pytest.mark.browser
 HSTO = "cola-smollm2-hsto"
 LINK = f"/?ckpt={HSTO}&text=Bill%20and%20Mary%20washed%20himself.&T=20&seed=1"
+WORDS = "cr-smollm2-words-sto"  # uqlab.label_words: a prompt, nothing trained
 
 
 @pytest.fixture(autouse=True)
@@ -81,5 +83,26 @@ def test_the_explorer_and_error_analysis_on_a_decoder(chrome, server, shots, wid
         settle(page)
         assert _no_sideways_scroll(page)
         page.screenshot(path=str(shots / f"decoder-errors-{width}x{height}.png"), full_page=True)
+    finally:
+        context.close()
+
+
+def test_the_zero_shot_checkpoint_shows_its_prompt(chrome, server, served_folder, shots):
+    if not (served_folder / WORDS / "config.json").is_file():
+        pytest.skip(f"{WORDS} is not served")
+    context = chrome.new_context(viewport={"width": 1024, "height": 768})
+    page = context.new_page()
+    page.set_default_timeout(240_000)
+    try:
+        open_view(page, server, f"/?ckpt={WORDS}&text=The%20battery%20died%20in%20a%20day.&T=20")
+        wait_title(page, "Attention, layer 29", 240)
+        titles = chart_titles(page)
+        assert any(t.startswith("p(pos) per sample") for t in titles), titles
+        assert _empty_upper_cells(page)
+        ticks = page.locator(".js-plotly-plot .ytick text").all_text_contents()
+        assert any(t.endswith("assistant") for t in ticks), ticks[:40]  # the prompt's last turn
+        assert "words" in page.locator('[data-testid="stSidebar"]').inner_text()
+        assert _no_sideways_scroll(page)
+        page.screenshot(path=str(shots / "decoder-words-1024x768.png"), full_page=True)
     finally:
         context.close()

@@ -67,3 +67,18 @@ def _any_tiny(tmp_path, data_dir):
     args = ["--task", "cola", "--family", "trans", "--out", str(out), "--data-dir", str(data_dir)]
     assert train_main([*args, *TINY]) == 0
     return out
+
+
+def test_every_stage_says_what_it_does_and_the_features_have_a_bar(checkpoint, data_dir, capsys):
+    """The Mahalanobis features ran minutes without a word on a SmolLM2 checkpoint (CPU): they
+    now count their texts, training rows and both domains, like the sampling before them."""
+    from uqlab.evaluate import evaluate_checkpoint
+
+    ck = load_checkpoint(checkpoint)
+    evaluate_checkpoint(ck, data_dir, T=2, limit=40, per_domain=1, progress=True)
+    got = capsys.readouterr()
+    err = got.out + got.err  # stage lines on stdout, bars on stderr
+    assert "features of 40 training texts and both domains" in err
+    bars = [line for line in err.replace("\r", "\n").splitlines() if " features: 100%" in line]
+    assert bars and bars[-1].split("|")[2].strip().startswith("120/120"), bars[-1:]
+    assert "the per-example Table 3" in err

@@ -15,7 +15,8 @@ import torch
 from safetensors import safe_open
 
 from uqcore.checkpoint import load_checkpoint
-from uqcore.errors import ConfigError
+from uqcore.errors import CheckpointError, ConfigError
+from uqcore.sampling import sample
 from uqlab.train import main
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -345,3 +346,57 @@ def test_base_minilm_trains_the_adapters_of_the_shipped_recipe(tmp_path, monkeyp
     assert cfg["lr"] == recipe["lr"] and cfg["max_len"] == 16  # --set wins over the recipe
     assert ck.config.stochastic_layers == tuple(recipe["model"]["stochastic_layers"])
     assert ck.config.backbone == "bert" and ck.card.startswith("# cr-minilm-hsto\n")
+
+
+def test_an_ensemble_of_adapters_trains_on_the_smollm2_base(tmp_path):
+    """base=smollm2 on the CPU, family ensemble: each member's adapters (rank 2, last block)
+    and head train on the frozen decoder; the checkpoint holds those only, per member, and
+    its members disagree (needs the converted base: python -m uqlab.bases install smollm2).
+    The app's budget refuses it: each member is built whole before the base is shared, so two
+    members of a 135M decoder count 244M parameters (over 200M); a larger budget loads it."""
+    import dataclasses
+
+    from uqcore.budget import DEFAULT_BUDGET
+    from uqlab.bases import get_base
+
+    try:
+        get_base("smollm2").path()
+    except ConfigError as exc:
+        pytest.skip(str(exc))
+    out = tmp_path / "cola-smollm2-ensemble"
+    args = [
+        "--task",
+        "cola",
+        "--family",
+        "ensemble",
+        "--base",
+        "smollm2",
+        "--out",
+        str(out),
+        "--epochs",
+        "1",
+        "--limit",
+        "32",
+        "--batch-size",
+        "8",
+        "--quiet",
+        "--set",
+        "ensemble_size=2",
+        "--set",
+        'model.adapters={"rank": 2, "targets": ["qkv"], "layers": [29]}',
+        "--set",
+        "max_len=16",
+    ]
+    assert main(args) == 0
+    with safe_open(str(out / "model.safetensors"), framework="pt") as f:
+        keys = set(f.keys())
+    assert {"members.0.head.weight", "members.1.layers.29.attn.qkv.lora_b"} <= keys
+    assert not any("embed" in k or "layers.28." in k or "ff1" in k for k in keys), sorted(keys)
+    with pytest.raises(CheckpointError, match="244M parameters"):
+        load_checkpoint(out)
+    larger = dataclasses.replace(DEFAULT_BUDGET, max_parameters=300_000_000)
+    ck = load_checkpoint(out, budget=larger)
+    assert ck.config.backbone == "llama" and ck.config.ensemble_size == 2
+    ids = torch.tensor([ck.vocab.encode("the cat sat on the mat .", ck.read_len).ids])
+    got = sample(ck.model, ids, torch.ones_like(ids, dtype=torch.bool), 2, seed=0)
+    assert float((got.probs[0] - got.probs[1]).abs().max()) > 0  # two members, two answers
