@@ -9,14 +9,16 @@ renormalised over the words. Nothing is trained; ``--family`` adds a training-fr
 (``trans``: none; ``sto``, ``bam``, ``mcdropout`` as an imported model's, in ``--layers``). The
 prompt is the base's chat format around a task's instruction (:data:`INSTRUCTIONS` for the
 built-in tasks, else ``--instruction`` and ``--words``), or a whole ``--template`` holding
-``{text}``. It reads a text at ``--max-len`` tokens, the prompt included. ``--dev N`` prints the
-accuracy on the first ``N`` rows of the task's dev split, to choose a prompt or words on (never
-on test). Written like an import: in a staging folder, moved in once it loads.
+``{text}``. It reads a text at ``--max-len`` tokens, the prompt included; ``--noise-scale``
+sets the family's λ (default its training-free 1). ``--dev N`` prints the accuracy and the mean
+mutual information on the first ``N`` rows of the task's dev split, to choose a prompt, words or
+λ on (never on test). Written like an import: in a staging folder, moved in once it loads.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import shlex
 import sys
 from dataclasses import dataclass
@@ -35,6 +37,7 @@ from uqcore.families import TRAINING_FREE, get_family
 from uqcore.predict import pad
 from uqcore.prompt import SLOT, Prompt
 from uqcore.sampling import sample
+from uqcore.stats import mutual_information
 from uqcore.wordpiece import WordPiece
 from uqlab.bases import get_base
 from uqlab.import_hf import parse_layers, task_for
@@ -43,6 +46,7 @@ from uqlab.stale import staged_checkpoint
 from uqlab.tasks import get_task
 
 DEFAULT_MAX_LEN = 128  # tokens, the prompt's included (the built-in prompts take ~30)
+MAX_NOISE_SCALE = 100.0
 
 
 @dataclass(frozen=True)
@@ -67,8 +71,14 @@ INSTRUCTIONS: dict[str, Instruction] = {
 
 
 def prompt_for(chat: str, instruction: Instruction) -> Prompt:
-    """The base's chat format (``{instruction}`` and ``{text}`` slots) around ``instruction``."""
-    return Prompt(chat.replace("{instruction}", instruction.text), instruction.words)
+    """The base's chat format (``{instruction}`` and ``{text}`` slots) around ``instruction``,
+    checked as a recorded prompt is (:meth:`Prompt.from_dict`)."""
+    template = chat.replace("{instruction}", instruction.text)
+    words = list(instruction.words)
+    try:
+        return Prompt.from_dict({"template": template, "words": words}, len(words))
+    except CheckpointError as exc:
+        raise UQError(str(exc).replace("training.prompt.", "the prompt's ")) from None
 
 
 def word_ids(vocab: WordPiece, words: tuple[str, ...]) -> list[int]:
@@ -109,10 +119,12 @@ def write_label_words(
     max_len: int = DEFAULT_MAX_LEN,
     base_name: str | None = None,
     command: str | None = None,
+    noise_scale: float | None = None,
 ) -> None:
     """Write the label-word checkpoint of the decoder base in ``folder`` (recorded as
     ``record``; ``base_name``: its entry of :data:`uqlab.bases.BASES`) for ``task`` into
-    ``out``, and load it back strictly. ``command``: what made it, for the model card."""
+    ``out``, and load it back strictly. ``command``: what made it, for the model card;
+    ``noise_scale``: the family's λ instead of its training-free 1."""
     spec = get_task(task)
     if len(prompt.words) != len(spec.label_names):
         raise UQError(
@@ -124,6 +136,10 @@ def write_label_words(
     shape = read_decoder_shape(folder)
     d_head = shape["d_model"] // shape["n_heads"]
     params, inference = get_family(family).untrained(d_head)
+    if noise_scale is not None:
+        if not 0 <= noise_scale <= MAX_NOISE_SCALE:
+            raise UQError(f"--noise-scale must be within 0-{MAX_NOISE_SCALE}; got {noise_scale}.")
+        inference = dataclasses.replace(inference, noise_scale=float(noise_scale))
     cfg = ModelConfig.from_dict({**shape, "num_classes": len(prompt.words), "family": family})
     layered = get_family(family).layered
     cfg = cfg.replace(
@@ -195,20 +211,25 @@ def build_prompt(
     return prompt_for(chat, Instruction(text, words_))
 
 
-def dev_accuracy(path: Path, n: int) -> tuple[float, int]:
-    """Accuracy of one sample on the first ``n`` rows of the checkpoint's task's dev split."""
+DEV_SAMPLES = 10  # T of --dev, as uqlab.evaluate's default
+
+
+def dev_check(path: Path, n: int) -> tuple[float, float, int]:
+    """``(accuracy of the mean of T samples, mean mutual information, rows)`` on the first
+    ``n`` rows of the checkpoint's task's dev split, at its own settings (T = DEV_SAMPLES)."""
     from uqlab.data import load_task
 
     ck = load_checkpoint(path)
     dev = load_task(ck.training["task"]).dev
     texts, labels = dev.texts[:n], dev.labels[:n]
-    right = 0
+    chunks = []
     for start in range(0, len(texts), 16):
         rows = [ck.vocab.encode(t, ck.read_len).ids for t in texts[start : start + 16]]
         ids, mask = pad(rows, max(map(len, rows)))
-        probs = sample(ck.model, ids, mask, 1, seed=0).probs.mean(0)  # [B, C]
-        right += int((probs.argmax(-1) == torch.tensor(labels[start : start + 16])).sum())
-    return right / max(len(texts), 1), len(texts)
+        chunks.append(sample(ck.model, ids, mask, DEV_SAMPLES, seed=0).probs)  # [T, B, C]
+    probs = torch.cat(chunks, 1)  # [T, N, C]
+    right = (probs.mean(0).argmax(-1) == torch.tensor(labels)).float().mean()
+    return float(right), float(mutual_information(probs.numpy()).mean()), len(texts)
 
 
 def _recipe(argv: list[str]) -> str:
@@ -238,6 +259,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--words", nargs="+", default=None, help="one answer word per class")
     p.add_argument("--template", default=None, help=f"a whole prompt holding {SLOT}")
     p.add_argument("--max-len", type=int, default=DEFAULT_MAX_LEN)
+    p.add_argument("--noise-scale", type=float, default=None, help="λ (default the family's 1)")
     p.add_argument("--dev", type=int, default=0, help="print accuracy on N dev rows")
     p.add_argument("--root", default=None, help="checkpoint folder (default: UQ_CHECKPOINT_DIR)")
     args = p.parse_args(argv)
@@ -259,6 +281,7 @@ def main(argv: list[str] | None = None) -> int:
                 layers=args.layers,
                 max_len=args.max_len,
                 base_name=base.name,
+                noise_scale=args.noise_scale,
                 command=_recipe(argv if argv is not None else sys.argv[1:]),
             )
     except UQError as exc:
@@ -266,8 +289,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     print(f"{target}: {base.title} answering {' / '.join(prompt.words)} ({args.family})")
     if args.dev:
-        acc, n = dev_accuracy(target, args.dev)
-        print(f"dev accuracy (one sample, first {n} rows): {acc:.3f}")
+        acc, mi, n = dev_check(target, args.dev)
+        print(f"dev (first {n} rows, T = {DEV_SAMPLES}): accuracy {acc:.3f}, mean MI {mi:.4f}")
     return 0
 
 

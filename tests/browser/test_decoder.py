@@ -97,7 +97,7 @@ def test_the_zero_shot_checkpoint_shows_its_prompt(chrome, server, served_folder
         open_view(page, server, f"/?ckpt={WORDS}&text=The%20battery%20died%20in%20a%20day.&T=20")
         wait_title(page, "Attention, layer 29", 240)
         titles = chart_titles(page)
-        assert any(t.startswith("p(pos) per sample") for t in titles), titles
+        assert any(t.startswith(("p(pos) per sample", "p(neg) per sample")) for t in titles)
         assert _empty_upper_cells(page)
         ticks = page.locator(".js-plotly-plot .ytick text").all_text_contents()
         assert any(t.endswith("assistant") for t in ticks), ticks[:40]  # the prompt's last turn

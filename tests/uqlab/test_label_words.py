@@ -25,9 +25,9 @@ TEXTS = ("the cat sat on the mat .", "what a terrible , boring film !", "fine")
 PROMPT = Prompt("<s>question: {text}\nanswer: ", ("no", "yes"))
 
 
-def _write(folder, out, family="trans", max_len=40, prompt=PROMPT):
+def _write(folder, out, family="trans", max_len=40, prompt=PROMPT, **extra):
     record = BaseRecord.for_folder(str(folder), file_sha256(folder / WEIGHTS))
-    write_label_words(out, folder, record, "cola", prompt, family=family, max_len=max_len)
+    write_label_words(out, folder, record, "cola", prompt, family=family, max_len=max_len, **extra)
     return load_checkpoint(out)
 
 
@@ -80,9 +80,22 @@ def test_a_training_free_family_at_zero_noise_is_the_zero_shot_model(folder, tmp
     assert float(spread) > 0  # with its noise on, the samples differ
 
 
+def test_a_chosen_noise_scale_is_the_checkpoints_own_and_the_recipe_keeps_it(folder, tmp_path):
+    from uqlab.label_words import _recipe
+
+    ck = _write(folder, tmp_path / "l4", family="sto", noise_scale=4.0)
+    assert ck.config.inference.noise_scale == 4.0
+    with pytest.raises(UQError, match="noise-scale"):
+        _write(folder, tmp_path / "bad", family="sto", noise_scale=-1.0)
+    argv = ["--task", "cr", "--noise-scale", "4", "--root", "/x", "--dev=200", "--name", "n"]
+    assert _recipe(argv) == "python -m uqlab.label_words --task cr --noise-scale 4"
+
+
 def test_bad_prompts_and_words_are_refused_with_a_message(folder, tmp_path):
     with pytest.raises(UQError, match="exactly once"):
         build_prompt("", "cola", words=["no", "yes"], template="no slot here")
+    with pytest.raises(UQError, match="exactly once"):
+        build_prompt("{instruction} {text}", "cola", instruction="say {text}")
     with pytest.raises(UQError, match="give --words"):
         build_prompt("{instruction} {text}", "sst9")
     with pytest.raises(UQError, match="same token"):
