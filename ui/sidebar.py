@@ -5,6 +5,8 @@ to the current view."""
 
 from __future__ import annotations
 
+import math
+
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
@@ -148,16 +150,28 @@ def _control(sb, knob: str, spec: FamilySpec, own: dict, key: str | None = None,
             **extra,
         )
     elif knob == K.NOISE_SCALE:
-        sb.slider(
-            label, *S.NOISE_RANGE, key=key, step=0.05, disabled=not enabled, help=why, **extra
-        )
+        lo, hi = _reach(S.NOISE_RANGE, own[knob], st.session_state.get(key))
+        sb.slider(label, lo, hi, key=key, step=0.05, disabled=not enabled, help=why, **extra)
     elif knob == K.BAM_MODE:
         sb.radio(label, ("sample", "mean"), key=key, horizontal=True, help=why, **extra)
     elif knob == K.EM_ITERATIONS:
-        sb.slider(label, 0, S.MAX_EM, key=key, help=why, **extra)
+        lo, hi = _reach((0, S.MAX_EM), own[knob], st.session_state.get(key))
+        sb.slider(label, int(lo), int(hi), key=key, help=why, **extra)
     elif knob == K.DROPOUT:
-        sb.slider(label, *S.DROPOUT_RANGE, key=key, step=0.05, help=why, **extra)
+        lo, hi = _reach(S.DROPOUT_RANGE, own[knob], st.session_state.get(key))
+        sb.slider(label, lo, hi, key=key, step=0.05, help=why, **extra)
     return enabled
+
+
+def _reach(bounds: tuple, *values) -> tuple:
+    """A slider's ``bounds`` widened to hold ``values`` (the checkpoint's own setting, the
+    current one): a checkpoint made at λ = 16 (cr-smollm2-words-sto) crashed the page on a
+    slider that ended at 5. Values that are not finite numbers are left out."""
+    lo, hi = bounds
+    for v in values:
+        if isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v):
+            lo, hi = min(lo, type(lo)(v)), max(hi, type(hi)(v))
+    return lo, hi
 
 
 def unreadable_note(broken: list[tuple[str, str]]) -> None:

@@ -100,7 +100,8 @@ def test_the_zero_shot_checkpoint_shows_its_prompt(chrome, server, served_folder
         assert any(t.startswith(("p(pos) per sample", "p(neg) per sample")) for t in titles)
         assert _empty_upper_cells(page)
         ticks = page.locator(".js-plotly-plot .ytick text").all_text_contents()
-        assert any(t.endswith("assistant") for t in ticks), ticks[:40]  # the prompt's last turn
+        assert any(t.endswith(":negative") for t in ticks), ticks[:40]  # the prompt's question
+        assert any(t.endswith(":↵") for t in ticks), ticks[:40]  # its newlines, shown as such
         assert "words" in page.locator('[data-testid="stSidebar"]').inner_text()
         assert _no_sideways_scroll(page)
         page.screenshot(path=str(shots / "decoder-words-1024x768.png"), full_page=True)

@@ -25,7 +25,8 @@ MAX_SEED = 2**31 - 1
 MAX_TEXT_CHARS = 20_000  # longer texts are cut (a model reads at most max_len tokens anyway)
 MAX_LINK_TEXT_BYTES = 4_000  # a text longer than this (URL-encoded) is left out of the link
 TAU_RANGE = (0.01, 1000.0)
-NOISE_RANGE = (0.0, 5.0)
+NOISE_RANGE = (0.0, 5.0)  # the slider's usual reach (widened to hold a checkpoint's own λ)
+NOISE_LINK_RANGE = (0.0, 100.0)  # what a link may set (a zero-shot checkpoint ships at 16)
 DROPOUT_RANGE = (0.0, 0.9)
 MAX_EM = 20
 DEFAULT_T = 50
@@ -155,7 +156,7 @@ def parse(
             _alias(params, "noise_scale", "noise"),
             "noise_scale",
             float,
-            *NOISE_RANGE,
+            *NOISE_LINK_RANGE,
             None,
             notes,
             "Noise scale",
