@@ -107,21 +107,30 @@ def tiny_decoder_folder(arch: str, folder: Path, *, seed: int = 0) -> Path:
             (tf.GPT2ForSequenceClassification),
         )
     else:
-        shape = dict(
-            hidden_size=32,
-            intermediate_size=64,
-            num_hidden_layers=2,
-            num_attention_heads=4,
-            num_key_value_heads=2,
-            max_position_embeddings=64,
-        )
         config, cls = {
             "llama": (tf.LlamaConfig, tf.LlamaForSequenceClassification),
             "qwen2": (tf.Qwen2Config, tf.Qwen2ForSequenceClassification),
         }[arch]
-        cfg = config(**shape, **common)
+        cfg = config(**LLAMA_SHAPE, **common)
+    return _save_random(lambda: cls(cfg), folder, seed)
+
+
+# the tiny Llama-family shape of every decoder folder here: grouped-query (4 heads, 2 K/V)
+LLAMA_SHAPE = dict(
+    hidden_size=32,
+    intermediate_size=64,
+    num_hidden_layers=2,
+    num_attention_heads=4,
+    num_key_value_heads=2,
+    max_position_embeddings=64,
+)
+
+
+def _save_random(make, folder: Path, seed: int) -> Path:
+    """The model ``make()`` builds, seeded, every weight moved off its init, saved in
+    ``folder``."""
     torch.manual_seed(seed)
-    model = cls(cfg).eval()
+    model = make().eval()
     with torch.no_grad():
         for p in model.parameters():
             p.add_(torch.randn_like(p) * 0.05)
@@ -139,25 +148,14 @@ def tiny_causal_lm_folder(folder: Path, *, tied: bool = True, seed: int = 0) -> 
     _decoder_bpe(folder, "llama")
     tok = Tokenizer.from_file(str(folder / "tokenizer.json"))
     cfg = tf.LlamaConfig(
+        **LLAMA_SHAPE,
         vocab_size=tok.get_vocab_size(),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=64,
         pad_token_id=0,
         bos_token_id=tok.token_to_id("<s>"),
         eos_token_id=tok.token_to_id("</s>"),
         tie_word_embeddings=tied,
     )
-    torch.manual_seed(seed)
-    model = tf.LlamaForCausalLM(cfg).eval()
-    with torch.no_grad():
-        for p in model.parameters():
-            p.add_(torch.randn_like(p) * 0.05)
-    model.save_pretrained(str(folder), safe_serialization=True)
-    return folder
+    return _save_random(lambda: tf.LlamaForCausalLM(cfg), folder, seed)
 
 
 def tiny_folder(

@@ -14,6 +14,7 @@ heads: K and V are narrower), GPT-2's Conv1D weights transposed back to ``[in, o
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 
 import torch
 
@@ -88,9 +89,26 @@ def decoder_split_tensors(
     """``(Hugging Face tensors, the family's own tensors)`` of a decoder checkpoint, float32,
     under the classifier's prefix (``model.`` / ``transformer.``), the head as ``score.weight``."""
     bp = dataclasses.replace(ck.config.backbone_params, head_from_base=True)
-    cfg = ck.config.replace(backbone_params=bp)
-    names = hf_decoder_names(cfg)
     layout = get_backbone(ck.config.backbone).hf
+
+    def cut(key: str, value: torch.Tensor, theirs: tuple[str, ...]) -> list[torch.Tensor]:
+        parts = _parts(key, value, theirs, ck)
+        return [p.t() for p in parts] if layout.transposed(key) else parts
+
+    names = hf_decoder_names(ck.config.replace(backbone_params=bp))
+    return split_state(ck, names, layout.prefix, cut)
+
+
+def split_state(
+    ck: Checkpoint,
+    names: dict[str, tuple[str, ...]],
+    prefix: str,
+    cut: Callable[[str, torch.Tensor, tuple[str, ...]], list[torch.Tensor]],
+) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
+    """The model's float32 tensors as ``(Hugging Face tensors, the family's own tensors)``:
+    each tensor ``names`` maps (ours -> theirs, relative to ``prefix`` unless marked absolute by
+    a leading ``/``) is ``cut`` into its Hugging Face parts; the others are the family's own.
+    Shared by the decoder export and the BERT one (:func:`uqlab.export_hf.split_tensors`)."""
     state = {k: v.detach().float().contiguous() for k, v in ck.model.state_dict().items()}
     hf, own = {}, {}
     for key, value in state.items():
@@ -98,8 +116,7 @@ def decoder_split_tensors(
         if theirs is None:
             own[key] = value
             continue
-        full = [t[1:] if t.startswith("/") else layout.prefix + t for t in theirs]
-        for name, part in zip(full, _parts(key, value, theirs, ck), strict=True):
-            part = part.t() if layout.transposed(key) else part
+        full = [t[1:] if t.startswith("/") else prefix + t for t in theirs]
+        for name, part in zip(full, cut(key, value, theirs), strict=True):
             hf[name] = part.clone().contiguous()
     return hf, own

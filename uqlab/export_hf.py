@@ -34,7 +34,7 @@ from uqcore.checkpoint import Checkpoint
 from uqcore.errors import UQError
 from uqcore.hf_layouts import read_config_json
 from uqcore.registry import load
-from uqlab.export_decoder import decoder_hf_config, decoder_split_tensors
+from uqlab.export_decoder import decoder_hf_config, decoder_split_tensors, split_state
 from uqlab.import_hf import SIDE_JSON, SIDE_TENSORS
 from uqlab.paths import checkpoint_dir
 
@@ -76,19 +76,12 @@ def split_tensors(ck: Checkpoint) -> tuple[dict[str, torch.Tensor], dict[str, to
     """The model's tensors as ``(Hugging Face tensors, the family's own tensors)``: Q, K, V
     split from our fused projection, the encoder under ``bert.``, the head as ``classifier``."""
     bp = dataclasses.replace(ck.config.backbone_params, head_from_base=True)
-    cfg = ck.config.replace(backbone_params=bp)
-    names = hf_names(cfg)
-    state = {k: v.detach().float().contiguous() for k, v in ck.model.state_dict().items()}
-    hf, own = {}, {}
-    for key, value in state.items():
-        theirs = names.get(key)
-        if theirs is None:
-            own[key] = value
-            continue
-        full = [t[1:] if t.startswith("/") else "bert." + t for t in theirs]
-        parts = value.chunk(len(full)) if len(full) > 1 else (value,)
-        hf |= {t: p.clone().contiguous() for t, p in zip(full, parts, strict=True)}
-    return hf, own
+    names = hf_names(ck.config.replace(backbone_params=bp))
+
+    def cut(key: str, value: torch.Tensor, theirs: tuple[str, ...]) -> list[torch.Tensor]:
+        return list(value.chunk(len(theirs))) if len(theirs) > 1 else [value]
+
+    return split_state(ck, names, "bert.", cut)
 
 
 def export(name: str, out: str | Path, root: str | Path | None = None) -> Path:

@@ -13,6 +13,7 @@ import pytest
 import torch
 from safetensors.torch import load_file, save_file
 
+from tests.hf_tiny import LLAMA_SHAPE
 from uqcore.build import attach_base, build_model
 from uqcore.config import ModelConfig
 from uqcore.decoder_weights import read_hf_decoder_config
@@ -32,15 +33,7 @@ def _hf(arch: str):
     if arch == "gpt2":
         cfg = tf.GPT2Config(n_embd=32, n_layer=2, n_head=4, n_positions=64, **common)
         return tf.GPT2ForSequenceClassification, cfg
-    shape = dict(
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=64,
-        **common,
-    )
+    shape = dict(**LLAMA_SHAPE, **common)
     kinds = {
         "llama": (tf.LlamaConfig, tf.LlamaForSequenceClassification),
         "qwen2": (tf.Qwen2Config, tf.Qwen2ForSequenceClassification),

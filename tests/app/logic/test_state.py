@@ -75,12 +75,13 @@ def test_links_made_before_the_rename_still_open_the_same_view():
 
 def test_missing_values_take_defaults_and_bad_ones_are_explained():
     state, notes = parse(
-        {"T": "0", "seed": "-4", "tau2": "nan", "noise_scale": "9", "em_iterations": "x"},
+        {"T": "0", "seed": "-4", "tau2": "nan", "noise_scale": "900", "em_iterations": "x"},
         ["a"],
         "a",
     )
     assert state.ckpt == "a" and state.T == 1 and state.seed == 0
-    assert state.tau2 is None and state.noise_scale == 5.0 and state.em_iterations is None
+    # a link may set λ up to 100 (a zero-shot checkpoint ships at 16; its slider reaches it)
+    assert state.tau2 is None and state.noise_scale == 100.0 and state.em_iterations is None
     assert len(notes) == 5
     state, notes = parse({"T": str(10 * MAX_T), "text": "x" * 30_000}, [], None)
     assert state.T == MAX_T and len(state.text) == 20_000 and len(notes) == 2
