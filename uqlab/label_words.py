@@ -7,8 +7,8 @@ embedding's) rows at the first token of one word per class, read after the promp
 (:mod:`uqcore.prompt`): class probabilities are the words' next-token probabilities
 renormalised over the words. Nothing is trained; ``--family`` adds a training-free noise
 (``trans``: none; ``sto``, ``bam``, ``mcdropout`` as an imported model's, in ``--layers``). The
-prompt is the base's chat format around a task's instruction (:data:`INSTRUCTIONS` for the
-built-in tasks, else ``--instruction`` and ``--words``), or a whole ``--template`` holding
+prompt is the base's chat format around a task's instruction (its description's
+``label_words``, else ``--instruction`` and ``--words``), or a whole ``--template`` holding
 ``{text}``. It reads a text at ``--max-len`` tokens, the prompt included; ``--noise-scale``
 sets the family's λ (default its training-free 1). ``--dev N`` prints the accuracy and the mean
 mutual information on the first ``N`` rows of the task's dev split, to choose a prompt, words or
@@ -55,19 +55,6 @@ class Instruction:
 
     text: str
     words: tuple[str, ...]
-
-
-SENTIMENT = Instruction(
-    "Is the sentiment of this review negative or positive? Answer with one word.",
-    ("negative", "positive"),
-)
-INSTRUCTIONS: dict[str, Instruction] = {
-    "cr": SENTIMENT,
-    "imdb": SENTIMENT,
-    "cola": Instruction(
-        "Is this sentence grammatically correct? Answer with yes or no.", ("no", "yes")
-    ),
-}
 
 
 def prompt_for(chat: str, instruction: Instruction) -> Prompt:
@@ -192,12 +179,12 @@ def build_prompt(
     template: str | None = None,
 ) -> Prompt:
     """The prompt of the command line: a whole ``template``, or the base's ``chat`` format
-    around ``instruction`` (default: the task's in :data:`INSTRUCTIONS`); ``words`` default to
-    the task's. :class:`UQError` says what is missing."""
-    known = INSTRUCTIONS.get(task)
-    words_ = tuple(words) if words else (known.words if known else ())
+    around ``instruction``; the instruction and ``words`` default to the task description's
+    ``label_words`` (:class:`uqlab.tasks.TaskSpec`). :class:`UQError` says what is missing."""
+    known = get_task(task).label_words or {}
+    words_ = tuple(words) if words else tuple(known.get("words", ()))
     if not words_:
-        raise UQError(f"Task {task!r} has no default answer words: give --words.")
+        raise UQError(f"Task {task!r} names no answer words (label_words): give --words.")
     if template is not None:
         try:
             return Prompt.from_dict({"template": template, "words": list(words_)}, len(words_))
@@ -205,9 +192,9 @@ def build_prompt(
             raise UQError(str(exc).replace("training.prompt.", "--")) from None
     if not chat:
         raise UQError("This base has no chat format here; give a whole --template.")
-    text = instruction or (known.text if known else "")
+    text = instruction or known.get("instruction", "")
     if not text:
-        raise UQError(f"Task {task!r} has no default question: give --instruction.")
+        raise UQError(f"Task {task!r} names no question (label_words): give --instruction.")
     return prompt_for(chat, Instruction(text, words_))
 
 

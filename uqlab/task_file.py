@@ -21,7 +21,9 @@ optional. Files may be CSV, TSV, JSON lines, Parquet or a ``datasets`` ``save_to
 for the data folder (``--data-dir`` or ``$UQ_DATA_DIR``). Labels are ids ``0..C-1`` or label
 names. ``metric``: ``accuracy`` (default for two classes), ``mcc`` (two classes) or
 ``macro_f1`` (default for more). ``train_defaults``: what a training config starts from (the
-model's shape, the learning rate...; default: the word-level CoLA recipe).
+model's shape, the learning rate...; default: the word-level CoLA recipe). ``label_words``
+(optional): ``{"instruction": "Is this review negative or positive?", "words": ["negative",
+"positive"]}``, what :mod:`uqlab.label_words` asks an instruction model by default.
 
 :func:`read_task_file` checks the description (unknown keys, missing fields, labels, metric,
 paths) and returns a :class:`uqlab.tasks.TaskSpec` registered in the task table
@@ -170,6 +172,7 @@ DATA_FREE_KEYS = (
     "label_names",
     "metric",
     "notes",
+    "label_words",
 )
 
 

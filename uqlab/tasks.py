@@ -96,7 +96,9 @@ class TaskSpec:
     ``eval_id_sample``: the in-domain subset is a label-balanced sample of the test split;
     ``train_defaults``: the base of every training config (``uqlab.training.config``);
     ``paper_tables``: the numbers of the paper's tables that report this task; ``builtin``:
-    shipped with the lab (``uqlab/task_files``)."""
+    shipped with the lab (``uqlab/task_files``); ``label_words``: the question and answer
+    words of a zero-shot classifier (:mod:`uqlab.label_words`), when the description gives
+    them."""
 
     name: str
     title: str  # "CoLA acceptability"
@@ -114,6 +116,9 @@ class TaskSpec:
     description: dict[str, Any] = field(hash=False, compare=False)
     paper_tables: tuple[int, ...] = ()
     builtin: bool = False
+    # what an instruction model is asked and the word that answers for each class
+    # (uqlab.label_words): {"instruction": TEXT, "words": [one per label]}, or None
+    label_words: dict[str, Any] | None = field(default=None, hash=False)
 
     @property
     def metric_spec(self) -> MetricSpec:
@@ -146,6 +151,7 @@ USER_KEYS = {
     "examples",
     "train_defaults",
     "notes",
+    "label_words",
 }
 BUILTIN_KEYS = USER_KEYS | {"layout", "hub", "eval_subsets", "eval_id_sample", "paper_tables"}
 MAX_LABELS = 100
@@ -244,6 +250,7 @@ def describe(
     defaults = doc.get("train_defaults", DEFAULT_TRAINING)
     if not isinstance(defaults, dict):
         raise ConfigError(f"{where}: train_defaults must be a JSON object.")
+    words = _label_words(doc.get("label_words"), len(labels), where)
     title = str(doc.get("title") or name)[:60]
     hub = doc.get("hub")
     return TaskSpec(
@@ -271,7 +278,31 @@ def describe(
         description={"data": {}, **doc, "base": str(doc.get("base", base))},
         paper_tables=tuple(doc.get("paper_tables", ())),
         builtin=builtin,
+        label_words=words,
     )
+
+
+MAX_INSTRUCTION_CHARS = 500
+
+
+def _label_words(doc: Any, n_labels: int, where: str) -> dict[str, Any] | None:
+    """``label_words``: ``{"instruction": TEXT, "words": [one per label]}`` or absent."""
+    if doc is None:
+        return None
+    if (
+        not isinstance(doc, dict)
+        or set(doc) != {"instruction", "words"}
+        or not isinstance(doc["instruction"], str)
+        or not 0 < len(doc["instruction"]) <= MAX_INSTRUCTION_CHARS
+        or not isinstance(doc["words"], list)
+        or len(doc["words"]) != n_labels
+        or not all(isinstance(w, str) and 0 < len(w) <= 40 for w in doc["words"])
+    ):
+        raise ConfigError(
+            f'{where}: label_words must be {{"instruction": TEXT (at most '
+            f'{MAX_INSTRUCTION_CHARS} characters), "words": [one word per label]}} or left out.'
+        )
+    return {"instruction": doc["instruction"], "words": list(doc["words"])}
 
 
 def _check_data(data: Any, where: str) -> None:

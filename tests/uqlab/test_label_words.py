@@ -96,8 +96,22 @@ def test_bad_prompts_and_words_are_refused_with_a_message(folder, tmp_path):
         build_prompt("", "cola", words=["no", "yes"], template="no slot here")
     with pytest.raises(UQError, match="exactly once"):
         build_prompt("{instruction} {text}", "cola", instruction="say {text}")
-    with pytest.raises(UQError, match="give --words"):
-        build_prompt("{instruction} {text}", "sst9")
+    from uqlab.tasks import TASKS, describe, register
+
+    register(describe({"name": "no-words", "label_names": ["a", "b"]}, ".", data_free=True))
+    try:
+        with pytest.raises(UQError, match="give --words"):
+            build_prompt("{instruction} {text}", "no-words")
+        with pytest.raises(UQError, match="give --instruction"):
+            build_prompt("{instruction} {text}", "no-words", words=["x", "y"])
+    finally:
+        TASKS.pop("no-words")
+    with pytest.raises(UQError, match="label_words must be"):
+        describe(
+            {"name": "w", "label_names": ["a", "b"], "label_words": {"words": ["a"]}},
+            ".",
+            data_free=True,
+        )
     with pytest.raises(UQError, match="same token"):
         _write(folder, tmp_path / "same", prompt=Prompt("{text}", ("no", "no!")))
     with pytest.raises(UQError, match="one word per class"):
@@ -115,14 +129,13 @@ def test_the_command_writes_nothing_when_it_fails(tmp_path, capsys):
 
 def test_the_smollm2_zero_shot_model_equals_transformers_on_ten_sentences(tmp_path):
     from uqlab.bases import get_base
-    from uqlab.label_words import INSTRUCTIONS, prompt_for
 
     base = get_base("smollm2")
     try:
         folder = base.path()
     except Exception as exc:  # noqa: BLE001 (ConfigError: not installed)
         pytest.skip(str(exc))
-    prompt = prompt_for(base.chat, INSTRUCTIONS["cola"])
+    prompt = build_prompt(base.chat, "cola")  # the task description's label_words
     out = tmp_path / "zs"
     write_label_words(out, folder, base.record(), "cola", prompt)
     ck = load_checkpoint(out)
