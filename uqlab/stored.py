@@ -2,8 +2,9 @@
 settings, written once by ``python -m uqlab.evaluate`` and read by the app's dataset pages.
 
 File ``samples.safetensors`` beside ``metrics.json``: a tensor ``logits [N, T', C]`` in
-float16 (row ``i`` = the task's :func:`bundled_rows` ``i``; ``T' = T``, or 1 when the settings
-draw no noise and every sample is the same; NaN rows: a text the checkpoint cannot read), a
+float16, or float32 where float16 would move a probability (:func:`storage_dtype`) (row ``i`` =
+the task's :func:`bundled_rows` ``i``; ``T' = T``, or 1 when the settings draw no noise and every
+sample is the same; NaN rows: a text the checkpoint cannot read), a
 tensor ``examples [P, T'', C]`` of the task's example sentences (:mod:`uqlab.presets`) at the
 explorer's and Table 3's default T (:data:`T_EXAMPLES`), and a metadata record: the format,
 task, T, seed, the resolved settings, the sha256 of every subset's texts and labels and of the
@@ -11,8 +12,8 @@ example sentences, the sha256 of the weights and model config, and the tokens ea
 read at (``read_len``: the checkpoint's training length). A file of format 1 (before
 the examples) is still read, for its bundled rows. Probabilities are the softmax
 of the stored logits, as in a live run. float16 keeps a logit within 2^-11 of its value
-relative (measured on the shipped checkpoints: probabilities within 1e-3 of a live run,
-``tests/uqlab/test_stored.py``).
+relative, which keeps a trained head's probabilities within 1e-3 of a live run (measured on the
+shipped checkpoints, ``tests/uqlab/test_stored.py``).
 
 :func:`read` never trusts a file that is missing, truncated, of another format, from another
 version of a subset or from other weights: it returns why instead, and the pages recompute.
@@ -110,7 +111,7 @@ class StoredSamples:
     """A checkpoint's stored samples (see the module doc). ``rows``: text -> row of ``logits``;
     ``example_rows``: text -> row of ``examples`` (``examples_T`` samples each)."""
 
-    logits: np.ndarray  # [N, T', C] float16
+    logits: np.ndarray  # [N, T', C] float16 (float32 where float16 loses too much)
     T: int  # noqa: N815 - the paper's name
     seed: int
     settings: dict
@@ -175,7 +176,7 @@ def compute(
     fs = resolve(ck.config)
     noisy = is_stochastic(ck.config, fs) or ck.config.spec.ensemble
     t_kept = T if noisy else 1
-    out = np.full((len(texts), t_kept, ck.config.num_classes), np.nan, dtype=np.float16)
+    shape = (len(texts), t_kept, ck.config.num_classes)
     readable, encoded = [], []
     for i, text in enumerate(texts):
         try:
@@ -183,13 +184,30 @@ def compute(
             readable.append(i)
         except Exception:  # noqa: BLE001 - an unreadable text stays NaN; the page says why
             continue
-    if encoded:
-        with torch.inference_mode():
-            _, logits = predict_ids(
-                ck.model, encoded, t_kept, seed, settings=fs, bar=bar, with_logits=True
-            )  # [T', n, C]
-        out[readable] = logits.permute(1, 0, 2).numpy().astype(np.float16)
+    if not encoded:
+        return np.full(shape, np.nan, dtype=np.float16)
+    with torch.inference_mode():
+        _, logits = predict_ids(
+            ck.model, encoded, t_kept, seed, settings=fs, bar=bar, with_logits=True
+        )  # [T', n, C]
+    values = logits.permute(1, 0, 2).numpy()  # [n, T', C] float32
+    out = np.full(shape, np.nan, dtype=storage_dtype(values))
+    out[readable] = values.astype(out.dtype)
     return out
+
+
+def storage_dtype(logits: np.ndarray) -> type:
+    """float16 when it keeps every probability within a quarter of :data:`TOLERANCE` of the
+    float32 logits' (a trained head's logits are small), else float32: a label-word head reads
+    a language model's logits (about 20), whose float16 steps (2^-6 there) moved p by 0.003."""
+
+    def softmax(z: np.ndarray) -> np.ndarray:
+        e = np.exp(z - z.max(-1, keepdims=True))
+        return e / e.sum(-1, keepdims=True)
+
+    z = logits.astype(np.float64)
+    moved = np.abs(softmax(z) - softmax(logits.astype(np.float16).astype(np.float64)))
+    return np.float16 if float(moved.max(initial=0.0)) <= TOLERANCE / 4 else np.float32
 
 
 def write(
@@ -226,7 +244,7 @@ def write(
         "read_len": str(ck.read_len),
         "examples_T": str(T_EXAMPLES),
         "examples": examples_hash(task),
-        "dtype": "float16",
+        "dtype": str(logits.dtype),
         "command": REDO.replace("NAME", ck.name),
     }
     path = Path(ck.path) / FILE

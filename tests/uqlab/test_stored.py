@@ -161,3 +161,14 @@ def test_a_file_of_format_1_serves_its_bundled_rows_only(copy):
     assert got is not None and why == "" and got.examples is None
     assert got.get(S.bundled_rows("cola")[0][0], 5).shape == (5, 2)
     assert got.get(preset_rows("cola")[0][0], 5) is None
+
+
+def test_logits_too_large_for_float16_are_stored_in_float32():
+    """A label-word head reads a language model's logits (~20): in float16 they moved p by
+    0.003, over the tolerance; a trained head's small logits stay float16."""
+    import numpy as np
+
+    small = np.array([[[0.3, -0.8]], [[1.7, 0.2]]], dtype=np.float32)  # [N, T, C]
+    large = np.array([[[21.3, 21.1]], [[19.87, 20.05]]], dtype=np.float32)
+    assert S.storage_dtype(small) is np.float16
+    assert S.storage_dtype(large) is np.float32
