@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ui.logic.format import plain
 from uqcore.backbones import BACKBONES, get_backbone
 from uqcore.checkpoint import read_length
 from uqcore.families import FAMILY_NAMES
@@ -99,7 +100,7 @@ def zero_shot(info: CheckpointInfo) -> bool:
 
 def _words(info: CheckpointInfo) -> str:
     words = info.training["prompt"].get("words") or []
-    return " / ".join(repr(str(w)[:20]) for w in words[:8])
+    return " / ".join(plain(repr(str(w)[:20])) for w in words[:8])  # a visitor's words: inert
 
 
 def base_line(info: CheckpointInfo) -> str | None:
