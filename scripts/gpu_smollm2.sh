@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Train, then evaluate, the six SmolLM2-135M checkpoints (configs/*-smollm2-*.json) on a GPU:
+# Train, then evaluate, the SmolLM2-135M adapter checkpoints (configs/*-smollm2-*.json) on a GPU:
 #   bash scripts/gpu_smollm2.sh train WORK LOG      # base installed in WORK/bases, checkpoints
 #   bash scripts/gpu_smollm2.sh evaluate WORK LOG   # in WORK/ck/<name>; LOG: a folder for logs
 # Needs the data (UQ_DATA_DIR) and either the base already in WORK/bases or GGUF=path/to/the
@@ -12,7 +12,7 @@ stage=$1 work=$2 log=$3
 py=${PYTHON:-python3}
 export UQ_BASES_DIR=$work/bases PYTHONUNBUFFERED=1
 mkdir -p "$work/ck" "$log"
-names=()  # the *-smollm2-* configs present (the IMDB pair is not trained yet)
+names=()  # the *-smollm2-* configs (the IMDB pair's say "limit": 1000, its CPU run: drop it here)
 for f in configs/*-smollm2-*.json; do names+=("$(basename "$f" .json)"); done
 case $stage in
   train)

@@ -226,6 +226,7 @@ def evaluate_checkpoint(
         "seed": seed,
         "data_source": data.source,
         "sizes": {k: len(splits[k]) for k in scored},
+        **({"limit": limit} if limit is not None else {}),  # a part of each split: said
         "read_len": ck.read_len,
         **{k: summarize(probs[k], splits[k].labels) for k in scored},
     }

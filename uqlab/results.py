@@ -96,9 +96,35 @@ def metric_rows(task: str, entries: Iterable[tuple[str, dict | None]]) -> list[d
                 if m and "ood" in m
                 else "—",
                 "AUROC (MI)": round(det["auroc"], 3) if det else None,
+                "texts ID / OOD": texts_cell(m),
             }
         )
     return rows
+
+
+def texts_cell(m: dict | None) -> str:
+    """How many texts a metrics.json's figures come from, ``"25,000 / 500"`` (ID / OOD), with
+    ``" (part)"`` when its evaluation read only the first ``limit`` of each shuffled split."""
+    sizes = (m or {}).get("sizes")
+    if not sizes:
+        return "—"
+    cell = " / ".join(f"{sizes[k]:,}" for k in ("id", "ood") if k in sizes)
+    return f"{cell} (part)" if m.get("limit") is not None else cell
+
+
+def part_note(rows: Iterable[tuple[str, dict | None]]) -> list[str]:
+    """A line under a table naming the checkpoints evaluated on a part of each split
+    (``uqlab.evaluate --limit``): their figures are not over the same texts as the others'."""
+    part = [(n, m) for n, m in rows if m and m.get("limit") is not None]
+    if not part:
+        return []
+    named = "; ".join(f"{n}: {texts_cell(m).removesuffix(' (part)')} texts" for n, m in part)
+    return [
+        f"Evaluated on a part of each split (the first texts of the shuffled test and OOD "
+        f"sets, `python -m uqlab.evaluate --limit N`), so not over the same texts as the "
+        f"other rows: {named} (ID / OOD).",
+        "",
+    ]
 
 
 def _main_table(rows: list, task: str) -> list[str]:
@@ -118,7 +144,7 @@ def _main_table(rows: list, task: str) -> list[str]:
         lines.append(
             f"| {name} | {r['ours ID']} | {r['ours OOD']} | {r['Δ ID vs TRANS']} | {paper} |"
         )
-    return [*lines, ""]
+    return [*lines, "", *part_note(mine)]
 
 
 def _described_table(rows: list, task: str) -> list[str]:
@@ -144,7 +170,7 @@ def _described_table(rows: list, task: str) -> list[str]:
             f"| {r['checkpoint']} | {r['ours ID']} | {r['ours OOD']} | "
             f"{r['MI ID → OOD']} | {r['AUROC (MI)']} |"
         )
-    return [*lines, ""]
+    return [*lines, "", *part_note(mine)]
 
 
 def render(

@@ -5,11 +5,13 @@ uqcore.stats' on the rows the page downloads (1400x1000, a projector's 1024x768,
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from tests.browser.test_browser import csv_rows, settle, wait_title
+from ui.logic.exports import read_header
 from uqcore import stats
 
 pytestmark = pytest.mark.browser
@@ -53,6 +55,16 @@ def on_screen(locator) -> bool:
     return bool(box) and box["x"] + box["width"] > 0 and box["width"] > 0
 
 
+def summary_of(rows: list[dict]) -> list[float]:
+    """Accuracy and ECE with their bootstrap intervals (seed 1, the page's seed) of a
+    downloaded CSV's mean predictions, as the page's summary line gives them."""
+    p = np.array([[float(r["p@0"]), float(r["p@1"])] for r in rows])  # [N, 2]
+    y = np.array([int(r["gold"]) for r in rows])  # [N]
+    acc = stats.bootstrap_interval(stats.accuracy, p, y, seed=1)
+    ece = stats.bootstrap_interval(stats.ece, p, y, seed=1)
+    return [acc.value, acc.low, acc.high, ece.value, ece.low, ece.high]
+
+
 def kept_here(page) -> None:
     """The file from the earlier page is in use: named, with no uploader asking for it again."""
     page.get_by_text("kept for this session", exact=False).first.wait_for()
@@ -89,6 +101,19 @@ def test_your_file_is_uploaded_once_and_reported_on_every_dataset_page(
         assert shown, "no summary line"
         assert int(shown.group(1)) == len(ROWS)
         page.screenshot(path=str(shots / f"your-file-errors-{width}.png"), full_page=True)
+        # the summary is uqcore.stats' on the rows this page downloads, at the settings written
+        # in the same file (one computation: a CI run once showed the sidebar's temperatures at
+        # 0.05 on this deep link, so another page's numbers are not the reference)
+        with page.expect_download() as info:
+            page.get_by_role("button", name="Download these rows (CSV)").click()
+        errors_csv = info.value.path()
+        settings = read_header(Path(errors_csv).read_text(encoding="utf-8"))
+        assert (settings["checkpoint"], settings["T"], settings["seed"]) == ("cola-hsto", "10", "1")
+        mine = csv_rows(errors_csv)
+        assert len(mine) == len(ROWS) and {r["domain"] for r in mine} == {"your file"}
+        assert [float(v) for v in shown.groups()[1:]] == pytest.approx(
+            summary_of(mine), abs=5e-4
+        ), settings
 
         nav(page, "Results")
         kept_here(page)  # the same file, its labels mapped as before: no second upload
@@ -102,12 +127,10 @@ def test_your_file_is_uploaded_once_and_reported_on_every_dataset_page(
             page.get_by_role("button", name="Download the per-example values (CSV)").click()
         rows = [r for r in csv_rows(info.value.path()) if r["checkpoint"] == "cola-hsto"]
         assert len(rows) == len(ROWS) and {r["domain"] for r in rows} == {"your file"}
-        p = np.array([[float(r["p@0"]), float(r["p@1"])] for r in rows])  # [N, 2]
-        y = np.array([int(r["gold"]) for r in rows])  # [N]
-        acc = stats.bootstrap_interval(stats.accuracy, p, y, seed=1)
-        ece = stats.bootstrap_interval(stats.ece, p, y, seed=1)
-        want = [acc.value, acc.low, acc.high, ece.value, ece.low, ece.high]
-        assert [float(v) for v in shown.groups()[1:]] == pytest.approx(want, abs=5e-4)
+        # the same texts with the same gold labels: the mapping made once serves both pages
+        assert sorted((r["text"], r["gold"]) for r in rows) == sorted(
+            (r["text"], r["gold"]) for r in mine
+        )
 
         nav(page, "Temperature sweep")
         kept_here(page)

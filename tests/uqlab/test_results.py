@@ -8,7 +8,7 @@ import shutil
 from tests.helpers import evaluate_tiny
 from uqcore.checkpoint import load_checkpoint
 from uqlab.results import main as results_main
-from uqlab.results import metric_rows
+from uqlab.results import metric_rows, part_note, texts_cell
 
 
 def test_results_doc_sets_our_numbers_beside_the_papers(checkpoint, data_dir, tmp_path):
@@ -22,6 +22,9 @@ def test_results_doc_sets_our_numbers_beside_the_papers(checkpoint, data_dir, tm
     assert f"| cola-hsto | {mcc} |" in text
     assert "H-STO-TRANS | 20.52 ± 0.76 | 16.49 ± 4.08" in text  # the paper's Table 2 row
     assert "john is tall on several occasions . (0)" in text  # a Table 3 row
+    # evaluated with --limit 40: the table says its figures come from part of each split
+    assert m["limit"] == 40 and m["sizes"] == {"id": 40, "ood": 40}
+    assert "Evaluated on a part of each split" in text and "cola-hsto: 40 / 40 texts" in text
     assert results_main(["--root", str(tmp_path / "empty"), "--out", str(out)]) == 2
 
 
@@ -78,3 +81,16 @@ def test_metric_rows_set_ours_beside_the_papers() -> None:
     assert rows[2]["ours ID"] == "not evaluated" and rows[2]["paper row"] == "—"
     alone = metric_rows("cola", [("cola-hsto", m)])  # no baseline evaluated
     assert alone[0]["Δ ID vs TRANS"] == "—"
+
+
+def test_a_part_of_the_splits_is_said_wherever_the_figures_are_shown() -> None:
+    """A checkpoint evaluated on the first texts of each split (a CPU run of a decoder) sits
+    beside ones evaluated on all of them: the app's column and the doc's note say so."""
+    whole = {"sizes": {"id": 25000, "ood": 500}}
+    part = {"sizes": {"id": 500, "ood": 500}, "limit": 500}
+    assert texts_cell(whole) == "25,000 / 500" and texts_cell(part) == "500 / 500 (part)"
+    assert texts_cell(None) == "—" and texts_cell({"id": {}}) == "—"  # older files: no sizes
+    assert texts_cell({"sizes": {"id": 12}}) == "12"  # a described task without OOD
+    assert part_note([("a", whole), ("b", None)]) == []
+    (line, blank) = part_note([("a", whole), ("imdb-x", part)])
+    assert "imdb-x: 500 / 500 texts" in line and "a:" not in line and blank == ""
