@@ -106,9 +106,11 @@ def texts_cell(m: dict | None) -> str:
     """How many texts a metrics.json's figures come from, ``"25,000 / 500"`` (ID / OOD), with
     ``" (part)"`` when its evaluation read only the first ``limit`` of each shuffled split."""
     sizes = (m or {}).get("sizes")
-    if not sizes:
+    counts = [sizes.get(k) for k in ("id", "ood")] if isinstance(sizes, dict) else []
+    counts = [c for c in counts if isinstance(c, int) and not isinstance(c, bool)]
+    if not counts:  # none recorded, or not counts (a file written by hand): nothing to say
         return "—"
-    cell = " / ".join(f"{sizes[k]:,}" for k in ("id", "ood") if k in sizes)
+    cell = " / ".join(f"{c:,}" for c in counts)
     return f"{cell} (part)" if m.get("limit") is not None else cell
 
 
