@@ -1,7 +1,8 @@
 """Long computations, run fairly (:class:`ui.logic.fair.Gate`): nothing is shown while results are
 read from stored samples or the caches; once real computation starts (:func:`ui.logic.fair.heavy`)
 the run takes a work slot of its session, and a visitor who waits more than a moment sees the
-place in the queue, then a progress bar with an estimate, and a Cancel button throughout.
+place in the queue, then a progress bar with an estimate, and a Cancel button throughout;
+when the work ends, the bar and the button go and one line says how long it took.
 
 A computation stops (its slot freed within one progress step) when the visitor presses
 Cancel, starts another computation (Streamlit stops a run at its next update when a new run is
@@ -49,11 +50,14 @@ def cancelled(job: Hashable) -> bool:
 
 
 class _Panel:
-    """The status line, bar and Cancel button of one computation, drawn on first need."""
+    """The status line, bar and Cancel button of one computation, drawn on first need in one
+    slot (``st.empty``), so that :meth:`clear` removes all three at once (an ``st.container``'s
+    ``empty()`` adds an empty element and leaves the bar and the button on the page)."""
 
     def __init__(self, label: str, job: Hashable, what: str):
         self.label, self.job, self.what = label, job, what
-        self.box = st.container()
+        self.slot = st.empty()
+        self.box = None
         self.status = self.bar = None
         self.started = time.perf_counter()
         self.last = 0.0
@@ -61,6 +65,7 @@ class _Panel:
 
     def show(self) -> None:
         if self.bar is None:
+            self.box = self.slot.container()
             self.status = self.box.empty()
             self.bar = self.box.progress(0.0)
             self.box.button(
@@ -92,9 +97,15 @@ class _Panel:
         self.last = now
         self.bar.progress(min(1.0, max(0.0, fraction)), self.eta.text(fraction))
 
-    def clear(self) -> None:
-        if self.bar is not None:
-            self.box.empty()
+    def clear(self, finished: bool = False) -> None:
+        """Remove the status, bar and button; ``finished`` (the work returned): one line in
+        their place says how long it took, so finished work never looks unfinished."""
+        if self.bar is None:
+            return
+        if finished:
+            self.slot.caption(f"{self.label}: {self.eta.done().lower()}.")
+        else:
+            self.slot.empty()
 
 
 def run(
@@ -122,8 +133,11 @@ def run(
             slot.enter_context(cached.gate().work(_session(), label, panel.waiting))
             panel.working()
 
+    finished = False
     try:
         with slot, fair.on_heavy(enter):
-            return fn(panel.progress)
+            got = fn(panel.progress)
+        finished = True
+        return got
     finally:
-        panel.clear()
+        panel.clear(finished)

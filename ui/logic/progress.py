@@ -5,29 +5,51 @@ from __future__ import annotations
 
 import time
 
+ESTIMATE_AFTER = 0.1  # the share of the work measured before a time left is given
+ESTIMATE_AFTER_S = 1.0  # and the seconds measured: the first steps (a model load, stored rows
+# read at once) say little about the rest ("about 2 s left" was shown for 25 s)
+
 
 class Eta:
-    """Started when made; ``text(fraction)`` -> "Sampling: 40 % · about 12 s left" (the rate so
-    far, once a first part is done)."""
+    """Started when made; ``text(fraction)`` -> "Sampling: 40 % · about 12 s left".
+
+    The rate is measured from the first progress reported (what came before it, a model load or
+    rows read from stored samples, is not the work that remains) and a time left is given only
+    once :data:`ESTIMATE_AFTER` of the work and :data:`ESTIMATE_AFTER_S` seconds have been
+    measured; before that the text says "estimating…"."""
 
     def __init__(self, what: str = "Sampling", clock=time.perf_counter):
         self.what = what
         self.clock = clock
         self.started = clock()
+        self.first: tuple[float, float] | None = None  # (time, fraction) of the first report
 
     def left(self, fraction: float) -> float | None:
-        """Seconds left at ``fraction`` done, from the rate so far (None before any progress)."""
-        if fraction <= 0:
+        """Seconds left at ``fraction`` done, from the rate measured since the first report;
+        None until enough has been measured to go by."""
+        now = self.clock()
+        if self.first is None:
+            self.first = (now, fraction)
             return None
-        spent = self.clock() - self.started
-        return max(0.0, spent * (1 - fraction) / fraction)
+        t0, f0 = self.first
+        done, spent = fraction - f0, now - t0
+        if done < ESTIMATE_AFTER or spent < ESTIMATE_AFTER_S:
+            return None
+        return max(0.0, spent * (1 - fraction) / done)
 
     def text(self, fraction: float) -> str:
-        left = self.left(fraction)
         head = f"{self.what}: {fraction:.0%}"
-        if left is None or fraction >= 1:
+        if fraction >= 1:
             return head
+        left = self.left(fraction)
+        if left is None:
+            return f"{head} · estimating…"
         return f"{head} · about {left:.0f} s left" if left >= 1 else f"{head} · under 1 s left"
+
+    def done(self) -> str:
+        """What a finished run says: "Done in 12 s" (from when this was made)."""
+        spent = self.clock() - self.started
+        return f"Done in {spent:.0f} s" if spent >= 1 else "Done in under 1 s"
 
 
 class Rows:
