@@ -62,7 +62,7 @@ def _bpe(folder: Path) -> None:
     tok.save(str(folder / "tokenizer.json"))
 
 
-def _decoder_bpe(folder: Path, arch: str) -> None:
+def _decoder_bpe(folder: Path, arch: str, closed: bool = False) -> None:
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
 
     tok = Tokenizer(models.BPE())
@@ -78,26 +78,32 @@ def _decoder_bpe(folder: Path, arch: str) -> None:
         ),
     )
     if arch == "llama":
+        ends = ("<s>", "</s>") if closed else ("<s>",)
         tok.post_processor = processors.TemplateProcessing(
-            single="<s> $A", special_tokens=[("<s>", tok.token_to_id("<s>"))]
+            single="<s> $A </s>" if closed else "<s> $A",
+            special_tokens=[(t, tok.token_to_id(t)) for t in ends],
         )
     tok.save(str(folder / "tokenizer.json"))
 
 
-def tiny_decoder_folder(arch: str, folder: Path, *, seed: int = 0) -> Path:
+def tiny_decoder_folder(
+    arch: str, folder: Path, *, seed: int = 0, pad_closes: bool = False
+) -> Path:
     """A tiny random ``<Arch>ForSequenceClassification`` decoder folder (grouped-query heads
-    for the Llama family) with a byte-level BPE tokenizer; returns ``folder``."""
+    for the Llama family) with a byte-level BPE tokenizer; returns ``folder``. ``pad_closes``
+    (Llama): the template closes every text with ``</s>`` and the config pads with it, as the
+    SmolLM2 base's does with ``<|im_end|>`` (transformers' head then reads the token before)."""
     import transformers as tf
     from tokenizers import Tokenizer
 
     folder.mkdir(parents=True, exist_ok=True)
-    _decoder_bpe(folder, arch)
+    _decoder_bpe(folder, arch, closed=pad_closes)
     tok = Tokenizer.from_file(str(folder / "tokenizer.json"))
     common = dict(
         vocab_size=tok.get_vocab_size(),
         id2label=LABELS,
         label2id={v: k for k, v in LABELS.items()},
-        pad_token_id=0,
+        pad_token_id=tok.token_to_id("</s>") if pad_closes else 0,
         bos_token_id=tok.token_to_id("<s>"),
         eos_token_id=tok.token_to_id("</s>"),
     )

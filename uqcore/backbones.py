@@ -73,7 +73,11 @@ class LlamaParams:
     positions (``rope_theta``), grouped-query attention (``n_kv_heads`` key / value heads, a
     divisor of ``n_heads``), a SwiGLU MLP; which projections have biases (Qwen2: Q, K, V).
     ``head_from_base``: the ``score`` layer comes from the base folder (an imported
-    classifier). Class constants (not stored): what differs from GPT-2."""
+    classifier). ``pool_skip_id``: the token the head reads is the rightmost real one whose id
+    is not this (an imported classifier: its config's ``pad_token_id``, as transformers'
+    ``*ForSequenceClassification`` pools, even where the template appends that id to every
+    text); None: the last real token (the classifiers trained here). Class constants (not
+    stored): what differs from GPT-2."""
 
     n_kv_heads: int = 8
     norm_eps: float = 1e-6
@@ -82,6 +86,7 @@ class LlamaParams:
     out_bias: bool = False
     mlp_bias: bool = False
     head_from_base: bool = True
+    pool_skip_id: int | None = None
     norm: ClassVar[str] = "rms"
     mlp: ClassVar[str] = "swiglu"
     positions: ClassVar[str] = "rotary"
@@ -97,10 +102,12 @@ class Qwen2Params(LlamaParams):
 @dataclass(frozen=True)
 class Gpt2Params:
     """GPT-2: LayerNorm (``norm_eps``), learned absolute positions, one key / value head per
-    query head, GELU (tanh approximation) MLP, biases everywhere but the ``score`` layer."""
+    query head, GELU (tanh approximation) MLP, biases everywhere but the ``score`` layer;
+    ``pool_skip_id`` as :class:`LlamaParams`'."""
 
     norm_eps: float = 1e-5
     head_from_base: bool = True
+    pool_skip_id: int | None = None
     n_kv_heads: ClassVar[None] = None  # = n_heads
     rope_theta: ClassVar[None] = None
     qkv_bias: ClassVar[bool] = True

@@ -155,6 +155,12 @@ class ModelConfig:
                 f"{backbone.params.__name__}, got {type(self.backbone_params).__name__}."
             )
         _check_params(self.backbone_params, "backbone_params")
+        skip = getattr(self.backbone_params, "pool_skip_id", None)
+        if skip is not None and skip >= self.vocab_size:
+            raise ConfigError(
+                f"backbone_params.pool_skip_id {skip} is not a token id (the vocabulary has "
+                f"{self.vocab_size}); use null or the classifier's pad_token_id."
+            )
         layers = self.stochastic_layers
         if layers is not None and (
             not isinstance(layers, tuple)
@@ -348,7 +354,8 @@ def _check_int(name: str, value: Any, low: int) -> None:
 
 def _check_params(params: Any, where: str = "attention") -> None:
     """Check a structure dataclass (a family's or a backbone's) field by field from its type
-    hints: ``int`` >= 1, ``float`` finite > 0, ``bool``, ``Literal`` one of its values."""
+    hints: ``int`` >= 1, ``int | None`` null or >= 0, ``float`` finite > 0, ``bool``,
+    ``Literal`` one of its values."""
     hints = typing.get_type_hints(type(params))
     for f in dataclasses.fields(params):
         name, value, hint = f"{where}.{f.name}", getattr(params, f.name), hints[f.name]
@@ -361,6 +368,9 @@ def _check_params(params: Any, where: str = "attention") -> None:
                 raise ConfigError(f"{name} must be true or false, got {value!r}.")
         elif hint is int:
             _check_int(name, value, 1)
+        elif hint == int | None:  # a token id, or none
+            if value is not None:
+                _check_int(name, value, 0)
         elif hint is float:
             check_positive(name, value)
 

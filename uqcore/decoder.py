@@ -2,7 +2,8 @@
 
 Pre-norm blocks ``x + Attn(N1(x))`` then ``x + MLP(N2(x))``, a final norm and a linear
 ``score`` head without bias read at the last real token, as Hugging Face's
-``*ForSequenceClassification`` heads of these models do. The backbone's params say what
+``*ForSequenceClassification`` heads of these models do (an imported classifier skips its
+``pad_token_id`` there, as they do: :func:`pooled_index`). The backbone's params say what
 differs: RMSNorm, rotary positions, grouped-query attention and a SwiGLU MLP (Llama, SmolLM,
 Qwen2, Mistral) or LayerNorm, learned positions and a GELU (tanh) MLP (GPT-2).
 
@@ -58,9 +59,20 @@ def positions(mask: torch.Tensor) -> torch.Tensor:
 
 
 def last_real(mask: torch.Tensor) -> torch.Tensor:
-    """``[N]`` long: the index of each row's last real token (Hugging Face's pooling)."""
+    """``[N]`` long: the index of each row's last real token."""
     index = torch.arange(mask.shape[1], device=mask.device)  # [L]
     return (index * mask.long()).argmax(-1)
+
+
+def pooled_index(ids: torch.Tensor, mask: torch.Tensor, skip: int | None) -> torch.Tensor:
+    """``[N]`` long: the token each row's head reads. ``skip`` None: the last real token.
+    Else transformers' ``*ForSequenceClassification`` rule (every architecture here, 5.x:
+    ``GenericForSequenceClassification``, GPT-2's own): the rightmost token whose id is not
+    ``skip`` (its ``pad_token_id``), here among the real tokens, so a template that appends
+    that id to every text is read one token early, as there; 0 when the row holds no other
+    token (transformers' argmax of zeros)."""
+    keep = mask if skip is None else mask & (ids != skip)  # [N, L]
+    return last_real(keep)
 
 
 class DecoderLayer(nn.Module):
@@ -206,7 +218,8 @@ class DecoderClassifier(nn.Module):
         maps |= upper
         if kl is not None:
             kl_total = kl if kl_total is None else kl_total + kl
-        last = x[torch.arange(x.shape[0], device=x.device), last_real(mask)]  # [N, D]
+        read = pooled_index(ids, mask, self.cfg.backbone_params.pool_skip_id)  # [N]
+        last = x[torch.arange(x.shape[0], device=x.device), read]  # [N, D]
         logits = self.head(self.norm(last))  # [N, C]
         return ForwardOutput(logits=logits, kl=kl_total, maps=maps, features=last)
 

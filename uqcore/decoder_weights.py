@@ -68,19 +68,29 @@ def decoder_specials(folder: str | Path) -> tuple[int, int | None, int | None, N
     ``tokenizer.json`` template's business (:meth:`uqcore.wordpiece.WordPiece.template`): a
     converted base's opens and closes every text (:mod:`uqlab.gguf_base`)."""
     hf = read_config_json(folder)
-
-    def one(key: str) -> int | None:
-        value = hf.get(key)
-        if isinstance(value, list):  # Llama 3 lists several end ids
-            value = value[0] if value else None
-        if value is None:
-            return None
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise CheckpointError(f"config.json's {key} must be a non-negative integer.")
-        return value
-
-    bos, eos, pad = one("bos_token_id"), one("eos_token_id"), one("pad_token_id")
+    bos, eos, pad = (_special(hf, k) for k in ("bos_token_id", "eos_token_id", "pad_token_id"))
     return (pad if pad is not None else eos if eos is not None else 0), bos, eos, None
+
+
+def decoder_pool_skip_id(folder: str | Path) -> int | None:
+    """The id an imported classifier's head skips when it picks the token to read
+    (``backbone_params.pool_skip_id``): its config.json's ``pad_token_id`` as it is, None when
+    absent (transformers then reads the last token). Not :func:`decoder_specials`' pad, which
+    falls back to the end-of-text id for the tokenizer's padding only."""
+    return _special(read_config_json(folder), "pad_token_id")
+
+
+def _special(hf: dict, key: str) -> int | None:
+    """``hf[key]``, a token id or None (a list: its first, as Llama 3 lists several end ids);
+    :class:`CheckpointError` in one line for anything else."""
+    value = hf.get(key)
+    if isinstance(value, list):  # Llama 3 lists several end ids
+        value = value[0] if value else None
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise CheckpointError(f"config.json's {key} must be a non-negative integer.")
+    return value
 
 
 def _layout(cfg: ModelConfig) -> DecoderLayout:

@@ -57,7 +57,11 @@ def classifier_pad_id(ck: Checkpoint) -> int:
     """The ``pad_token_id`` of the exported classifier. A ``*ForSequenceClassification`` reads
     the last token that is not this id, so it must not be one the template puts around a text:
     the SmolLM2 base pads with ``<|im_end|>``, which closes every text, and would be read one
-    token early. Then the first special token outside the template (``<|endoftext|>``) pads."""
+    token early. Then the first special token outside the template (``<|endoftext|>``) pads.
+    An imported classifier reads as transformers does already (``pool_skip_id``): that id."""
+    skip = getattr(ck.config.backbone_params, "pool_skip_id", None)
+    if skip is not None:
+        return skip
     before, _, after, _ = ck.vocab.template()
     held = set(before) | set(after)
     if ck.vocab.pad_id not in held:

@@ -59,7 +59,7 @@ from uqcore.checkpoint import (
     save_checkpoint,
 )
 from uqcore.config import ModelConfig
-from uqcore.decoder_weights import decoder_specials
+from uqcore.decoder_weights import decoder_pool_skip_id, decoder_specials
 from uqcore.errors import CheckpointError, ConfigError, UQError
 from uqcore.families import TRAINING_FREE, get_family
 from uqcore.hf_decoder_layouts import DECODER_LAYOUTS, decoder_layout_of
@@ -261,6 +261,8 @@ def family_config(info: HFFolder, family: str | None, layers: str | None = None)
     base providing every tensor of the encoder and its head."""
     base = {**info.fields, "num_classes": len(info.labels)}
     base["backbone_params"] = {**base["backbone_params"], "head_from_base": True}
+    if get_backbone(info.backbone).classifier == "decoder":  # its head reads as transformers'
+        base["backbone_params"]["pool_skip_id"] = _pool_skip_id(info)
     if uses_side(info, family):
         model = {**info.side["model"], **{k: base[k] for k in base if k != "backbone_params"}}
         model["backbone_params"] = base["backbone_params"]
@@ -280,6 +282,13 @@ def family_config(info: HFFolder, family: str | None, layers: str | None = None)
     return ModelConfig.from_dict({**base, "family": family}).replace(
         attention=params, inference=inference, stochastic_layers=layers_
     )
+
+
+def _pool_skip_id(info: HFFolder) -> int | None:
+    """The id a decoder classifier's head skips, as transformers pools: its ``pad_token_id``
+    (None when absent, or when it is no token of the vocabulary: then it never matches)."""
+    skip = decoder_pool_skip_id(info.path)
+    return skip if skip is not None and skip < info.fields["vocab_size"] else None
 
 
 def import_folder(

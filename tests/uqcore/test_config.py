@@ -127,6 +127,18 @@ def test_stochastic_layers_are_checked():
     assert ModelConfig.from_dict(cfg.to_dict()) == cfg and cfg.first_stochastic_layer == 2
 
 
+@pytest.mark.parametrize("bad", [-1, 1.5, "2", True, [2], 10**30, 100])
+def test_a_decoders_pool_skip_id_is_a_token_id_or_null(bad):
+    """An uploaded config.json is data: the id a decoder's head skips is null or an id of
+    its vocabulary, refused in one line otherwise (never an overflow inside torch)."""
+    doc = {"backbone": "llama", "vocab_size": 100, "n_heads": 4, "d_model": 32, "max_len": 16}
+    ok = ModelConfig.from_dict({**doc, "backbone_params": {"n_kv_heads": 2, "pool_skip_id": 99}})
+    assert ok.backbone_params.pool_skip_id == 99
+    assert ModelConfig.from_dict(ok.to_dict()) == ok
+    with pytest.raises(ConfigError, match="pool_skip_id"):
+        ModelConfig.from_dict({**doc, "backbone_params": {"n_kv_heads": 2, "pool_skip_id": bad}})
+
+
 def test_config_rejects_impossible_shapes_and_unknown_family():
     with pytest.raises(ConfigError, match="divisible"):
         tiny_config("trans").replace(n_heads=3)

@@ -242,3 +242,27 @@ def test_models_on_one_base_share_its_tensors(folder):
     ids, mask = _batch("right")
     with torch.no_grad():
         torch.testing.assert_close(first(ids, mask).logits, second(ids, mask).logits)
+
+
+@pytest.mark.parametrize("side", ["right", "left"])
+def test_a_classifier_reads_the_token_transformers_reads_when_texts_end_in_the_pad_id(folder, side):
+    """Every architecture's ``*ForSequenceClassification`` reads the rightmost token that is
+    not its ``pad_token_id``: rows that end in that id (a template appending it) are read one
+    token early. ``pool_skip_id`` (what an import sets from the folder) reads the same token;
+    without it the last real token is read (the classifiers trained here)."""
+    from uqcore.decoder_weights import decoder_pool_skip_id
+
+    ids, mask = _batch(side)
+    last = (torch.arange(ids.shape[1]) * mask.long()).argmax(-1)  # [B]
+    ids[torch.arange(len(LENGTHS)), last] = 0  # every text ends in the pad id 0
+    logits, _ = _theirs(folder, ids, mask)
+    model = _ours(folder)
+    bp = dataclasses.replace(model.cfg.backbone_params, pool_skip_id=decoder_pool_skip_id(folder))
+    skipping = build_model(model.cfg.replace(backbone_params=bp))
+    attach_base(skipping, folder)
+    with torch.no_grad():
+        read = skipping(ids, mask).logits
+        plain = model(ids, mask).logits
+    assert bp.pool_skip_id == 0
+    assert float((read - logits).abs().max()) < TOL
+    assert float((plain - logits).abs().max()) > 1e-3  # the last real token is another reading

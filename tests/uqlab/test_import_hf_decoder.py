@@ -81,3 +81,36 @@ def test_without_a_family_a_model_without_dropout_gets_sto(folder, tmp_path):
     ck = load_checkpoint(out)
     want = "mcdropout" if ck.config.backbone == "gpt2" else "sto"  # GPT-2: resid_pdrop 0.1
     assert ck.config.family == want
+
+
+def test_a_pad_id_the_template_appends_is_skipped_as_transformers_skips_it(tmp_path):
+    """The SmolLM2 base pads with ``<|im_end|>``, which its template closes every text with: a
+    classifier fine-tuned on those defaults reads the token before it (transformers' rule, the
+    rightmost token that is not the pad id). The import reads the same token, in a right-padded
+    batch too, and its export keeps that pad id; reading the last real token would differ."""
+    from uqcore.decoder import last_real
+    from uqlab.export_decoder import classifier_pad_id
+
+    folder = tiny_decoder_folder("llama", tmp_path / "hf", pad_closes=True)
+    out = import_folder(folder, "dec-closed", "cola", family="trans", root=tmp_path)
+    ck = load_checkpoint(out)
+    end = ck.vocab.template()[2]
+    pad = json.loads((folder / "config.json").read_text())["pad_token_id"]
+    assert end == [pad] and ck.vocab.pad_id == pad  # the template appends the pad id
+    assert ck.config.backbone_params.pool_skip_id == pad
+    encs = [ck.vocab.encode(t, ck.config.max_len).ids for t in (*TEXTS, "a", "the dog .")]
+    length = max(map(len, encs))
+    ids = torch.full((len(encs), length), pad, dtype=torch.long)  # right padding, pad id
+    mask = torch.zeros_like(ids, dtype=torch.bool)
+    for i, row in enumerate(encs):
+        ids[i, : len(row)] = torch.tensor(row)
+        mask[i, : len(row)] = True
+    ours = sample(ck.model, ids, mask, 1, seed=0).logits[0]
+    ref = tf.AutoModelForSequenceClassification.from_pretrained(str(folder)).eval()
+    with torch.no_grad():
+        want = ref(input_ids=ids, attention_mask=mask.long()).logits
+        x = ref.model(input_ids=ids, attention_mask=mask.long()).last_hidden_state
+        at_last = ref.score(x[torch.arange(len(encs)), last_real(mask)])  # the old reading
+    torch.testing.assert_close(ours, want, atol=1e-4, rtol=0)
+    assert float((at_last - want).abs().max()) > 1e-3  # the rule matters on this folder
+    assert classifier_pad_id(ck) == pad  # an export reads back the same way
