@@ -402,6 +402,7 @@ def temperature_of(info: CheckpointInfo) -> float | None:
     return float(value) if isinstance(value, int | float) and value > 0 else None
 
 
+_UNSET = object()  # a copy whose widget state Streamlit dropped (a run that never drew it)
 KNOB_PX = 165  # an in-page knob's width: two side by side on a 390 px phone, a row on a laptop
 
 
@@ -412,12 +413,21 @@ def _copy_back(knob: str, key: str) -> None:
 
 def _copy_of(knob: str) -> tuple[str, dict]:
     """The key of ``knob``'s in-page copy and the arguments that start it at the sidebar's
-    value. The key holds that value, so each value the sidebar takes draws a fresh copy instead
-    of writing into a drawn one: a browser that still shows an older copy (presses faster than
-    runs) sends a value its copy always had, which fires no callback and never moves the
-    sidebar back."""
+    value. The copy is the visitor's own widget: the app never writes into it. While it holds
+    the sidebar's value (the copy drove, or nothing moved) it keeps its key, so a phone's
+    focused thumb stays mounted and every arrow press reaches the server, each one copied to
+    the sidebar by its callback. When the sidebar's value moved on its own (its control, a new
+    checkpoint, Back) a fresh copy is drawn under a new key instead of writing into the drawn
+    one: a browser that still shows an older copy sends a value of a widget that is gone, which
+    fires no callback and never moves the sidebar back. (A key named by the value, redrawn at
+    every value, unmounted the focused thumb after each press: 1 press of 4 counted.)"""
     value = st.session_state[knob]
-    key = f"{K.MAIN_KNOB}{knob}={value!r}"
+    copies = st.session_state.setdefault(K.MAIN_KEYS, {})
+    key = copies.get(knob)
+    if key is None or st.session_state.get(key, _UNSET) != value:
+        serial = st.session_state.get(K.MAIN_SERIAL, 0) + 1
+        st.session_state[K.MAIN_SERIAL] = serial
+        key = copies[knob] = f"{K.MAIN_KNOB}{knob}={serial}"
     start = {"index": ("sample", "mean").index(value)} if knob == K.BAM_MODE else {"value": value}
     return key, {**start, "on_change": _copy_back, "args": (knob, key), "width": KNOB_PX}
 

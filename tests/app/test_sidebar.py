@@ -57,3 +57,33 @@ def test_a_checkpoint_whose_own_settings_pass_the_sliders_ends_opens(tmp_path, m
     assert next(s for s in at.sidebar.slider if s.label.startswith("Noise")).value == 30.0
     at = open_link(ckpt="cola-probtrans", text="nora sent the book to london")
     assert not at.exception
+
+
+def _copy(at, knob: str):
+    """The explorer's in-page copy of the sidebar's ``knob`` (``ui.sidebar.knob_row``)."""
+    from ui.logic import keys as K
+
+    return next(
+        w
+        for w in (*at.main.select_slider, *at.main.number_input)
+        if (w.key or "").startswith(f"{K.MAIN_KNOB}{knob}=")
+    )
+
+
+def test_an_in_page_copy_keeps_its_widget_while_it_drives_and_a_sidebar_move_redraws_it():
+    """Issue 45 item 12: a phone's arrow presses on the in-page tau2 lost 3 of 4 presses: the
+    copy's key was its value, so each press drew another widget and the focused thumb was
+    unmounted. The copy now keeps its key while it holds the sidebar's value (it drove), and is
+    drawn afresh, at the new value, only when the sidebar's value moved on its own."""
+    at = open_link(ckpt="cola-hsto", text="nora sent the book to london", tau2="0.2")
+    first = _copy(at, "tau2")
+    assert first.value == 0.2
+    for value in (0.5, 1.0, 5.0):  # presses on the copy (2 is cola-hsto's own: no tau2 in the link)
+        _copy(at, "tau2").set_value(value).run()
+        assert not at.exception
+        assert _copy(at, "tau2").key == first.key
+        side = next(s for s in at.sidebar.select_slider if s.label.startswith("tau2"))
+        assert side.value == value and at.query_params["tau2"] in (repr(value), [repr(value)])
+    side.set_value(20.0).run()  # the sidebar moved: a fresh copy at its value
+    assert _copy(at, "tau2").key != first.key and _copy(at, "tau2").value == 20.0
+    assert at.query_params["tau2"] in ("20.0", ["20.0"])

@@ -38,7 +38,9 @@ KNOBS = (TAU1, TAU2, NOISE_SCALE, BAM_MODE, EM_ITERATIONS, DROPOUT)  # = uqcore 
 SIDEBAR = (CKPT, T, SEED, *KNOBS)
 # the explorer's in-page copies of T and the knobs (a phone's sidebar is closed; ui.sidebar)
 MAIN_ROW = "main_knobs"  # their row (a container; CSS class st-key-main_knobs)
-MAIN_KNOB = "main_"  # a copy's key: + the sidebar's key + "=" + the value it starts from
+MAIN_KNOB = "main_"  # a copy's key: + the sidebar's key + "=" + a serial number
+MAIN_KEYS = "_main_keys"  # sidebar key -> the key of its in-page copy drawn now
+MAIN_SERIAL = "_main_serial"  # the last serial number a copy's key took
 
 # ----------------------------------------------------------------- ui.cached (uploads)
 UPLOAD_TMP = "_upload_tmp"  # the TemporaryDirectory of this session's uploaded checkpoints
