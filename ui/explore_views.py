@@ -264,11 +264,12 @@ def attention(res: ExploreResult, n_layers: int, n_heads: int) -> None:
     same = identical(res.maps[layer].attention[:, head, lo:hi, lo:hi])
     t = 0 if same else c3.slider("Sample", 0, kept - 1, 0, key=K.ATT_SAMPLE)
     a1, a2 = st.columns(2)
-    # on by default: a flat map (MiniLM at its trained tau2 of 5.7, about 0.1 a weight) is
-    # almost white on the fixed [0, 1] scale
+    # off by default (issue 45): on, a near-uniform map (tau2 = 50) was drawn as a solid dark
+    # square, its darkest colour the largest of nearly equal weights; the fixed [0, 1] scale
+    # shows it pale, as flat as it is, and compares across settings
     auto = a1.toggle(
         "Auto-scale the colours",
-        value=True,
+        value=False,
         key=K.ATT_AUTO,
         help="On: darkest = the largest weight shown, so a flat map is readable. "
         "Off: white = 0 and darkest = 1, the same on every figure, so a uniform "

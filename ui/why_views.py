@@ -27,6 +27,7 @@ from uqcore.errors import UQError
 from uqcore.settings import SamplingSettings
 from uqcore.stats import mutual_information
 from viz import why as W
+from viz.figures import STD_MAX
 
 SALIENCE_T = 200  # samples explained at most (the first ones of the explorer's T)
 GRID_TOKENS = 24  # tokens per cell of the head grid (a window of a longer text)
@@ -490,9 +491,12 @@ def head_grid(res: ExploreResult, n_layers: int, n_heads: int) -> None:
         "Row = layer (L0 at the top), column = head; in each cell, rows are the tokens "
         "that attend and columns the tokens they read. Hover for the values. "
         + (
-            "Orange cells are where the samples disagree."
+            "Orange cells are where the samples disagree, on a fixed scale from 0 to "
+            f"{STD_MAX:g} (the largest standard deviation a weight can have): pale means "
+            "they hardly do."
             if stat == "std"
-            else "Switch to the standard deviation to see where the samples disagree."
+            else "Colours run from 0 to 1 on every text. Switch to the standard deviation to "
+            "see where the samples disagree."
         )
     )
     _open_cell(n_layers, n_heads)

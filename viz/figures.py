@@ -146,16 +146,24 @@ def running_mean_figure(mean: np.ndarray, se: np.ndarray, name: str) -> FigureSp
     }
 
 
-def _flat_bar(title: str, x: float, below_px: float, plot_px: float) -> dict:
+def _flat_bar(
+    title: str, x: float, below_px: float, plot_px: float, top: float, span: float = 1.0
+) -> dict:
     """A colour bar lying flat ``below_px`` under a plot area ``plot_px`` high, centred at
-    ``x``: panels keep the full width, and two bars never overlap however narrow the screen."""
+    ``x`` and ``span`` of the plot's width (the whole width, or half each for two bars, which
+    never overlap however narrow the screen), with three level ticks (0, ``top`` / 2, ``top``)
+    that fit the narrowest panel: a phone's, about 100 px."""
+    ticks = [0.0, top / 2, top]
     return {
         "orientation": "h",
         "x": x,
         "y": -below_px / plot_px,
         "yanchor": "top",
-        "thickness": 12,
-        "len": 0.42,
+        "thickness": 14,
+        "len": span,
+        "tickvals": ticks,
+        "ticktext": [f"{v:.3g}" for v in ticks],
+        "tickangle": 0,
         "title": {"text": title, "side": "top"},
     }
 
@@ -257,21 +265,24 @@ def attention_panels(
     below = labels_px + 28  # tick labels (at -45 degrees) and the axis title
     height = max(480, min(980, 280 + 18 * len(tokens))) + top_px - _MARGIN["t"]
     plot_px = height - top_px - (below + 70)
+    two = bool(own and shared)  # two bars side by side, half the width each
+    span = 0.46 if two else 1.0
     coloraxis = layout["coloraxis"]
     coloraxis.update(cmin=0.0, cmax=top)
     coloraxis["colorbar"] = {
         **coloraxis.get("colorbar", {}),
-        **_flat_bar("weight", 0.22 if own else 0.5, below, plot_px),
+        **_flat_bar("weight", 0.25 if two else 0.5, below, plot_px, top, span),
     }
     if own:
         for i in own:
             fig["data"][i]["coloraxis"] = "coloraxis2"
         label = "/".join(names[i] for i in own)[:16]
+        own_top = own_zmax if own_zmax is not None else float(np.nanmax(stack[own]) or 1.0)
         layout["coloraxis2"] = {
             "colorscale": _colorscale("Oranges"),
             "cmin": 0.0,
-            "cmax": own_zmax if own_zmax is not None else float(np.nanmax(stack[own]) or 1.0),
-            "colorbar": _flat_bar(label, 0.78, below, plot_px),
+            "cmax": own_top,
+            "colorbar": _flat_bar(label, 0.75 if two else 0.5, below, plot_px, own_top, span),
         }
     show = len(tokens) <= 64
     for i, (xa, ya) in enumerate(zip(xaxes, yaxes, strict=True)):
@@ -330,7 +341,7 @@ def centroid_panels(
     coloraxis.update(cmin=0.0, cmax=1.0)
     coloraxis["colorbar"] = {
         **coloraxis.get("colorbar", {}),
-        **_flat_bar("weight", 0.5, below, height - _MARGIN["t"] - below - 70),
+        **_flat_bar("weight", 0.5, below, height - _MARGIN["t"] - below - 70, 1.0),
     }
     layout.update(
         margin={**layout.get("margin", {}), **_MARGIN, "b": below + 70},

@@ -12,7 +12,7 @@ import numpy as np
 import plotly.express as px
 import plotly.graph_objects as go
 
-from viz.figures import _BLUE, _CLASS_COLORS, _MARGIN, _RED, unique_labels
+from viz.figures import _BLUE, _CLASS_COLORS, _MARGIN, _RED, _flat_bar, unique_labels
 from viz.titles import PANEL_NAME_CHARS, phone_titles, top_title, wrap_name
 
 
@@ -91,20 +91,6 @@ def running_mean_figure(mean: np.ndarray, se: np.ndarray, name: str) -> go.Figur
     return fig
 
 
-def _flat_bar(title: str, x: float, below_px: float, plot_px: float) -> dict:
-    """A colour bar lying flat ``below_px`` under a plot area ``plot_px`` high, centred at
-    ``x``: panels keep the full width, and two bars never overlap however narrow the screen."""
-    return {
-        "orientation": "h",
-        "x": x,
-        "y": -below_px / plot_px,
-        "yanchor": "top",
-        "thickness": 12,
-        "len": 0.42,
-        "title": {"text": title, "side": "top"},
-    }
-
-
 @phone_titles
 def attention_panels(
     panels: dict[str, np.ndarray],
@@ -155,17 +141,22 @@ def attention_panels(
     below = labels_px + 28  # tick labels (at -45 degrees) and the axis title
     height = max(480, min(980, 280 + 18 * len(tokens))) + top_px - _MARGIN["t"]
     plot_px = height - top_px - (below + 70)
-    fig.update_layout(coloraxis_colorbar=_flat_bar("weight", 0.22 if own else 0.5, below, plot_px))
+    two = bool(own and shared)  # issue 45: bars of the plot's width, three level ticks
+    span = 0.46 if two else 1.0
+    fig.update_layout(
+        coloraxis_colorbar=_flat_bar("weight", 0.25 if two else 0.5, below, plot_px, top, span)
+    )
     if own:
         for i in own:
             fig.data[i].coloraxis = "coloraxis2"
         label = "/".join(names[i] for i in own)[:16]
+        own_top = own_zmax if own_zmax is not None else float(stack[own].max() or 1.0)
         fig.update_layout(
             coloraxis2={
                 "colorscale": "Oranges",
                 "cmin": 0.0,
-                "cmax": own_zmax if own_zmax is not None else float(stack[own].max() or 1.0),
-                "colorbar": _flat_bar(label, 0.78, below, plot_px),
+                "cmax": own_top,
+                "colorbar": _flat_bar(label, 0.75 if two else 0.5, below, plot_px, own_top, span),
             }
         )
     for annotation in fig.layout.annotations:  # the panels' names
@@ -214,7 +205,7 @@ def centroid_panels(
     below = 14 + 5 * len(f"centroid {c - 1}") + 28  # rotated labels and the axis title
     height = max(420, min(960, 220 + 18 * len(tokens)))
     fig.update_layout(
-        coloraxis_colorbar=_flat_bar("weight", 0.5, below, height - _MARGIN["t"] - below - 70),
+        coloraxis_colorbar=_flat_bar("weight", 0.5, below, height - _MARGIN["t"] - below - 70, 1.0),
         margin={**_MARGIN, "b": below + 70},
         height=height,
         title="Centroid assignments of the keys",

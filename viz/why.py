@@ -9,11 +9,12 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from viz.figures import unique_labels
+from viz.figures import STD_MAX, unique_labels
 from viz.titles import phone_titles, top_title
 
 _BLUE, _RED, _GREY, _INK = "#1f5fbf", "#d1495b", "#8a8f98", "#1a1d24"
 _MARGIN = {"l": 10, "r": 10, "t": 60, "b": 10}
+_GRID_BAR_PX = 80  # under the head grid: its flat colour bar, ticks and title
 
 
 @phone_titles
@@ -163,8 +164,11 @@ def difference_map(diff: np.ndarray, tokens: Sequence[str], title: str) -> go.Fi
 def head_grid(maps: np.ndarray, tokens: Sequence[str], title: str, scale: str) -> go.Figure:
     """Every layer x head at once (bertviz's model view, for distributions): ``maps
     [n_layers, H, K, K]`` of the mean (or std) attention over samples, one small heat map per
-    cell (row = layer, column = head), one shared colour scale; hovering names the cell. The
-    title sits at the top (:func:`viz.titles.top_title`), above the heads' column titles."""
+    cell (row = layer, column = head), one shared colour scale fixed for every text and setting
+    (the mean from 0 to 1, the std from 0 to :data:`viz.figures.STD_MAX`, the largest a weight
+    can have: a grid that hardly disagrees looks pale, never auto-scaled to its own largest
+    value), its bar lying flat under the grid; hovering names the cell. The title sits at the
+    top (:func:`viz.titles.top_title`), above the heads' column titles."""
     n_layers, n_heads = maps.shape[:2]
     fig = make_subplots(
         rows=n_layers,
@@ -174,8 +178,23 @@ def head_grid(maps: np.ndarray, tokens: Sequence[str], title: str, scale: str) -
         row_titles=[f"L{i}" for i in range(n_layers)],
         column_titles=[f"H{h}" for h in range(n_heads)],
     )
-    top = float(np.nanmax(maps)) or 1.0  # NaN: a decoder's hidden cells, drawn empty
+    top = 1.0 if scale == "mean" else STD_MAX  # NaN cells (a decoder's hidden keys): empty
     labels = unique_labels(tokens)
+    heading, top_px = top_title(title)
+    height = max(320, top_px + 62 * n_layers) + _GRID_BAR_PX
+    ticks = [0.0, top / 2, top]
+    bar = {  # flat under the grid, half its width, three level ticks (a phone's 350 px too)
+        "orientation": "h",
+        "x": 0.5,
+        "y": -12 / (height - top_px - _GRID_BAR_PX),
+        "yanchor": "top",
+        "len": 0.5,
+        "thickness": 12,
+        "tickvals": ticks,
+        "ticktext": [f"{v:.3g}" for v in ticks],
+        "tickangle": 0,
+        "title": {"text": scale, "side": "top"},
+    }
     color = [[0, "#ffffff"], [1, _BLUE]] if scale == "mean" else [[0, "#ffffff"], [1, "#e07b00"]]
     for layer in range(n_layers):
         for head in range(n_heads):
@@ -188,7 +207,7 @@ def head_grid(maps: np.ndarray, tokens: Sequence[str], title: str, scale: str) -
                     zmax=top,
                     colorscale=color,
                     showscale=layer == 0 and head == 0,
-                    colorbar={"thickness": 10, "len": 0.5},
+                    colorbar=bar,
                     hovertemplate=f"layer {layer}, head {head}<br>query %{{y}}<br>key %{{x}}<br>"
                     f"{scale} %{{z:.3f}}<extra></extra>",
                 ),
@@ -197,11 +216,11 @@ def head_grid(maps: np.ndarray, tokens: Sequence[str], title: str, scale: str) -
             )
     fig.update_xaxes(showticklabels=False, ticks="")
     fig.update_yaxes(showticklabels=False, ticks="", autorange="reversed")
-    head, top_px = top_title(title)  # one line of column titles (H0, H1, ...) under it
+    # the title: one line of column titles (H0, H1, ...) under it
     fig.update_layout(
-        title=head,
-        margin={"l": 10, "r": 30, "t": top_px, "b": 10},
-        height=max(320, top_px + 62 * n_layers),
+        title=heading,
+        margin={"l": 10, "r": 30, "t": top_px, "b": _GRID_BAR_PX},
+        height=height,
     )
     for a in fig.layout.annotations:
         a.font.size = 11

@@ -62,18 +62,23 @@ def attention_spec(at: AppTest) -> dict:
     return {"data": [t for p in panels for t in p["data"]], "layout": layout}
 
 
-def test_a_flat_attention_map_gets_a_colour_range_of_its_own_by_default():
-    """Defect: MiniLM maps (trained tau2 5.657, weights about 0.1) were almost white unless
-    "Auto-scale the colours" was switched on: the scale was fixed to [0, 1]."""
+def test_the_attention_maps_open_on_the_fixed_scale_and_auto_scale_is_one_click_away():
+    """Issue 45: "Auto-scale the colours" was on by default, so a near-uniform map (tau2 = 50)
+    was a solid dark square, its darkest colour the largest of nearly equal weights. The
+    teaching view opens on the fixed [0, 1] scale (and the spread on [0, STD_MAX]); the
+    scale of the weights shown is one click away."""
     at = open_link(**LINK)  # a tiny untrained model: flat maps, every weight well below 1
+    assert at.toggle(key="att_auto").value is False
+    spec = attention_spec(at)
+    assert spec["layout"]["coloraxis"]["cmax"] == 1.0
+    assert spec["layout"]["coloraxis2"]["cmax"] == 0.5
+    at.toggle(key="att_auto").set_value(True).run()
     spec = attention_spec(at)
     top = spec["layout"]["coloraxis"]["cmax"]
     shown = max(array(trace["z"]).max() for trace in spec["data"][:2])  # sample and mean
     assert top == pytest.approx(shown, abs=1e-3) and top < 0.9, top
     sample, mean = attention_panels(at)[:2]  # two figures, one scale
     assert sample["layout"]["coloraxis"]["cmax"] == mean["layout"]["coloraxis"]["cmax"] == top
-    at.toggle(key="att_auto").set_value(False).run()  # the fixed scale is still one click away
-    assert attention_spec(at)["layout"]["coloraxis"]["cmax"] == 1.0
 
 
 def test_the_centroid_panel_says_what_p_is():

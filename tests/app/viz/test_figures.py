@@ -273,3 +273,29 @@ def test_attention_panels_scale_past_hidden_cells():
     )
     assert spec["layout"]["coloraxis"]["cmax"] == 1.0
     assert spec["layout"]["coloraxis2"]["cmax"] == 0.1
+
+
+@pytest.mark.parametrize("own", [False, True])
+def test_colour_bars_span_the_panel_with_few_level_ticks(own):
+    """Issue 45: the bars were 0.42 of a panel (about 25 px on screen) with plotly's own ticks,
+    rotated and printed over each other. One panel's bar now spans the plot's width; two bars
+    in one figure take half each, side by side; three ticks, level, from 0 to the scale's top."""
+    tokens = _tokens(5)
+    m = np.full((5, 5), 0.2)
+    panels = {"mean of 4": m, "std of 4": m / 10} if own else {"mean of 4": m}
+    spec = F.attention_panels.spec(panels, tokens, "t", own_scale=("std of 4",), own_zmax=0.5)
+    bars = [spec["layout"]["coloraxis"]["colorbar"]]
+    if own:
+        bars.append(spec["layout"]["coloraxis2"]["colorbar"])
+    for bar, top in zip(bars, (1.0, 0.5), strict=False):
+        assert bar["orientation"] == "h" and bar["tickangle"] == 0
+        assert bar["tickvals"] == [0.0, top / 2, top] and bar["ticktext"][0] == "0"
+        assert bar["len"] == (0.46 if own else 1.0)
+    if own:  # side by side, not over each other
+        left, right = bars
+        assert left["x"] + left["len"] / 2 <= right["x"] - right["len"] / 2
+    alone = F.attention_panels.spec(
+        {"std of 4": m / 10}, tokens, "t", own_scale=("std of 4",), own_zmax=0.5
+    )
+    bar = alone["layout"]["coloraxis2"]["colorbar"]  # the explorer's std figure: one panel
+    assert bar["len"] == 1.0 and bar["x"] == 0.5 and bar["ticktext"] == ["0", "0.25", "0.5"]
