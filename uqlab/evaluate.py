@@ -79,12 +79,14 @@ from uqcore.stats import (
 )
 from uqcore.vocab import write_atomic
 from uqlab.data import Split, load_task, resolve_data_dir
+from uqlab.feature_map import FILE as MAP_FILE
 from uqlab.feature_map import write as write_map
 from uqlab.paper import examples
 from uqlab.paths import checkpoint_dir
 from uqlab.pending import Pending
 from uqlab.presets import preset_rows
 from uqlab.shards import Shards, join, leave
+from uqlab.stored import FILE as STORED_FILE
 from uqlab.stored import bundled_rows
 from uqlab.stored import write as write_stored
 from uqlab.task_file import checkpoint_task
@@ -342,11 +344,24 @@ def write_metrics(path: Path, metrics: dict, sink=write_atomic) -> None:
 def _commit(name: str, pending: Pending, stored_file, map_file) -> None:
     """Write what a checkpoint's evaluation produced (only now: a failure before this point
     leaves its folder byte-identical) and say where."""
-    if not pending.files:  # not rank 0
+    if not pending.files:  # not rank 0, or nothing to write
         return
     pending.commit()
-    print(f"{name}: stored samples -> {stored_file}")
-    print(f"{name}: map of the examples -> {map_file}")
+    if stored_file is not None:
+        print(f"{name}: stored samples -> {stored_file}")
+    if map_file is not None:
+        print(f"{name}: map of the examples -> {map_file}")
+
+
+def _kept(ck: Checkpoint, task: str) -> str:
+    """What an evaluation on ``task``, which has no bundled examples, does with the stored
+    samples and map of the checkpoint: nothing (one sentence that says so)."""
+    held = [f for f in (STORED_FILE, MAP_FILE) if (Path(ck.path) / f).is_file()]
+    kept = f"{' and '.join(held)} kept as they were" if held else "none written"
+    return (
+        f"task {task!r} has no bundled examples (its description names no 'examples' "
+        f"files): stored samples and map {kept}."
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -398,7 +413,9 @@ def main(argv: list[str] | None = None) -> int:
             ck.training = {**ck.training, "task": task}  # this run's task, for every writer
             pending = Pending()  # nothing is written into the checkpoint before all succeeded
             stored_file = map_file = None  # rank 0 computes them
-            if shards.main:  # the stored samples are small: rank 0 alone
+            if shards.main and not bundled_rows(task):  # nothing to store: keep what is there
+                print(f"{ck.name}: {_kept(ck, task)}", flush=True)
+            elif shards.main:  # the stored samples are small: rank 0 alone
                 bar = tqdm(
                     total=len(bundled_rows(task)) + len(preset_rows(task)),
                     unit="text",

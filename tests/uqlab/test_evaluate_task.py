@@ -101,3 +101,28 @@ def test_every_shipped_checkpoint_records_its_reading_length():
         if "-minilm-" in folder.name or "-smollm2-" in folder.name:
             trained = json.loads((folder / "config.json").read_text())["training"]["config"]
             assert m["read_len"] == trained["max_len"], folder.name
+
+
+def test_a_task_without_examples_keeps_the_stored_samples_and_map(imported, capsys, tmp_path):
+    """Issue 45: an evaluation on a task with no bundled examples rewrote the stored samples and
+    map with 0 rows (1,000 -> 0) and showed an empty ``stored: 0text`` bar. They are kept
+    byte for byte, one sentence says so, and no bar is drawn for nothing."""
+    from uqlab.feature_map import FILE as MAP_FILE
+    from uqlab.stored import FILE as STORED_FILE
+    from uqlab.stored import bundled_rows
+
+    ck, task = imported
+    with_examples = _task_file(tmp_path / "with", examples={"id": "rows.csv"})
+    assert evaluate_main(["--ckpt", str(ck), "--task-file", str(with_examples), *ARGS]) == 0
+    assert len(bundled_rows("tiny-acc")) == 40
+    before = {f: (ck / f).read_bytes() for f in (STORED_FILE, MAP_FILE)}
+    capsys.readouterr()
+    args = ["--ckpt", str(ck), "--task-file", str(task), "--samples", "3", "--table3", "1"]
+    assert evaluate_main(args) == 0  # not quiet: the bars are drawn
+    assert not bundled_rows("tiny-acc")
+    got = capsys.readouterr()
+    assert {f: (ck / f).read_bytes() for f in before} == before
+    assert "has no bundled examples" in got.out and "kept as they were" in got.out
+    assert "stored samples ->" not in got.out and "map of the examples ->" not in got.out
+    assert "mine stored" not in got.err and "mine: 100%" in got.err  # no bar for nothing
+    assert json.loads((ck / "metrics.json").read_text())["task"] == "tiny-acc"  # still evaluated
