@@ -242,7 +242,9 @@ def load_checkpoint(
                 raise CheckpointError(
                     f"{root / CONFIG_FILE} has a label-word prompt, which only a decoder reads."
                 )
-            vocab = vocab.prompted(prompt.before, prompt.after)
+            vocab = vocab.prompted(
+                prompt.before, prompt.after, read_length(cfg.max_len, doc["training"])
+            )
         if len(vocab) > cfg.vocab_size:
             raise CheckpointError(
                 f"The base's tokenizer has {len(vocab)} ids but the model embeds "

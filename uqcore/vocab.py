@@ -73,6 +73,9 @@ class Encoding:
     first; an unknown word is shown as itself, its id being ``UNK``); ``is_unknown[i]`` marks those.
     ``n_words`` counts the tokens of the whole text, ``n_dropped`` those cut off because
     ``max_len`` (which counts [CLS]) was too small, and ``truncated == (n_dropped > 0)``.
+    ``held``: how many positions at the start and at the end are the template's (a label-word
+    prompt's, whose pieces where it meets the text depend on the text); None: the tokenizer's
+    fixed ``held`` (or the word-level [CLS]).
     """
 
     ids: list[int]
@@ -81,6 +84,7 @@ class Encoding:
     n_words: int
     truncated: bool
     n_dropped: int
+    held: tuple[int, int] | None = None
 
     @property
     def n_unknown(self) -> int:

@@ -33,10 +33,15 @@ MAX_WORD_CHARS = 200  # WordPiece's max_input_chars_per_word above this is refus
 MAX_SEQUENCE_DEPTH = 3  # Sequence components nested deeper than this are refused
 MAX_SEQUENCE_ITEMS = 16  # ... and so are Sequences of more components
 
-# The components of tokenizer.json that BERT / DistilBERT (WordPiece), RoBERTa and SmolLM
-# (byte-level BPE; SmolLM splits digits first) ship, plus the plain ones around them: no
-# pattern of the file's own (a Split or Replace regex can backtrack for hours or panic inside
-# the Rust library), nothing else.
+MAX_TEMPLATE_SPECIALS = 16  # special tokens a post-processor's template names (BERT: 2)
+MAX_TEMPLATE_ITEMS = 16  # ... and pieces in its single / pair template (BERT's pair: 5)
+MAX_PROMPT_TOKENS = 256  # a label-word prompt's own tokens (the built-in ones: ~30)
+MAX_PROMPT_SPECIALS = 16  # ... of which special tokens (SmolLM2's chat format: 3)
+
+# The components of tokenizer.json that BERT / DistilBERT (WordPiece), RoBERTa, GPT-2 and SmolLM
+# (byte-level BPE; SmolLM splits digits first) and Llama 2 (Metaspace, byte fallback) ship, plus
+# the plain ones around them: no pattern of the file's own (a Split or Replace regex can
+# backtrack for hours or panic inside the Rust library), nothing else.
 ACCEPTED = {
     "normalizer": (
         "BertNormalizer",
@@ -48,10 +53,47 @@ ACCEPTED = {
         "StripAccents",
         "Strip",
     ),
-    "pre_tokenizer": ("BertPreTokenizer", "ByteLevel", "Digits", "Whitespace", "WhitespaceSplit"),
+    "pre_tokenizer": (
+        "BertPreTokenizer",
+        "ByteLevel",
+        "Digits",
+        "Whitespace",
+        "WhitespaceSplit",
+        "Metaspace",
+    ),
     "model": ("WordPiece", "BPE"),
     "post_processor": ("TemplateProcessing", "BertProcessing", "RobertaProcessing", "ByteLevel"),
-    "decoder": ("WordPiece", "ByteLevel", "BPEDecoder"),
+    "decoder": ("WordPiece", "ByteLevel", "BPEDecoder", "Metaspace", "ByteFallback", "Fuse"),
+}
+# The published components that hold a pattern, accepted only as these exact objects (one
+# character more and the pattern is the file's own, refused): the Split regexes of Llama 3 and
+# of Qwen2 (their tokenizer.json as saved by tokenizers 0.2x), Llama 2's normalizer (a space
+# becomes "▁", one "▁" put first) and decoder. A literal String pattern is a plain search; the
+# two regexes are alternations of character classes without nested repetition, each branch
+# anchored on a class the next cannot start with, so one pass over a text is linear in it
+# (tests/uqcore/test_wordpiece_published.py measures it on adversarial text; ``python -m
+# tools.bench_tokenizers`` prints the figures).
+LLAMA3_SPLIT = (
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*"
+    r"|\s*[\r\n]+|\s+(?!\S)|\s+"
+)
+QWEN2_SPLIT = LLAMA3_SPLIT.replace(r"\p{N}{1,3}", r"\p{N}")  # one digit a piece
+
+
+def _split(regex: str) -> dict:
+    return {"type": "Split", "pattern": {"Regex": regex}, "behavior": "Isolated", "invert": False}
+
+
+PUBLISHED = {
+    "normalizer": (
+        {"type": "Prepend", "prepend": "\u2581"},
+        {"type": "Replace", "pattern": {"String": " "}, "content": "\u2581"},
+    ),
+    "pre_tokenizer": (_split(LLAMA3_SPLIT), _split(QWEN2_SPLIT)),
+    "decoder": (
+        {"type": "Replace", "pattern": {"String": "\u2581"}, "content": " "},
+        {"type": "Strip", "content": " ", "start": 1, "stop": 0},
+    ),
 }
 SEQUENCE_KEYS = {
     "normalizer": "normalizers",
@@ -64,9 +106,12 @@ SEQUENCE_KEYS = {
 def _refuse(slot: str, kind: object, why: str = "") -> CheckpointError:
     name = slot.replace("_", "-")
     shown = repr(kind)[:60] if not isinstance(kind, str) else kind[:60]
+    kinds = sorted({part["type"] for part in PUBLISHED.get(slot, ())})
+    published = f", the published {' and '.join(kinds)} exactly" if kinds else ""
     return CheckpointError(
         f"{TOKENIZER_FILE}: the {name} {shown}{why} is not accepted; this app reads the "
-        f"{name}s BERT, DistilBERT, RoBERTa and SmolLM ship ({', '.join(ACCEPTED[slot])}, or none"
+        f"{name}s BERT, DistilBERT, RoBERTa, GPT-2, SmolLM, Llama 2 and 3 and Qwen2 ship "
+        f"({', '.join(ACCEPTED[slot])}{published}, or none"
         f"{'' if slot == 'model' else ', or a short Sequence of them'}): save the model's own "
         "tokenizer (AutoTokenizer.from_pretrained(...).save_pretrained(folder))."
     )
@@ -96,15 +141,54 @@ def _check_component(slot: str, part: object, depth: int = 0) -> None:
         for item in items:
             _check_component(slot, item, depth + 1)
         return
+    if part in PUBLISHED.get(slot, ()):
+        return  # exactly as Llama 2 / Llama 3 / Qwen2 publish it
     if kind not in ACCEPTED[slot]:
         why = " (a pattern of the file's own)" if kind in ("Split", "Replace") else ""
         raise _refuse(slot, kind, why)
+    if kind == "BPE" and slot == "model":
+        dropout = part.get("dropout")
+        if dropout is not None and (isinstance(dropout, bool) or dropout != 0):
+            raise _refuse(
+                slot,
+                kind,
+                f" with dropout {dropout!r} (BPE dropout draws a random tokenization on every "
+                "read, so the same text would give other numbers: set it to null)",
+            )
+    if kind == "TemplateProcessing":
+        _check_template(part)
     if kind == "WordPiece" and slot == "model":
         limit = part.get("max_input_chars_per_word", 100)
         if isinstance(limit, bool) or not isinstance(limit, int) or not 0 < limit <= MAX_WORD_CHARS:
             raise _refuse(
                 slot, kind, f" with max_input_chars_per_word {limit!r} (at most {MAX_WORD_CHARS})"
             )
+
+
+def _check_template(part: dict) -> None:
+    """A post-processor's template: at most :data:`MAX_TEMPLATE_SPECIALS` special tokens of at
+    most as many ids each, single and pair templates of at most :data:`MAX_TEMPLATE_ITEMS`
+    pieces (every text is read with them: 5,000 would leave no room for the text)."""
+    specials = part.get("special_tokens", {})
+    items = [part.get("single", []), part.get("pair", [])]
+    sized = isinstance(specials, dict | list) and all(isinstance(t, list) for t in items)
+    if not sized or len(specials) > MAX_TEMPLATE_SPECIALS:
+        raise _refuse(
+            "post_processor",
+            "TemplateProcessing",
+            f" with {len(specials) if sized else 'unreadable'} special tokens (at most "
+            f"{MAX_TEMPLATE_SPECIALS})",
+        )
+    values = specials.values() if isinstance(specials, dict) else specials
+    ids = [v.get("ids") if isinstance(v, dict) else None for v in values]
+    if any(not isinstance(i, list) or len(i) > MAX_TEMPLATE_ITEMS for i in ids) or any(
+        len(t) > MAX_TEMPLATE_ITEMS for t in items
+    ):
+        raise _refuse(
+            "post_processor",
+            "TemplateProcessing",
+            f" with a template or special token of more than {MAX_TEMPLATE_ITEMS} pieces",
+        )
 
 
 def check_tokenizer_json(doc: object) -> None:
@@ -191,6 +275,7 @@ class WordPiece:
         self.unk_id = -1 if unk is None else unk  # byte-level BPE has no unknown piece
         self._byte_level = specials != BERT_SPECIALS  # RoBERTa: "Ġ" marks a leading space
         self._template: tuple[list[int], list[str], list[int], list[str]] | None = None
+        self._prompt: tuple[str, str] | None = None  # a label-word prompt (prompted)
 
     def template(self) -> tuple[list[int], list[str], list[int], list[str]]:
         """``(ids, labels)`` the tokenizer's own template puts before the pieces, then after
@@ -233,14 +318,37 @@ class WordPiece:
         out = [t[1:] if t.startswith("Ġ") and len(t) > 1 else t for t in tokens]
         return [t.replace("Ċ", "↵").replace("ĉ", "⇥") for t in out]
 
-    def prompted(self, before: str, after: str) -> WordPiece:
+    def prompted(self, before: str, after: str, read_len: int | None = None) -> WordPiece:
         """This tokenizer with ``before`` and ``after`` (a label-word prompt,
-        :mod:`uqcore.prompt`) as its template instead of its own: they are kept whole when a
-        text is cut and held by salience, as ``[CLS]`` / ``[SEP]`` are."""
+        :mod:`uqcore.prompt`) as its template instead of its own: :meth:`encode` then reads
+        ``before + text + after`` as the tokenizer reads that whole string (the pieces where
+        the text meets the prompt are the tokenizer's, not those of each part alone: the
+        ``"\\n\\n"`` before a text is two pieces there, one alone); the prompt's pieces are
+        kept whole when a text is cut and held by salience, as ``[CLS]`` / ``[SEP]`` are.
+        :meth:`template` and :attr:`held` give the prompt's parts encoded alone.
+
+        :class:`CheckpointError` for a prompt of more than :data:`MAX_PROMPT_TOKENS` tokens,
+        more than :data:`MAX_PROMPT_SPECIALS` special tokens, or (``read_len``, the reading
+        length) one that leaves no room for a text: every text would fail."""
         out = copy.copy(self)
         first, first_labels = self.pieces(before) if before else ([], [])
         last, last_labels = self.pieces(after) if after else ([], [])
+        n = len(first) + len(last)
+        specials = set(self.special_ids())
+        n_special = sum(i in specials for i in (*first, *last))
+        if n > MAX_PROMPT_TOKENS or n_special > MAX_PROMPT_SPECIALS:
+            raise CheckpointError(
+                f"The label-word prompt is {n:,} tokens, {n_special:,} of them special; a "
+                f"prompt may hold at most {MAX_PROMPT_TOKENS} tokens and {MAX_PROMPT_SPECIALS} "
+                "special tokens: shorten its template."
+            )
+        if read_len is not None and n >= read_len:
+            raise CheckpointError(
+                f"The label-word prompt is {n} tokens, which leaves no room for a text at the "
+                f"reading length {read_len}: shorten the template or read longer texts."
+            )
         out._template = (first, first_labels, last, last_labels)
+        out._prompt = (before, after)
         return out
 
     def special_ids(self) -> list[int]:
@@ -329,6 +437,8 @@ class WordPiece:
         if not text.strip():
             raise InputError("The text is empty: type a sentence (for example 'a great movie').")
         text = text[:MAX_ENCODE_CHARS]  # [CLS] + 510 pieces need far fewer characters
+        if self._prompt is not None:
+            return self._encode_prompted(text, max_len)
         before, before_labels, after, after_labels = self.template()
         room = max_len - len(before) - len(after)
         if room < 1:
@@ -355,4 +465,53 @@ class WordPiece:
             n_words=pieces,
             truncated=keep < pieces,
             n_dropped=pieces - keep,
+        )
+
+    def _whole(self, before: str, text: str, after: str) -> tuple[object, int, int]:
+        """The tokenizer's encoding of ``before + text + after`` and how many of its pieces
+        come before the text's and after them: a piece is the text's when its characters
+        overlap the text's (one that straddles the boundary included)."""
+        enc = guarded_encode(self._tok, before + text + after, add_special_tokens=False)
+        start, end = len(before), len(before) + len(text)
+        inside = [(s < end and e > start) or (s == e and start <= s < end) for s, e in enc.offsets]
+        if True not in inside:
+            raise InputError("The text has no characters the tokenizer reads: type a sentence.")
+        first = inside.index(True)
+        last = len(inside) - inside[::-1].index(True)
+        return enc, first, len(inside) - last
+
+    def _encode_prompted(self, text: str, max_len: int) -> Encoding:
+        """:meth:`encode` of a prompted tokenizer: the whole prompt string read at once (see
+        :meth:`prompted`). A text too long for ``max_len`` is cut after its first pieces that
+        fit: the prompt around the text's characters up to the end of the last piece kept,
+        read again as one string (where the cut text meets the prompt the pieces may change,
+        so it is cut shorter until the whole fits); the prompt's pieces stay whole."""
+        before, after = self._prompt
+        enc, n_before, n_after = self._whole(before, text, after)
+        n_words = len(enc.ids) - n_before - n_after  # the whole text's pieces
+        final, read, keep, kept = enc, text, n_words, n_words
+        while n_before + kept + n_after > max_len:
+            keep -= n_before + kept + n_after - max_len  # fewer of the text's first pieces
+            if keep < 1:
+                raise InputError(
+                    f"max_len {max_len} leaves no room for a piece beside the prompt's "
+                    f"{n_before + n_after} tokens."
+                )
+            read = text[: enc.offsets[n_before + keep - 1][1] - len(before)]
+            final, n_before, n_after = self._whole(before, read, after)
+            kept = len(final.ids) - n_before - n_after
+        ids, tokens = list(final.ids), self._labels(final.tokens)
+        whole = before + read + after
+        for i, (start, end) in enumerate(final.offsets):  # [UNK] -> the characters it replaced
+            if ids[i] == self.unk_id and 0 <= start < end:
+                tokens[i] = whole[start:end][:24]
+        dropped = 0 if read is text else max(1, n_words - kept)
+        return Encoding(
+            ids=ids,
+            tokens=tokens,
+            is_unknown=[i == self.unk_id for i in ids],
+            n_words=n_words,
+            truncated=dropped > 0,
+            n_dropped=dropped,
+            held=(n_before, n_after),
         )

@@ -57,13 +57,25 @@ def test_the_class_probabilities_are_the_words_next_token_probabilities(folder, 
 
 def test_a_cut_text_keeps_the_whole_prompt_and_salience_holds_it(folder, tmp_path):
     ck = _write(folder, tmp_path / "zs", max_len=24)
-    before, after = ck.vocab.held
+    text = " ".join(["the cat sat on the mat"] * 10)
+    enc = ck.vocab.encode(text, ck.read_len)
+    before, after = enc.held  # this text's: where it meets the prompt, the pieces are its own
     assert before > 1 and after > 1  # "<s>question:" ... "\nanswer:"
-    enc = ck.vocab.encode(" ".join(["the cat sat on the mat"] * 10), ck.read_len)
-    assert len(enc.ids) == 24 and enc.truncated
-    full = ck.vocab.encode("fine", 64).ids
-    assert enc.ids[:before] == full[:before] and enc.ids[-after:] == full[-after:]
+    assert (
+        len(enc.ids) == 24
+        and enc.truncated
+        and enc.n_dropped == enc.n_words - (24 - before - after)
+    )
+    full = ck.vocab.encode("the cat", 64)  # begins as the long text: the same prompt pieces
+    assert full.held == enc.held and not full.truncated
+    assert enc.ids[:before] == full.ids[:before] and enc.ids[-after:] == full.ids[-after:]
     assert "↵" in enc.tokens[-after:]  # the prompt's newline shown as one, not as "Ċ"
+    # the cut text reads as the tokenizer reads the prompt around the text's first characters
+    ref = tf.PreTrainedTokenizerFast(tokenizer_file=str(folder / "tokenizer.json"))
+    whole = ref.decode(enc.ids)
+    assert whole.startswith(PROMPT.before) and whole.endswith(PROMPT.after)
+    assert text.startswith(whole[len(PROMPT.before) : -len(PROMPT.after)])
+    assert ref(whole, add_special_tokens=False)["input_ids"] == enc.ids
 
 
 @pytest.mark.parametrize("family", ["sto", "bam"])

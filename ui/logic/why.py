@@ -24,6 +24,7 @@ from uqcore.model import PAD_ID
 from uqcore.salience import attribute
 from uqcore.settings import SamplingSettings, resolve
 from uqcore.stats import mutual_information
+from uqcore.vocab import Encoding
 
 METHOD_TITLES = {
     "gradient_x_input": "gradient × input",
@@ -86,12 +87,13 @@ class Attribution:
         return out
 
 
-def _hold(ck: Checkpoint, ids: list[int]) -> torch.Tensor:
+def _hold(ck: Checkpoint, enc: Encoding) -> torch.Tensor:
     """Positions kept at their own embedding: the tokens the tokenizer's template adds
-    ([CLS] / [SEP], <s> / </s>, a decoder's opening and closing tokens; none for GPT-2), or the
-    word-level vocabulary's [CLS]."""
+    ([CLS] / [SEP], <s> / </s>, a decoder's opening and closing tokens; none for GPT-2), a
+    label-word prompt's pieces (counted per text: ``enc.held``), or the word-level [CLS]."""
+    ids = enc.ids
     hold = torch.zeros(len(ids), dtype=torch.bool)
-    before, after = getattr(ck.vocab, "held", (1, 0))
+    before, after = enc.held or getattr(ck.vocab, "held", (1, 0))
     hold[:before] = True
     if after:
         hold[len(ids) - after :] = True
@@ -118,7 +120,7 @@ def salience(
     started = time.perf_counter()
     enc, ids, mask = encode(ck, text)
     fs = resolve(ck.config, overrides)
-    hold = _hold(ck, enc.ids)
+    hold = _hold(ck, enc)
     s = attribute(
         ck.model,
         ids,
