@@ -24,8 +24,10 @@ import importlib.metadata
 import importlib.util
 import os
 import re
+import threading
 import weakref
-from dataclasses import asdict, dataclass
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -240,32 +242,116 @@ def copy_base(model: nn.Module, tensors: dict[str, torch.Tensor], folder: str | 
             own[key].copy_(value)
 
 
-# (base file, its size and mtime, tensor name) -> the Parameter of the latest model loaded from
-# it; weak, so an entry goes with that model (the app's cache evicts its oldest first).
-_donors: weakref.WeakValueDictionary[tuple, nn.Parameter] = weakref.WeakValueDictionary()
+# (sha256 of the base file, backbone, name, shape, dtype, device) -> the one copy of that base
+# tensor that every model loaded for inference from that content points at, and the Parameters
+# doing so now (weak). An entry goes when the last of them goes or stops pointing at it
+# (:func:`_release`), so a base is held once however many models use it, and only while one does.
+_held: dict[tuple, _Held] = {}
+_lock = threading.RLock()  # reentrant: a finaliser may run inside a locked block (gc)
 
 
-def share_base(model: nn.Module, folder: str | Path, names) -> None:
-    """Point ``model``'s tensors ``names`` (copied from the base in ``folder``) at the storage an
-    earlier model loaded from the same base file holds, where one is still alive, so the
-    checkpoints built on one base hold its tensors once (MiniLM's 47 MB word table; a
-    decoder's whole 540 MB base). Only for tensors nothing writes (inference: frozen, and
-    merged adapters write new weights). Each model keeps its own Parameter objects, so moving
-    one model to another device or dtype gives it its own copy and leaves the others alone."""
-    path = (Path(folder) / WEIGHTS).resolve()
-    stat = path.stat()
+@dataclass
+class _Held:
+    """One base tensor held once: ``tensor`` (whose storage its users share) and ``users``, the
+    Parameters pointing at it, by ``id`` (weak references: a set of tensors would compare them
+    by value)."""
+
+    tensor: torch.Tensor
+    users: dict[int, weakref.ref] = field(default_factory=dict)
+
+    def used(self) -> bool:
+        """Whether a live Parameter still points at this storage (moving a model to another
+        device or dtype gives it its own copy: it stops being a user)."""
+        ptr = self.tensor.untyped_storage().data_ptr()
+        live = (ref() for ref in list(self.users.values()))
+        return any(p is not None and p.untyped_storage().data_ptr() == ptr for p in live)
+
+
+def _key(sha256: str, model: nn.Module, name: str, param: torch.Tensor) -> tuple:
+    """What identifies one base tensor's values: the base file's content, the backbone (its
+    layout maps the file's tensors to ours), our name, shape, dtype and device."""
+    backbone = getattr(getattr(model, "cfg", None), "backbone", "")
+    return (sha256, backbone, name, tuple(param.shape), param.dtype, param.device.type)
+
+
+def _release(key: tuple, user: int | None = None) -> None:
+    """Drop the held copy ``key`` when no Parameter points at it any more (run when one of its
+    users, ``id`` ``user``, is garbage-collected, and before every lookup)."""
+    with _lock:
+        held = _held.get(key)
+        if held is not None and user is not None:
+            held.users.pop(user, None)
+        if held is not None and not held.used():
+            del _held[key]
+
+
+def _prune() -> None:
+    for key in list(_held):
+        _release(key)
+
+
+def share_base(
+    model: nn.Module, folder: str | Path, names: Iterable[str], *, offer: bool = True
+) -> frozenset[str]:
+    """Point ``model``'s Parameters ``names`` (copied, or still to be copied, from the base in
+    ``folder``) at the one copy of each that is held for that base's content (the sha256 of its
+    weights file, whichever folder holds it: an installed base, an upload's copy, a trial
+    load's), so the models built on one base hold its tensors once (MiniLM's 47 MB word table;
+    a decoder's whole 540 MB base), for as long as any of them is alive. A name no copy is
+    held for yet becomes the held copy (its values must be the base's by then). Returns the
+    names that now point at a copy held before this call: their own values were dropped, and
+    a caller that has not copied them yet need not (:func:`uqcore.decoder_weights.load_hf_decoder`
+    calls it with ``offer=False`` first: only held copies are taken, none is offered, so no
+    other load can take tensors whose values are not copied yet).
+
+    Only for tensors nothing writes (inference: frozen; merged adapters write new weights).
+    Each model keeps its own Parameter objects, so moving one model to another device or dtype
+    gives it its own copy and leaves the others alone."""
+    sha256 = file_sha256(Path(folder) / WEIGHTS)  # hashed once per file version (locate did)
     own = dict(model.named_parameters())
-    for name in (n for n in names if n in own):
-        param = own[name]
-        key = (str(path), stat.st_size, stat.st_mtime_ns, name)
-        donor = _donors.get(key)
-        if donor is not None and donor.shape == param.shape and donor.dtype == param.dtype:
-            param.data = donor.data  # read-only by contract
-        _donors[key] = param
+    reused = []
+    with _lock:
+        _prune()
+        for name in (n for n in names if n in own):
+            param = own[name]
+            key = _key(sha256, model, name, param)
+            held = _held.get(key)
+            if held is None and not offer:
+                continue
+            if held is None:
+                held = _held[key] = _Held(param.data)
+            elif param.untyped_storage().data_ptr() != held.tensor.untyped_storage().data_ptr():
+                param.data = held.tensor  # read-only by contract; its own storage is freed
+                reused.append(name)
+            if id(param) not in held.users:
+                held.users[id(param)] = weakref.ref(param)
+                weakref.finalize(param, _release, key, id(param))
+    return frozenset(reused)
+
+
+def shared_parts(model: nn.Module) -> dict[tuple, int]:
+    """The held base tensors ``model``'s Parameters point at (:func:`share_base`), each by its
+    key with its bytes: what the models on one base hold once between them. A cache that
+    counts them once while any model it keeps uses them counts what is really held."""
+    with _lock:
+        _prune()
+        ptrs = {h.tensor.untyped_storage().data_ptr(): k for k, h in _held.items()}
+    parts = {}
+    for p in model.parameters():
+        key = ptrs.get(p.untyped_storage().data_ptr())
+        if key is not None:
+            parts[key] = p.untyped_storage().nbytes()
+    return parts
 
 
 def shared_bytes(model: nn.Module) -> int:
-    """Bytes of ``model``'s parameters whose storage a base shares (:func:`share_base`) with
-    the models loaded from the same base: held once however many checkpoints use them."""
-    live = {p.data_ptr() for p in list(_donors.values())}
-    return sum(p.numel() * p.element_size() for p in model.parameters() if p.data_ptr() in live)
+    """Bytes of ``model``'s parameters whose storage is a held base copy (:func:`share_base`),
+    shared with every other model loaded from the same base content."""
+    return sum(shared_parts(model).values())
+
+
+def held_bytes() -> int:
+    """Bytes of every base tensor held now (each once, however many models use it)."""
+    with _lock:
+        _prune()
+        return sum(h.tensor.untyped_storage().nbytes() for h in _held.values())

@@ -72,6 +72,20 @@ def build_model(cfg: ModelConfig) -> nn.Module:
     return model.eval()
 
 
+def build_unset(cfg: ModelConfig) -> nn.Module:
+    """A model of ``cfg`` whose parameters are allocated but neither initialised nor touched
+    (built on the meta device, then given empty storage): for a loader that overwrites every
+    one of them (:func:`uqcore.checkpoint.load_checkpoint`). A page never written is not held,
+    so a parameter pointed at a base copy already held (:func:`uqcore.base_model.share_base`)
+    costs no memory at all, and the random initialisation (3 s for SmolLM2) is not done. A
+    model with buffers (values computed when it is built) is built as :func:`build_model` does."""
+    with torch.device("meta"):
+        model = build_model(cfg)
+    if next(model.buffers(), None) is not None:
+        return build_model(cfg)
+    return model.to_empty(device="cpu")
+
+
 def frozen_names(cfg: ModelConfig) -> frozenset[str]:
     """The tensor names whose values come from ``cfg``'s pretrained base and never change (a
     checkpoint does not store them; unprefixed, as in one member); empty without a base."""

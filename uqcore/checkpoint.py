@@ -39,7 +39,7 @@ from safetensors.torch import save
 from uqcore.backbones import get_backbone
 from uqcore.base_model import BaseRecord, file_sha256, locate
 from uqcore.budget import DEFAULT_BUDGET, Budget, check_budget
-from uqcore.build import attach_base, build_model, frozen_names
+from uqcore.build import attach_base, build_model, build_unset, frozen_names
 from uqcore.config import FORMAT_VERSION, ModelConfig, upgrade_v1
 from uqcore.decoder_weights import decoder_specials
 from uqcore.errors import CheckpointError, ConfigError
@@ -260,7 +260,9 @@ def load_checkpoint(
         vocab = Vocab.load(root / VOCAB_FILE)
         _check_vocab_fits(vocab, cfg, f"{root / VOCAB_FILE}")
     _check_header_size(weights)
-    model = build_model(cfg)
+    # on a base, every parameter is overwritten below (the base's, then the file's): none is
+    # initialised, and those pointed at a base copy already held never take memory
+    model = build_model(cfg) if folder is None else build_unset(cfg)
     if folder is not None:
         attach_base(model, folder)
     expected = _trained(model.state_dict(), frozen_names(cfg))

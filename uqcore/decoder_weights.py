@@ -12,7 +12,7 @@ weights ``[in, out]`` are transposed, Llama's Q, K, V concatenated into one proj
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from pathlib import Path
 
 import torch
@@ -111,10 +111,13 @@ def hf_decoder_tensors(folder: str | Path, cfg: ModelConfig) -> dict[str, torch.
     return dict(each_decoder_tensor(folder, cfg))
 
 
-def each_decoder_tensor(folder: str | Path, cfg: ModelConfig) -> Iterator[tuple[str, torch.Tensor]]:
+def each_decoder_tensor(
+    folder: str | Path, cfg: ModelConfig, skip: Collection[str] = ()
+) -> Iterator[tuple[str, torch.Tensor]]:
     """:func:`hf_decoder_tensors` one tensor at a time (what a load copies and drops before it
     reads the next: the base is held once, not twice). The file's names are checked first (from
-    its header: nothing is read when one is missing or unexpected), each tensor as it is read."""
+    its header: nothing is read when one is missing or unexpected), each tensor as it is read;
+    the tensors ``skip`` names (ours, already held) are neither read nor yielded."""
     layout = _layout(cfg)
     path = Path(folder) / "model.safetensors"
     names = hf_decoder_names(cfg)
@@ -129,6 +132,8 @@ def each_decoder_tensor(folder: str | Path, cfg: ModelConfig) -> Iterator[tuple[
             }
             _check_names(path, layout, keys, full)
             for ours, theirs in full.items():
+                if ours in skip:
+                    continue
                 parts = [f.get_tensor(t).float() for t in theirs]
                 if layout.transposed(ours):
                     parts = [t.t() for t in parts]
@@ -182,11 +187,15 @@ def load_hf_decoder(model: nn.Module, folder: str | Path, share_tables: bool = F
     """Copy the base weights of ``folder`` into ``model`` (a :class:`DecoderClassifier`); every
     shape must match exactly. ``share_tables`` (inference only): every base tensor shares its
     storage with the other models loaded from the same base file
-    (:func:`uqcore.base_model.share_base`): the checkpoints on SmolLM2 hold its 540 MB once."""
+    (:func:`uqcore.base_model.share_base`): the checkpoints on SmolLM2 hold its 540 MB once,
+    and a tensor already held is neither read from the file nor copied."""
+    held = frozenset()
+    if share_tables:  # before the state dict is taken: the model's own storage goes now
+        held = share_base(model, folder, hf_decoder_names(model.cfg), offer=False)
     own = model.state_dict()
-    names = []
+    names = list(held)
     with torch.no_grad():
-        for key, value in each_decoder_tensor(folder, model.cfg):  # one at a time: held once
+        for key, value in each_decoder_tensor(folder, model.cfg, held):  # one at a time
             if own[key].shape != value.shape:
                 raise CheckpointError(
                     f"The base model in {folder} does not fit the config: {key} "
