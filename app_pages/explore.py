@@ -44,10 +44,13 @@ def _short(text: str) -> str:
 
 
 def _use_story(story) -> None:
-    """Open a story's sentence; the landing stays, so the other stories remain one click away."""
+    """Open a story's sentence at the T and seed it was picked at (its caption's "7 of 10" is
+    then the view's 7 / 10, not 44 / 50 of other samples); the landing stays, so the other
+    stories remain one click away."""
     st.session_state[K.TEXT_BOX] = story.text
     st.session_state[K.LABEL_BOX] = names[story.label]
-    sidebar.set_view(text=story.text, label=story.label)
+    st.session_state[K.T], st.session_state[K.SEED] = story.T, story.seed  # the sidebar's
+    sidebar.set_view(text=story.text, label=story.label, T=story.T, seed=story.seed)
 
 
 if st.session_state.get(K.FIRST_VISIT):

@@ -588,7 +588,9 @@ def stories(
         return kept
     none = SamplingSettings()  # the checkpoint's own settings
     rows = dataset.pick(task, landing.STORY_PER_DOMAIN, seed=0)
-    held = _from_stored(name, folder, version, tuple(r[0] for r in rows), landing.STORY_T, 0, none)
+    held = _from_stored(
+        name, folder, version, tuple(r[0] for r in rows), landing.STORY_T, landing.STORY_SEED, none
+    )
     # served by the file when what it lacks (texts without a known word) is less than a small
     # sample to compute here
     if sum(g is None for g in held) > landing.STORY_LIVE_PER_DOMAIN:
@@ -596,7 +598,10 @@ def stories(
             return None
         rows = dataset.pick(task, landing.STORY_LIVE_PER_DOMAIN, seed=0)
     frame, _ = dataset.frame(
-        rows, lambda texts: _many(name, folder, version, texts, landing.STORY_T, 0, none, on_rows)
+        rows,
+        lambda texts: _many(
+            name, folder, version, texts, landing.STORY_T, landing.STORY_SEED, none, on_rows
+        ),
     )
     tales = landing.stories(frame)
     _stories().put(key, tales)

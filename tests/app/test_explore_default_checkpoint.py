@@ -4,6 +4,7 @@ one sentence what the visitor is looking at, and keeps the paper's CoLA model on
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -34,11 +35,17 @@ def test_a_bare_link_opens_the_first_screen_model_with_the_papers_one_click_away
     )
     stories = [b for b in at.button if b.key and b.key.startswith("landing_story")]
     assert [b.label for b in stories] == ["Sure of it", "Unsure", "Out of domain"]
+    told = [c.value for c in at.caption if " samples right" in c.value]
     stories[1].click().run()  # the story whose samples disagree: the spread is visible
     assert not at.exception, [e.message for e in at.exception]
     m = {x.label: x.value for x in at.metric}
     right, T = (int(v) for v in m["Correct / T"].split(" / "))
     assert 0 < right < T, m  # some samples right, some wrong
+    # issue 45: the caption counted out of 10 and the click opened T = 50 (7 of 10 -> 44/50);
+    # the story opens at the T and seed it was picked at, so the numbers are the caption's
+    said = re.search(r"(\d+) of (\d+) samples right", told[0])
+    assert (right, T) == (int(said[1]), int(said[2])) == (right, 10), (told, m)
+    assert at.query_params["T"] in ("10", ["10"]) and at.query_params["seed"] in ("0", ["0"])
     paper = next(b for b in at.button if b.label == f"The paper's model ({PAPER_CHECKPOINT})")
     paper.click().run()
     assert not at.exception, [e.message for e in at.exception]

@@ -4,8 +4,9 @@ file named in it is escaped (:func:`ui.logic.format.plain`). No Streamlit here."
 
 from __future__ import annotations
 
-from ui.logic.catalog import backbone_of
+from ui.logic.catalog import backbone_of, zero_shot
 from ui.logic.format import plain
+from uqcore.backbones import BACKBONES
 from uqcore.config import ModelConfig
 from uqcore.families import get_family
 from uqcore.registry import CheckpointInfo
@@ -30,6 +31,27 @@ def _layers(cfg: dict) -> str:
     return f"attention layers {', '.join(shown[:-1])} and {shown[-1]} sample their weights"
 
 
+def _pretrained(info: CheckpointInfo, task: str) -> str:
+    """What a checkpoint on a pretrained base is, from its own config: the base's name, encoder
+    or decoder (the backbone's classifier kind), and fine-tuned (the training recorded in it)
+    or asked zero-shot with label words (:func:`ui.logic.catalog.zero_shot`: nothing trained;
+    an instruction-tuned base is said so)."""
+    base = info.training.get("config", {}).get("base")
+    title = BASE_TITLES.get(base, backbone_of(info))
+    name = title.split(" (")[0].split("-")[0]
+    backbone = BACKBONES.get(backbone_of(info))
+    kind = "decoder" if backbone is not None and backbone.classifier == "decoder" else "encoder"
+    if zero_shot(info):
+        words = info.training["prompt"].get("words") or []
+        said = " or ".join(plain(repr(str(w)[:20])) for w in words[:4])  # a file's words: inert
+        tuned = "instruction-tuned " if "instruct" in title.lower() else ""
+        return (
+            f"A pretrained {name} {tuned}{kind}, untrained here, asked zero-shot after each "
+            f"{task} text which word answers ({said}: its next-token probabilities)"
+        )
+    return f"A pretrained {name} {kind} fine-tuned on {task}"
+
+
 def what_you_see(info: CheckpointInfo) -> str:
     """One sentence: ``"A pretrained MiniLM encoder fine-tuned on CoLA acceptability, in which
     the last attention layer samples its weights (H-STO-TRANS): each sample is one plausible
@@ -44,9 +66,7 @@ def what_you_see(info: CheckpointInfo) -> str:
         arch = info.training["imported"].get("architecture", "Hugging Face classifier")
         model = f"A pretrained {arch} brought as it is and read as a {task} model, untrained here"
     else:
-        base = info.training.get("config", {}).get("base")
-        name = BASE_TITLES.get(base, backbone_of(info)).split(" (")[0].split("-")[0]
-        model = f"A pretrained {name} encoder fine-tuned on {task}"
+        model = _pretrained(info, task)
     title = spec.title
     if spec.ensemble:
         return (

@@ -12,25 +12,32 @@ import pandas as pd
 from ui.logic import dataset
 
 STORY_T = 10  # samples per example when the stories are picked: the stored samples' T
+STORY_SEED = 0  # and their seed: a story opens at both, so its caption's counts are the view's
+SURE_P = 0.9  # the least mean p(gold) a story may call "sure" (a 0.51 is a coin toss)
 STORY_PER_DOMAIN = 300  # examples per domain looked at when stored samples hold them
 STORY_LIVE_PER_DOMAIN = 16  # examples per domain sampled here when they do not (an upload)
 
 
 @dataclass(frozen=True)
 class Story:
-    """One preset of the landing: a button title, what it shows, the sentence and its label."""
+    """One preset of the landing: a button title, what it shows (its counts out of ``T``), the
+    sentence and its label; opened at ``T`` samples and ``seed``, the numbers it was picked
+    by, so the view shows what the caption says."""
 
     title: str
     why: str
     text: str
     label: int
+    T: int = STORY_T  # noqa: N815 (the app's name for the sample count)
+    seed: int = STORY_SEED
 
 
 def stories(frame: pd.DataFrame) -> list[Story]:
     """Three stories from a :func:`ui.logic.dataset.frame` of the checkpoint on the bundled
     examples: the in-domain sentence it gets right with the highest mean p(gold) (every sample
-    right), the in-domain sentence with the highest mutual information among those whose samples
-    disagree (some right, some wrong; any in-domain sentence when none does), and the
+    right; "Sure of it" only at :data:`SURE_P` or more, else "Its surest" says how unsure
+    even that one is), the in-domain sentence with the highest mutual information among those
+    whose samples disagree (some right, some wrong; any in-domain sentence when none does), and the
     out-of-domain sentence with the highest mutual information. Fewer when a kind is missing;
     none for a task without bundled examples (an uploaded checkpoint's own task)."""
     out = []
@@ -44,6 +51,14 @@ def stories(frame: pd.DataFrame) -> list[Story]:
             Story(
                 "Sure of it",
                 f"every sample right, p(gold) {r['p_gold']:.2f}",
+                r["text"],
+                int(r["gold"]),
+            )
+            if r["p_gold"] >= SURE_P
+            else Story(
+                "Its surest",
+                f"every sample right, yet p(gold) only {r['p_gold']:.2f}: it is sure of "
+                f"no sentence here (sure: {SURE_P:g} or more)",
                 r["text"],
                 int(r["gold"]),
             )

@@ -26,3 +26,30 @@ def test_the_landing_sentence_says_what_each_model_is(name):
         "cola-mcdropout": "with dropout kept on at inference (MC dropout)",
     }[name]
     assert expected in said, said
+
+
+@pytest.mark.parametrize(
+    ("name", "said", "unsaid"),
+    [
+        (
+            "cr-smollm2-words-sto",
+            "A pretrained SmolLM2 instruction-tuned decoder, untrained here, asked zero-shot",
+            "fine-tuned",
+        ),
+        ("cr-smollm2-hsto", "A pretrained SmolLM2 decoder fine-tuned on", "encoder"),
+        ("cola-minilm-hsto", "A pretrained MiniLM encoder fine-tuned on", "decoder"),
+    ],
+)
+def test_a_pretrained_model_is_said_from_its_own_config(name, said, unsaid):
+    """Issue 45: every SmolLM2 checkpoint was "a pretrained SmolLM2 encoder fine-tuned...", the
+    zero-shot label-word one too (a decoder, and nothing was trained). The sentence now reads
+    the backbone's kind and whether the checkpoint holds a prompt instead of a training."""
+    from ui.logic.intro import what_you_see
+    from uqcore.registry import list_checkpoints
+
+    info = next(i for i in list_checkpoints(SHIPPED_CHECKPOINT_DIR) if i.name == name)
+    text = what_you_see(info)
+    assert text.startswith(said) and unsaid not in text, text
+    assert text.count(".") == 1 and text.endswith(".")
+    if "words" in name:
+        assert "'negative' or 'positive'" in text

@@ -28,3 +28,36 @@ def test_the_unsure_story_is_a_sentence_whose_samples_disagree():
     assert unsure.why == "6 of 10 samples right: the samples disagree"
     agreeing = landing.stories(rows[rows["text"] != "c"])[1]
     assert agreeing.text == "b" and "disagree" not in agreeing.why and "± 0.10" in agreeing.why
+
+
+def test_a_story_is_called_sure_only_when_p_gold_means_it():
+    """Issue 45: an upload whose best sentence had p(gold) 0.51 was labelled "Sure of it". A
+    story is "sure" from SURE_P (0.9) on; below, it is "Its surest" and says how unsure. Every
+    story opens at the T and seed it was counted at."""
+    import pandas as pd
+
+    from ui.logic import dataset, landing
+
+    def frame(p: float) -> pd.DataFrame:
+        return pd.DataFrame(
+            {
+                "domain": [dataset.IN, dataset.IN],
+                "text": ["a", "b"],
+                "gold": [1, 0],
+                "pred": [1, 1],
+                "p_gold": [p, 0.3],
+                "var_gold": [0.0, 0.01],
+                "correct": [10, 4],
+                "T": [10, 10],
+                "mi": [0.0, 0.2],
+            }
+        )
+
+    sure = landing.stories(frame(0.95))[0]
+    assert (sure.title, sure.why) == ("Sure of it", "every sample right, p(gold) 0.95")
+    coin = landing.stories(frame(0.51))[0]
+    assert coin.title == "Its surest" and "only 0.51" in coin.why and "0.9 or more" in coin.why
+    assert landing.SURE_P == 0.9
+    assert {(s.T, s.seed) for s in landing.stories(frame(0.51))} == {
+        (landing.STORY_T, landing.STORY_SEED)
+    }
