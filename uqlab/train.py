@@ -64,11 +64,17 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         ("patience", int),
         ("batch-size", int),
         ("lr", float),
-        ("limit", int),
         ("device", str),
         ("save-dtype", str),
     ):
         p.add_argument(f"--{flag}", type=kind)
+    p.add_argument(
+        "--limit",
+        type=int,
+        metavar="N",
+        help="a smoke run: every split is cut to its first N rows after shuffling, dev too "
+        "(the best epoch is then picked on N dev texts), not only train",
+    )
     p.add_argument(
         "--base",
         help="train adapters on a pretrained base (minilm, smollm2), starting from its shipped "
@@ -116,8 +122,9 @@ def run(tc: TrainConfig, quiet: bool = False) -> Path:
         encode_split(data.dev, vocab, tc.max_len),
     )
     cfg = tc.model_config(vocab_size=len(vocab))
+    cut = f" (--limit {tc.limit}: dev cut as well as train)" if tc.limit is not None else ""
     log(
-        f"{tc.task}/{tc.family}: {len(train)} train, {len(dev)} dev, {len(vocab)} ids, "
+        f"{tc.task}/{tc.family}: {len(train)} train, {len(dev)} dev{cut}, {len(vocab)} ids, "
         f"{dist_ctx.world} process(es) on {device}"
     )
     out = Path(tc.out)

@@ -71,6 +71,15 @@ def test_missing_data_fails_with_a_clear_message(tmp_path, capsys, monkeypatch):
     assert not (tmp_path / "x").exists()
 
 
+def test_limit_cuts_dev_too_and_the_help_and_the_run_say_so(tmp_path, capsys):
+    """Issue 45: ``--limit 640`` gave 640 train and 640 dev texts without a word in --help."""
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    assert "dev too" in " ".join(capsys.readouterr().out.split())
+    train(tmp_path, "trans", "--epochs", "1")
+    assert "64 train, 64 dev (--limit 64: dev cut as well as train)" in capsys.readouterr().out
+
+
 def test_training_is_deterministic_and_the_checkpoint_loads(tmp_path):
     a = train(tmp_path, "hsto", "--epochs", "2", name="a")
     b = train(tmp_path, "hsto", "--epochs", "2", name="b")
