@@ -106,9 +106,11 @@ class ModelConfig:
     def n_parameters(self) -> int:
         """About how many parameters a model of this config has (embeddings, every layer's
         projections and FFN, the head; times the ensemble's members): computed from the numbers
-        alone, so a config describing a huge model is refused before anything is built."""
+        alone, so a config describing a huge model is refused before anything is built. Position
+        rows are counted where a table is learned, not for rotary positions (no table)."""
         d, f, n = self.d_model, self.d_ff, self.n_layers
-        embeddings = (self.vocab_size + self.max_len + 2) * d
+        rotary = getattr(self.backbone_params, "positions", None) == "rotary"
+        embeddings = (self.vocab_size + (0 if rotary else self.max_len) + 2) * d
         layer = 4 * d * d + 2 * d * f + 9 * d + f  # Q, K, V, O, FFN, biases, norms
         return self.ensemble_size * (embeddings + n * layer + d * d + d * self.num_classes)
 

@@ -1,18 +1,19 @@
 """How a Hugging Face decoder classifier folder maps onto the library's decoder.
 
-One :class:`DecoderLayout` per architecture (``model_type``) the decoder reads: the Llama
-family (``llama``: Llama, SmolLM...; ``qwen2``: biases on Q, K and V; ``mistral``) and GPT-2.
-A layout turns the folder's ``config.json`` into :class:`uqcore.config.ModelConfig` fields
-(:meth:`DecoderLayout.fields`, refusing what the decoder does not compute: another activation,
-scaled RoPE, a sliding window shorter than the positions, a head width other than
-``hidden / heads``) and names the tensors of its ``model.safetensors``
-(:meth:`DecoderLayout.names`: our name -> the Hugging Face name(s), Q, K, V concatenated),
-relative to ``prefix`` (``model.`` / ``transformer.`` in a ``*ForSequenceClassification``
-file); the head ``score`` is absolute. GPT-2 stores its projections as ``Conv1D`` weights
-``[in, out]``: :meth:`DecoderLayout.transposed` says which. Data only (no torch); the loader is
-:mod:`uqcore.decoder_weights`. Each layout is the ``hf`` entry of one decoder backbone of
-:data:`uqcore.backbones.BACKBONES`; they are kept apart from :mod:`uqcore.hf_layouts`, whose
-encoders :mod:`uqlab.import_hf` reads.
+One :class:`DecoderLayout` per architecture (``model_type``) the decoder reads: the Llama family
+(``llama``: Llama, SmolLM...; ``qwen2``: biases on Q, K and V; ``mistral``) and GPT-2. A layout
+turns the folder's ``config.json`` into :class:`uqcore.config.ModelConfig` fields
+(:meth:`DecoderLayout.fields`, every field read by :class:`uqcore.hf_fields.HFFields`, refusing
+what the decoder does not compute: another activation, scaled RoPE, a head width other than
+``hidden / heads``; a sliding window bounds the positions read, and so does
+:data:`ROTARY_MAX_LEN` where RoPE leaves no table to bound them) and names the tensors of its
+``model.safetensors`` (:meth:`DecoderLayout.names`: our name -> the Hugging Face name(s), Q, K,
+V concatenated), relative to ``prefix`` (``model.`` / ``transformer.`` in a
+``*ForSequenceClassification`` file); the head ``score`` is absolute. GPT-2 stores its
+projections as ``Conv1D`` weights ``[in, out]``: :meth:`DecoderLayout.transposed` says which.
+Data only (no torch); the loader is :mod:`uqcore.decoder_weights`. Each layout is the ``hf``
+entry of one decoder backbone of :data:`uqcore.backbones.BACKBONES`; they are kept apart from
+:mod:`uqcore.hf_layouts`, whose encoders :mod:`uqlab.import_hf` reads.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from uqcore.errors import CheckpointError
+from uqcore.hf_fields import HFFields, shown
 
 
 @dataclass(frozen=True)
@@ -108,24 +110,45 @@ def _gpt2_layer(i: int, params: Any) -> dict[str, tuple[str, ...]]:
     }
 
 
-def _need(hf: dict, *keys: str) -> list:
-    missing = [k for k in keys if k not in hf]
-    if missing:
-        raise CheckpointError(
-            f"config.json lacks {', '.join(missing)}; save the model again with save_pretrained."
-        )
-    return [hf[k] for k in keys]
+# Tokens a decoder with rotary positions reads at most: RoPE has no table to bound it, so the
+# layout bounds it (= uqcore.budget.Budget.max_positions, which counts a learned table's rows).
+ROTARY_MAX_LEN = 8192
+MAX_ROPE_THETA = 1e12  # published: 1e4 (Llama 2, SmolLM2), 5e5 (Llama 3), 1e6 (Qwen2)
+_EPS = dict(low=0.0, high=0.1, low_open=True)  # a norm's epsilon: 1e-12 .. 1e-5 in practice
+_RATE = dict(low=0.0, high=1.0, high_open=True)  # a dropout rate
 
 
-def _refuse(hf: dict, key: str, allowed: tuple, what: str) -> None:
-    value = hf.get(key, allowed[0])
-    if value not in allowed:
-        raise CheckpointError(f"config.json has {key} {value!r}; the decoder runs {what} only.")
+def _rope_theta(c: HFFields) -> float:
+    """The RoPE base of a Llama-family config, which must describe plain RoPE: every
+    ``rope_type`` (in ``rope_parameters``, transformers 5, or ``rope_scaling``, earlier; a yarn
+    scaling beside a default entry is not ignored) "default", and the bases given agree."""
+    thetas = {}
+    for key in ("rope_parameters", "rope_scaling"):
+        rope = c.section(key)
+        if rope is None:
+            continue
+        kind = rope.text("rope_type", None) or rope.text("type", "default")
+        if kind != "default":
+            raise CheckpointError(
+                f"config.json's {key} has RoPE type {shown(kind)}; the decoder computes the "
+                "default RoPE only (no scaling): this model would read other numbers here."
+            )
+        theta = rope.number("rope_theta", low=1.0, high=MAX_ROPE_THETA, low_open=True, default=None)
+        if theta is not None:
+            thetas[f"{key}.rope_theta"] = theta
+    theta = c.number("rope_theta", low=1.0, high=MAX_ROPE_THETA, low_open=True, default=None)
+    if theta is not None:
+        thetas["rope_theta"] = theta
+    if len(set(thetas.values())) > 1:
+        given = ", ".join(f"{k} {v:g}" for k, v in thetas.items())
+        raise CheckpointError(f"config.json gives {given}; keep one RoPE base.")
+    return next(iter(thetas.values()), 10000.0)
 
 
 def _llama_fields(hf: dict, qkv_bias_default: bool = False) -> dict[str, Any]:
-    vocab, pos, layers, heads, d, ff = _need(
-        hf,
+    """ModelConfig fields of a Llama-family config, every field read by :class:`HFFields`."""
+    c = HFFields(hf)
+    c.need(
         "vocab_size",
         "max_position_embeddings",
         "num_hidden_layers",
@@ -133,60 +156,68 @@ def _llama_fields(hf: dict, qkv_bias_default: bool = False) -> dict[str, Any]:
         "hidden_size",
         "intermediate_size",
     )
-    _refuse(hf, "hidden_act", ("silu",), "SwiGLU with SiLU")
-    rope = hf.get("rope_parameters") or hf.get("rope_scaling") or {}
-    kind = rope.get("rope_type", rope.get("type", "default")) if isinstance(rope, dict) else rope
-    if kind != "default":
-        raise CheckpointError(f"config.json has RoPE type {kind!r}; only 'default' is supported.")
-    theta = rope.get("rope_theta", hf.get("rope_theta", 10000.0))
-    head_dim = hf.get("head_dim") or d // heads
+    vocab = c.integer("vocab_size")
+    pos = c.integer("max_position_embeddings", low=2)
+    layers, heads = c.integer("num_hidden_layers"), c.integer("num_attention_heads")
+    d, ff = c.integer("hidden_size"), c.integer("intermediate_size")
+    c.one_of("hidden_act", ("silu",), "SwiGLU with SiLU ('silu')")
+    theta = _rope_theta(c)
+    head_dim = c.optional_integer("head_dim") or d // heads
     if head_dim * heads != d:
         raise CheckpointError(
             f"config.json has head_dim {head_dim} with {heads} heads and hidden_size {d}; the "
             "decoder needs head_dim * heads = hidden_size."
         )
-    window = hf.get("sliding_window")
-    if window and hf.get("use_sliding_window", True):  # Mistral: every layer; Qwen2: if used
+    kv = c.optional_integer("num_key_value_heads") or heads
+    if heads % kv:
+        raise CheckpointError(
+            f"config.json's num_key_value_heads {kv} must divide num_attention_heads {heads}."
+        )
+    window = c.optional_integer("sliding_window", low=0)  # null or 0: none
+    used = c.flag("use_sliding_window", True)
+    if window and used:  # Mistral: every layer; Qwen2: if used
         pos = min(pos, window)  # inputs no longer than the window: it never hides a key
-    bias = hf.get("attention_bias", qkv_bias_default)
+    bias = c.flag("attention_bias", qkv_bias_default)
     return {
         "vocab_size": vocab,
-        "max_len": pos,
+        "max_len": min(pos, ROTARY_MAX_LEN),  # no position table: the reading bound
         "n_layers": layers,
         "n_heads": heads,
         "d_model": d,
         "d_ff": ff,
-        "dropout": hf.get("attention_dropout", 0.0),
+        "dropout": c.number("attention_dropout", **_RATE, default=0.0),
         "backbone_params": {
-            "n_kv_heads": hf.get("num_key_value_heads") or heads,
-            "norm_eps": hf.get("rms_norm_eps", 1e-6),
-            "rope_theta": float(theta),
-            "qkv_bias": bool(bias),
-            "out_bias": bool(hf.get("attention_bias", False)),
-            "mlp_bias": bool(hf.get("mlp_bias", False)),
+            "n_kv_heads": kv,
+            "norm_eps": c.number("rms_norm_eps", **_EPS, default=1e-6),
+            "rope_theta": theta,
+            "qkv_bias": bias,
+            "out_bias": c.flag("attention_bias", False),
+            "mlp_bias": c.flag("mlp_bias", False),
         },
     }
 
 
 def _gpt2_fields(hf: dict) -> dict[str, Any]:
-    vocab, pos, layers, heads, d = _need(
-        hf, "vocab_size", "n_positions", "n_layer", "n_head", "n_embd"
-    )
-    _refuse(hf, "activation_function", ("gelu_new",), "GELU (tanh approximation, 'gelu_new')")
-    _refuse(hf, "scale_attn_weights", (True,), "scores scaled by 1 / sqrt(d_head)")
-    _refuse(hf, "scale_attn_by_inverse_layer_idx", (False,), "unscaled layers")
-    _refuse(hf, "reorder_and_upcast_attn", (False,), "the plain attention order")
+    """ModelConfig fields of a GPT-2 config, every field read by :class:`HFFields`."""
+    c = HFFields(hf)
+    c.need("vocab_size", "n_positions", "n_layer", "n_head", "n_embd")
+    vocab, pos = c.integer("vocab_size"), c.integer("n_positions", low=2)
+    layers, heads, d = c.integer("n_layer"), c.integer("n_head"), c.integer("n_embd")
+    c.one_of("activation_function", ("gelu_new",), "GELU (tanh approximation, 'gelu_new')")
+    c.one_of("scale_attn_weights", (True,), "scores scaled by 1 / sqrt(d_head)")
+    c.one_of("scale_attn_by_inverse_layer_idx", (False,), "unscaled layers")
+    c.one_of("reorder_and_upcast_attn", (False,), "the plain attention order")
     if d % heads:
         raise CheckpointError(f"config.json has n_embd {d} not divisible by n_head {heads}.")
     return {
         "vocab_size": vocab,
-        "max_len": pos,
+        "max_len": pos,  # a learned table of this many rows: the budget counts it
         "n_layers": layers,
         "n_heads": heads,
         "d_model": d,
-        "d_ff": hf.get("n_inner") or 4 * d,
-        "dropout": hf.get("resid_pdrop", 0.1),
-        "backbone_params": {"norm_eps": hf.get("layer_norm_epsilon", 1e-5)},
+        "d_ff": c.optional_integer("n_inner") or 4 * d,
+        "dropout": c.number("resid_pdrop", **_RATE, default=0.1),
+        "backbone_params": {"norm_eps": c.number("layer_norm_epsilon", **_EPS, default=1e-5)},
     }
 
 
@@ -236,7 +267,7 @@ def decoder_layout_of(hf: dict) -> DecoderLayout:
     layout = DECODER_LAYOUTS.get(kind) if isinstance(kind, str) else None
     if layout is None:
         raise CheckpointError(
-            f"config.json describes a {kind!r} model; the decoder reads "
+            f"config.json describes a {shown(kind)} model; the decoder reads "
             f"{', '.join(x.architecture for x in DECODER_LAYOUTS.values())}."
         )
     return layout

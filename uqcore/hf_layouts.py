@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from uqcore.errors import CheckpointError
+from uqcore.hf_fields import HFFields, shown
 from uqcore.untrusted import read_json_file
 
 CONFIG_BYTES = 1 << 20  # a config.json larger than this is refused unread
@@ -113,38 +114,20 @@ def _embeddings(types: bool) -> dict[str, tuple[str, ...]]:
     return out
 
 
-def _need(hf: dict, *keys: str) -> list:
-    missing = [k for k in keys if k not in hf]
-    if missing:
-        raise CheckpointError(
-            f"config.json lacks {', '.join(missing)}; save the model again with save_pretrained."
-        )
-    return [hf[k] for k in keys]
+def _gelu(c: HFFields, key: str) -> None:
+    c.one_of(key, ("gelu",), 'the exact GELU of BERT ("gelu")')
 
 
-def _gelu(hf: dict, key: str) -> None:
-    act = hf.get(key, "gelu")
-    if act != "gelu":
-        raise CheckpointError(
-            f"config.json has {key} {act!r}; this library runs the exact GELU of BERT only "
-            '("gelu"). A model trained with another activation would give other numbers.'
-        )
-
-
-def _absolute(hf: dict) -> None:
-    kind = hf.get("position_embedding_type", "absolute")
-    if kind != "absolute":
-        raise CheckpointError(
-            f"config.json has position_embedding_type {kind!r}; only "
-            "absolute position embeddings are supported."
-        )
+_EPS = dict(low=0.0, high=0.1, low_open=True)  # a norm's epsilon: 1e-12 .. 1e-5 in practice
+_RATE = dict(low=0.0, high=1.0, high_open=True)  # a dropout rate
 
 
 def _bert_fields(hf: dict) -> dict[str, Any]:
-    _gelu(hf, "hidden_act")
-    _absolute(hf)
-    vocab, pos, layers, heads, d, ff = _need(
-        hf,
+    """ModelConfig fields of a BERT config, every field read by :class:`HFFields`."""
+    c = HFFields(hf)
+    _gelu(c, "hidden_act")
+    c.one_of("position_embedding_type", ("absolute",), "absolute position embeddings")
+    c.need(
         "vocab_size",
         "max_position_embeddings",
         "num_hidden_layers",
@@ -153,27 +136,27 @@ def _bert_fields(hf: dict) -> dict[str, Any]:
         "intermediate_size",
     )
     return {
-        "vocab_size": vocab,
-        "max_len": pos,
-        "n_layers": layers,
-        "n_heads": heads,
-        "d_model": d,
-        "d_ff": ff,
-        "dropout": hf.get("hidden_dropout_prob", 0.1),
+        "vocab_size": c.integer("vocab_size"),
+        "max_len": c.integer("max_position_embeddings", low=2),
+        "n_layers": c.integer("num_hidden_layers"),
+        "n_heads": c.integer("num_attention_heads"),
+        "d_model": c.integer("hidden_size"),
+        "d_ff": c.integer("intermediate_size"),
+        "dropout": c.number("hidden_dropout_prob", **_RATE, default=0.1),
         "backbone_params": {
-            "type_vocab_size": hf.get("type_vocab_size", 2),
-            "layer_norm_eps": hf.get("layer_norm_eps", 1e-12),
+            "type_vocab_size": c.integer("type_vocab_size", default=2),
+            "layer_norm_eps": c.number("layer_norm_eps", **_EPS, default=1e-12),
         },
     }
 
 
 def _roberta_fields(hf: dict) -> dict[str, Any]:
     out = _bert_fields(hf)
-    offset = hf.get("pad_token_id", 1)
-    if not isinstance(offset, int) or isinstance(offset, bool) or offset < 0:
+    offset = HFFields(hf).integer("pad_token_id", low=0, default=1)  # positions start after it
+    if out["max_len"] - offset - 1 < 2:
         raise CheckpointError(
-            f"config.json has pad_token_id {offset!r}; RoBERTa needs an "
-            "integer >= 0 (its positions start after it)."
+            f"config.json's max_position_embeddings {out['max_len']} leaves no position after "
+            f"pad_token_id {offset}: RoBERTa's positions start after the pad id; fix either."
         )
     out["max_len"] = out["max_len"] - offset - 1  # positions pad+1 ... of the table
     out["backbone_params"] |= {"position_offset": offset + 1}
@@ -181,18 +164,18 @@ def _roberta_fields(hf: dict) -> dict[str, Any]:
 
 
 def _distil_fields(hf: dict) -> dict[str, Any]:
-    _gelu(hf, "activation")
-    vocab, pos, layers, heads, d, ff = _need(
-        hf, "vocab_size", "max_position_embeddings", "n_layers", "n_heads", "dim", "hidden_dim"
-    )
+    """ModelConfig fields of a DistilBERT config, every field read by :class:`HFFields`."""
+    c = HFFields(hf)
+    _gelu(c, "activation")
+    c.need("vocab_size", "max_position_embeddings", "n_layers", "n_heads", "dim", "hidden_dim")
     return {
-        "vocab_size": vocab,
-        "max_len": pos,
-        "n_layers": layers,
-        "n_heads": heads,
-        "d_model": d,
-        "d_ff": ff,
-        "dropout": hf.get("dropout", 0.1),
+        "vocab_size": c.integer("vocab_size"),
+        "max_len": c.integer("max_position_embeddings", low=2),
+        "n_layers": c.integer("n_layers"),
+        "n_heads": c.integer("n_heads"),
+        "d_model": c.integer("dim"),
+        "d_ff": c.integer("hidden_dim"),
+        "dropout": c.number("dropout", **_RATE, default=0.1),
         "backbone_params": {},
     }
 
@@ -271,7 +254,7 @@ def layout_of(hf: dict) -> HFLayout:
     layout = LAYOUTS.get(kind) if isinstance(kind, str) else None
     if layout is None:
         raise CheckpointError(
-            f"config.json describes a {kind!r} model; this app reads "
+            f"config.json describes a {shown(kind)} model; this app reads "
             f"{', '.join(ARCHITECTURES)} (and other models in BERT's layout, model_type 'bert')."
         )
     return layout

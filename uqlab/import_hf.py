@@ -63,14 +63,16 @@ from uqcore.decoder_weights import decoder_pool_skip_id, decoder_specials
 from uqcore.errors import CheckpointError, ConfigError, UQError
 from uqcore.families import TRAINING_FREE, get_family
 from uqcore.hf_decoder_layouts import DECODER_LAYOUTS, decoder_layout_of
+from uqcore.hf_fields import shown
 from uqcore.hf_layouts import ARCHITECTURES, layout_of, read_config_json
 from uqcore.registry import check_name, list_checkpoints
 from uqcore.untrusted import read_json_file
 from uqcore.wordpiece import TOKENIZER_FILE, WordPiece
+from uqlab.import_reading import ReadingLength, probe, reading_length
 from uqlab.paths import checkpoint_dir
 from uqlab.stale import staged_checkpoint, staging_pattern
 from uqlab.task_file import read_task_file, register_from_training
-from uqlab.tasks import TASK_NAMES, TASKS, describe, get_task
+from uqlab.tasks import TASK_NAMES, TASKS, TaskSpec, describe, get_task
 
 SIDE_JSON, SIDE_TENSORS = "uq_family.json", "uq_family.safetensors"  # written by uqlab.export_hf
 SIDE_BYTES = 1 << 20  # a larger uq_family.json is refused unread
@@ -129,18 +131,19 @@ def inspect(folder: str | Path) -> HFFolder:
             )
         raise CheckpointError(f"The folder has no {WEIGHTS}; save the model with save_pretrained.")
     hf = read_config_json(path)
-    decoder = hf.get("model_type") in DECODER_LAYOUTS
+    kind = hf.get("model_type")
+    decoder = isinstance(kind, str) and kind in DECODER_LAYOUTS  # a list or an object: neither
     try:
         layout = decoder_layout_of(hf) if decoder else layout_of(hf)
     except CheckpointError:
         raise CheckpointError(
-            f"config.json describes a {str(hf.get('model_type'))[:40]!r} model; this app "
+            f"config.json describes a {shown(kind)} model; this app "
             f"imports {', '.join(ALL_ARCHITECTURES)}."
         ) from None
     archs = hf.get("architectures") or [layout.architecture]
     if not isinstance(archs, list) or layout.architecture not in archs:
         raise CheckpointError(
-            f"config.json names {archs!r}; this app imports sequence classifiers only "
+            f"config.json names {shown(archs)}; this app imports sequence classifiers only "
             f"({', '.join(ALL_ARCHITECTURES)}). Fine-tune a classification head first."
         )
     labels = _labels(hf)
@@ -302,6 +305,7 @@ def import_folder(
     root: str | Path | None = None,
     info: HFFolder | None = None,
     describe_task: bool = True,
+    max_len: int | None = None,
 ) -> Path:
     """Write checkpoint ``root/name`` from the folder; returns its path. Nothing is written when
     a check fails; an earlier checkpoint of that name is replaced only once the new one loads.
@@ -309,13 +313,23 @@ def import_folder(
     process gone) are removed first, those of running ones kept (:mod:`uqlab.stale`).
     ``task`` must be in the task table (:func:`task_for` puts it there); ``describe_task``: a
     task that is not built in is kept in ``training.task_spec`` (False for an upload, which
-    never names a file of the server)."""
+    never names a file of the server). ``max_len``: the tokens a text is read at
+    (:func:`uqlab.import_reading.reading_length`: else the task's, the folder's...)."""
     info = info or inspect(folder)
     root = Path(root) if root is not None else checkpoint_dir()
     target = root / check_name(name)
     with staged_checkpoint(root, name) as staging:
         record = _base(info, staging, copy)
-        write_checkpoint(staging, info, task, family, layers, record, describe_task=describe_task)
+        write_checkpoint(
+            staging,
+            info,
+            task,
+            family,
+            layers,
+            record,
+            describe_task=describe_task,
+            max_len=max_len,
+        )
     return target
 
 
@@ -330,6 +344,7 @@ def write_checkpoint(
     local_base: bool = True,
     describe_task: bool = False,
     described: dict | None = None,
+    max_len: int | None = None,
 ) -> None:
     """Write the checkpoint files of ``info`` as ``family`` into ``out`` (its base named by
     ``record``) and load it back strictly (``local_base=False``: as an upload, whose base must
@@ -337,7 +352,10 @@ def write_checkpoint(
     ``training.task_spec``, as a trained checkpoint keeps it (an operator's import).
     ``described``: a visitor's own task (a data-free description, checked by
     :func:`uqlab.upload.visitor_task`, never registered), kept as it is in
-    ``training.task_spec`` instead of a task of the table."""
+    ``training.task_spec`` instead of a task of the table. The tokens a text is read at
+    (``max_len``, else the task's, the export's, the tokenizer config's: :func:`reading`) are
+    kept in ``training.config``; the written checkpoint runs once on a probe text
+    (:func:`uqlab.import_reading.probe`): one that cannot run is refused."""
     spec = describe(described, ".", "the task description", data_free=True) if described else None
     spec = spec or get_task(task)
     if len(spec.label_names) != len(info.labels):
@@ -346,6 +364,7 @@ def write_checkpoint(
             f"{task!r} has {len(spec.label_names)}; pick a task with as many labels."
         )
     cfg = check_budget(family_config(info, family, layers), where="The imported model")
+    length = reading(info, spec, max_len)
     side = uses_side(info, family)
     # The base provides every tensor but the exported family's own (centroids, prior network),
     # and those are all the checkpoint stores: nothing is built to write it. The strict load
@@ -361,9 +380,10 @@ def write_checkpoint(
             "base": "inside" if record.inside else "referenced",
             "family_from_export": side,
         },
+        "config": length.training(),  # the reading length and where it came from
     }
     if side:
-        training = {**info.side.get("training", {}), **training}
+        training = {**info.side.get("training", {}), **training}  # our config: the length
         training.pop("task_spec", None)  # the task is the one asked for now
     if described:  # a visitor's: what it said, without files (never the parsed form)
         training["task_spec"] = described
@@ -379,7 +399,20 @@ def write_checkpoint(
         raise CheckpointError(
             f"{SIDE_TENSORS} does not fit {SIDE_JSON} ({exc}); export the checkpoint again."
         ) from None
-    load_checkpoint(out, local_base=local_base)  # everything checked again, as the app will
+    probe(load_checkpoint(out, local_base=local_base))  # checked again, as the app will; run once
+
+
+def reading(info: HFFolder, spec: TaskSpec, max_len: int | None = None) -> ReadingLength:
+    """The reading length of an import of ``info`` for task ``spec`` and where it came from
+    (:func:`uqlab.import_reading.reading_length`; a built-in task's training length is its
+    word-level recipe's, not this model's, and is not taken)."""
+    return reading_length(
+        info.path,
+        info.fields["max_len"],
+        max_len=max_len,
+        task=None if spec.builtin else spec.description,
+        side=info.side,
+    )
 
 
 def _card(info: HFFolder, cfg: ModelConfig) -> str:
@@ -493,12 +526,21 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="keep a float16 copy of the weights inside the checkpoint",
     )
+    p.add_argument(
+        "--max-len",
+        type=int,
+        default=None,
+        help="tokens a text is read at, specials included (default: the task file's "
+        "train_defaults.max_len, else the length an export recorded, else the folder's "
+        "tokenizer_config.json model_max_length, else the model's positions; at most those)",
+    )
     p.add_argument("--root", default=None, help="checkpoint folder (default: UQ_CHECKPOINT_DIR)")
     args = p.parse_args(argv)
     start = time.perf_counter()
     try:
         task = task_for(args.task, args.task_file, args.root)
         info = inspect(args.folder)
+        length = reading(info, get_task(task), args.max_len)
         out = import_folder(
             args.folder,
             args.name,
@@ -508,6 +550,7 @@ def main(argv: list[str] | None = None) -> int:
             copy=args.copy,
             root=args.root,
             info=info,
+            max_len=args.max_len,
         )
     except UQError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -521,7 +564,9 @@ def main(argv: list[str] | None = None) -> int:
     family = args.family or "mcdropout"
     if uses_side(info, args.family):
         family = f"{info.side['model'].get('family')} (as exported)"
-    print(f"{out}: {info.architecture} as {family} in {time.perf_counter() - start:.1f} s")
+    took = time.perf_counter() - start
+    print(f"{out}: {info.architecture} as {family} in {took:.1f} s")
+    print(f"reads {length.tokens:,} tokens a text (from {length.source})")
     return 0
 
 
