@@ -15,7 +15,14 @@ from ui.logic.exports import csv_text, download, overrides
 from ui.logic.format import plain
 from ui.logic.inputs import MAX_ROWS, MAX_UPLOAD_BYTES, parse_csv, parse_lines, upload_mb
 from ui.logic.progress import Rows
-from ui.logic.tables import MISSING, PAPER_COLUMNS, paper_cells, paper_setup, wide_tables
+from ui.logic.tables import (
+    MISSING,
+    PAPER_COLUMNS,
+    paper_cells,
+    paper_setup,
+    sentence_first,
+    wide_tables,
+)
 from uqcore.settings import SamplingSettings
 from uqlab.paper import correct_cell, p_gold_cell
 
@@ -145,9 +152,9 @@ if unlabelled.any():
     )
 if extra:
     st.caption(paper_setup(chosen, view.T, view.seed))
-for domain, wide in wide_tables(cells, chosen, stat_name, corr_name, extra):  # numbers first
+for domain, wide in wide_tables(cells, chosen, stat_name, corr_name, extra):
     st.subheader(plain(domain))
-    st.dataframe(wide, hide_index=True, width="stretch")
+    st.dataframe(wide, hide_index=True, width="stretch", **sentence_first(wide))
 record = {
     "task": info.task,
     "checkpoints": ", ".join(chosen),

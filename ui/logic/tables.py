@@ -1,7 +1,8 @@
 """The app's tables: columns wide enough for their header and values (the data grid sizes a
 column from its first rows only, and cut "cola-minilm-mcdro"), and Table 3's wide tables, one
-row per sentence with the numbers first so a phone shows them without scrolling sideways, the
-paper's cells beside ours where the sentence is one of its Table 3 (:func:`paper_cells`)."""
+row per sentence, the sentence and its gold label first (the sentence pinned and wrapped, so a
+phone's sideways scroll keeps each number beside its sentence), the paper's cells beside ours
+where the sentence is one of its Table 3 (:func:`paper_cells`)."""
 
 from __future__ import annotations
 
@@ -54,9 +55,10 @@ def wide_tables(
     sentence and checkpoint, with ``domain, sentence, gold, checkpoint, stat, corr`` and the
     ``extra`` columns, the same for every checkpoint of a sentence). Each table has one row per
     (sentence, gold): every checkpoint's ``stat`` and ``corr`` columns first (named
-    ``stat_name`` and ``corr_name``, after the checkpoint when there are several), then the
-    ``extra`` columns (the paper's, :data:`PAPER_COLUMNS`), then ``gold``, then ``sentence``
-    last (the long text a narrow screen may cut)."""
+    ``stat_name`` and ``corr_name``, after the checkpoint when there are several), after
+    ``sentence`` and ``gold`` (issue 45: last, they were off a phone's screen, so its numbers
+    had no sentence beside them), then the ``extra`` columns (the paper's,
+    :data:`PAPER_COLUMNS`). :func:`sentence_first` draws them so."""
     several = len(checkpoints) > 1
     out = []
     for domain, part in cells.groupby("domain", sort=False):
@@ -73,8 +75,21 @@ def wide_tables(
             [{**row, "gold": gold, "sentence": sentence} for (sentence, gold), row in rows.items()]
         )
         kept = [c for c in numbers if c in table.columns]
-        out.append((domain, table[[*kept, *extra, "gold", "sentence"]]))
+        out.append((domain, table[["sentence", "gold", *kept, *extra]]))
     return out
+
+
+SENTENCE_PX = 200  # Table 3's pinned sentence column: half a phone, the rest scrolls beside it
+WRAP_ROW_PX = 72  # a row tall enough for the grid to wrap text (over 4 rem): three lines
+
+
+def sentence_first(table: pd.DataFrame) -> dict:
+    """``st.dataframe`` arguments for a :func:`wide_tables` table: the sentence pinned at the
+    left, :data:`SENTENCE_PX` wide and wrapped over three lines (rows :data:`WRAP_ROW_PX`
+    high), every other column as wide as its header and values (:func:`fitted`)."""
+    config = fitted(table, sentence={"width": SENTENCE_PX})
+    config["sentence"]["pinned"] = True
+    return {"column_config": config, "row_height": WRAP_ROW_PX}
 
 
 MISSING = "—"  # a sentence the paper's Table 3 does not report

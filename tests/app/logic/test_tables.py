@@ -22,23 +22,32 @@ LINK = {
 pytestmark = pytest.mark.usefixtures("app_checkpoints")
 
 
-def test_table3_puts_the_numbers_first_and_the_sentence_last():
-    """Defect: on a phone (390x844) Table 3 showed no number without scrolling sideways: the
-    sentence came first and each number column after it."""
+def test_table3_puts_the_sentence_and_gold_first_pinned_and_wrapped():
+    """Issue 45 (reversing issue 34's order): with the numbers first, a phone (390x844) showed
+    no sentence and no gold label beside them. The sentence comes first, pinned at the left
+    (a sideways scroll keeps it beside every number) and wrapped in rows tall enough for three
+    lines; the gold label next, then each checkpoint's numbers."""
+    from ui.logic.tables import SENTENCE_PX, WRAP_ROW_PX
+
     at = open_link("app_pages/table3.py", **LINK)
     at.multiselect[0].set_value(["cola-hsto", "cola-trans"]).run()
     at.button[0].click().run()
     assert not at.exception, at.exception
     for frame in at.dataframe:
         columns = list(frame.value.columns)
-        assert columns[-2:] == ["gold", "sentence"], columns
-        assert columns[:4] == [
+        assert columns[:6] == [
+            "sentence",
+            "gold",
             "cola-hsto: p(gold) mean ± var",
             "cola-hsto: correct/T",
             "cola-trans: p(gold) mean ± var",
             "cola-trans: correct/T",
-        ]
-        assert frame.value.iloc[0, 0].startswith("0.")
+        ], columns
+        assert frame.value.iloc[0, 2].startswith("0.")
+        config = column_config(frame)
+        assert config["sentence"]["pinned"] is True
+        assert config["sentence"]["width"] == SENTENCE_PX
+        assert frame.proto.row_height == WRAP_ROW_PX > 64  # the grid wraps over 4 rem
 
 
 def column_config(frame) -> dict:
