@@ -198,6 +198,7 @@ if picked.mine:  # the file's report: one line per checkpoint and file
         "over the T samples, with 95 % bootstrap intervals over the rows (1,000 resamples)"
         + ("; macro-F1 with more than two classes." if len(get_task(task).label_names) > 2 else ".")
     )
+which = "your file" if picked.mine else "in-domain"  # a visitor's file is not in-domain
 left, right = st.columns(2)
 with left:
     curves = {n: dataset.reliability(f) for n, f in frames.items()}
@@ -206,7 +207,7 @@ with left:
         for n, f in frames.items()
         if "p1_scaled" in f
     }
-    st.plotly_chart(F.reliability_figure(curves), width="stretch")
+    st.plotly_chart(F.reliability_figure(curves, which), width="stretch")
     st.caption(
         "A calibrated model's confidence matches its accuracy: points on the diagonal. "
         "Temperature-scaled: every sample's logits divided by the temperature fitted on "
@@ -231,7 +232,7 @@ with right:
             "detection to show."
         )
 st.plotly_chart(
-    F.risk_coverage_figure({n: dataset.risk_coverage(f) for n, f in frames.items()}),
+    F.risk_coverage_figure({n: dataset.risk_coverage(f) for n, f in frames.items()}, which),
     width="stretch",
 )
 st.caption(

@@ -418,9 +418,11 @@ def prior_posterior_figure(
 
 
 @phone_titles
-def reliability_figure(curves: dict) -> go.Figure:
+def reliability_figure(curves: dict, rows: str = "in-domain") -> go.Figure:
     """Reliability diagram: per checkpoint, accuracy against mean confidence of each non-empty
-    bin (``curves``: name -> uqcore.stats.ReliabilityData); the diagonal is perfect calibration."""
+    bin (``curves``: name -> uqcore.stats.ReliabilityData); the diagonal is perfect calibration.
+    ``rows``: which rows the title says they are ("in-domain", or "your file": a visitor's file
+    is not in-domain)."""
     fig = go.Figure(
         go.Scatter(
             x=[0, 1],
@@ -446,7 +448,7 @@ def reliability_figure(curves: dict) -> go.Figure:
             )
         )
     fig.update_layout(
-        title="Reliability diagram (in-domain, 15 bins; marker size = examples)",
+        title=f"Reliability diagram ({rows}, 15 bins; marker size = examples)",
         xaxis_title="mean confidence (max probability)",
         yaxis_title="accuracy",
         xaxis_range=[0.45, 1.0],
@@ -459,10 +461,11 @@ def reliability_figure(curves: dict) -> go.Figure:
 
 
 @phone_titles
-def risk_coverage_figure(curves: dict) -> go.Figure:
+def risk_coverage_figure(curves: dict, rows: str = "in-domain") -> go.Figure:
     """Risk (error rate) against coverage when only the most confident examples are kept, one
     line per checkpoint (``curves``: name -> ui.logic.dataset.risk_coverage), with the oracle and
-    the random selection of the first checkpoint dotted; the legend gives each AURC."""
+    the random selection of the first checkpoint dotted; the legend gives each AURC. ``rows``:
+    as in :func:`reliability_figure`."""
     fig = go.Figure()
     for i, (name, c) in enumerate(curves.items()):
         fig.add_trace(
@@ -487,7 +490,7 @@ def risk_coverage_figure(curves: dict) -> go.Figure:
                 )
             )
     fig.update_layout(
-        title="Risk-coverage (in-domain): keep the most confident first",
+        title=f"Risk-coverage ({rows}): keep the most confident first",
         xaxis_title="coverage (share of examples answered)",
         yaxis_title="risk (error rate among them)",
         xaxis_range=[0, 1],

@@ -61,3 +61,20 @@ def test_results_preselects_the_sidebars_checkpoint_and_follows_it():
     assert at.multiselect(key="res_ckpts").value[0] == "cola-bam"
     at.multiselect(key="res_ckpts").set_value(["cola-trans"]).run()  # a hand-made choice stays
     assert at.multiselect(key="res_ckpts").value == ["cola-trans"]
+
+
+def test_on_your_file_the_reliability_diagram_says_your_file_not_in_domain():
+    """Issue 45: a reliability diagram drawn on a visitor's file said "(in-domain)"; the file is
+    not the task's in-domain set. Its title and the risk-coverage one say "your file"."""
+    from tests.app.test_data_source import _kept_file, _map_yes_no
+    from ui.logic import keys as K
+
+    at = open_link("app_pages/results.py", ckpt="cola-hsto")
+    at.radio(key=K.DATA_KIND).set_value("mine").run()
+    _map_yes_no(_kept_file(at).run())
+    at.button(key=K.RES_GO).click().run()
+    assert not at.exception, at.exception
+    t = titles(at)
+    assert any(x.startswith("Reliability diagram (your file, 15 bins") for x in t), t
+    assert any(x.startswith("Risk-coverage (your file)") for x in t), t
+    assert not [x for x in t if "in-domain" in x and "Reliability" in x], t
