@@ -3,21 +3,45 @@ detection), out-of-domain texts overall and at equal length, and a note wherever
 below 0.5 (the score ranks backwards). The Results page and docs/results.md show the same rows
 (:func:`detection_rows`, :func:`backwards_notes`, :func:`markdown`).
 
+:func:`metric_notes` are the sentences a reader must see beside a metrics.json's figures, said
+wherever they are shown (``uqlab.evaluate``'s output and its metrics.json ``notes``, Results,
+docs/results.md): every score whose AUROC is below 0.5 (Mahalanobis and max p as well as MI),
+OOD AUROCs that no length bin could check (:func:`length_note`), temperature scaling that
+raises the ECE it was fitted to lower (:func:`temperature_notes`). They are computed from the
+numbers each time, never read from the file: an uploaded metrics.json's text is not shown.
+
 A checkpoint evaluated before these figures existed (no ``error_detection`` in its
 metrics.json) is left out until it is evaluated again.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
-
-from uqcore.detection import backwards
 
 SCORES = {
     "mutual_information": "MI",
     "max_prob": "1−p",
 }  # MI; 1 − max p  # the two a reader compares
+OOD_LABELS = {
+    **SCORES,
+    "entropy": "entropy",
+    "variance": "var",
+    "max_logit": "max logit",
+    "energy": "energy",
+    "mahalanobis": "Mahalanobis",
+}  # every OOD score uqlab.evaluate writes, as the tables name them
+FLAT = ("mutual_information", "variance")  # 0 for every text of a model whose samples agree
 Entry = tuple[str, dict | None]  # (checkpoint name, its metrics.json or None)
+
+
+def _num(d: object, *keys: str) -> float | None:
+    """``d[k1][k2]...`` when it is a finite number, else None (a metrics.json may be an
+    upload's: anything can be missing or of another type)."""
+    for k in keys:
+        d = d.get(k) if isinstance(d, dict) else None
+    ok = isinstance(d, int | float) and not isinstance(d, bool) and math.isfinite(d)
+    return float(d) if ok else None
 
 
 def _auroc(value: float | None, constant: bool) -> str:
@@ -28,7 +52,7 @@ def _auroc(value: float | None, constant: bool) -> str:
 
 def _no_spread(m: dict) -> bool:
     """Whether the samples never differ (a deterministic model: MI is 0 for every text)."""
-    return float(m.get("id", {}).get("mean_mutual_information", 0.0)) == 0.0
+    return (_num(m, "id", "mean_mutual_information") or 0.0) == 0.0
 
 
 def equal_length(m: dict, score: str = "mutual_information") -> str:
@@ -71,24 +95,97 @@ def detection_rows(entries: Iterable[Entry]) -> list[dict]:
 
 
 def backwards_notes(entries: Iterable[Entry]) -> list[str]:
-    """A line for every AUROC below 0.5 of MI or 1 − max p (errors or out-of-domain texts)."""
+    """A line per checkpoint and kind of positive for the AUROCs below 0.5: of MI and 1 − max p
+    on its own errors, of every score on the out-of-domain texts (Mahalanobis included)."""
     notes = []
     for name, m in entries:
-        if not m or "error_detection" not in m:
-            continue
-        flat = _no_spread(m)
-        for key, short in SCORES.items():
-            if flat and key != "max_prob":
-                continue
-            found = (
-                ("errors", m["error_detection"]["id"][key]["auroc"]),
-                ("out-of-domain texts", (m.get("ood_detection") or {}).get(key, {}).get("auroc")),
-            )
-            for what, auroc in found:
-                line = backwards(auroc, what)
-                if line:
-                    notes.append(f"{name}, {short} on the {what}: {line}")
+        if m and "error_detection" in m:
+            notes += [f"{name} {line}" for line in _backwards(m)]
     return notes
+
+
+def _backwards(m: dict) -> list[str]:
+    """``"on the errors: ..."`` / ``"on the out-of-domain texts: ..."``: the scores of ``m``
+    whose AUROC is below 0.5 as shown (three decimals), MI and variance left out for a model
+    whose samples agree."""
+    flat = _no_spread(m)
+    found = (
+        ("errors", "error_detection", ("id",), SCORES),
+        ("out-of-domain texts", "ood_detection", (), OOD_LABELS),
+    )
+    out = []
+    for what, section, inner, labels in found:
+        low = [
+            f"{short} {auroc:.3f}"
+            for key, short in labels.items()
+            if not (flat and key in FLAT)
+            for auroc in [_num(m, section, *inner, key, "auroc")]
+            if auroc is not None and round(auroc, 3) < 0.5
+        ]
+        if low:
+            which = "this score ranks" if len(low) == 1 else "these scores rank"
+            out.append(
+                f"on the {what}: AUROC {', '.join(low)}, below 0.5: {which} backwards. "
+                f"They score the {what} lower (less uncertain) than the rest, so flagging the "
+                "highest finds them less often than chance would."
+            )
+    return out
+
+
+def length_note(m: dict) -> str | None:
+    """A sentence when ``m`` scored out-of-domain detection but no bin of tokens read holds
+    enough texts of both domains: the OOD AUROCs may measure length as much as domain (the
+    texts' usual lengths said); None otherwise."""
+    by = m.get("ood_detection_by_length")
+    bins = by.get("mutual_information") if isinstance(by, dict) else None
+    if not isinstance(bins, list) or not bins or not all(isinstance(b, dict) for b in bins):
+        return None
+    if any(_num(b, "auroc") is not None for b in bins):
+        return None
+    read = _num(m, "read_len")
+
+    def most(side: str) -> str:
+        """The bin holding most of ``side``'s texts, as the equal-length cells name bins."""
+        tokens = max(bins, key=lambda b: _num(b, side) or 0).get("tokens")
+        lo, hi = tokens if isinstance(tokens, list) and len(tokens) == 2 else (None, None)
+        if not all(isinstance(x, int) and not isinstance(x, bool) for x in (lo, hi)):
+            return "?"
+        return f"{lo} (cut)" if read is not None and lo == read else f"{lo}–{hi - 1}"
+
+    need = _num(by, "min_per_side")
+    return (
+        "Length could not be controlled: no bin of tokens read holds "
+        f"{'enough' if need is None else f'{need:.0f}+'} texts of both domains (most "
+        f"in-domain texts read {most('id')} tokens, most out-of-domain {most('ood')}), so "
+        "every OOD AUROC here may measure text length as much as domain."
+    )
+
+
+def temperature_notes(m: dict) -> list[str]:
+    """A sentence per domain where temperature scaling (fitted on dev) raises the ECE, as
+    shown (three decimals)."""
+    t = _num(m, "temperature", "value")
+    out = []
+    for side, what in (("id", "in-domain test"), ("ood", "out-of-domain")):
+        before, after = _num(m, side, "ece"), _num(m, side, "scaled", "ece")
+        if before is None or after is None or round(after, 3) <= round(before, 3):
+            continue
+        fitted = "" if t is None else f" (t = {t:.2f}, fitted on dev)"
+        out.append(
+            f"Temperature scaling{fitted} raises the {what} ECE {before:.3f} → {after:.3f}: "
+            "the scaled probabilities are less calibrated there than the model's own."
+        )
+    return out
+
+
+def metric_notes(m: dict | None) -> list[str]:
+    """Every sentence of the module docstring that ``m`` calls for, in that order ([] for
+    none, or for a metrics.json without those figures)."""
+    if not isinstance(m, dict):
+        return []
+    out = [line[0].upper() + line[1:] for line in _backwards(m)]  # "On the errors: ..."
+    length = length_note(m)
+    return out + ([length] if length else []) + temperature_notes(m)
 
 
 def markdown(entries: list[Entry]) -> list[str]:
@@ -107,4 +204,7 @@ def markdown(entries: list[Entry]) -> list[str]:
     notes = backwards_notes(entries)
     if notes:
         out += ["", "Ranking backwards (AUROC below 0.5):", ""] + [f"- {n}" for n in notes]
+    lengths = [f"- {name}: {note}" for name, m in entries if m for note in [length_note(m)] if note]
+    if lengths:
+        out += ["", "OOD AUROC at equal length, not measurable:", "", *lengths]
     return out

@@ -19,7 +19,12 @@ the last layer's [CLS] feature on up to 5,000 training examples).
 errors (AUROC, AURC: :func:`uqcore.detection.error_detection`); ``ood_detection_by_length`` the
 OOD AUROC of each probability score within bins of tokens read (is it length?); ``read_len``
 the tokens each text was read at (:attr:`uqcore.checkpoint.Checkpoint.read_len`: the length it
-was trained at). The metrics.json an evaluation replaces is kept as ``metrics.previous.json``.
+was trained at). ``notes``: the sentences a reader must see beside these figures (scores whose
+AUROC is below 0.5, OOD AUROCs length could not be checked for, temperature scaling that raises
+ECE: :func:`uqlab.detection_report.metric_notes`), also printed. ``--ood-limit N`` cuts the
+out-of-domain set alone (``ood_limit``); ``--no-mahalanobis`` skips the features pass behind
+the distance baseline (``skipped``). The metrics.json an evaluation replaces is kept as
+``metrics.previous.json``.
 
 It also writes ``samples.safetensors`` beside it: the samples of every bundled evaluation example
 at the checkpoint's own settings (:mod:`uqlab.stored`; ``--stored-only`` writes just that, and the
@@ -36,6 +41,7 @@ last bits).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
@@ -79,6 +85,7 @@ from uqcore.stats import (
 )
 from uqcore.vocab import write_atomic
 from uqlab.data import Split, load_task, resolve_data_dir
+from uqlab.detection_report import metric_notes
 from uqlab.feature_map import FILE as MAP_FILE
 from uqlab.feature_map import write as write_map
 from uqlab.paper import examples
@@ -184,17 +191,28 @@ def evaluate_checkpoint(
     progress: bool = True,
     shards: Shards | None = None,
     task: str | None = None,
+    ood_limit: int | None = None,
+    mahalanobis: bool = True,
 ) -> dict | None:
     """Metrics of one checkpoint (see the module docstring) on ``task`` (default: its own,
     :func:`_task_of`). Under torchrun every rank samples its block of each split (``shards``)
     and rank 0 computes and returns the metrics from the gathered samples (the other ranks
-    return None)."""
+    return None). ``ood_limit``: the out-of-domain set alone cut to its first rows (after
+    shuffling, as ``limit`` cuts every split; recorded). ``mahalanobis`` False: the second pass
+    over the texts (their features, for the Mahalanobis baseline) is not run, and metrics.json
+    says so under ``skipped``; it never runs without an out-of-domain set, which it serves.
+    ``notes``: :func:`uqlab.detection_report.metric_notes` of the figures."""
     shards = shards or Shards()
     info = ck.training or {}
     task = task or _task_of(ck)
     data = load_task(
         task, resolve_data_dir(data_dir), split_seed=int(info.get("seed", 0)), limit=limit
     )
+    if ood_limit is not None:
+        if isinstance(ood_limit, bool) or not isinstance(ood_limit, int) or ood_limit < 1:
+            raise UQError(f"--ood-limit must be a positive integer, got {ood_limit!r}.")
+        cut = Split("ood", data.ood.texts[:ood_limit], data.ood.labels[:ood_limit])
+        data = dataclasses.replace(data, ood=cut)
     splits: dict[str, Split] = {"id": data.test, "ood": data.ood, "dev": data.dev}
     if not len(data.ood):  # a described task without an out-of-domain file
         del splits["ood"]
@@ -206,14 +224,17 @@ def evaluate_checkpoint(
     say = _say(ck.name, progress and shards.main)
     # the distance baseline's features: the pooled feature of training examples and both domains
     fit_rows = np.random.default_rng(seed).permutation(len(data.train))[:MAHALANOBIS_FIT]
-    say(f"features of {len(fit_rows):,} training texts and both domains (Mahalanobis baseline)")
-    fit = _encode(ck, [data.train.texts[i] for i in fit_rows])
-    sides = [k for k in ("id", "ood") if k in splits]
-    rows = sum(_feature_rows(ck, e, shards) for e in (fit, *(encoded[k] for k in sides)))
-    show = progress and shards.main
-    with tqdm(total=rows, unit="text", desc=f"{ck.name} features", disable=not show) as fbar:
-        train_feats = _features(ck, fit, shards, fbar)
-        feats = {k: _features(ck, encoded[k], shards, fbar) for k in sides}
+    distance = mahalanobis and "ood" in splits  # the baseline detects the out-of-domain set
+    train_feats = feats = None
+    if distance:
+        say(f"features of {len(fit_rows):,} training texts and both domains (Mahalanobis baseline)")
+        fit = _encode(ck, [data.train.texts[i] for i in fit_rows])
+        sides = ("id", "ood")
+        rows = sum(_feature_rows(ck, e, shards) for e in (fit, *(encoded[k] for k in sides)))
+        show = progress and shards.main
+        with tqdm(total=rows, unit="text", desc=f"{ck.name} features", disable=not show) as fbar:
+            train_feats = _features(ck, fit, shards, fbar)
+            feats = {k: _features(ck, encoded[k], shards, fbar) for k in sides}
     picks = table3_picks(data, seed, per_domain)
     say(f"the per-example Table 3 ({len(picks)} texts)")
     table3_probs = _predict(ck, _encode(ck, [p[0] for p in picks]), T, seed, shards)
@@ -229,6 +250,7 @@ def evaluate_checkpoint(
         "data_source": data.source,
         "sizes": {k: len(splits[k]) for k in scored},
         **({"limit": limit} if limit is not None else {}),  # a part of each split: said
+        **({"ood_limit": ood_limit} if ood_limit is not None else {}),  # a part of OOD: said
         "read_len": ck.read_len,
         **{k: summarize(probs[k], splits[k].labels) for k in scored},
     }
@@ -271,11 +293,14 @@ def evaluate_checkpoint(
         ).as_dict()
     if "ood" in splits:
         metrics["ood_detection"] = _detection(probs, both, train_feats, feats, data, fit_rows)
+        if not mahalanobis:
+            metrics["skipped"] = {"mahalanobis": "--no-mahalanobis: its features were not read"}
         lengths = {k: [len(e) for e in encoded[k]] for k in ("id", "ood")}
         metrics["ood_detection_by_length"] = _by_length(probs, lengths, ck.read_len)
     if ck.config.backbone != "word":  # said only when not the original word-level encoder
         metrics["backbone"] = ck.config.backbone
     metrics["table3"] = table3_rows(picks, table3_probs[0])
+    metrics["notes"] = metric_notes(metrics)  # for whoever reads the file (pages recompute them)
     return metrics
 
 
@@ -292,6 +317,8 @@ def _detection(probs, both, train_feats, feats, data, fit_rows) -> dict:
     for score in LOGIT_SCORES:
         r = ood_detection(*(logit_scores(both[k][1], score) for k in ("id", "ood")))
         detection[score] = scored_by(r)
+    if train_feats is None:  # --no-mahalanobis
+        return detection
     # the distance baseline: Mahalanobis distance of the [CLS] feature to the training classes
     maha = fit_mahalanobis(train_feats, [data.train.labels[i] for i in fit_rows])
     r = ood_detection(*(maha.scores(feats[k]) for k in ("id", "ood")))
@@ -375,7 +402,28 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--samples", type=int, default=10, help="T sampled runs (default 10)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--data-dir", help="folder laid out like ../shared/data (default $UQ_DATA_DIR)")
-    p.add_argument("--limit", type=int, help="cap each split (smoke runs)")
+    p.add_argument(
+        "--limit",
+        type=int,
+        metavar="N",
+        help="cap every split (test, out-of-domain, dev, train) at its first N rows after "
+        "shuffling: smoke runs",
+    )
+    p.add_argument(
+        "--ood-limit",
+        type=int,
+        metavar="N",
+        help="cap the out-of-domain set alone at its first N rows after shuffling (recorded "
+        "in metrics.json as ood_limit)",
+    )
+    p.add_argument(
+        "--no-mahalanobis",
+        dest="mahalanobis",
+        action="store_false",
+        help="skip the second pass over the texts: the features of up to "
+        f"{MAHALANOBIS_FIT:,} training texts and both domains behind the Mahalanobis OOD "
+        "baseline (metrics.json then has no mahalanobis row and says so under 'skipped')",
+    )
     p.add_argument("--table3", type=int, default=5, help="seeded examples per domain")
     p.add_argument("--device", default="cpu", help="cpu (default), cuda or auto")
     p.add_argument("--quiet", action="store_true")
@@ -397,6 +445,8 @@ def main(argv: list[str] | None = None) -> int:
         help="only write the stored samples of the bundled examples (uqlab.stored)",
     )
     args = p.parse_args(argv)
+    if args.ood_limit is not None and args.ood_limit < 1:
+        p.error(f"--ood-limit must be a positive integer, got {args.ood_limit}")
     world = int(os.environ.get("WORLD_SIZE", "1"))
     tune_cpu(args.threads or max(1, 2 // world))  # this machine's 2 cores, shared by the ranks
     shards, device = join(args.device)
@@ -440,6 +490,8 @@ def main(argv: list[str] | None = None) -> int:
                 progress=not args.quiet,
                 shards=shards,
                 task=task,
+                ood_limit=args.ood_limit,
+                mahalanobis=args.mahalanobis,
             )
             if metrics is None:  # not rank 0: its samples went to rank 0
                 continue
@@ -449,13 +501,14 @@ def main(argv: list[str] | None = None) -> int:
             ood = "no ood set "
             if "ood" in m:
                 auroc = m["ood_detection"]["mutual_information"]["auroc"]
-                flag = " (below 0.5: MI ranks the domains backwards)" if auroc < 0.5 else ""
-                ood = f"ood acc {m['ood']['accuracy_mean']:.4f} AUROC(MI) {auroc:.3f}{flag} "
+                ood = f"ood acc {m['ood']['accuracy_mean']:.4f} AUROC(MI) {auroc:.3f} "
             print(
                 f"{ck.name}: id acc {m['id']['accuracy_mean']:.4f}±{m['id']['accuracy_std']:.4f} "
                 f"{ood}-> {path}/metrics.json "
                 f"({time.perf_counter() - started:.1f} s, {shards.world} process(es))"
             )
+            for note in m["notes"]:  # beside the figures: backwards scores, length, scaling
+                print(f"{ck.name}: note: {note}")
     except UQError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -6,7 +6,13 @@ from __future__ import annotations
 
 import json
 
-from uqlab.detection_report import backwards_notes, detection_rows, equal_length, markdown
+from uqlab.detection_report import (
+    backwards_notes,
+    detection_rows,
+    equal_length,
+    markdown,
+    metric_notes,
+)
 from uqlab.reading_length import headline
 from uqlab.reading_length import markdown as before_after
 
@@ -44,8 +50,8 @@ def test_rows_set_error_and_equal_length_detection_side_by_side():
 
 def test_a_backwards_auroc_gets_a_note_and_a_model_without_spread_none():
     notes = backwards_notes([("a-hsto", _metrics())])
-    assert len(notes) == 1 and notes[0].startswith("a-hsto, MI on the out-of-domain texts")
-    assert "0.380" in notes[0] and "backwards" in notes[0]
+    assert len(notes) == 1 and notes[0].startswith("a-hsto on the out-of-domain texts: AUROC")
+    assert "MI 0.380" in notes[0] and "this score ranks backwards" in notes[0]
     assert backwards_notes([("t", _metrics(mi_err=0.3, mi_ood=0.3, mean_mi=0.0))]) == []
     lines = markdown([("a-hsto", _metrics())])
     assert lines[0].startswith("| checkpoint | tokens |") and "Ranking backwards" in lines[-3]
@@ -57,6 +63,58 @@ def test_no_bin_with_both_domains_is_said():
         b["auroc"] = None
     assert equal_length(m) == "no bin holds 20+ of both domains"
     assert equal_length({"read_len": 64}) == "—"
+
+
+def _sst2_vs_imdb() -> dict:
+    """The figures issue 45 read on SST-2 against IMDB: Mahalanobis 0.287 and max p 0.254
+    below 0.5 beside MI, no length bin with 20 texts of both sides, ECE 0.085 -> 0.106."""
+    m = _metrics(mi_ood=0.41)
+    m["ood_detection"] |= {"max_prob": {"auroc": 0.254}, "mahalanobis": {"auroc": 0.287}}
+    m["ood_detection"]["energy"] = {"auroc": 0.62}
+    m["ood_detection_by_length"]["mutual_information"] = [
+        {"tokens": [16, 32], "id": 700, "ood": 0, "auroc": None},
+        {"tokens": [32, 64], "id": 150, "ood": 12, "auroc": None},
+        {"tokens": [64, 65], "id": 2, "ood": 488, "auroc": None},
+    ]
+    m["id"] |= {"ece": 0.085, "scaled": {"ece": 0.106}}
+    m["temperature"] = {"value": 1.7, "fitted_on": "dev"}
+    return m
+
+
+def test_every_backwards_score_length_and_a_scaling_that_hurts_are_noted():
+    notes = metric_notes(_sst2_vs_imdb())
+    assert len(notes) == 3, notes
+    assert notes[0].startswith("On the out-of-domain texts: AUROC MI 0.410, 1−p 0.254, ")
+    assert "Mahalanobis 0.287" in notes[0] and "these scores rank backwards" in notes[0]
+    assert "energy" not in notes[0]  # 0.62 ranks the right way
+    assert notes[1].startswith("Length could not be controlled: no bin of tokens read holds 20+")
+    assert "in-domain texts read 16–31 tokens, most out-of-domain 64 (cut)" in notes[1]
+    assert notes[2].startswith("Temperature scaling (t = 1.70, fitted on dev) raises the ")
+    assert "in-domain test ECE 0.085 → 0.106" in notes[2]
+    lines = markdown([("sst2-hsto", _sst2_vs_imdb())])
+    assert any(line.startswith("- sst2-hsto: Length could not be controlled") for line in lines)
+    plain = metric_notes(_metrics())  # a bin with both domains, no temperature: MI alone
+    assert len(plain) == 1 and plain[0].startswith("On the out-of-domain texts: AUROC MI 0.380, b")
+
+
+def test_notes_of_a_metrics_json_that_is_junk_are_none_or_from_its_numbers_only():
+    """An uploaded metrics.json may hold anything: its text is never shown, a wrong type is
+    skipped, and a scaling that lowers ECE or a length bin with an AUROC says nothing."""
+    assert metric_notes(None) == [] and metric_notes({}) == []
+    junk = {
+        "id": {"ece": "0.1", "scaled": {"ece": 0.5}, "mean_mutual_information": "x"},
+        "ood_detection": {"mahalanobis": {"auroc": "0.1"}, "max_prob": [0.1]},
+        "ood_detection_by_length": {"mutual_information": [{"tokens": "x", "auroc": None}]},
+        "notes": ["<script>alert(1)</script>"],
+    }
+    assert metric_notes(junk) == [
+        "Length could not be controlled: no bin of tokens read holds enough texts of both "
+        "domains (most in-domain texts read ? tokens, most out-of-domain ?), so every OOD "
+        "AUROC here may measure text length as much as domain."
+    ]
+    good = _metrics(mi_ood=0.6)
+    good["id"] |= {"ece": 0.085, "scaled": {"ece": 0.04}}
+    assert metric_notes(good) == []
 
 
 def test_the_reading_length_table_sets_the_record_beside_the_present_metrics(tmp_path):

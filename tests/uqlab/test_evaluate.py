@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import shutil
+
+import pytest
 
 from tests.helpers import TINY, evaluate_tiny
 from uqcore.checkpoint import load_checkpoint, save_checkpoint
@@ -82,3 +85,33 @@ def test_every_stage_says_what_it_does_and_the_features_have_a_bar(checkpoint, d
     bars = [line for line in err.replace("\r", "\n").splitlines() if " features: 100%" in line]
     assert bars and bars[-1].split("|")[2].strip().startswith("120/120"), bars[-1:]
     assert "the per-example Table 3" in err
+
+
+def test_the_ood_set_alone_is_capped_the_features_pass_skipped_and_notes_said(
+    checkpoint, data_dir, tmp_path, capsys
+):
+    """Issue 45: no way to cap the OOD set alone or skip the second pass over the texts (the
+    features behind the Mahalanobis baseline); 15 OOD texts fill no length bin with 20 of both
+    domains, and that is said in metrics.json's notes and on stdout beside the figures."""
+    from uqlab.detection_report import metric_notes
+
+    copy = tmp_path / "copy"
+    shutil.copytree(checkpoint, copy)
+    args = ["--ckpt", str(copy), "--samples", "2", "--limit", "40", "--data-dir", str(data_dir)]
+    assert evaluate_main([*args, "--table3", "1", "--ood-limit", "15", "--no-mahalanobis"]) == 0
+    out = capsys.readouterr().out
+    m = json.loads((copy / "metrics.json").read_text())
+    assert m["sizes"] == {"id": 40, "ood": 15} and (m["limit"], m["ood_limit"]) == (40, 15)
+    assert "mahalanobis" not in m["ood_detection"] and "max_prob" in m["ood_detection"]
+    assert "--no-mahalanobis" in m["skipped"]["mahalanobis"]
+    assert "features of" not in out  # the second pass never ran
+    assert m["notes"] == metric_notes(m) and any("Length could not" in n for n in m["notes"])
+    for note in m["notes"]:
+        assert f"copy: note: {note}" in out
+
+
+def test_an_ood_limit_below_one_is_refused_in_one_line(checkpoint, data_dir, capsys):
+    with pytest.raises(SystemExit) as exc:
+        evaluate_main(["--ckpt", str(checkpoint), "--ood-limit", "0", "--data-dir", str(data_dir)])
+    assert exc.value.code == 2
+    assert "--ood-limit must be a positive integer, got 0" in capsys.readouterr().err
