@@ -45,8 +45,10 @@ class StepLink:
             ckpt=self.ckpt, text=self.text, label=self.label, T=LINK_T, seed=LINK_SEED, **self.knobs
         )
 
-    def url(self) -> str:
-        return explorer_url(self.view())
+    def url(self, **knobs) -> str:
+        """The link; ``knobs`` (``ViewState`` knob fields) set more of the view, e.g. the
+        lesson's τ1 = 0.1 on the centroid step's checkpoint."""
+        return explorer_url(self.view().replace(**knobs))
 
     def why(self) -> str:
         """One short line: why this checkpoint, with the measured number."""
@@ -118,9 +120,24 @@ LINKS: dict[str, StepLink] = {
 
 
 @dataclass(frozen=True)
+class PartLink:
+    """A lesson part's own link: ``words`` shown, the :data:`LINKS` ``step`` whose view it
+    opens, and ``knobs`` it sets on top (the value the part asks the class to try)."""
+
+    words: str
+    step: str
+    knobs: dict = field(default_factory=dict)
+
+    def url(self) -> str:
+        return LINKS[self.step].url(**self.knobs)
+
+
+@dataclass(frozen=True)
 class LessonStep:
     """One part of the 20-minute lesson: ``minutes``, the Learn ``section`` it uses, what to
-    ``do`` (click or move), the ``ask`` put to the class, and what they should ``see``."""
+    ``do`` (click or move), the ``ask`` put to the class, what they should ``see``, and its own
+    ``links`` to the explorer (each setting the view the part is about, so a teacher opens it
+    from the plan without scrolling to the step)."""
 
     minutes: int
     title: str
@@ -128,6 +145,7 @@ class LessonStep:
     do: str
     ask: str
     see: str
+    links: tuple[PartLink, ...] = ()
 
 
 LESSON: tuple[LessonStep, ...] = (
@@ -138,6 +156,7 @@ LESSON: tuple[LessonStep, ...] = (
         "Move *How much samples disagree* from 0 to 3.",
         "Each sample is confident. Is the average?",
         "The histogram splits; mutual information rises from 0.",
+        (PartLink("a trained model's histogram", "histogram"),),
     ),
     LessonStep(
         4,
@@ -146,6 +165,10 @@ LESSON: tuple[LessonStep, ...] = (
         "Set τ to 0.1, then 20, with 12 samples. Open the link.",
         "At which τ do the samples disagree?",
         "Low τ: one token per sample, a different one each time. On the model: a dark std map.",
+        (
+            PartLink("the model at τ2 = 0.1", "gumbel", {"tau2": 0.1}),
+            PartLink("at τ2 = 20", "gumbel", {"tau2": 20.0}),
+        ),
     ),
     LessonStep(
         4,
@@ -154,6 +177,10 @@ LESSON: tuple[LessonStep, ...] = (
         "Try τ1 = 0.1 and 3. Open the link.",
         "Which words cannot make up their mind?",
         "Keys between two centroids switch from sample to sample.",
+        (
+            PartLink("the model at τ1 = 0.1", "centroids", {"tau1": 0.1}),
+            PartLink("at τ1 = 3", "centroids", {"tau1": 3.0}),
+        ),
     ),
     LessonStep(
         4,
@@ -162,6 +189,7 @@ LESSON: tuple[LessonStep, ...] = (
         "Try k = 2, then 30. Open the link.",
         "Which words matter before the query looks?",
         "Small k scatters the samples; the learned prior is uneven.",
+        (PartLink("a trained model's prior and posterior", "prior"),),
     ),
     LessonStep(
         5,
@@ -170,6 +198,7 @@ LESSON: tuple[LessonStep, ...] = (
         "Open it, then type a sentence from the class.",
         "How many of the 50 samples vote each way?",
         "A wide histogram and a high MI: the model is unsure.",
+        (PartLink("step 6's link", "histogram"),),
     ),
 )
 
@@ -177,10 +206,12 @@ LESSON: tuple[LessonStep, ...] = (
 def lesson_markdown() -> str:
     """The lesson as short markdown lines (no table: readable on a 1024x768 projector)."""
     total = sum(s.minutes for s in LESSON)
-    parts = [f"Five parts, {total} minutes. Each uses a step below and its explorer link."]
+    parts = [f"Five parts, {total} minutes. Each uses a step below and its own explorer link."]
     for i, s in enumerate(LESSON, 1):
+        opens = " · ".join(f"[{link.words}]({link.url()})" for link in s.links)
         parts.append(
             f"**{i}. {s.title}** ({s.minutes} min, {s.section})  \n"
             f"Do: {s.do}  \nAsk: *{s.ask}*  \nThey see: {s.see}"
+            + (f"  \nOpen: {opens}" if opens else "")
         )
     return "\n\n".join(parts)

@@ -101,3 +101,29 @@ def test_each_link_says_why_with_its_number():
     for link in LINKS.values():
         assert f"{link.dev:.3f}" in link.why() and link.runner_up in link.why()
         assert link.url().startswith("/?") and f"ckpt={link.ckpt}" in link.url()
+
+
+def test_each_lesson_part_has_its_own_links_that_set_the_view_it_asks_for():
+    """Issue 45: the plan's parts had no links of their own (they were further down, by the
+    steps) and part 3's asked for τ1 = 0.1 and 3 with a link that set no τ1. Each part now
+    links from the plan; where a part names values, its links set them, on a checkpoint that
+    reads that knob (not in hard mode, where a temperature changes nothing to see)."""
+    from urllib.parse import parse_qs, urlparse
+
+    from ui.logic.state import parse
+
+    said = lesson_markdown()
+    for part in LESSON:
+        assert part.links, part.title
+        for link in part.links:
+            url = link.url()
+            assert f"[{link.words}]({url})" in said
+            query = {k: v[0] for k, v in parse_qs(urlparse(url).query).items()}
+            view, notes = parse(query, [LINKS[link.step].ckpt], None)
+            assert not notes and view.ckpt == LINKS[link.step].ckpt
+            for knob, value in link.knobs.items():
+                assert getattr(view, knob) == value
+                settings = resolve(shipped(view.ckpt).config, view.overrides())
+                assert shipped(view.ckpt).config.spec.reads(knob) and not settings.hard
+    keys = next(p for p in LESSON if p.title == "Keys that jump")
+    assert [link.knobs for link in keys.links] == [{"tau1": 0.1}, {"tau1": 3.0}]
