@@ -17,7 +17,7 @@ import torch
 from ui.logic import compute, dataset, why
 from ui.logic import keys as K
 from ui.logic.fair import Gate, heavy
-from uqcore.base_model import shared_bytes
+from uqcore.base_model import shared_bytes, shared_parts
 from uqcore.checkpoint import Checkpoint
 from uqcore.config import ModelConfig
 from uqcore.errors import UQError
@@ -174,22 +174,31 @@ def checkpoint(name: str, folder: str) -> Checkpoint:
     return _checkpoint(name, folder, stamp(name, folder))
 
 
-MODEL_BYTES = 400 * 2**20  # tensors of the loaded checkpoints kept (MiniLM: ~90 MB each)
+# tensors of the loaded checkpoints kept, a shared base once: SmolLM2's 513 MB and a few MiniLM
+# checkpoints (~90 MB each, their 47 MB word table once)
+MODEL_BYTES = 1024 * 2**20
 
 
 def _tensor_bytes(ck: Checkpoint) -> int:
-    """Bytes of a loaded checkpoint's parameters and buffers, less those its base shares with
-    the other checkpoints on it (held once while any of them is loaded: a decoder's whole
-    base, 540 MB for SmolLM2, would otherwise evict every other checkpoint)."""
+    """Bytes of a loaded checkpoint's own parameters and buffers: less the base tensors it
+    shares with the other models on that base (:func:`_base_parts`, counted once)."""
     tensors = [*ck.model.parameters(), *ck.model.buffers()]
     return sum(t.numel() * t.element_size() for t in tensors) - shared_bytes(ck.model)
+
+
+def _base_parts(ck: Checkpoint) -> dict:
+    """The base tensors a loaded checkpoint points at, held once for every model on that base
+    (:func:`uqcore.base_model.share_base`): the cache counts each once while any checkpoint it
+    keeps uses it (SmolLM2's 513 MB once, not once per label-word upload, and not zero)."""
+    return shared_parts(ck.model)
 
 
 @st.cache_resource
 def models() -> ByteLRU[Checkpoint]:
     """The server's loaded checkpoints, shared read-only by every session, bounded by
-    :data:`MODEL_BYTES` (by entries alone, eight MiniLM checkpoints would hold 0.7 GB)."""
-    return ByteLRU(MODEL_BYTES, _tensor_bytes, on_evict=release_memory)
+    :data:`MODEL_BYTES` counting what is really held (by entries alone, eight MiniLM
+    checkpoints would hold 0.7 GB)."""
+    return ByteLRU(MODEL_BYTES, _tensor_bytes, on_evict=release_memory, shared=_base_parts)
 
 
 def _checkpoint(name: str, folder: str, version: str) -> Checkpoint:

@@ -329,13 +329,18 @@ def share_base(
     return frozenset(reused)
 
 
-def shared_parts(model: nn.Module) -> dict[tuple, int]:
-    """The held base tensors ``model``'s Parameters point at (:func:`share_base`), each by its
-    key with its bytes: what the models on one base hold once between them. A cache that
-    counts them once while any model it keeps uses them counts what is really held."""
+def _held_storages() -> dict[int, tuple]:
+    """The data pointer of every held copy's storage -> its key."""
     with _lock:
         _prune()
-        ptrs = {h.tensor.untyped_storage().data_ptr(): k for k, h in _held.items()}
+        return {h.tensor.untyped_storage().data_ptr(): k for k, h in _held.items()}
+
+
+def shared_parts(model: nn.Module) -> dict[tuple, int]:
+    """The held base tensors ``model``'s Parameters point at (:func:`share_base`), each once by
+    its key with its bytes: what the models on one base hold once between them. A cache that
+    counts them once while any model it keeps uses them counts what is really held."""
+    ptrs = _held_storages()
     parts = {}
     for p in model.parameters():
         key = ptrs.get(p.untyped_storage().data_ptr())
@@ -346,8 +351,14 @@ def shared_parts(model: nn.Module) -> dict[tuple, int]:
 
 def shared_bytes(model: nn.Module) -> int:
     """Bytes of ``model``'s parameters whose storage is a held base copy (:func:`share_base`),
-    shared with every other model loaded from the same base content."""
-    return sum(shared_parts(model).values())
+    each parameter counted (a deep ensemble's members point at one copy: the sum of its
+    parameters' bytes less this is what the model holds of its own)."""
+    ptrs = _held_storages()
+    return sum(
+        p.numel() * p.element_size()
+        for p in model.parameters()
+        if p.untyped_storage().data_ptr() in ptrs
+    )
 
 
 def held_bytes() -> int:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Mapping
 from contextlib import contextmanager
 from typing import Generic, TypeVar
 
@@ -20,15 +20,25 @@ class ByteLRU(Generic[V]):
     Thread-safe. A value missing from the store is loaded once however many threads ask for it
     at once (the others wait for that load instead of each holding a copy); loads of different
     keys run side by side, and a hit never waits for a load. A load that raises stores nothing.
-    Values are shared, not copied: callers must not mutate them."""
+    Values are shared, not copied: callers must not mutate them.
+
+    ``shared(value)`` (optional): the parts a value holds in common with others (key -> bytes:
+    the tensors of a pretrained base that every model on it points at), counted once while any
+    value kept holds them; ``size(value)`` then counts the value's own bytes only."""
 
     def __init__(
-        self, budget: int, size: Callable[[V], int], on_evict: Callable[[], object] | None = None
+        self,
+        budget: int,
+        size: Callable[[V], int],
+        on_evict: Callable[[], object] | None = None,
+        shared: Callable[[V], Mapping[Hashable, int]] | None = None,
     ):
         self.budget = int(budget)
         self._size = size
+        self._shared = shared
         self._on_evict = on_evict  # called (outside the lock) after values were dropped
-        self._items: OrderedDict[Hashable, tuple[V, int]] = OrderedDict()
+        self._items: OrderedDict[Hashable, tuple[V, int, Mapping[Hashable, int]]] = OrderedDict()
+        self._holders: dict[Hashable, int] = {}  # shared part -> how many kept values hold it
         self._total = 0  # bytes of the values in _items (kept, not summed at every put)
         self._lock = threading.Lock()  # guards _items and _loading
         self._loading: dict[Hashable, threading.Lock] = {}
@@ -85,21 +95,40 @@ class ByteLRU(Generic[V]):
         """Keep ``value`` under ``key`` (replacing any), dropping the least recently used until
         the total fits."""
         size = int(self._size(value))
+        parts = dict(self._shared(value)) if self._shared is not None else {}
         dropped = 0
         with self._lock:
             old = self._items.pop(key, None)
-            self._total += size - (0 if old is None else old[1])
-            self._items[key] = (value, size)
+            if old is not None:
+                self._forget(old)
+            self._total += size
+            for part, n in parts.items():
+                if not self._holders.get(part):
+                    self._total += int(n)
+                self._holders[part] = self._holders.get(part, 0) + 1
+            self._items[key] = (value, size, parts)
             while self._total > self.budget and len(self._items) > 1:
-                _, (_, n) = self._items.popitem(last=False)
-                self._total -= n
+                _, gone = self._items.popitem(last=False)
+                self._forget(gone)
                 dropped += 1
         if dropped and self._on_evict is not None:
             self._on_evict()
 
+    def _forget(self, item: tuple[V, int, Mapping[Hashable, int]]) -> None:
+        """Take a dropped value's bytes off the total: its own, and each shared part it was
+        the last kept value to hold (under the lock)."""
+        _, size, parts = item
+        self._total -= size
+        for part, n in parts.items():
+            self._holders[part] -= 1
+            if not self._holders[part]:
+                del self._holders[part]
+                self._total -= int(n)
+
     def clear(self) -> None:
         with self._lock:
             self._items.clear()
+            self._holders.clear()
             self._total = 0
 
 

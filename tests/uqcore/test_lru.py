@@ -80,3 +80,38 @@ def test_the_byte_count_follows_replacements_and_evictions():
             assert store.bytes == kept <= 500
     store.put("big", "x" * 900)
     assert store.keys() == ["big"] and store.bytes == 900
+
+
+def test_a_part_values_share_is_counted_once_while_any_kept_value_holds_it():
+    """Models on one pretrained base point at one copy of it: the store counts its bytes once
+    while any of them is kept (not once per model, and not zero), then drops them with the
+    last."""
+    import random
+
+    def value(own: int, *parts: str) -> tuple[int, dict[str, int]]:
+        return own, {p: 100 for p in parts}
+
+    store = ByteLRU(budget=10_000, size=lambda v: v[0], shared=lambda v: v[1])
+    store.put("a", value(5, "base"))
+    store.put("b", value(7, "base"))
+    store.put("c", value(3, "base", "other"))
+    assert store.bytes == 5 + 7 + 3 + 100 + 100
+    store.put("a", value(4))  # replaced: it holds no part now
+    assert store.bytes == 4 + 7 + 3 + 200
+    store.put("c", value(3))
+    assert store.bytes == 4 + 7 + 3 + 100  # "other" went with its last holder
+    store.budget = 113  # "b" (the oldest: "a" and "c" were put again) goes; "d" holds the base
+    store.put("d", value(2, "base"))
+    assert store.keys() == ["a", "c", "d"] and store.bytes == 4 + 3 + 2 + 100
+    store.budget = 105
+    store.put("e", value(1))
+    assert store.keys() == ["d", "e"] and store.bytes == 2 + 1 + 100
+
+    store = ByteLRU(budget=900, size=lambda v: v[0], shared=lambda v: v[1])
+    rng = random.Random(1)
+    for _ in range(2000):  # the total is always what the kept values hold, each part once
+        parts = rng.sample(["p", "q", "r"], rng.randrange(3))
+        store.put(rng.randrange(30), value(rng.randrange(1, 50), *parts))
+        kept = [store.peek(k) for k in store.keys()]
+        held = {p for v in kept for p in v[1]}
+        assert store.bytes == sum(v[0] for v in kept) + 100 * len(held)
