@@ -28,6 +28,11 @@ from ui.logic import runlog
 # explorer's in-page knobs (ui.sidebar.knob_row) show only where Streamlit closes the sidebar
 # by default (768 px and narrower): a wider screen has the sidebar's own. Compare's maps fill
 # a grid of columns at least 270 px wide: one a row on a phone, two at 1024 px, three at 1400.
+# On a phone (640 px and narrower) plotly's toolbar is hidden: it covered the charts' titles
+# (Compare's), and the explorer's Export offers every figure as PNG / SVG.
+# The landing on a phone keeps its three stories side by side (Streamlit stacks columns under
+# 640 px: each story's caption then took a screen's third) with smaller text, so the story's
+# first result (its numbers) shows on the first screen of a 390 x 844 phone.
 STYLE = """<style>
 [data-testid="stMetricValue"] { font-size: clamp(1.05rem, 2.1vw, 2rem); }
 [data-testid="stMetricValue"] > div { white-space: normal; overflow: visible;
@@ -35,6 +40,21 @@ STYLE = """<style>
 [data-testid="stMetricLabel"] p { white-space: normal; }
 [data-testid="stMainBlockContainer"] { padding-top: 3rem; }
 [data-testid="stMain"] h1 { font-size: clamp(1.6rem, 3vw, 2.2rem); padding-top: 0.5rem; }
+@media (max-width: 640px) { .js-plotly-plot .modebar-container { display: none !important; } }
+</style>"""
+STYLE += f"""<style>
+@media (max-width: 640px) {{
+  .st-key-{K.LANDING_TALES} [data-testid="stHorizontalBlock"] {{ flex-wrap: nowrap; gap: 0.4rem; }}
+  .st-key-{K.LANDING_TALES} [data-testid="stColumn"] {{ min-width: 0 !important;
+    width: auto !important; flex: 1 1 0 !important; }}
+  .st-key-{K.LANDING_BOX} p {{ font-size: 0.9rem; line-height: 1.4; }}
+  .st-key-{K.LANDING_BOX} [data-testid="stCaptionContainer"] p {{ font-size: 0.78rem; }}
+  .st-key-{K.LANDING_TALES} button {{ padding: 0.25rem 0.3rem; }}
+  .st-key-{K.LANDING_BOX} button p {{ font-size: 0.85rem; white-space: normal; }}
+  .st-key-{K.LANDING_RESULT} h3 {{ font-size: 1.2rem; padding: 0.25rem 0; }}
+  .st-key-{K.LANDING_RESULT} [data-testid="stCaptionContainer"] p {{ display: -webkit-box;
+    -webkit-line-clamp: 2; -webkit-box-orient: vertical; overflow: hidden; }}
+}}
 </style>"""
 STYLE += f"""<style>
 @media (min-width: 769px) {{ [data-testid="stLayoutWrapper"]:has(> .st-key-{K.MAIN_ROW}),

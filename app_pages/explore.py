@@ -54,7 +54,7 @@ def _use_story(story) -> None:
 
 
 if st.session_state.get(K.FIRST_VISIT):
-    with st.container(border=True):
+    with st.container(border=True, key=K.LANDING_BOX):
         tales = landing_stories(info)
         start = (
             f"Try its {len(tales)} stories:" if tales else "Type a sentence below and press Sample."
@@ -64,7 +64,8 @@ if st.session_state.get(K.FIRST_VISIT):
             find_stories(info)
             tales = []
         other = PAPER_CHECKPOINT if info.name != PAPER_CHECKPOINT else DEFAULT_CHECKPOINT
-        cols = st.columns(max(1, len(tales)))
+        with st.container(key=K.LANDING_TALES):  # side by side on a phone too (app.py)
+            cols = st.columns(max(1, len(tales)))
         for i, (col, tale) in enumerate(zip(cols, tales, strict=False)):
             col.button(
                 tale.title,
@@ -96,7 +97,7 @@ if st.session_state.get(K.FIRST_VISIT):
             )
 # On the landing the story's result comes first, right under the stories (above the fold at
 # 1024 x 768), and the visitor's own sentence below it; later the form leads, as a tool's does.
-top = st.container() if st.session_state.get(K.FIRST_VISIT) else None
+top = st.container(key=K.LANDING_RESULT) if st.session_state.get(K.FIRST_VISIT) else None
 if top is not None:
     st.subheader("Your own sentence")
 st.session_state.setdefault(K.TEXT_BOX, view.text or "")
