@@ -15,7 +15,12 @@ from ui.logic.progress import Rows
 from ui.logic.tables import fitted
 from uqcore.settings import SamplingSettings
 from uqcore.stats import conformal_from_scores
-from uqlab.detection_report import backwards_notes, detection_rows
+from uqlab.detection_report import (
+    backwards_notes,
+    detection_rows,
+    length_notes,
+    temperature_lines,
+)
 from uqlab.paper import PAPER_FAMILIES, metric_table
 from uqlab.results import metric_rows
 from uqlab.tasks import TASKS, get_task, task_title
@@ -84,6 +89,8 @@ if caught:
     )
     for note in backwards_notes((i.name, i.metrics) for i in mine):
         st.warning(note)
+    for note in length_notes((i.name, i.metrics) for i in mine):  # equal length: all "—"
+        st.info(note)
 st.header("Example by example")
 picked = data_source.choose(get_task(task).label_names, task_title(task), "results")
 if picked is None:
@@ -213,6 +220,8 @@ with left:
         "Temperature-scaled: every sample's logits divided by the temperature fitted on "
         "the dev split (for checkpoints evaluated with it)."
     )
+    for note in temperature_lines((n, by_name[n].metrics) for n in frames if n in by_name):
+        st.warning(note)  # the scaled curve is drawn: say where scaling made ECE worse
 with right:
     with_ood = {n: f for n, f in frames.items() if (f["domain"] == dataset.OUT).any()}
     if with_ood:

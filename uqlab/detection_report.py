@@ -204,7 +204,19 @@ def markdown(entries: list[Entry]) -> list[str]:
     notes = backwards_notes(entries)
     if notes:
         out += ["", "Ranking backwards (AUROC below 0.5):", ""] + [f"- {n}" for n in notes]
-    lengths = [f"- {name}: {note}" for name, m in entries if m for note in [length_note(m)] if note]
+    lengths = length_notes(entries)
     if lengths:
-        out += ["", "OOD AUROC at equal length, not measurable:", "", *lengths]
+        out += ["", "OOD AUROC at equal length, not measurable:", ""] + [f"- {n}" for n in lengths]
     return out
+
+
+def length_notes(entries: Iterable[Entry]) -> list[str]:
+    """``"name: <length_note>"`` for each checkpoint whose OOD AUROCs no length bin checks."""
+    return [f"{name}: {note}" for name, m in entries if m for note in [length_note(m)] if note]
+
+
+def temperature_lines(entries: Iterable[Entry]) -> list[str]:
+    """``"name, by its evaluation: <temperature note>"`` for each scaling that raises ECE."""
+    return [
+        f"{name}, by its evaluation: {n}" for name, m in entries if m for n in temperature_notes(m)
+    ]

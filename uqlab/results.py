@@ -17,6 +17,7 @@ from pathlib import Path
 from uqcore.checkpoint import weights_path
 from uqcore.registry import list_checkpoints
 from uqlab.detection_report import markdown as detection_markdown
+from uqlab.detection_report import temperature_lines
 from uqlab.first_screen import load_record, markdown
 from uqlab.paper import (
     BASELINE_FAMILY,
@@ -399,6 +400,9 @@ def _calibration(rows: list[tuple[str, dict | None]]) -> list[str]:
             f"{100 * i['accuracy_at_80_coverage']:.1f} | {conformal('id')} | "
             f"{resplit()} | {conformal('ood')} | {aurocs} |"
         )
+    hurt = temperature_lines(have)
+    if hurt:
+        lines += ["", "Temperature scaling that raises ECE:", ""] + [f"- {n}" for n in hurt]
     stale = [n for n, m in have if _resampled(m) is None]
     if stale:
         lines += [

@@ -78,3 +78,31 @@ def test_on_your_file_the_reliability_diagram_says_your_file_not_in_domain():
     assert any(x.startswith("Reliability diagram (your file, 15 bins") for x in t), t
     assert any(x.startswith("Risk-coverage (your file)") for x in t), t
     assert not [x for x in t if "in-domain" in x and "Reliability" in x], t
+
+
+def test_the_notes_stand_beside_the_figures_on_the_results_page(data_dir, tmp_path, monkeypatch):
+    """Issue 45: Results showed a Mahalanobis AUROC below 0.5, OOD AUROCs at equal length that
+    no bin could give, and temperature-scaled curves of a scaling that raised ECE without a
+    word; each is said where its figure is."""
+    from tests.helpers import TINY
+    from tests.uqlab.test_results import noted_copy
+    from ui.logic import keys as K
+    from uqlab.train import main as train_main
+
+    monkeypatch.setenv("UQ_DATA_DIR", str(data_dir))
+    trained = tmp_path / "trained" / "cola-hsto"
+    assert train_main(["--task", "cola", "--family", "hsto", "--out", str(trained), *TINY]) == 0
+    noted_copy(trained, data_dir, tmp_path / "root")
+    monkeypatch.setenv("UQ_CHECKPOINT_DIR", str(tmp_path / "root"))
+    at = open_link("app_pages/results.py", ckpt="cola-hsto")
+    assert not at.exception, at.exception
+    warned = [w.value for w in at.warning]
+    assert any(w.startswith("cola-hsto on the out-of-domain texts:") for w in warned), warned
+    assert any("Mahalanobis 0.287" in w for w in warned), warned
+    infos = [i.value for i in at.info]
+    assert any(i.startswith("cola-hsto: Length could not be controlled") for i in infos), infos
+    at.number_input(key=K.RES_N).set_value(20)
+    at.button(key=K.RES_GO).click().run()
+    assert not at.exception, at.exception
+    warned = [w.value for w in at.warning]
+    assert any("in-domain test ECE 0.085 → 0.106" in w for w in warned), warned

@@ -94,3 +94,31 @@ def test_a_part_of_the_splits_is_said_wherever_the_figures_are_shown() -> None:
     assert part_note([("a", whole), ("b", None)]) == []
     (line, blank) = part_note([("a", whole), ("imdb-x", part)])
     assert "imdb-x: 500 / 500 texts" in line and "a:" not in line and blank == ""
+
+
+def noted_copy(checkpoint, data_dir, root) -> dict:
+    """A copy of the tiny checkpoint in ``root`` evaluated on 15 OOD texts (no length bin holds
+    20 of both domains), its metrics.json then given issue 45's SST-2-vs-IMDB figures: the
+    Mahalanobis AUROC 0.287 and a temperature that raises ECE 0.085 -> 0.106."""
+    import json
+
+    shutil.copytree(checkpoint, root / "cola-hsto")
+    m = evaluate_tiny(root / "cola-hsto", data_dir, "--ood-limit", "15")
+    m["ood_detection"]["mahalanobis"]["auroc"] = 0.287
+    m["id"]["ece"], m["id"]["scaled"]["ece"] = 0.085, 0.106
+    (root / "cola-hsto" / "metrics.json").write_text(json.dumps(m))
+    return m
+
+
+def test_the_notes_stand_beside_the_figures_in_results_md(checkpoint, data_dir, tmp_path):
+    """Issue 45: a Mahalanobis AUROC below 0.5, OOD AUROCs no length bin could check and a
+    temperature that raises ECE were printed without a word."""
+    noted_copy(checkpoint, data_dir, tmp_path / "root")
+    out = tmp_path / "results.md"
+    assert results_main(["--root", str(tmp_path / "root"), "--out", str(out)]) == 0
+    text = out.read_text()
+    assert "Mahalanobis 0.287" in text.split("Ranking backwards (AUROC below 0.5):")[1]
+    assert "- cola-hsto: Length could not be controlled" in text
+    hurt = text.split("Temperature scaling that raises ECE:")[1]
+    assert "- cola-hsto, by its evaluation: Temperature scaling (t = " in hurt
+    assert "in-domain test ECE 0.085 → 0.106" in hurt
