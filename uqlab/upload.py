@@ -30,6 +30,7 @@ from uqcore.checkpoint import load_checkpoint
 from uqcore.errors import UQError
 from uqcore.untrusted import load_json
 from uqlab.import_hf import BASE_COPY, SIDE_JSON, SIDE_TENSORS, inspect, write_checkpoint
+from uqlab.import_reading import probe
 from uqlab.task_file import data_free
 from uqlab.tasks import TASKS as TASK_TABLE
 
@@ -406,6 +407,7 @@ def _stage(files: dict[str, bytes], staging: Path) -> None:
     for fname, blob in files.items():
         (staging / fname).write_bytes(blob)
     ck = load_checkpoint(staging, local_base=False)  # strict: raises with the reason
+    probe(ck)  # one forward pass: a config that validates but cannot run is refused here
     training = _upload_task(ck.training, ck.config.num_classes)
     _check_training(training, ck.config.num_classes)
     if training != ck.training:  # its task description, without the files it named

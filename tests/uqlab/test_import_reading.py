@@ -158,3 +158,28 @@ def test_a_model_that_cannot_run_is_refused_at_import_and_upload(llama, tmp_path
     with pytest.raises(UploadError, match="probe text") as exc:
         install(files_from_zip(zip_folder(folder)), "x", up, task="cola", family="sto")
     assert "\n" not in str(exc.value) and not any(up.iterdir())
+
+
+def test_an_upload_on_a_server_base_that_cannot_run_is_refused(tmp_path):
+    """A label-word checkpoint is 5 kB on the server's SmolLM2 base; its config.json, the
+    visitor's, sets the RoPE base. 1e-300 validates (a positive number) and gives NaN on every
+    text: the probe refuses it at upload, and nothing is left."""
+    from uqcore.errors import UQError
+    from uqlab.bases import get_base
+    from uqlab.paths import SHIPPED_CHECKPOINT_DIR
+
+    try:
+        get_base("smollm2").path()
+    except UQError as exc:  # not installed: python -m uqlab.bases install smollm2
+        pytest.skip(str(exc))
+
+    def tiny_theta(doc: dict) -> dict:
+        params = {**doc["model"]["backbone_params"], "rope_theta": 1e-300}
+        return {**doc, "model": {**doc["model"], "backbone_params": params}}
+
+    zipped = zip_folder(
+        SHIPPED_CHECKPOINT_DIR / "cr-smollm2-words-sto", {"config.json": tiny_theta}
+    )
+    with pytest.raises(UploadError, match="NaN or infinite probabilities on a probe text"):
+        install(files_from_zip(zipped), "w", tmp_path)
+    assert not any(tmp_path.iterdir())
