@@ -28,6 +28,7 @@ from uqcore.families import KNOBS, FamilySpec, disabled_reason, get_family
 from uqcore.families import title as family_title
 from uqcore.registry import CheckpointInfo
 from uqcore.settings import resolve
+from uqlab.detection_report import temperature_notes
 from uqlab.tasks import DEFAULT_CHECKPOINT, PAPER_CHECKPOINT, task_title
 from uqlab.upload import UPLOAD_PREFIX
 
@@ -253,6 +254,7 @@ def render(infos: list[CheckpointInfo]) -> tuple[S.ViewState, CheckpointInfo | N
         disabled=t is None,
         help="Divide every sample's logits by the temperature fitted on the dev split, "
         "then average: calibrated probabilities, same predicted classes."
+        + "".join(f" {n}" for n in temperature_notes(info.metrics or {}))  # when it is not so
         if t is not None
         else "This checkpoint has no temperature: none was fitted on a dev split for it "
         "(an upload or an import is not evaluated).",

@@ -106,3 +106,5 @@ def test_the_notes_stand_beside_the_figures_on_the_results_page(data_dir, tmp_pa
     assert not at.exception, at.exception
     warned = [w.value for w in at.warning]
     assert any("in-domain test ECE 0.085 → 0.106" in w for w in warned), warned
+    switch = at.toggle(key=K.SCALED).proto.help  # the sidebar's scaling switch says it too
+    assert "calibrated probabilities" in switch and "ECE 0.085 → 0.106" in switch, switch
