@@ -25,6 +25,7 @@ from uqcore.config import ModelConfig
 from uqcore.errors import CheckpointError, ConfigError
 from uqcore.families import TRAINING_FREE, get_family
 from uqcore.hf_decoder_layouts import DecoderLayout, decoder_layout_of
+from uqcore.hf_fields import HFFields
 from uqcore.hf_layouts import read_config_json
 
 
@@ -46,8 +47,9 @@ def read_hf_decoder_config(folder: str | Path, family: str = "trans") -> ModelCo
     hf = read_config_json(folder)
     layout = decoder_layout_of(hf)
     fields = layout.fields(hf)
-    labels = hf.get("id2label") or {}
-    classes = hf.get("num_labels") or len(labels) or 2
+    c = HFFields(hf)  # the typed reader of every field
+    labels = c.section("id2label")
+    classes = c.optional_integer("num_labels", low=2) or (len(labels.doc) if labels else 2)
     if family not in TRAINING_FREE:
         raise ConfigError(
             f"family must be one of {', '.join(TRAINING_FREE)} (no training needed); "

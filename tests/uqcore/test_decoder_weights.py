@@ -65,3 +65,24 @@ def test_an_untied_language_model_head_is_not_an_unexpected_tensor(folder):
     cfg = read_hf_decoder_config(folder)
     _rewrite(folder, lambda t: t.__setitem__("lm_head.weight", torch.zeros(3, 32)))
     assert "head.weight" in hf_decoder_tensors(folder, cfg)
+
+
+@pytest.mark.parametrize(
+    "change, word",
+    [
+        ({"id2label": 5}, "id2label"),
+        ({"num_labels": "2"}, "num_labels"),
+        ({"num_labels": 1}, "num_labels"),
+        ({"rope_theta": "abc"}, "rope_theta"),
+        ({"model_type": ["llama"]}, "model"),
+    ],
+)
+def test_a_wrong_typed_field_is_one_line(folder, change, word):
+    """Issue 45: every field of the folder's config.json through the typed reader."""
+    import json
+
+    doc = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps({**doc, **change}))
+    with pytest.raises(CheckpointError, match=word) as err:
+        read_hf_decoder_config(folder)
+    assert "\n" not in str(err.value)
