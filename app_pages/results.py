@@ -109,7 +109,9 @@ chosen = sidebar.multiselect(
     K.RES_CKPTS,
     follow=info.name if info else None,
 )  # the sidebar's first
-T = c2.number_input("T", 1, 100, 10, key=K.RES_T, help="Samples per example (paper: 10).")
+T = c2.number_input(
+    "T", 1, 100, 10, key=K.RES_T, help="Samples per example (paper: 10).", persist_state="session"
+)
 if picked.mine:  # a visitor's file: every row unless they cap it
     per = c3.number_input(
         "Rows per file (0 = all)",
@@ -118,6 +120,7 @@ if picked.mine:  # a visitor's file: every row unless they cap it
         0,
         step=100,
         key=K.RES_N_MINE,
+        persist_state="session",
         help="Drawn with the sidebar's seed from each of your files; 0 uses every row.",
     )
 else:
@@ -128,10 +131,15 @@ else:
         300,
         step=50,
         key=K.RES_N,
+        persist_state="session",
         help="Drawn with the sidebar's seed from each bundled domain.",
     )
 score = st.selectbox(
-    "OOD score", list(dataset.SCORES), format_func=lambda s: dataset.SCORES[s][1], key=K.RES_SCORE
+    "OOD score",
+    list(dataset.SCORES),
+    format_func=lambda s: dataset.SCORES[s][1],
+    key=K.RES_SCORE,
+    persist_state="session",
 )
 request = (tuple(chosen), int(T), int(per), view.seed, picked.key)
 own = SamplingSettings()

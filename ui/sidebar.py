@@ -369,7 +369,10 @@ def multiselect(
     """``where.multiselect`` whose choice survives a change of its options (another task): the
     names still offered stay chosen, and when none is left the default is chosen again instead of
     an empty list (a user may still clear it by hand). ``follow`` (the sidebar's checkpoint) is
-    chosen first by default and added whenever it changes, so the page starts from it."""
+    chosen first by default and added whenever it changes, so the page starts from it. The
+    choice is kept while the box is not drawn (``persist_state``: a page that stops early, as
+    Results does until a visitor's file is ready); ``keep`` alone left it in the server's state
+    but sent the box back to the browser empty."""
     keep(key)  # a page that stopped before drawing it (a file not ready yet) loses nothing
     before = st.session_state.get(f"_{key}_options")
     st.session_state[f"_{key}_options"] = tuple(options)
@@ -382,7 +385,7 @@ def multiselect(
         if follow not in st.session_state[key]:  # the sidebar moved to another checkpoint
             st.session_state[key] = [follow, *st.session_state[key]]
     st.session_state[f"_{key}_follow"] = follow
-    return where.multiselect(label, options, key=key, **kwargs)
+    return where.multiselect(label, options, key=key, persist_state="session", **kwargs)
 
 
 def keep(*keys: str) -> None:

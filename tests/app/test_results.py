@@ -6,6 +6,8 @@ import pytest
 
 from tests.app_fixtures import app_checkpoints, ckdir  # noqa: F401 (fixtures)
 from tests.helpers import chart_titles, on_page, open_link
+from ui.logic import dataset
+from ui.logic import keys as K
 
 pytestmark = pytest.mark.usefixtures("app_checkpoints")
 
@@ -108,3 +110,37 @@ def test_the_notes_stand_beside_the_figures_on_the_results_page(data_dir, tmp_pa
     assert any("in-domain test ECE 0.085 → 0.106" in w for w in warned), warned
     switch = at.toggle(key=K.SCALED).proto.help  # the sidebar's scaling switch says it too
     assert "calibrated probabilities" in switch and "ECE 0.085 → 0.106" in switch, switch
+
+
+def shown(widget) -> object:
+    """What the browser draws for ``widget``: the value the server sent with the element
+    (``set_value``) or else the element's default. AppTest's ``.value`` is the server's state,
+    which can hold a choice the browser no longer shows (issue 45 item 13)."""
+    p = widget.proto
+    if p.DESCRIPTOR.name == "MultiSelect":
+        return list(p.raw_values) if p.set_value else [p.options[i] for i in p.default]
+    if p.DESCRIPTOR.name == "Selectbox":  # the option's label
+        return p.raw_value if p.set_value else p.options[p.default]
+    return p.value if p.set_value else p.default
+
+
+def test_results_shows_the_checkpoints_and_settings_picked_after_the_source_switches_back():
+    """Issue 45 item 13: switching "Examples" to "your labelled file" (no file yet: the page
+    stops before the Checkpoints box) and back left the box empty in the browser, and T back at
+    10, though the server still held the choice: the element came back without its value."""
+    at = open_link("app_pages/results.py", ckpt="cola-hsto")
+    at.multiselect(key=K.RES_CKPTS).set_value(["cola-trans", "cola-hsto"])
+    at.number_input(key=K.RES_T).set_value(7)
+    at.selectbox(key=K.RES_SCORE).set_value("energy").run()
+    picked = (["cola-trans", "cola-hsto"], 7, "energy")
+    for kind in ("mine", "bundled", "mine", "bundled"):
+        at.radio(key=K.DATA_KIND).set_value(kind).run()
+        assert not at.exception, at.exception
+    widgets = (
+        at.multiselect(key=K.RES_CKPTS),
+        at.number_input(key=K.RES_T),
+        at.selectbox(key=K.RES_SCORE),
+    )
+    assert tuple(w.value for w in widgets) == picked  # the server's state
+    browser = (*picked[:2], dataset.SCORES["energy"][1])
+    assert tuple(shown(w) for w in widgets) == browser  # what the browser draws

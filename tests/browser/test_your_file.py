@@ -143,3 +143,54 @@ def test_your_file_is_uploaded_once_and_reported_on_every_dataset_page(
         page.screenshot(path=str(shots / f"your-file-sweep-{width}.png"), full_page=True)
     finally:
         context.close()
+
+
+def chips(page) -> list[str]:
+    """The checkpoints the Results page's Checkpoints box shows (its tags, in order)."""
+    tags = page.locator('[data-testid="stMultiSelect"]', has_text="Checkpoints").locator(
+        ".react-aria-ComboBox [data-tag]"
+    )
+    return [tags.nth(i).get_attribute("aria-label") for i in range(tags.count())]
+
+
+@pytest.mark.parametrize(("width", "height"), [(1400, 1000), (1024, 768), (390, 844)])
+def test_results_keeps_its_checkpoints_when_the_examples_switch_to_your_file_and_back(
+    chrome, server, shots, width, height
+):
+    """Issue 45 item 13: switching "Examples" to "your labelled file" emptied the Checkpoints
+    box, and it stayed empty after switching back (T went back to 10 too)."""
+    context = chrome.new_context(viewport={"width": width, "height": height})
+    page = context.new_page()
+    page.set_default_timeout(180_000)
+    try:
+        page.goto(f"{server}/results?ckpt=cola-hsto&T=10&seed=1")
+        page.get_by_text("your labelled file").wait_for()
+        settle(page)
+        before = chips(page)
+        assert before and before[0] == "cola-hsto", before
+        samples = page.get_by_label("T", exact=True)
+        samples.fill("7")
+        samples.press("Enter")
+        settle(page)
+        mine, bundled = page.get_by_text("your labelled file"), page.get_by_text("the bundled")
+        for step in range(2):  # no file yet (the page stops before the box), then a file
+            mine.click()
+            settle(page)
+            if step == 1:
+                numbered = "sentence,label\n" + "".join(f"{t},{int(y == 'yes')}\n" for t, y in ROWS)
+                upload = {"name": "mine.csv", "mimeType": "text/csv", "buffer": numbered.encode()}
+                page.locator('[data-testid="stFileUploaderDropzoneInput"]').first.set_input_files(
+                    upload
+                )  # labels 0 / 1: mapped at once, so the page goes on to the box
+                settle(page)
+                kept_here(page)
+                assert chips(page) == before, step  # on the file too
+            bundled.click()
+            settle(page)
+            assert chips(page) == before, step
+            assert page.get_by_label("T", exact=True).input_value() == "7", step
+        box = page.locator('[data-testid="stMultiSelect"]', has_text="Checkpoints")
+        box.scroll_into_view_if_needed()
+        page.screenshot(path=str(shots / f"results-source-back-{width}x{height}.png"))
+    finally:
+        context.close()
