@@ -176,7 +176,7 @@ def _check_template(part: dict) -> None:
         raise _refuse(
             "post_processor",
             "TemplateProcessing",
-            f" with {len(specials) if sized else 'unreadable'} special tokens (at most "
+            f" with {f'{len(specials):,}' if sized else 'unreadable'} special tokens (at most "
             f"{MAX_TEMPLATE_SPECIALS})",
         )
     values = specials.values() if isinstance(specials, dict) else specials
