@@ -282,7 +282,7 @@ def _release(key: tuple, user: int | None = None) -> None:
         if held is not None and user is not None:
             held.users.pop(user, None)
         if held is not None and not held.used():
-            del _held[key]
+            _held.pop(key, None)  # a finaliser run inside this block may have dropped it
 
 
 def _prune() -> None:
@@ -325,7 +325,8 @@ def share_base(
                 reused.append(name)
             if id(param) not in held.users:
                 held.users[id(param)] = weakref.ref(param)
-                weakref.finalize(param, _release, key, id(param))
+                weakref.finalize(param, _release, key, id(param)).atexit = False
+            _held.setdefault(key, held)  # kept, should its last other user have gone meanwhile
     return frozenset(reused)
 
 
