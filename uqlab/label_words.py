@@ -221,14 +221,23 @@ def dev_check(path: Path, n: int) -> tuple[float, float, int]:
 
 def _recipe(argv: list[str]) -> str:
     """The command line that makes the checkpoint, without where it went or what was printed
-    (``--root``, ``--name``, ``--dev``), as the model card records it."""
+    (``--root``, ``--name``, ``--dev``), as the model card records it; a ``--task-file`` keeps
+    its file name only (a card never names a folder of the machine that made it)."""
     drop = {"--root", "--name", "--dev"}
-    kept, skip = [], False
+    kept, skip, task_file = [], False, False
     for arg in argv:
         if skip:
             skip = False
+        elif task_file:
+            task_file = False
+            kept.append(shlex.quote(Path(arg).name))
         elif arg in drop:
             skip = True
+        elif arg == "--task-file":
+            task_file = True
+            kept.append(arg)
+        elif arg.startswith("--task-file="):
+            kept.append(shlex.quote(f"--task-file={Path(arg.split('=', 1)[1]).name}"))
         elif arg.split("=")[0] not in drop:
             kept.append(shlex.quote(arg))
     return " ".join(["python -m uqlab.label_words", *kept])
@@ -239,7 +248,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--task", default=None, help="a built-in task or one a checkpoint keeps (cr)")
     p.add_argument("--task-file", default=None, help="a task description (uqlab.task_file)")
     p.add_argument("--base", default="smollm2", help="an instruction decoder of uqlab.bases")
-    p.add_argument("--family", default="trans", help=f"one of {', '.join(TRAINING_FREE)}")
+    p.add_argument(
+        "--family",
+        default=None,
+        help=f"one of {', '.join(TRAINING_FREE)} (default: trans, no noise)",
+    )
     p.add_argument("--layers", default=None, help="where the noise goes: last, all or 0,5")
     p.add_argument("--name", default=None, help="default <task>-<base>-words-<family>")
     p.add_argument("--instruction", default=None, help="the question asked after each text")
@@ -250,6 +263,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--dev", type=int, default=0, help="print accuracy on N dev rows")
     p.add_argument("--root", default=None, help="checkpoint folder (default: UQ_CHECKPOINT_DIR)")
     args = p.parse_args(argv)
+    defaulted = args.family is None
+    args.family = args.family or "trans"
     try:
         task = task_for(args.task, args.task_file)
         name = args.name or f"{task}-{args.base}-words-{args.family}"
@@ -274,7 +289,8 @@ def main(argv: list[str] | None = None) -> int:
     except UQError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    print(f"{target}: {base.title} answering {' / '.join(prompt.words)} ({args.family})")
+    family = f"{args.family}, the default: --family sets it" if defaulted else args.family
+    print(f"{target}: {base.title} answering {' / '.join(prompt.words)} ({family})")
     if args.dev:
         acc, mi, n = dev_check(target, args.dev)
         print(f"dev (first {n} rows, T = {DEV_SAMPLES}): accuracy {acc:.3f}, mean MI {mi:.4f}")
