@@ -64,9 +64,24 @@ STYLE += f"""<style>
 </style>"""
 
 
+RECONNECT_RUN_EVERY = "1h"  # see _rebuild_after_reconnect: an hourly no-op, never sooner
+
+
+@st.fragment(run_every=RECONNECT_RUN_EVERY)
+def _rebuild_after_reconnect() -> None:
+    """Nothing to draw: its presence makes a page rebuild itself after its server went away.
+    Streamlit's frontend, on reconnecting, asks for a run only while the page holds an
+    auto-rerunning fragment (its ``run_every``); otherwise a finished page stays as it was. Behind
+    ``tools.serve`` a killed backend comes back as a fresh process with no session: without
+    this, its visitors saw an idle page until they reloaded. With it the reconnect runs the
+    script, the fresh session reads the link (``ui.sidebar.init_session``) and the page is the
+    link's view again; a reconnect to a session that survived reruns from its caches."""
+
+
 def main() -> None:
     st.set_page_config(page_title="Stochastic Attention Explorer", page_icon="🎲", layout="wide")
     st.html(STYLE)
+    _rebuild_after_reconnect()
     cached.tune_once()
 
     infos = cached.infos()

@@ -23,7 +23,8 @@ reverse proxy. The contract:
   one for Caddy and last ``Serving http://ADDRESS:PORT ...``.
 - **Supervision**: a backend (or Caddy) that exits is started again on the same port (polled
   every 2 s); its visitors' pages reconnect to a live backend and rebuild their view from the
-  link.
+  link by themselves (``app.py``'s auto-rerun fragment makes the frontend ask for a run on
+  reconnecting; without it a finished page stayed idle until a reload).
 - **Stop**: on SIGINT or SIGTERM every process it started is stopped with its children (each
   runs in a process group of its own: SIGTERM, SIGKILL after 15 s), and the temporary folder is
   removed (kept, and named, when the start failed). The children also get SIGTERM if this

@@ -147,6 +147,34 @@ def test_a_fresh_visitor_gets_a_backend_and_its_upload_arrives_there(
         context.close()
 
 
+def test_a_page_whose_backend_is_killed_comes_back_by_itself(cluster, chrome, shots):
+    """Issue 45 item 5: a backend killed while a visitor's page is open is restarted in 2 s, but
+    the page stayed as it was, idle, until a reload. Now the page reconnects and a fresh session
+    rebuilds the link's view by itself: a run after the kill, the same numbers, no reload."""
+    dial, pid = next((m.group(1), int(m.group(2))) for m in BACKEND.finditer(cluster["out"]))
+    url = cluster["url"]
+    context = chrome.new_context(viewport={"width": 1400, "height": 1000})
+    context.add_cookies([{"name": COOKIE, "value": backend_cookie(dial), "url": url}])
+    page = context.new_page()
+    page.set_default_timeout(90_000)
+    try:
+        open_view(page, url, LINK)
+        before = metric_values(page)
+        page.evaluate("window.__not_reloaded = true")  # gone if the page were reloaded
+        killed = time.time()
+        os.killpg(pid, signal.SIGKILL)
+        deadline = time.time() + 90
+        while not any(r["start"] > killed for r in read(cluster["runlog"])):
+            assert time.time() < deadline, "no run after the kill: the page stayed idle"
+            page.wait_for_timeout(500)
+        settle(page)
+        assert page.evaluate("window.__not_reloaded === true")
+        assert metric_values(page) == before
+        page.screenshot(path=str(shots / "serve-after-backend-killed-1400.png"))
+    finally:
+        context.close()
+
+
 def test_stopping_the_launcher_leaves_none_of_its_processes(cluster):
     proc = cluster["proc"]
     started = tree_pids(proc.pid)
