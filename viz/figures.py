@@ -146,21 +146,30 @@ def running_mean_figure(mean: np.ndarray, se: np.ndarray, name: str) -> FigureSp
     }
 
 
+BAR_PX = 160  # a lone colour bar's length (its colours about 110 px): three level ticks apart
+
+
 def _flat_bar(
-    title: str, x: float, below_px: float, plot_px: float, top: float, span: float = 1.0
+    title: str, x: float, below_px: float, plot_px: float, top: float, span: float | None = None
 ) -> dict:
-    """A colour bar lying flat ``below_px`` under a plot area ``plot_px`` high, centred at
-    ``x`` and ``span`` of the plot's width (the whole width, or half each for two bars, which
-    never overlap however narrow the screen), with three level ticks (0, ``top`` / 2, ``top``)
-    that fit the narrowest panel: a phone's, about 100 px."""
+    """A colour bar lying flat ``below_px`` under a plot area ``plot_px`` high, with three level
+    ticks (0, ``top`` / 2, ``top``). Alone (``span`` None) it is :data:`BAR_PX` long, its right
+    end under the plot's: a panel beside two others at 1024 px has a plot area of about 64 px
+    (its token labels take the rest), where a bar the plot's width was 16 px with its ticks
+    printed over each other. Two in one figure (``span``, a share of the plot's width each)
+    are centred at ``x`` and never overlap."""
     ticks = [0.0, top / 2, top]
+    place = (
+        {"x": 1.0, "xanchor": "right", "lenmode": "pixels", "len": BAR_PX}
+        if span is None
+        else {"x": x, "len": span}
+    )
     return {
         "orientation": "h",
-        "x": x,
+        **place,
         "y": -below_px / plot_px,
         "yanchor": "top",
         "thickness": 14,
-        "len": span,
         "tickvals": ticks,
         "ticktext": [f"{v:.3g}" for v in ticks],
         "tickangle": 0,
@@ -266,7 +275,7 @@ def attention_panels(
     height = max(480, min(980, 280 + 18 * len(tokens))) + top_px - _MARGIN["t"]
     plot_px = height - top_px - (below + 70)
     two = bool(own and shared)  # two bars side by side, half the width each
-    span = 0.46 if two else 1.0
+    span = 0.46 if two else None
     coloraxis = layout["coloraxis"]
     coloraxis.update(cmin=0.0, cmax=top)
     coloraxis["colorbar"] = {

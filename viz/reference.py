@@ -142,7 +142,7 @@ def attention_panels(
     height = max(480, min(980, 280 + 18 * len(tokens))) + top_px - _MARGIN["t"]
     plot_px = height - top_px - (below + 70)
     two = bool(own and shared)  # issue 45: bars of the plot's width, three level ticks
-    span = 0.46 if two else 1.0
+    span = 0.46 if two else None
     fig.update_layout(
         coloraxis_colorbar=_flat_bar("weight", 0.25 if two else 0.5, below, plot_px, top, span)
     )

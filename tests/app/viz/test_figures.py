@@ -278,8 +278,9 @@ def test_attention_panels_scale_past_hidden_cells():
 @pytest.mark.parametrize("own", [False, True])
 def test_colour_bars_span_the_panel_with_few_level_ticks(own):
     """Issue 45: the bars were 0.42 of a panel (about 25 px on screen) with plotly's own ticks,
-    rotated and printed over each other. One panel's bar now spans the plot's width; two bars
-    in one figure take half each, side by side; three ticks, level, from 0 to the scale's top."""
+    rotated and printed over each other. A lone bar is BAR_PX long whatever the plot's width
+    (a panel's plot is about 64 px at 1024 px); two bars in one figure take half the plot's
+    width each, side by side; three ticks, level, from 0 to the scale's top."""
     tokens = _tokens(5)
     m = np.full((5, 5), 0.2)
     panels = {"mean of 4": m, "std of 4": m / 10} if own else {"mean of 4": m}
@@ -290,7 +291,8 @@ def test_colour_bars_span_the_panel_with_few_level_ticks(own):
     for bar, top in zip(bars, (1.0, 0.5), strict=False):
         assert bar["orientation"] == "h" and bar["tickangle"] == 0
         assert bar["tickvals"] == [0.0, top / 2, top] and bar["ticktext"][0] == "0"
-        assert bar["len"] == (0.46 if own else 1.0)
+        assert bar["len"] == (0.46 if own else F.BAR_PX) >= 0.46
+        assert bar.get("lenmode", "fraction") == ("fraction" if own else "pixels")
     if own:  # side by side, not over each other
         left, right = bars
         assert left["x"] + left["len"] / 2 <= right["x"] - right["len"] / 2
@@ -298,4 +300,5 @@ def test_colour_bars_span_the_panel_with_few_level_ticks(own):
         {"std of 4": m / 10}, tokens, "t", own_scale=("std of 4",), own_zmax=0.5
     )
     bar = alone["layout"]["coloraxis2"]["colorbar"]  # the explorer's std figure: one panel
-    assert bar["len"] == 1.0 and bar["x"] == 0.5 and bar["ticktext"] == ["0", "0.25", "0.5"]
+    assert (bar["lenmode"], bar["len"], bar["xanchor"]) == ("pixels", F.BAR_PX, "right")
+    assert bar["ticktext"] == ["0", "0.25", "0.5"]
