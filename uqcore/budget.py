@@ -19,6 +19,7 @@ server's own memory.
 from __future__ import annotations
 
 import dataclasses
+import typing
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -76,7 +77,10 @@ _LIMITS = (
 
 
 def _structure_ints(cfg: ModelConfig) -> dict[str, int]:
-    """Every integer of the family's and the backbone's structure, and the adapters' rank."""
+    """Every integer of the family's and the backbone's structure, and the adapters' rank.
+    Token ids (``int | None`` fields such as ``pool_skip_id``) are not structure: they are
+    indices, bounded by the vocabulary in :meth:`ModelConfig.validate` (a Llama 3 pads with
+    id 128,004)."""
     out = {}
     for where, params in (
         ("attention", cfg.attention),
@@ -84,8 +88,11 @@ def _structure_ints(cfg: ModelConfig) -> dict[str, int]:
         ("adapters", cfg.adapters),
     ):
         if dataclasses.is_dataclass(params):
+            hints = typing.get_type_hints(type(params))
             for f in dataclasses.fields(params):
                 value = getattr(params, f.name)
+                if hints[f.name] == int | None:
+                    continue
                 if isinstance(value, int) and not isinstance(value, bool):
                     out[f"{where}.{f.name}"] = value
     return out

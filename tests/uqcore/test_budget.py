@@ -40,19 +40,30 @@ MESSAGES = {"layers": "1,000,000 layers.*at most 48", "vocab": "49,000,000 vocab
 
 @pytest.fixture
 def builds(monkeypatch):
-    """Every call of build_model (under every name it was imported as), with whether it
-    allocated (a build on the meta device only describes shapes)."""
+    """Every model built, with whether it allocated: a call of build_model (under every name it
+    was imported as) on the meta device only describes shapes; a call of build_unset allocates
+    once, whatever build_model calls it makes inside."""
     calls: list[bool] = []
     original = uqcore.build.build_model
+    original_unset = uqcore.build.build_unset
 
     def recording(cfg):
         model = original(cfg)
         calls.append(next(model.parameters()).device.type != "meta")
         return model
 
+    def recording_unset(cfg):
+        before = len(calls)
+        model = original_unset(cfg)
+        del calls[before:]  # its inner build_model calls are one allocation, counted here
+        calls.append(next(model.parameters()).device.type != "meta")
+        return model
+
     for module in list(sys.modules.values()):
         if getattr(module, "build_model", None) is original:
             monkeypatch.setattr(module, "build_model", recording)
+        if getattr(module, "build_unset", None) is original_unset:
+            monkeypatch.setattr(module, "build_unset", recording_unset)
     return calls
 
 
@@ -172,6 +183,16 @@ def test_each_limit_is_named_with_what_to_do():
         check_budget(hsto)
     with pytest.raises(CheckpointError, match="MB in memory.*max_bytes"):
         check_budget(base, Budget(max_bytes=2**16))
+
+
+def test_a_pad_id_is_bounded_by_the_vocabulary_not_by_max_structure():
+    """A Llama 3 classifier pads with id 128,004: a token id, not a structure number."""
+    doc = {"backbone": "llama", "vocab_size": 128_256, "n_heads": 4, "d_model": 32, "max_len": 16}
+    doc["backbone_params"] = {"n_kv_heads": 2, "pool_skip_id": 128_004}
+    check_budget(ModelConfig.from_dict(doc))
+    doc["backbone_params"]["n_kv_heads"] = 5000  # a structure number stays bounded
+    with pytest.raises(CheckpointError, match="n_kv_heads.*max_structure"):
+        check_budget(ModelConfig.from_dict(doc))
 
 
 # ------------------------------------------------------------------------------ what must pass
