@@ -36,10 +36,12 @@ def llama3_tokenizer_dir() -> Path:
     return folder
 
 
-def tiny_llama3_folder(folder: Path, *, seed: int = 0) -> Path:
+def tiny_llama3_folder(folder: Path, *, seed: int = 0, pad_token_id: int | None = None) -> Path:
     """A tiny random ``LlamaForSequenceClassification`` folder (2 layers, width 32, grouped-query
     heads, 2,048 positions) whose embedding fits the real Llama 3.2 tokenizer (:data:`VOCAB` rows),
-    with that tokenizer's ``tokenizer.json`` and ``tokenizer_config.json``; returns ``folder``."""
+    with that tokenizer's ``tokenizer.json`` and ``tokenizer_config.json``; returns ``folder``.
+    ``pad_token_id``: none by default, as Meta's own config; 128,004 is the pad of Llama 3.2's
+    fine-tuning recipes (``<|finetune_right_pad_id|>``)."""
     import transformers as tf
 
     source = llama3_tokenizer_dir()
@@ -56,7 +58,7 @@ def tiny_llama3_folder(folder: Path, *, seed: int = 0) -> Path:
         max_position_embeddings=2048,
         bos_token_id=BOS,
         eos_token_id=EOS,
-        pad_token_id=None,  # as Meta's Llama 3.2 config.json: none (transformers reads the last)
+        pad_token_id=pad_token_id,  # Meta's own config: none (transformers reads the last)
         id2label={0: "unacceptable", 1: "acceptable"},
         label2id={"unacceptable": 0, "acceptable": 1},
     )

@@ -91,6 +91,15 @@ def test_a_llama3_classifier_imports_and_reads_as_transformers(folder, tmp_path)
     _logits_as_transformers(ck, folder)
 
 
+def test_a_llama3_classifier_padded_with_128004_imports_and_reads_as_transformers(tmp_path):
+    """The pad id of Llama 3.2's fine-tuning recipes is a token id past 4,096: the import keeps
+    it (the head skips it, as transformers does) instead of refusing it as a structure number."""
+    padded = tiny_llama3_folder(tmp_path / "padded", pad_token_id=128_004)
+    ck = load_checkpoint(import_folder(padded, "llama3pad", "cola", family="trans", root=tmp_path))
+    assert ck.config.backbone_params.pool_skip_id == 128_004
+    _logits_as_transformers(ck, padded)
+
+
 def test_a_llama3_classifier_uploads_and_reads_as_transformers(folder, tmp_path):
     files = files_from_zip(zip_folder(folder))
     name = install(files, "llama3", tmp_path, task="cola", family="trans")
