@@ -19,9 +19,9 @@ server's own memory.
 from __future__ import annotations
 
 import dataclasses
-import typing
 import subprocess
 import sys
+import typing
 from dataclasses import dataclass
 
 import torch
