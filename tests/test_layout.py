@@ -19,6 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # a folder of tests -> the folders whose modules (``name.py`` or ``name/``) its files may name
 MIRRORS = {
     "uqcore": ("uqcore",),
+    "uqcore/stats": ("uqcore/stats",),
     "uqlab": ("uqlab",),
     "uqlab/training": ("uqlab/training",),
     "tools": ("tools",),

@@ -24,7 +24,8 @@ import numpy as np
 from sklearn.metrics import roc_auc_score
 
 from uqcore.errors import InputError
-from uqcore.stats import OOD_SCORES, _check_labels, _check_probs, ood_scores
+from uqcore.stats import OOD_SCORES, ood_scores
+from uqcore.stats.checks import check_labels, check_probs
 
 MIN_PER_SIDE = 20  # a length bin is scored only with this many examples of each domain
 
@@ -40,8 +41,8 @@ def error_detection(probs: Any, labels: Any) -> dict[str, dict]:
     """Per score of :data:`OOD_SCORES`: ``{"auroc": float | None, "aurc": float}`` for detecting
     the errors of the mean prediction of ``probs [T, N, C]``, plus ``"errors"`` (their count)
     and ``"n"`` (rows)."""
-    p = _check_probs(probs)  # [T, N, C]
-    y = _check_labels(labels, *p.shape[1:])  # [N]
+    p = check_probs(probs)  # [T, N, C]
+    y = check_labels(labels, *p.shape[1:])  # [N]
     wrong = p.mean(axis=0).argmax(axis=-1) != y  # [N] bool
     k = np.arange(1, len(y) + 1)  # [N]
     out: dict[str, Any] = {"errors": int(wrong.sum()), "n": int(len(y))}
