@@ -35,7 +35,7 @@ from uqcore.prefix import (
     usable,
 )
 from uqcore.runtime import memory_budget as runtime_budget
-from uqcore.settings import ForwardSettings, SamplingSettings, is_stochastic, resolve
+from uqcore.settings import ForwardSettings, is_stochastic, resolve
 from uqcore.stream_noise import StreamNoise
 
 MAX_SAMPLES = 10_000
@@ -84,7 +84,16 @@ class SampleResult:
         return self.probs.shape[0]
 
 
-def _check_args(model: nn.Module, T: int, seed: int, first_sample: int, capture: Capture) -> None:
+def _check_args(
+    model: nn.Module,
+    T: int,
+    seed: int,
+    first_sample: int,
+    capture: Capture,
+    settings: ForwardSettings | None,
+    noise: str,
+) -> None:
+    """ConfigError for any argument of :func:`sample` out of range (the batch aside)."""
     cfg = model.cfg
     if isinstance(T, bool) or not isinstance(T, int) or not 1 <= T <= MAX_SAMPLES:
         raise ConfigError(
@@ -110,6 +119,13 @@ def _check_args(model: nn.Module, T: int, seed: int, first_sample: int, capture:
         raise ConfigError(f"Unknown map(s) {sorted(unknown)}; choose from {sorted(MAP_NAMES)}.")
     if capture.max_samples is not None and capture.max_samples < 1:
         raise ConfigError(f"capture.max_samples must be >= 1 or None, got {capture.max_samples}.")
+    if noise not in NOISE_KINDS:
+        raise ConfigError(f"noise must be one of {NOISE_KINDS}, got {noise!r}.")
+    if settings is not None and not isinstance(settings, ForwardSettings):
+        raise ConfigError(
+            f"settings must be ForwardSettings, got {type(settings).__name__}; resolve a "
+            "request's SamplingSettings first: uqcore.settings.resolve(model.cfg, settings)."
+        )
 
 
 def _chunks(total: int, keep: int, keep_step: int, step: int):
@@ -170,7 +186,7 @@ def sample(
     mask: torch.Tensor,  # [B, L] bool
     T: int,  # noqa: N803
     seed: int,
-    settings: SamplingSettings | ForwardSettings | None = None,
+    settings: ForwardSettings | None = None,
     capture: Capture | None = None,
     *,
     first_sample: int = 0,
@@ -181,8 +197,9 @@ def sample(
 ) -> SampleResult:
     """Draw samples ``first_sample .. first_sample + T - 1`` for a batch; never mutates ``model``.
 
-    ``settings``: overrides of the checkpoint's values (:class:`SamplingSettings`, resolved
-    here), or settings a caller already resolved with :func:`uqcore.settings.resolve`.
+    ``settings``: resolved settings (:func:`uqcore.settings.resolve` merges a request's
+    :class:`SamplingSettings` into the checkpoint's values), used as given; None: the
+    checkpoint's own (``resolve(model.cfg)``).
     ``noise``: ``"counter"`` (per-example, batch- and device-independent) or ``"stream"``
     (training's generator; see the module doc). ``memory_budget``: bytes of activations per
     chunk of samples (None: :func:`uqcore.runtime.memory_budget` of the input's device).
@@ -192,89 +209,38 @@ def sample(
     maps of those layers are captured, they come from that one pass (not cached: the maps are
     its bulk) and stand for every sample, as they are the same in every sample.
 
-    Raises :class:`ConfigError` for out-of-range ``T``, seed, settings or capture, and
-    :class:`InputError` for a malformed batch.
+    Raises :class:`ConfigError` for out-of-range ``T``, seed or capture, settings that are not
+    :class:`ForwardSettings`, and :class:`InputError` for a malformed batch.
     """
     capture = capture or Capture()
     cfg = model.cfg
-    _check_args(model, T, seed, first_sample, capture)
-    if noise not in NOISE_KINDS:
-        raise ConfigError(f"noise must be one of {NOISE_KINDS}, got {noise!r}.")
+    _check_args(model, T, seed, first_sample, capture, settings, noise)
     check_batch(ids, mask, cfg)
     if memory_budget is None:
         memory_budget = runtime_budget(ids.device)
-    fs = settings if isinstance(settings, ForwardSettings) else resolve(cfg, settings)
-    fs = dataclasses.replace(fs, need_kl=capture.kl)
+    fs = dataclasses.replace(resolve(cfg) if settings is None else settings, need_kl=capture.kl)
     heads = tuple(range(cfg.n_heads)) if capture.heads is None else tuple(capture.heads)
     keep = T if capture.max_samples is None else min(T, capture.max_samples)
     # an ensemble's samples differ (they are its members) but do not depend on the seed
     stochastic = is_stochastic(cfg, fs) or isinstance(model, DeepEnsemble)
-    batch = ids.shape[0]
-    maps = _Maps(keep, batch, heads, cfg.n_heads, capture.maps)
-    upper = capture.layers  # the layers each chunk of samples captures
+    maps = _Maps(keep, ids.shape[0], heads, cfg.n_heads, capture.maps)
+    members = None
     with torch.inference_mode():
-        prefix = None
-        one_network = not isinstance(model, DeepEnsemble)
-        if one_network and usable(model, fs, capture.layers):
-            prefix = prefix_for(model, ids, mask, fs, prefix_cache, prefix_owner, capture.layers)
-        elif one_network and stochastic and usable(model, fs):
-            # layers below the noise captured: one pass for them, the samples run the rest
-            prefix = prefix_with_maps(model, ids, mask, fs, capture.layers)
-            upper = tuple(i for i in capture.layers if i >= cfg.first_stochastic_layer)
-            maps.put_repeated(prefix.below or {})
         if isinstance(model, DeepEnsemble):
-            out = model(ids, mask, fs, None, capture.layers)  # logits [M, B, C]
-            members = (torch.arange(T, device=ids.device) + first_sample) % out.logits.shape[0]
-            logits = out.logits[members]  # [T, B, C]
-            probs = torch.softmax(logits, -1)
-            maps.put_indexed(out.maps, members[:keep])
-            kl = None
-        elif not stochastic:
-            out = model(ids, mask, fs, None, capture.layers, prefix=prefix)
-            logits = out.logits.expand(T, -1, -1)  # [T, B, C]
-            probs = torch.softmax(out.logits, -1).expand(T, -1, -1)
-            maps.put_repeated(out.maps)
-            kl = out.kl.expand(T, -1) if capture.kl and out.kl is not None else None
-            members = None
+            logits, probs, kl, members = _ensemble(
+                model, ids, mask, fs, T, first_sample, capture.layers, maps
+            )
         else:
-            probs = torch.empty(T, batch, cfg.num_classes, device=ids.device)  # [T, B, C]
-            logits = torch.empty_like(probs)
-            has_kl = capture.kl and cfg.spec.has_kl
-            kl = torch.empty(T, batch, device=ids.device) if has_kl else None
-            length = ids.shape[1]
-            full_rows = cfg.n_layers - 1 in capture.layers
-            step = rows_per_chunk(model, batch, length, memory_budget, fs)  # maps not kept
-            cap_step = rows_per_chunk(model, batch, length, memory_budget, fs, full_rows)
-            keys = example_keys(ids, mask) if noise == "counter" else None  # [B]
-            for start, count in _chunks(T, keep if capture.layers else 0, cap_step, step):
-                if keys is None:
-                    draws = StreamNoise(seed, first_sample + start, count, batch, ids.device)
-                else:
-                    draws = SampleNoise(seed, first_sample + start, count, batch, ids.device, keys)
-                layers = upper if start < keep else ()
-                rows_ids, rows_mask = ids.repeat(count, 1), mask.repeat(count, 1)
-                memo = None
-                if prefix is not None and prefix.prepared is not None and keys is not None:
-                    memo = scores_memo(
-                        model,
-                        ids,
-                        mask,
-                        fs,
-                        prefix_cache,
-                        prefix_owner,
-                        seed,
-                        first_sample + start,
-                        count,
-                    )
-                given = prefix if memo is None else dataclasses.replace(prefix, memo=memo)
-                out = model(rows_ids, rows_mask, fs, draws, layers, repeats=count, prefix=given)
-                keep_scores(prefix_cache, memo)
-                logits[start : start + count] = out.logits.view(count, batch, -1)
-                probs[start : start + count] = torch.softmax(out.logits, -1).view(count, batch, -1)
-                maps.put_chunk(out.maps, start, count)
-                if kl is not None:
-                    kl[start : start + count] = out.kl.view(count, batch)
-            members = None
+            prefix, upper = _prefix(
+                model, ids, mask, fs, capture.layers, stochastic, maps, prefix_cache, prefix_owner
+            )
+            if not stochastic:
+                logits, probs, kl = _deterministic(model, ids, mask, fs, T, capture, prefix, maps)
+            else:
+                plan = _Plan(seed, first_sample, T, keep, upper, noise, memory_budget)
+                logits, probs, kl = _stochastic(
+                    model, ids, mask, fs, plan, capture, prefix, maps, prefix_cache, prefix_owner
+                )
     return SampleResult(
         probs=probs.contiguous(),
         seed=seed,
@@ -287,6 +253,89 @@ def sample(
         members=members,
         logits=logits.contiguous(),
     )
+
+
+def _prefix(model, ids, mask, fs, layers, stochastic, maps, prefix_cache, prefix_owner):
+    """The one pass below the first stochastic layer (:mod:`uqcore.prefix`), or None, and the
+    layers each chunk of samples still captures: every asked one, or with the maps below the
+    noise taken from that pass (stored in ``maps``) only those from the noise up."""
+    if usable(model, fs, layers):
+        return prefix_for(model, ids, mask, fs, prefix_cache, prefix_owner, layers), layers
+    if stochastic and usable(model, fs):
+        # layers below the noise captured: one pass for them, the samples run the rest
+        prefix = prefix_with_maps(model, ids, mask, fs, layers)
+        maps.put_repeated(prefix.below or {})
+        return prefix, tuple(i for i in layers if i >= model.cfg.first_stochastic_layer)
+    return None, layers
+
+
+def _ensemble(model, ids, mask, fs, T, first_sample, layers, maps):
+    """A deep ensemble's members run once together; sample ``t`` is member ``t mod M``.
+    Returns logits and probs ``[T, B, C]``, no KL, and the member of each sample ``[T]``."""
+    out = model(ids, mask, fs, None, layers)  # logits [M, B, C]
+    members = (torch.arange(T, device=ids.device) + first_sample) % out.logits.shape[0]
+    logits = out.logits[members]  # [T, B, C]
+    maps.put_indexed(out.maps, members[: maps.keep])
+    return logits, torch.softmax(logits, -1), None, members
+
+
+def _deterministic(model, ids, mask, fs, T, capture, prefix, maps):
+    """Settings without noise: one pass stands for every sample. Returns logits and probs
+    ``[T, B, C]`` (broadcast views) and, when asked, the KL ``[T, B]``."""
+    out = model(ids, mask, fs, None, capture.layers, prefix=prefix)
+    maps.put_repeated(out.maps)
+    kl = out.kl.expand(T, -1) if capture.kl and out.kl is not None else None
+    return out.logits.expand(T, -1, -1), torch.softmax(out.logits, -1).expand(T, -1, -1), kl
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """The samples a stochastic call draws: ``T`` from ``first_sample`` with ``seed``; the first
+    ``keep`` capture ``layers``; ``noise`` kind; ``memory_budget`` bytes per chunk."""
+
+    seed: int
+    first_sample: int
+    T: int
+    keep: int
+    layers: tuple[int, ...]
+    noise: str
+    memory_budget: int
+
+
+def _stochastic(model, ids, mask, fs, plan: _Plan, capture, prefix, maps, cache, owner):
+    """The samples in chunks that fit the memory budget (:func:`_chunks`), each chunk the batch
+    repeated to ``[count * B, L]`` (sample-major) in one forward pass with its own noise.
+    Returns logits and probs ``[T, B, C]`` and, for a family with a KL when asked, ``[T, B]``."""
+    cfg = model.cfg
+    batch, length = ids.shape
+    probs = torch.empty(plan.T, batch, cfg.num_classes, device=ids.device)  # [T, B, C]
+    logits = torch.empty_like(probs)
+    has_kl = capture.kl and cfg.spec.has_kl
+    kl = torch.empty(plan.T, batch, device=ids.device) if has_kl else None
+    full_rows = cfg.n_layers - 1 in capture.layers
+    step = rows_per_chunk(model, batch, length, plan.memory_budget, fs)  # maps not kept
+    cap_step = rows_per_chunk(model, batch, length, plan.memory_budget, fs, full_rows)
+    keys = example_keys(ids, mask) if plan.noise == "counter" else None  # [B]
+    for start, count in _chunks(plan.T, plan.keep if capture.layers else 0, cap_step, step):
+        first = plan.first_sample + start
+        if keys is None:
+            draws = StreamNoise(plan.seed, first, count, batch, ids.device)
+        else:
+            draws = SampleNoise(plan.seed, first, count, batch, ids.device, keys)
+        layers = plan.layers if start < plan.keep else ()
+        rows_ids, rows_mask = ids.repeat(count, 1), mask.repeat(count, 1)
+        memo = None
+        if prefix is not None and prefix.prepared is not None and keys is not None:
+            memo = scores_memo(model, ids, mask, fs, cache, owner, plan.seed, first, count)
+        given = prefix if memo is None else dataclasses.replace(prefix, memo=memo)
+        out = model(rows_ids, rows_mask, fs, draws, layers, repeats=count, prefix=given)
+        keep_scores(cache, memo)
+        logits[start : start + count] = out.logits.view(count, batch, -1)
+        probs[start : start + count] = torch.softmax(out.logits, -1).view(count, batch, -1)
+        maps.put_chunk(out.maps, start, count)
+        if kl is not None:
+            kl[start : start + count] = out.kl.view(count, batch)
+    return logits, probs, kl
 
 
 class _Maps:

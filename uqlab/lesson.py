@@ -42,7 +42,7 @@ import torch
 from uqcore.checkpoint import Checkpoint
 from uqcore.registry import load
 from uqcore.sampling import Capture, SampleResult, sample
-from uqcore.settings import SamplingSettings
+from uqcore.settings import SamplingSettings, resolve
 from uqlab.data import load_task
 from uqlab.paths import CONFIG_DIR, checkpoint_dir
 from uqlab.presets import preset_rows
@@ -141,7 +141,8 @@ def _sampled(
     last = ck.config.n_layers - 1
     capture = Capture(layers=(last,), heads=(0,))
     with torch.inference_mode():
-        return sample(ck.model, ids, mask, T, seed, SamplingSettings(**knobs), capture)
+        fs = resolve(ck.model.cfg, SamplingSettings(**knobs))
+        return sample(ck.model, ids, mask, T, seed, fs, capture)
 
 
 def _gumbel(r: SampleResult) -> float:

@@ -52,6 +52,7 @@ def test_cached_prefix_gives_the_numbers_of_a_full_pass(family, backbone):
     torch.testing.assert_close(again.probs, plain.probs, atol=1e-6, rtol=0)
     # a knob of the stochastic layer reuses the prefix and still equals a fresh pass
     knob = SamplingSettings(tau2=0.5) if family == "hsto" else SamplingSettings(noise_scale=0.5)
+    knob = resolve(model.cfg, knob)
     changed = sample(
         model, IDS, MASK, T=6, seed=4, settings=knob, prefix_cache=cache, prefix_owner="m"
     )
@@ -167,6 +168,7 @@ def test_the_noisy_layers_shortcut_equals_copying_the_rows(family, values, knob,
     )
     torch.manual_seed(0)
     model = build_model(cfg)
+    knob = resolve(model.cfg, knob)
     kernel = model.layers[2].attn.kernel
     original = getattr(kernel, "shortcut", None)
     calls = []
@@ -251,7 +253,7 @@ def test_a_tau2_change_reuses_the_kept_noisy_scores_and_gives_a_fresh_runs_numbe
             MASK,
             T=4,
             seed=2,
-            settings=SamplingSettings(tau2=3.0),
+            settings=resolve(model.cfg, SamplingSettings(tau2=3.0)),
             prefix_cache=cache,
             prefix_owner="m",
         )
@@ -262,15 +264,15 @@ def test_a_tau2_change_reuses_the_kept_noisy_scores_and_gives_a_fresh_runs_numbe
             MASK,
             T=4,
             seed=2,
-            settings=SamplingSettings(tau2=8.0),
+            settings=resolve(model.cfg, SamplingSettings(tau2=8.0)),
             prefix_cache=cache,
             prefix_owner="m",
         )
         assert len(calls) == 1 and cache.score_hits == 3  # nothing drawn: every row served
         others = [
-            (SamplingSettings(tau1=0.5, tau2=8.0), 4, 2),
-            (SamplingSettings(tau2=8.0), 4, 3),
-            (SamplingSettings(tau2=8.0), 6, 2),
+            (resolve(model.cfg, SamplingSettings(tau1=0.5, tau2=8.0)), 4, 2),
+            (resolve(model.cfg, SamplingSettings(tau2=8.0)), 4, 3),
+            (resolve(model.cfg, SamplingSettings(tau2=8.0)), 6, 2),
         ]
         served = [
             sample(
@@ -281,7 +283,9 @@ def test_a_tau2_change_reuses_the_kept_noisy_scores_and_gives_a_fresh_runs_numbe
         assert len(calls) == 4 and cache.score_hits == 3
     finally:
         kernel.shortcut = original
-    fresh = sample(model, IDS, MASK, T=4, seed=2, settings=SamplingSettings(tau2=8.0))
+    fresh = sample(
+        model, IDS, MASK, T=4, seed=2, settings=resolve(model.cfg, SamplingSettings(tau2=8.0))
+    )
     torch.testing.assert_close(got.probs, fresh.probs, atol=1e-7, rtol=0)
     assert not torch.allclose(got.probs[0], got.probs[1])  # the samples differ
     for (ov, t, sd), one in zip(others, served, strict=True):
@@ -300,7 +304,7 @@ def test_kept_scores_serve_an_example_in_another_batch():
         MASK,
         T=3,
         seed=0,
-        settings=SamplingSettings(tau2=2.0),
+        settings=resolve(model.cfg, SamplingSettings(tau2=2.0)),
         prefix_cache=cache,
         prefix_owner="m",
     )
@@ -314,12 +318,14 @@ def test_kept_scores_serve_an_example_in_another_batch():
         mask,
         T=3,
         seed=0,
-        settings=SamplingSettings(tau2=9.0),
+        settings=resolve(model.cfg, SamplingSettings(tau2=9.0)),
         prefix_cache=cache,
         prefix_owner="m",
     )
     assert cache.score_hits == 2
-    fresh = sample(model, ids, mask, T=3, seed=0, settings=SamplingSettings(tau2=9.0))
+    fresh = sample(
+        model, ids, mask, T=3, seed=0, settings=resolve(model.cfg, SamplingSettings(tau2=9.0))
+    )
     torch.testing.assert_close(got.probs, fresh.probs, atol=1e-6, rtol=0)
 
 

@@ -67,6 +67,7 @@ def test_different_seeds_differ_and_samples_vary(family):
 def test_deterministic_settings_give_zero_variance(family, settings):
     ids, mask = batch()
     model = tiny_model(family)
+    settings = resolve(model.cfg, settings)
     r = sample(model, ids, mask, T=5, seed=3, settings=settings, capture=Capture(layers=(1,)))
     assert not r.stochastic
     assert r.probs.var(0).max() == 0
@@ -94,21 +95,23 @@ def test_bam_computes_kl_and_prior_only_when_asked(monkeypatch):
 def test_bam_noise_scale_zero_matches_mean_mode():
     ids, mask = batch()
     model = tiny_model("bam")
-    a = sample(model, ids, mask, T=2, seed=0, settings=SamplingSettings(noise_scale=0.0))
-    b = sample(model, ids, mask, T=2, seed=0, settings=SamplingSettings(bam_mode="mean"))
+    zero, mean = SamplingSettings(noise_scale=0.0), SamplingSettings(bam_mode="mean")
+    a = sample(model, ids, mask, T=2, seed=0, settings=resolve(model.cfg, zero))
+    b = sample(model, ids, mask, T=2, seed=0, settings=resolve(model.cfg, mean))
     assert torch.allclose(a.probs, b.probs, atol=1e-6)
 
 
 @pytest.mark.parametrize("family", ["sto", "hsto"])
 def test_hard_mode_gives_one_hot_rows(family):
     ids, mask = batch()
+    model = tiny_model(family)
     r = sample(
-        tiny_model(family),
+        model,
         ids,
         mask,
         T=3,
         seed=0,
-        settings=SamplingSettings(hard=True),
+        settings=resolve(model.cfg, SamplingSettings(hard=True)),
         capture=Capture(layers=(0,)),
     )
     assert set(r.maps[0].attention.unique().tolist()) <= {0.0, 1.0}
@@ -135,7 +138,8 @@ def test_each_example_of_a_batch_gets_what_it_gets_alone(family):
     or the padding (the dataset pages and the explorer show the same numbers)."""
     ids, mask = batch()  # examples of different lengths, padded
     model = tiny_model(family)
-    settings = SamplingSettings(mc_dropout=True) if family == "mcdropout" else None
+    on = SamplingSettings(mc_dropout=True)
+    settings = resolve(model.cfg, on) if family == "mcdropout" else None
     together = sample(model, ids, mask, T=6, seed=4, settings=settings)
     flipped = sample(model, ids.flip(0), mask.flip(0), T=6, seed=4, settings=settings)
     for b in range(ids.shape[0]):
@@ -187,7 +191,7 @@ def test_probtrans_records_attention_before_em():
         T=1,
         seed=0,
         capture=Capture(layers=(0,)),
-        settings=SamplingSettings(em_iterations=0),
+        settings=resolve(model.cfg, SamplingSettings(em_iterations=0)),
     )
     assert torch.allclose(r0.maps[0].attention, r0.maps[0].attention_before_em, atol=1e-6)
     assert not torch.allclose(r.probs, r0.probs)
@@ -259,15 +263,8 @@ def test_sampling_does_not_mutate_the_model(family):
     ids, mask = batch()
     model = tiny_model(family)
     before = {k: v.clone() for k, v in model.state_dict().items()}
-    sample(
-        model,
-        ids,
-        mask,
-        T=3,
-        seed=0,
-        capture=ALL_LAYERS,
-        settings=SamplingSettings(tau=0.5, tau1=3.0, tau2=9.0, noise_scale=0.5),
-    )
+    knobs = SamplingSettings(tau=0.5, tau1=3.0, tau2=9.0, noise_scale=0.5)
+    sample(model, ids, mask, T=3, seed=0, capture=ALL_LAYERS, settings=resolve(model.cfg, knobs))
     assert not model.training
     after = model.state_dict()
     assert all(torch.equal(before[k], after[k]) for k in before)
@@ -291,22 +288,34 @@ def test_sampling_does_not_mutate_the_model(family):
     ],
 )
 def test_bad_settings_raise_clear_errors(kwargs, message):
+    """Bad knobs are refused where a request's settings are resolved, before any sampling."""
     ids, mask = batch()
+    model = tiny_model("hsto")
     args = {"T": 2, "seed": 0, **kwargs}
     with pytest.raises(ConfigError, match=message):
-        sample(tiny_model("hsto"), ids, mask, **args)
+        if "settings" in args:
+            args["settings"] = resolve(model.cfg, args["settings"])
+        sample(model, ids, mask, **args)
+
+
+def test_unresolved_settings_are_refused():
+    """The sampler takes settings in one form: resolved (:func:`uqcore.settings.resolve`)."""
+    ids, mask = batch()
+    with pytest.raises(ConfigError, match="must be ForwardSettings.*resolve"):
+        sample(tiny_model("sto"), ids, mask, T=2, seed=0, settings=SamplingSettings(tau2=2.0))
 
 
 def test_mc_dropout_on_an_ensemble_is_refused():
     ids, mask = batch()
+    model = tiny_model("ensemble")
     with pytest.raises(ConfigError, match="ensemble"):
         sample(
-            tiny_model("ensemble"),
+            model,
             ids,
             mask,
             T=2,
             seed=0,
-            settings=SamplingSettings(mc_dropout=True),
+            settings=resolve(model.cfg, SamplingSettings(mc_dropout=True)),
         )
 
 
@@ -326,16 +335,21 @@ def test_extreme_temperatures_never_give_nan():
     ids, mask = batch()
     for family in ("sto", "hsto", "trans"):
         for tau in (1e-4, 1e4):
-            s = SamplingSettings(tau=tau, tau1=tau, tau2=tau)
-            r = sample(tiny_model(family), ids, mask, T=3, seed=0, settings=s, capture=ALL_LAYERS)
+            model = tiny_model(family)
+            s = resolve(model.cfg, SamplingSettings(tau=tau, tau1=tau, tau2=tau))
+            r = sample(model, ids, mask, T=3, seed=0, settings=s, capture=ALL_LAYERS)
             assert torch.isfinite(r.probs).all() and torch.isfinite(r.maps[0].attention).all()
 
 
 def test_tau_changes_the_stochastic_samples():
     ids, mask = batch()
     model = tiny_model("sto")
-    a = sample(model, ids, mask, T=20, seed=0, settings=SamplingSettings(tau2=0.5))
-    b = sample(model, ids, mask, T=20, seed=0, settings=SamplingSettings(tau2=50.0))
+    a = sample(
+        model, ids, mask, T=20, seed=0, settings=resolve(model.cfg, SamplingSettings(tau2=0.5))
+    )
+    b = sample(
+        model, ids, mask, T=20, seed=0, settings=resolve(model.cfg, SamplingSettings(tau2=50.0))
+    )
     assert not torch.allclose(a.probs, b.probs)
 
 
@@ -439,7 +453,7 @@ def test_probtrans_without_em_attends_from_cls_only_and_captures_every_row():
 
     ids, mask = batch()
     model = tiny_model("probtrans")
-    no_em = SamplingSettings(em_iterations=0)
+    no_em = resolve(model.cfg, SamplingSettings(em_iterations=0))
     plain = sample(model, ids, mask, T=2, seed=0, settings=no_em)
     full = sample(model, ids, mask, T=2, seed=0, settings=no_em, capture=ALL_LAYERS)
     assert torch.equal(plain.probs, full.probs)

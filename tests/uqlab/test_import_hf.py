@@ -14,7 +14,7 @@ from tests.hf_tiny import ARCHS, reference, tiny_folder
 from uqcore.checkpoint import load_checkpoint
 from uqcore.predict import pad
 from uqcore.sampling import Capture, sample
-from uqcore.settings import SamplingSettings
+from uqcore.settings import SamplingSettings, resolve
 from uqlab import import_hf
 from uqlab.import_hf import import_folder, inspect
 
@@ -66,7 +66,8 @@ def test_training_free_families_are_the_model_at_zero_noise(folder, tmp_path, fa
     ck = load_checkpoint(import_folder(folder, family, "cola", family=family, root=tmp_path))
     ids, mask = _batch(ck)
     logits, _ = _theirs(folder, ids, mask)
-    still = sample(ck.model, ids, mask, T=4, settings=zero, seed=3).logits  # [T, B, C]
+    off = resolve(ck.model.cfg, zero)
+    still = sample(ck.model, ids, mask, T=4, settings=off, seed=3).logits  # [T, B, C]
     assert (still - logits).abs().max() < 1e-4
     noisy = sample(ck.model, ids, mask, T=4, seed=3).logits
     assert (noisy[0] - noisy[1]).abs().max() > 1e-6  # the default settings do draw noise

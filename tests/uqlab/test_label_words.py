@@ -17,7 +17,7 @@ from uqcore.errors import UQError
 from uqcore.predict import pad
 from uqcore.prompt import Prompt
 from uqcore.sampling import sample
-from uqcore.settings import SamplingSettings
+from uqcore.settings import SamplingSettings, resolve
 from uqlab.label_words import build_prompt, main, word_ids, write_label_words
 
 tf = pytest.importorskip("transformers")
@@ -85,7 +85,7 @@ def test_a_training_free_family_at_zero_noise_is_the_zero_shot_model(folder, tmp
     rows = [plain.vocab.encode(t, plain.read_len).ids for t in TEXTS]
     ids, mask = pad(rows, max(map(len, rows)))
     want = sample(plain.model, ids, mask, 1, seed=0).probs[0]
-    off = SamplingSettings(noise_scale=0.0)
+    off = resolve(noisy.model.cfg, SamplingSettings(noise_scale=0.0))
     got = sample(noisy.model, ids, mask, 3, seed=1, settings=off).probs  # [T, B, C]
     torch.testing.assert_close(got, want.expand_as(got), atol=1e-5, rtol=0)
     spread = sample(noisy.model, ids, mask, 8, seed=1).probs.std(0).max()
