@@ -36,7 +36,7 @@ import torch
 from safetensors import safe_open
 from safetensors.torch import save
 
-from uqcore.backbones import get_backbone
+from uqcore.backbones import BackboneSpec, get_backbone
 from uqcore.base_model import BaseRecord, file_sha256, locate
 from uqcore.budget import DEFAULT_BUDGET, Budget, check_budget
 from uqcore.build import attach_base, build_model, build_unset, frozen_names
@@ -118,6 +118,28 @@ def save_checkpoint(
     Raises :class:`CheckpointError` if the model does not match ``cfg`` or ``vocab``, if
     ``training`` / ``metrics`` are not JSON objects, or if a value overflows ``dtype``.
     """
+    backbone = _check_save_args(cfg, vocab, base, dtype, training, metrics, card)
+    doc = {"format_version": FORMAT_VERSION, "model": cfg.to_dict(), "training": training or {}}
+    if backbone.pretrained:
+        doc["base"] = base.to_dict()
+    try:
+        config_blob = json.dumps(doc, indent=2, ensure_ascii=False).encode()
+        metrics_blob = None if metrics is None else json.dumps(metrics, indent=2).encode()
+    except (TypeError, ValueError) as exc:
+        raise CheckpointError(f"training / metrics must be JSON-serialisable: {exc}.") from None
+    frozen = frozen_names(cfg)
+    state = model.state_dict() if isinstance(model, torch.nn.Module) else dict(model)
+    tensors = _stored_tensors(state, frozen, dtype)
+    with torch.device("meta"):  # names, shapes and kinds only: nothing allocated
+        expected = _trained(build_model(cfg).state_dict(), frozen)
+    _check_tensors(tensors, expected, f"the model being saved for {cfg.family!r}")
+    card_blob = None if card is None else card.encode()
+    return _write_files(Path(path), tensors, vocab, config_blob, metrics_blob, card_blob)
+
+
+def _check_save_args(cfg, vocab, base, dtype, training, metrics, card) -> BackboneSpec:
+    """The arguments of :func:`save_checkpoint` checked (CheckpointError saying what to pass);
+    returns the config's backbone."""
     if not isinstance(cfg, ModelConfig):
         raise CheckpointError("cfg must be a ModelConfig.")
     cfg.validate()
@@ -137,23 +159,22 @@ def save_checkpoint(
         raise CheckpointError("vocab must be a uqcore.vocab.Vocab for a word-level model.")
     else:
         _check_vocab_fits(vocab, cfg, "the vocabulary")
-    frozen = frozen_names(cfg)
     if dtype is not None and dtype not in STORAGE_DTYPES:
         raise CheckpointError(f"dtype must be None or one of {STORAGE_DTYPES}, got {dtype}.")
     if not (isinstance(training, dict | None) and isinstance(metrics, dict | None)):
         raise CheckpointError("training and metrics must be dicts (JSON objects) or None.")
     if not isinstance(card, str | None):
         raise CheckpointError(f"card must be a Markdown str or None, got {type(card).__name__}.")
-    doc = {"format_version": FORMAT_VERSION, "model": cfg.to_dict(), "training": training or {}}
-    if backbone.pretrained:
-        doc["base"] = base.to_dict()
-    try:
-        config_blob = json.dumps(doc, indent=2, ensure_ascii=False).encode()
-        metrics_blob = None if metrics is None else json.dumps(metrics, indent=2).encode()
-    except (TypeError, ValueError) as exc:
-        raise CheckpointError(f"training / metrics must be JSON-serialisable: {exc}.") from None
+    return backbone
+
+
+def _stored_tensors(
+    state: dict[str, torch.Tensor], frozen: frozenset[str], dtype: torch.dtype | None
+) -> dict[str, torch.Tensor]:
+    """The tensors a checkpoint stores: ``state`` without the base's (``frozen``), each copied
+    (contiguous, own storage, on CPU), floating ones cast to ``dtype`` when given; a value that
+    overflows ``dtype`` raises CheckpointError."""
     tensors: dict[str, torch.Tensor] = {}
-    state = model.state_dict() if isinstance(model, torch.nn.Module) else dict(model)
     for key, value in state.items():
         if _unprefixed(key) in frozen:
             continue  # the base's: never copied
@@ -167,18 +188,25 @@ def save_checkpoint(
                 )
             t = cast
         tensors[key] = t
-    with torch.device("meta"):  # names, shapes and kinds only: nothing allocated
-        expected = _trained(build_model(cfg).state_dict(), frozen)
-    _check_tensors(tensors, expected, f"the model being saved for {cfg.family!r}")
+    return tensors
 
-    out = Path(path)
+
+def _write_files(
+    out: Path,
+    tensors: dict[str, torch.Tensor],
+    vocab: Vocab | WordPiece | None,
+    config_blob: bytes,
+    metrics_blob: bytes | None,
+    card_blob: bytes | None,
+) -> Path:
+    """Write the checkpoint directory ``out``: each file atomically, ``config.json`` last (a
+    directory with it is complete); an optional file not given again is removed."""
     out.mkdir(parents=True, exist_ok=True)
     (out / CONFIG_FILE).unlink(missing_ok=True)  # rewritten last: a dir with it is complete
     meta = {"format_version": str(FORMAT_VERSION)}
     write_atomic(out / WEIGHTS_FILE, save(tensors, metadata=meta))
     if isinstance(vocab, Vocab):
         vocab.save(out / VOCAB_FILE)
-    card_blob = None if card is None else card.encode()
     for name, content in ((METRICS_FILE, metrics_blob), (CARD_FILE, card_blob)):
         if content is None:
             (out / name).unlink(missing_ok=True)  # stale from an earlier save of other weights
