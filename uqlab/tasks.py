@@ -178,6 +178,46 @@ def describe(
     ``eval_subsets``, ``eval_id_sample`` and ``paper_tables``. ``data_free``: a description
     without files (an upload's, :func:`uqlab.task_file.data_free`): ``data``, ``ood`` and
     ``examples`` are refused, and the spec reads nothing."""
+    _check_keys(doc, where, builtin, data_free)
+    name = _check_name(doc["name"], where, builtin)
+    labels = _check_label_names(doc["label_names"], where)
+    metric = _check_metric(
+        doc.get("metric", "accuracy" if len(labels) == 2 else "macro_f1"), len(labels), where
+    )
+    columns = _columns(doc, where, data_free)
+    if not data_free:
+        _check_data(doc["data"], where)
+    ood = doc.get("ood")
+    _check_ood(ood, where)
+    _check_examples(doc.get("examples"), where)
+    defaults = doc.get("train_defaults", DEFAULT_TRAINING)
+    if not isinstance(defaults, dict):
+        raise ConfigError(f"{where}: train_defaults must be a JSON object.")
+    words = _label_words(doc.get("label_words"), len(labels), where)
+    title = str(doc.get("title") or name)[:60]
+    return TaskSpec(
+        name,
+        title,
+        str(doc.get("short") or title)[:20],
+        tuple(labels),
+        metric,
+        columns["text_column"],
+        columns["label_column"],
+        layout=str(doc.get("layout") or f"the files named in {where}"),
+        hub=_hub(doc.get("hub")),
+        eval_subsets=dict(doc.get("eval_subsets", {})),
+        eval_id_sample=bool(doc.get("eval_id_sample", False)),
+        ood_name=str((ood or {}).get("name") or "out-of-domain")[:40],
+        train_defaults=defaults,
+        description={"data": {}, **doc, "base": str(doc.get("base", base))},
+        paper_tables=tuple(doc.get("paper_tables", ())),
+        builtin=builtin,
+        label_words=words,
+    )
+
+
+def _check_keys(doc: Any, where: str, builtin: bool, data_free: bool) -> None:
+    """A JSON object with only the keys its kind allows and every key it needs."""
     if not isinstance(doc, dict):
         raise ConfigError(f"{where} must hold a JSON object.")
     allowed = BUILTIN_KEYS if builtin else USER_KEYS
@@ -192,14 +232,21 @@ def describe(
     missing = [k for k in needed if k not in doc]
     if missing:
         raise ConfigError(f"{where} lacks {', '.join(missing)}.")
-    name = doc["name"]
+
+
+def _check_name(name: Any, where: str, builtin: bool) -> str:
+    """1-40 lower-case letters, digits or dashes; a user's task never takes a built-in name."""
     if not isinstance(name, str) or not re.fullmatch(r"[a-z0-9][a-z0-9-]{0,39}", name):
         raise ConfigError(
             f"{where}: name must be 1-40 lower-case letters, digits or dashes; got {name!r}."
         )
     if not builtin and name in BUILTIN:
         raise ConfigError(f"{where}: {name!r} is a built-in task's name; choose another.")
-    labels = doc["label_names"]
+    return name
+
+
+def _check_label_names(labels: Any, where: str) -> list[str]:
+    """2-MAX_LABELS distinct (case-insensitively) names of 1-40 characters."""
     if (
         not isinstance(labels, list)
         or not 2 <= len(labels) <= MAX_LABELS
@@ -210,15 +257,24 @@ def describe(
             f"{where}: label_names must list 2-{MAX_LABELS} distinct names of "
             "1-40 characters, in the order of the label ids."
         )
-    metric = doc.get("metric", "accuracy" if len(labels) == 2 else "macro_f1")
+    return labels
+
+
+def _check_metric(metric: Any, n_labels: int, where: str) -> str:
+    """A key of :data:`METRICS` that fits ``n_labels`` classes."""
     spec_m = METRICS.get(metric) if isinstance(metric, str) else None
     if spec_m is None:
         raise ConfigError(f"{where}: metric must be one of {', '.join(METRICS)}; got {metric!r}.")
-    if spec_m.n_classes is not None and spec_m.n_classes != len(labels):
+    if spec_m.n_classes is not None and spec_m.n_classes != n_labels:
         raise ConfigError(
             f"{where}: {spec_m.title} is for {spec_m.n_classes} classes; this task "
-            f"has {len(labels)}: use macro_f1 or accuracy."
+            f"has {n_labels}: use macro_f1 or accuracy."
         )
+    return metric
+
+
+def _columns(doc: dict[str, Any], where: str, data_free: bool) -> dict[str, str]:
+    """The text and label columns (defaults: a data-free task's ``text``, ``label``)."""
     columns = {
         "text_column": doc.get("text_column", "text" if data_free else None),
         "label_column": doc.get("label_column", "label"),
@@ -226,9 +282,11 @@ def describe(
     for key, col in columns.items():
         if not isinstance(col, str) or not col or len(col) > 200:
             raise ConfigError(f"{where}: {key} must name a column, got {col!r}.")
-    if not data_free:
-        _check_data(doc["data"], where)
-    ood = doc.get("ood")
+    return columns
+
+
+def _check_ood(ood: Any, where: str) -> None:
+    """``ood``: ``{"file": PATH, "name": TEXT}``, its own columns optional, or absent."""
     if ood is not None and (
         not isinstance(ood, dict)
         or set(ood) - {"file", "name", *OOD_COLUMNS}
@@ -239,7 +297,10 @@ def describe(
             f'{where}: ood must be {{"file": PATH, "name": TEXT}} (with "text_column" and '
             '"label_column" when its columns are not named as the task\'s) or left out.'
         )
-    examples = doc.get("examples")
+
+
+def _check_examples(examples: Any, where: str) -> None:
+    """``examples``: a file per domain key (``id``, ``ood``), or absent."""
     if examples is not None and (
         not isinstance(examples, dict)
         or not examples
@@ -247,38 +308,18 @@ def describe(
         or not all(isinstance(v, str) for v in examples.values())
     ):
         raise ConfigError(f"{where}: examples must map 'id' (and 'ood') to a file or be left out.")
-    defaults = doc.get("train_defaults", DEFAULT_TRAINING)
-    if not isinstance(defaults, dict):
-        raise ConfigError(f"{where}: train_defaults must be a JSON object.")
-    words = _label_words(doc.get("label_words"), len(labels), where)
-    title = str(doc.get("title") or name)[:60]
-    hub = doc.get("hub")
-    return TaskSpec(
-        name,
-        title,
-        str(doc.get("short") or title)[:20],
-        tuple(labels),
-        metric,
-        columns["text_column"],
-        columns["label_column"],
-        layout=str(doc.get("layout") or f"the files named in {where}"),
-        hub=None
-        if hub is None
-        else HubSource(
-            **{
-                **hub,
-                "splits": tuple(hub["splits"]),
-                "ood_tail": tuple(hub["ood_tail"]) if hub.get("ood_tail") else None,
-            }
-        ),
-        eval_subsets=dict(doc.get("eval_subsets", {})),
-        eval_id_sample=bool(doc.get("eval_id_sample", False)),
-        ood_name=str((ood or {}).get("name") or "out-of-domain")[:40],
-        train_defaults=defaults,
-        description={"data": {}, **doc, "base": str(doc.get("base", base))},
-        paper_tables=tuple(doc.get("paper_tables", ())),
-        builtin=builtin,
-        label_words=words,
+
+
+def _hub(hub: dict[str, Any] | None) -> HubSource | None:
+    """A built-in task's Hugging Face source, its lists as tuples."""
+    if hub is None:
+        return None
+    return HubSource(
+        **{
+            **hub,
+            "splits": tuple(hub["splits"]),
+            "ood_tail": tuple(hub["ood_tail"]) if hub.get("ood_tail") else None,
+        }
     )
 
 
