@@ -15,10 +15,10 @@ import os
 # outnumber the cores). Set before torch is first imported; tools.bench sets the same.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-import streamlit as st  # noqa: E402
-from streamlit.runtime.scriptrunner import get_script_run_ctx  # noqa: E402
+import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from ui import cached, routes, sidebar  # noqa: E402
+from ui import cached, routes, sidebar
 from ui.logic import keys as K
 from ui.logic import runlog
 

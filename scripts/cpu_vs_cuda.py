@@ -16,8 +16,8 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from uqcore.predict import predict_ids  # noqa: E402
-from uqcore.registry import load  # noqa: E402
+from uqcore.predict import predict_ids
+from uqcore.registry import load
 
 TEXTS = [
     "the movie was great fun",

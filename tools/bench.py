@@ -21,7 +21,7 @@ import os
 # server's
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-import argparse  # noqa: E402
+import argparse
 import json
 import statistics
 import subprocess
@@ -324,7 +324,7 @@ def _click(at, label: str) -> float:
     return time.perf_counter() - started
 
 
-def _why(ckpt: str, text: str, T: int, steps: int = 32) -> dict:  # noqa: N803
+def _why(ckpt: str, text: str, T: int, steps: int = 32) -> dict:
     """The explorer's "Why is it unsure?" views on ``ckpt`` (server side, cold caches): the
     page with them (salience by gradient x input, occlusion and the head grid when they run
     without a click), then each button: the salience of a long text, integrated gradients

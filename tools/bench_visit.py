@@ -37,7 +37,7 @@ import os
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # the server's (app.py), before torch
 
-import argparse  # noqa: E402
+import argparse
 import contextlib
 import cProfile
 import gc
@@ -216,7 +216,7 @@ class Instruments:
         cached.prefix_cache().clear()
 
 
-def visit(inst: Instruments, ckpt: str, T: int, seed: int) -> dict[str, float]:  # noqa: N803
+def visit(inst: Instruments, ckpt: str, T: int, seed: int) -> dict[str, float]:
     """One visit of the link from a new session: CPU seconds per category."""
     from streamlit.testing.v1 import AppTest
 
@@ -238,7 +238,7 @@ def _mean(rows: list[dict[str, float]]) -> dict[str, float]:
     return {c: sum(r[c] for r in rows) / len(rows) for c in CATEGORIES}
 
 
-def measure(inst: Instruments, ckpt: str, T: int, links: int) -> dict:  # noqa: N803
+def measure(inst: Instruments, ckpt: str, T: int, links: int) -> dict:
     """``{mode: {"fresh": {category: s}, "repeat": {...}}}``, means over ``links`` links."""
     rows: dict[str, dict[str, list]] = {m: {"fresh": [], "repeat": []} for m in MODES}
     for mode in MODES:  # warm-up, unmeasured
@@ -255,7 +255,7 @@ def measure(inst: Instruments, ckpt: str, T: int, links: int) -> dict:  # noqa: 
     return {m: {k: _mean(v) for k, v in rows[m].items()} for m in MODES}
 
 
-def profile(inst: Instruments, ckpt: str, T: int, top: int = 30) -> str:  # noqa: N803
+def profile(inst: Instruments, ckpt: str, T: int, top: int = 30) -> str:
     """cProfile of one repeat visit (after): the functions with the most own time."""
     inst.set_mode("after")
     inst.clear()

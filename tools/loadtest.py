@@ -317,11 +317,11 @@ def _same_task(ckpt: str) -> list[str]:
     return [i.name for i in infos if i.task == task]
 
 
-def link(ckpt: str, text: str, T: int, seed: int) -> str:  # noqa: N803
+def link(ckpt: str, text: str, T: int, seed: int) -> str:
     return "/?" + urlencode({"ckpt": ckpt, "text": text, "label": 0, "T": T, "seed": seed})
 
 
-def links_for(ckpt: str, T: int, clients: int, same: bool) -> list[str]:  # noqa: N803
+def links_for(ckpt: str, T: int, clients: int, same: bool) -> list[str]:
     """Each client's link: one for all (``same``) or one each (texts and seeds vary)."""
     if same:
         return [link(ckpt, TEXTS[0], T, 100)] * clients
@@ -436,7 +436,7 @@ def run(
     soak: int,
     ckpt: str,
     soak_ckpts: list[str],
-    T: int,  # noqa: N803
+    T: int,
     browser_nice: int = 19,
     same: bool = False,
     processes: int = 1,

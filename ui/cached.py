@@ -303,7 +303,7 @@ def salience_key(
     T: int,
     seed: int,
     settings: SamplingSettings,
-    target: int,  # noqa: N803
+    target: int,
     method: str,
     steps: int,
     temperature: float | None,
@@ -441,7 +441,7 @@ def stored_cache_clear() -> None:
     _stored.clear()
 
 
-def stored_note(name: str, T: int, seed: int, settings: SamplingSettings) -> str:  # noqa: N803
+def stored_note(name: str, T: int, seed: int, settings: SamplingSettings) -> str:
     """One line for a dataset page: whether its numbers are read from the checkpoint's stored
     samples or recomputed, and why."""
     folder = where(name)
@@ -495,7 +495,7 @@ def _from_stored(
     folder: str,
     version: str,
     texts: tuple[str, ...],
-    T: int,  # noqa: N803
+    T: int,
     seed: int,
     settings: SamplingSettings,
 ) -> list:

@@ -144,7 +144,7 @@ class DeepEnsemble(nn.Module):
                             p.data = params[name][i]
                     for name in dict(member.named_buffers()):
                         path, _, leaf = name.rpartition(".")
-                        member.get_submodule(path)._buffers[leaf] = buffers[name][i]  # noqa: SLF001
+                        member.get_submodule(path)._buffers[leaf] = buffers[name][i]
             self._stack = (self._key(), (params, buffers, common))
         return self._stack[1]
 
@@ -165,7 +165,7 @@ class DeepEnsemble(nn.Module):
     def _key(self) -> tuple:
         """What the stacked weights depend on: every tensor's identity, version and device."""
         tensors = [*self.parameters(), *self.buffers()]
-        return tuple((id(t), t._version, t.device) for t in tensors)  # noqa: SLF001
+        return tuple((id(t), t._version, t.device) for t in tensors)
 
     def forward(
         self, ids, mask, settings=None, noise=None, capture: Collection[int] = ()

@@ -34,7 +34,7 @@ CALL_COST = 100  # one sampling call's fixed cost, in padded token-samples (CPU,
 def length_batches(
     lengths: Sequence[int],
     max_rows: int,
-    T: int = 1,  # noqa: N803
+    T: int = 1,
     call_cost: int = CALL_COST,
 ) -> list[list[int]]:
     """Indices of ``lengths`` in batches of at most ``max_rows``, shortest first, chosen to

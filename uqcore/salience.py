@@ -97,7 +97,7 @@ def mutual_information(p: torch.Tensor) -> torch.Tensor:
     return entropy(p.mean(0)) - entropy(p).mean(0)
 
 
-def _check(model, ids, mask, T, seed, method, steps, target, hold):  # noqa: N803
+def _check(model, ids, mask, T, seed, method, steps, target, hold):
     cfg = model.cfg
     if method not in METHODS:
         raise ConfigError(f"method must be one of {METHODS}, got {method!r}.")
@@ -141,7 +141,7 @@ def attribute(
     model: nn.Module,
     ids: torch.Tensor,  # [1, L] long
     mask: torch.Tensor,  # [1, L] bool
-    T: int,  # noqa: N803
+    T: int,
     seed: int,
     target: int,
     *,

@@ -154,6 +154,6 @@ def _pool_size() -> int:
 def _executor() -> ThreadPoolExecutor:
     global _EXECUTOR
     with _EXECUTOR_LOCK:
-        if _EXECUTOR is None or _EXECUTOR._max_workers != _pool_size():  # noqa: SLF001
+        if _EXECUTOR is None or _EXECUTOR._max_workers != _pool_size():
             _EXECUTOR = ThreadPoolExecutor(max_workers=_pool_size(), thread_name_prefix="uq-rng")
         return _EXECUTOR

@@ -226,7 +226,7 @@ def guarded_encode(tokenizer, text: str, add_special_tokens: bool = True):
     :func:`check_tokenizer_json` keeps such patterns out."""
     try:
         return tokenizer.encode(text, add_special_tokens=add_special_tokens)
-    except Exception as exc:  # noqa: BLE001 - tokenizers raises its own exception types
+    except Exception as exc:  # tokenizers raises its own exception types
         raise InputError(
             f"The tokenizer could not read this text ({str(exc)[:160]}); try "
             "another text or another checkpoint."

@@ -38,7 +38,7 @@ TEXT = (
 )  # longer than any --length: cut to exactly that many tokens
 
 
-def run(T: int = 100, length: int = 20, repeats: int = 3) -> dict[str, float]:  # noqa: N803
+def run(T: int = 100, length: int = 20, repeats: int = 3) -> dict[str, float]:
     base = minilm_dir()
     shape = read_hf_config(base)
     cfg = ModelConfig.from_dict(

@@ -111,7 +111,7 @@ def read(path: str | Path, task: str) -> tuple[tuple[np.ndarray, list[float]] | 
             xy = fh.get_tensor("xy")
         explained = [float(v) for v in json.loads(meta["explained"])]
         subsets = json.loads(meta["subsets"])
-    except Exception:  # noqa: BLE001 - any unreadable file is simply not trusted
+    except Exception:  # any unreadable file is simply not trusted
         return None, "the stored map does not parse"
     if meta.get("format") != FORMAT or meta.get("task") != task or meta.get("method") != METHOD:
         return None, "the stored map is of another format, task or method"

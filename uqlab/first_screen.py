@@ -74,7 +74,7 @@ def _dev(task: str, rows: int) -> tuple[list[str], np.ndarray]:
     return list(split.texts[:rows]), np.asarray(split.labels[:rows])
 
 
-def measure(name: str, ood_task: str | None, rows: int, T: int, seed: int) -> Measured:  # noqa: N803
+def measure(name: str, ood_task: str | None, rows: int, T: int, seed: int) -> Measured:
     """The dev figures of checkpoint ``name`` (module docstring)."""
     ck = load(name, checkpoint_dir())
     task = ck.training["task"]
@@ -128,7 +128,7 @@ def measure(name: str, ood_task: str | None, rows: int, T: int, seed: int) -> Me
     )
 
 
-def markdown(rows: list[Measured], n: int, T: int, seed: int) -> str:  # noqa: N803
+def markdown(rows: list[Measured], n: int, T: int, seed: int) -> str:
     """The table docs/results.md records (first ``n`` dev rows per domain, T, seed)."""
     head = (
         f"First {n} dev rows per domain, T = {T}, seed {seed} "
@@ -151,7 +151,7 @@ def _cell(x: float, fmt: str = ".3f") -> str:
     return "—" if np.isnan(x) else format(x, fmt)
 
 
-def save(measured: list[Measured], rows: int, T: int, seed: int, path: Path = RECORD) -> None:  # noqa: N803
+def save(measured: list[Measured], rows: int, T: int, seed: int, path: Path = RECORD) -> None:
     """Write the figures (merged by name into what ``path`` holds for the same settings)."""
     kept: dict[str, dict] = {}
     if path.exists():

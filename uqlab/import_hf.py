@@ -86,7 +86,7 @@ STAGING_PATTERN = staging_pattern()  # import_folder's work folders
 ALL_ARCHITECTURES = (*ARCHITECTURES, *(x.architecture for x in DECODER_LAYOUTS.values()))
 
 
-class ImportError_(UQError):  # noqa: N801 - "ImportError" is a builtin
+class ImportError_(UQError):  # "ImportError" is a builtin
     """A refused folder; the message names what is wrong and what to do."""
 
 

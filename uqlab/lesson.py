@@ -129,7 +129,7 @@ def _sampled(
     text: str,
     T: int,
     seed: int,
-    knobs: dict,  # noqa: N803
+    knobs: dict,
 ) -> SampleResult | None:
     """``text`` sampled T times with the last layer's maps (every sample, head 0), or None when
     it does not fit the window or has no known word."""
@@ -213,7 +213,7 @@ def measure(
     rows: int,
     T: int,
     seed: int,
-    link_T: int,  # noqa: N803
+    link_T: int,
 ) -> Measured:
     """The step's quantity for ``cand`` on its task's dev rows (T samples each), and its best
     example sentence (``link_T`` samples, as the link opens it)."""
@@ -240,7 +240,7 @@ def sentence_quantity(
     text: str,
     T: int,
     seed: int,
-    knobs: dict,  # noqa: N803
+    knobs: dict,
 ) -> float:
     """The step's quantity on one sentence (-1 when it does not fit the window); for the
     histogram step the width of its histogram (:func:`_p_spread`), not the 0/1 share."""
@@ -275,7 +275,7 @@ def markdown(
     rows: int,
     T: int,
     seed: int,
-    link_T: int,  # noqa: N803
+    link_T: int,
 ) -> str:
     """One step's table: every candidate, the winner marked, its example sentence below."""
     won = winner(measured)

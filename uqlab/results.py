@@ -295,7 +295,7 @@ def first_screen_section(record) -> list[str]:
     ``assets/eval/first_screen.json``); nothing when they were never measured."""
     if record is None:
         return []
-    measured, n, T, seed = record  # noqa: N806
+    measured, n, T, seed = record
     chosen = next((m for m in measured if m.name == DEFAULT_CHECKPOINT), None)
     lines = ["", "## The first screen, chosen on dev data", "", markdown(measured, n, T, seed)]
     if chosen is not None:

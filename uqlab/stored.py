@@ -112,12 +112,12 @@ class StoredSamples:
     ``example_rows``: text -> row of ``examples`` (``examples_T`` samples each)."""
 
     logits: np.ndarray  # [N, T', C] float16 (float32 where float16 loses too much)
-    T: int  # noqa: N815 - the paper's name
+    T: int  # the paper's name
     seed: int
     settings: dict
     rows: dict[str, int]
     examples: np.ndarray | None = None  # [P, T'', C] float16
-    examples_T: int = 0  # noqa: N815
+    examples_T: int = 0
     example_rows: dict[str, int] = field(default_factory=dict)
 
     def matches(self, seed: int, fs: ForwardSettings) -> str | None:
@@ -129,7 +129,7 @@ class StoredSamples:
             return f"stored for seed {self.seed}"
         return None
 
-    def serves(self, T: int, seed: int, fs: ForwardSettings) -> str | None:  # noqa: N803
+    def serves(self, T: int, seed: int, fs: ForwardSettings) -> str | None:
         """None when a request of ``T`` samples with ``seed`` and settings ``fs`` on the
         bundled examples is served from this file (their first T samples), else why not."""
         why = self.matches(seed, fs)
@@ -139,7 +139,7 @@ class StoredSamples:
             return f"stored for T up to {self.T}"
         return None
 
-    def get(self, text: str, T: int) -> np.ndarray | None:  # noqa: N803
+    def get(self, text: str, T: int) -> np.ndarray | None:
         """``logits [T, C]`` float64 of ``text``'s first T samples, or None (not stored with
         T samples, or a text the checkpoint cannot read). The caller checked :meth:`matches`."""
         tables = (
@@ -182,7 +182,7 @@ def compute(
         try:
             encoded.append(ck.vocab.encode(text, ck.read_len).ids)
             readable.append(i)
-        except Exception:  # noqa: BLE001 - an unreadable text stays NaN; the page says why
+        except Exception:  # an unreadable text stays NaN; the page says why
             continue
     if not encoded:
         return np.full(shape, np.nan, dtype=np.float16)
@@ -271,7 +271,7 @@ def provenance(meta: dict, subsets: dict, path: str | Path, task: str, what: str
     try:
         same_weights = meta.get("weights") == weights_hash(path)
         read, positions = reading_of(path)
-    except Exception:  # noqa: BLE001 - an unreadable weights file is not the same weights
+    except Exception:  # an unreadable weights file is not the same weights
         return f"{what} comes from other weights"
     if not same_weights:
         return f"{what} comes from other weights"
@@ -295,8 +295,8 @@ def read(path: str | Path, task: str, fs: ForwardSettings) -> tuple[StoredSample
             examples = fh.get_tensor("examples") if "examples" in fh.keys() else None
         settings = json.loads(meta["settings"])
         subsets = json.loads(meta["subsets"])
-        T, seed = int(meta["T"]), int(meta["seed"])  # noqa: N806
-    except Exception:  # noqa: BLE001 - any unreadable file is simply not trusted
+        T, seed = int(meta["T"]), int(meta["seed"])
+    except Exception:  # any unreadable file is simply not trusted
         return None, "the stored results file does not parse"
     if meta.get("format") not in READABLE_FORMATS or meta.get("task") != task:
         return None, "the stored results are of another format or task"

@@ -126,7 +126,7 @@ def test_an_upload_computing_does_not_stall_another_visitor_and_stops_with_its_t
         for ctx in (a_ctx, b_ctx):
             try:
                 ctx.close()
-            except Exception:  # noqa: BLE001 (already closed)
+            except Exception:  # already closed
                 pass
         stop()
 

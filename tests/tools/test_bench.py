@@ -14,11 +14,11 @@ def test_page_bench_times_first_views_and_knob_changes(tmp_path, monkeypatch):
     root = make_checkpoints(tmp_path, families=("hsto",))
     stored.write(load("cola-hsto", root))
     monkeypatch.setenv("UQ_CHECKPOINT_DIR", str(root))
-    first = app_bench._first_views(["cola-hsto"])  # noqa: SLF001
+    first = app_bench._first_views(["cola-hsto"])
     assert set(first["cola-hsto"]) == {t for t, _, _ in app_bench.DATASET_PAGES}
     assert all(sec > 0 for sec in first["cola-hsto"].values())
-    (sec,) = app_bench._knob_changes("cola-hsto", (3.0,))  # noqa: SLF001
-    floor = app_bench._recompute_floor("cola-hsto", 3.0)  # noqa: SLF001
+    (sec,) = app_bench._knob_changes("cola-hsto", (3.0,))
+    floor = app_bench._recompute_floor("cola-hsto", 3.0)
     assert sec > 0 and floor["first change gflop"] > 0 and floor["matmul_gflops"] > 0
     # noise in every layer: a second change recomputes as much as the first
     assert floor["second change gflop"] == floor["first change gflop"]

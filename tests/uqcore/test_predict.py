@@ -14,7 +14,7 @@ from uqcore.predict import length_batches, pad, predict_ids
 from uqcore.sampling import sample
 
 
-def _cost(batches, lengths, T, call_cost):  # noqa: N803
+def _cost(batches, lengths, T, call_cost):
     return sum(call_cost + len(b) * max(lengths[i] for i in b) * T for b in batches)
 
 

@@ -36,7 +36,7 @@ class HandMade(nn.Module):
         return ForwardOutput(logits=u * (x.mean(1) @ self.w.T))
 
 
-def _hand(model: HandMade, T: int, seed: int, target: int, alphas):  # noqa: N803
+def _hand(model: HandMade, T: int, seed: int, target: int, alphas):
     """Attributions of p_t(target) computed with numpy from the closed-form gradient."""
     x = model.embed.weight[IDS[0]].detach().double().numpy()  # [L, D]
     x0 = np.where(HOLD.numpy()[:, None], x, model.embed.weight[0].detach().double().numpy())

@@ -232,7 +232,7 @@ def test_an_ensembles_members_share_their_stacked_weights_instead_of_a_second_co
     ids, mask = batch()
     model = tiny_model("ensemble")
     before = sample(model, ids, mask, T=3, seed=0).probs
-    params, _, _ = model._stacked()  # noqa: SLF001
+    params, _, _ = model._stacked()
     for i, member in enumerate(model.members):
         for name, p in member.named_parameters():
             assert p.untyped_storage().data_ptr() == params[name].untyped_storage().data_ptr()

@@ -24,7 +24,7 @@ def smollm2():
 
     try:
         return get_base("smollm2").path()
-    except Exception as exc:  # noqa: BLE001 (ConfigError: not installed)
+    except Exception as exc:  # ConfigError: not installed
         pytest.skip(str(exc))
 
 

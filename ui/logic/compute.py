@@ -50,7 +50,7 @@ class Summary:
     p_mean: float
     p_var: float
     correct: int
-    T: int  # noqa: N815 - the paper's name
+    T: int  # the paper's name
     entropy: float
     mi: float
 
@@ -317,7 +317,7 @@ def from_logits(logits: np.ndarray) -> Sampled:
     return Sampled(z / z.sum(-1, keepdims=True), np.asarray(logits, dtype=np.float64))
 
 
-def stored_probs(stored, texts: tuple[str, ...], T: int) -> list[Sampled | None]:  # noqa: N803
+def stored_probs(stored, texts: tuple[str, ...], T: int) -> list[Sampled | None]:
     """Each text's samples read from ``stored`` (:class:`uqlab.stored.StoredSamples` whose
     seed and settings were checked with ``matches``), or None where it holds none with T
     samples."""

@@ -28,7 +28,7 @@ class Story:
     why: str
     text: str
     label: int
-    T: int = STORY_T  # noqa: N815 (the app's name for the sample count)
+    T: int = STORY_T  # the app's name for the sample count
     seed: int = STORY_SEED
 
 

@@ -110,7 +110,7 @@ def paper_cells(task: str, text: str, gold: int | None, names: Sequence[str]) ->
     return p_gold_cell(row.p_gold_mean, row.p_gold_var), correct_cell(row.correct, row.samples)
 
 
-def paper_setup(checkpoints: Sequence[str], T: int, seed: int) -> str:  # noqa: N803
+def paper_setup(checkpoints: Sequence[str], T: int, seed: int) -> str:
     """Where the paper's Table 3 and ours differ, in one line (the page's note, the CSV's)."""
     return (
         f"The paper's columns are quoted from its Table 3: {TABLE3_SETUP} (our closest "

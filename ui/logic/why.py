@@ -59,7 +59,7 @@ class Attribution:
     held: tuple[bool, ...] = ()  # positions kept at their own embedding ([CLS], [SEP])
 
     @property
-    def T(self) -> int:  # noqa: N802 - the paper's name
+    def T(self) -> int:  # the paper's name
         return self.prob.shape[0]
 
     def table(self) -> pd.DataFrame:
@@ -105,7 +105,7 @@ def salience(
     text: str,
     T: int,
     seed: int,
-    overrides: SamplingSettings,  # noqa: N803
+    overrides: SamplingSettings,
     target: int,
     method: str,
     steps: int,
@@ -172,7 +172,7 @@ def salience_kind(name: str, method: str) -> tuple[str, str, str]:
 
 
 def salience_size(
-    T: int,  # noqa: N803
+    T: int,
     steps: int,
     method: str,
     tokens: int,
@@ -223,7 +223,7 @@ def occlusion(text: str, probs: np.ndarray, sampler, target: int, lo: int, hi: i
     words = text.split()
     variants = occluded_texts(text, lo, hi)
     got = sampler(tuple(variants))
-    T = probs.shape[0]  # noqa: N806
+    T = probs.shape[0]
     base_p, base_mi = probs[:, target].mean(), float(mutual_information(probs[:, None])[0])
     rows = []
     for i, (variant, g) in zip(range(lo, hi), zip(variants, got, strict=True), strict=True):

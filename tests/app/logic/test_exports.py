@@ -99,7 +99,7 @@ def test_the_explorers_figure_files_carry_the_settings(tmp_path):
     fig = bar_figure([0.2, 0.8], ["centroid 0", "centroid 1"], "Centroid usage", "weight")
     try:
         svg = figure_file(fig, "svg", RECORD)
-    except Exception as exc:  # noqa: BLE001 - no Chromium for kaleido here
+    except Exception as exc:  # no Chromium for kaleido here
         pytest.skip(f"static export unavailable: {type(exc).__name__}: {exc}"[:200])
     root = ET.fromstring(svg)
     assert root.find("{http://www.w3.org/2000/svg}title").text == "Centroid usage"

@@ -26,7 +26,7 @@ def test_occlusion_equals_t_separate_calls(root, family):
     """Every word removed in turn, all in one batched call; each shortened text's mean p and
     MI are those of T single-sample calls on it alone (sample t = first_sample t)."""
     ck = load(f"cola-{family}", root)
-    T, seed = 6, 5  # noqa: N806
+    T, seed = 6, 5
     probs = compute.explore(ck, TEXT, T, seed, SamplingSettings()).probs  # [T, C]
     calls = []
 

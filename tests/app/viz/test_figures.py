@@ -33,7 +33,7 @@ def same(new: go.Figure, old: go.Figure) -> None:
         )
 
 
-def _probs(rng, T, C, centre):  # noqa: N803
+def _probs(rng, T, C, centre):
     p = np.clip(rng.normal(centre, 0.05, T), 0.001, 0.999)
     out = rng.dirichlet(np.ones(C), T) * (1 - p)[:, None]
     out[:, 1] += p
@@ -42,7 +42,7 @@ def _probs(rng, T, C, centre):  # noqa: N803
 
 @pytest.mark.parametrize("T", [1, 5, 50, 1000])
 @pytest.mark.parametrize("centre", [0.01, 0.5, 0.99])
-def test_prediction_histogram(T, centre):  # noqa: N803
+def test_prediction_histogram(T, centre):
     rng = np.random.default_rng(T)
     for names in (("neg", "pos"), ("a", EVIL, "c")):
         probs = _probs(rng, T, len(names), centre)
@@ -54,7 +54,7 @@ def test_prediction_histogram(T, centre):  # noqa: N803
 
 
 @pytest.mark.parametrize("T", [1, 2, 50, 127, 128, 300, 40000])
-def test_running_mean(T):  # noqa: N803
+def test_running_mean(T):
     from ui.logic.compute import running_mean
 
     p = np.random.default_rng(T).random(T)
@@ -69,7 +69,7 @@ def _tokens(n: int) -> list[str]:
 
 
 @pytest.mark.parametrize("L", [1, 4, 9, 64, 65])
-def test_attention_panels(L):  # noqa: N803
+def test_attention_panels(L):
     rng = np.random.default_rng(L)
     maps = rng.dirichlet(np.ones(L), (5, L)).astype(np.float16).astype(np.float32)  # [5, L, L]
     tokens = _tokens(L)
@@ -168,7 +168,7 @@ def test_attention_panels_check_their_shape():
 
 
 @pytest.mark.parametrize(("L", "c"), [(1, 2), (9, 4), (30, 16), (70, 4)])
-def test_centroid_panels(L, c):  # noqa: N803
+def test_centroid_panels(L, c):
     rng = np.random.default_rng(L * c)
     p = rng.dirichlet(np.ones(c), (6, L)).astype(np.float16).astype(np.float32)  # [6, L, c]
     hits = np.eye(c)[p.argmax(-1)].mean(0)
@@ -197,7 +197,7 @@ def test_bar_figure():
 
 
 @pytest.mark.parametrize(("L", "S"), [(1, 1), (9, 5), (70, 3)])
-def test_prior_posterior(L, S):  # noqa: N803
+def test_prior_posterior(L, S):
     rng = np.random.default_rng(L)
     prior = rng.dirichlet(np.ones(L)).astype(np.float32)
     mean = rng.dirichlet(np.ones(L)).astype(np.float32)

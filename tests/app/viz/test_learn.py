@@ -118,7 +118,7 @@ def test_static_exports_make_room_for_every_label():
     assert out.layout.width == 1400 and fig.layout.width is None  # the app's copy untouched
     try:
         svg = out.to_image(format="svg").decode()
-    except Exception as exc:  # noqa: BLE001 - kaleido needs Chromium; CI installs it
+    except Exception as exc:  # kaleido needs Chromium; CI installs it
         pytest.skip(f"static export unavailable here: {exc}")
     assert all(f"{i}:{t}" in svg for i, t in enumerate(tokens))
 
