@@ -80,7 +80,7 @@ class SampleResult:
     logits: torch.Tensor | None = None
 
     @property
-    def T(self) -> int:  # noqa: N802 - the paper's name
+    def T(self) -> int:  # the paper's name
         return self.probs.shape[0]
 
 
@@ -184,7 +184,7 @@ def sample(
     model: nn.Module,
     ids: torch.Tensor,  # [B, L] long
     mask: torch.Tensor,  # [B, L] bool
-    T: int,  # noqa: N803
+    T: int,
     seed: int,
     settings: ForwardSettings | None = None,
     capture: Capture | None = None,
