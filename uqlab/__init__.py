@@ -2,6 +2,6 @@
 
 Tasks and their data, training, evaluation, the paper's tables, results, sweeps and benchmarks,
 each a ``python -m uqlab.<tool>`` command. Imports flow one way: ``uqlab`` uses ``uqcore``;
-``uqcore`` never imports ``uqlab``, and ``uqlab`` never imports the app (``ui``, ``viz``,
-``pages``, streamlit).
+``uqcore`` never imports ``uqlab``, and ``uqlab`` never imports the app (``app``, ``app_pages``,
+``ui``, ``viz``, streamlit).
 """

@@ -1,4 +1,4 @@
-"""A real Streamlit server and Debian's Chromium for the browser tests (GUIDE §7).
+"""A real Streamlit server and Debian's Chromium for the browser tests (docs/development.md, Tests).
 
 The server serves a temporary checkpoint folder holding copies of the shipped CoLA
 checkpoints plus tiny untrained ``tiny-<family>`` ones for every family. Screenshots go to

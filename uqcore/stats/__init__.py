@@ -1,4 +1,4 @@
-"""Uncertainty statistics over sampled class probabilities (GUIDE §3).
+"""Uncertainty statistics over sampled class probabilities (the formulas: docs/models.md §5).
 
 Every function takes ``probs`` of shape ``[T, N, C]`` (T stochastic samples of N examples over C
 classes; numpy arrays or torch tensors) or the mean prediction ``mean_probs`` ``[N, C]``, with
