@@ -24,8 +24,9 @@ from ui.logic.catalog import (
 )
 from ui.logic.format import plain
 from uqcore.config import ModelConfig
-from uqcore.families import KNOBS, FamilySpec, disabled_reason, get_family
+from uqcore.families import FamilySpec, disabled_reason, get_family
 from uqcore.families import title as family_title
+from uqcore.knobs import KNOBS
 from uqcore.registry import CheckpointInfo
 from uqcore.settings import resolve
 from uqlab.detection_report import temperature_notes
@@ -36,7 +37,7 @@ PAPERS_SETUP = (
     "The paper's word-level set-up: a small transformer trained from scratch on "
     "the task's words (Pei et al., AAAI 2022)."
 )
-TAU_GRID = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 30.0, 40.0, 60.0, 100.0, 300.0, 1000.0)
+ALWAYS = tuple(k for k in K.KNOBS if KNOBS[k].always)  # drawn for every checkpoint
 WHY_HARD = (
     "Disabled: this checkpoint samples *hard* (one-hot) attention, where the temperature only "
     "changes training gradients, never a sample."
@@ -54,7 +55,7 @@ def _enabled(spec: FamilySpec, own: dict, knob: str) -> tuple[bool, str]:
     reason when it is not)."""
     if not spec.reads(knob):
         return False, disabled_reason(spec, knob)
-    if knob in (K.TAU1, K.TAU2) and own["hard"]:
+    if KNOBS[knob].grid and own["hard"]:  # a temperature: moot for hard samples
         return False, WHY_HARD
     return True, KNOBS[knob].help
 
@@ -129,8 +130,8 @@ def _on_checkpoint_change() -> None:
     st.session_state[K.NEW_CKPT] = True
 
 
-def _tau_options(*values: float) -> list[float]:
-    return sorted({*TAU_GRID, *(float(v) for v in values)})
+def _grid_options(grid: tuple[float, ...], *values: float) -> list[float]:
+    return sorted({*grid, *(float(v) for v in values)})
 
 
 def _control(sb, knob: str, spec: FamilySpec, own: dict, key: str | None = None, **extra) -> bool:
@@ -139,28 +140,18 @@ def _control(sb, knob: str, spec: FamilySpec, own: dict, key: str | None = None,
     (width, on_change...) draw a copy elsewhere, labelled by the knob's short name
     (:func:`knob_row`)."""
     enabled, why = _enabled(spec, own, knob)
-    label = KNOBS[knob].label if key is None else KNOBS[knob].label.split(":")[0]
+    info = KNOBS[knob]
+    label = info.label if key is None else info.label.split(":")[0]
     key = key or knob
-    if knob in (K.TAU1, K.TAU2):
-        sb.select_slider(
-            f"{label} (trained {own[knob]:g})",
-            _tau_options(own[knob], st.session_state[knob]),
-            key=key,
-            disabled=not enabled,
-            help=why,
-            **extra,
-        )
-    elif knob == K.NOISE_SCALE:
-        lo, hi = _reach(S.NOISE_RANGE, own[knob], st.session_state.get(key))
-        sb.slider(label, lo, hi, key=key, step=0.05, disabled=not enabled, help=why, **extra)
-    elif knob == K.BAM_MODE:
-        sb.radio(label, ("sample", "mean"), key=key, horizontal=True, help=why, **extra)
-    elif knob == K.EM_ITERATIONS:
-        lo, hi = _reach((0, S.MAX_EM), own[knob], st.session_state.get(key))
-        sb.slider(label, int(lo), int(hi), key=key, help=why, **extra)
-    elif knob == K.DROPOUT:
-        lo, hi = _reach(S.DROPOUT_RANGE, own[knob], st.session_state.get(key))
-        sb.slider(label, lo, hi, key=key, step=0.05, help=why, **extra)
+    if info.grid:  # a temperature: the trained value is in the options and the label
+        options = _grid_options(info.grid, own[knob], st.session_state[knob])
+        label = f"{label} (trained {own[knob]:g})"
+        sb.select_slider(label, options, key=key, disabled=not enabled, help=why, **extra)
+    elif info.choices:
+        sb.radio(label, info.choices, key=key, horizontal=True, help=why, **extra)
+    else:
+        lo, hi = _reach(info.reach, own[knob], st.session_state.get(key))
+        sb.slider(label, lo, hi, key=key, step=info.step, disabled=not enabled, help=why, **extra)
     return enabled
 
 
@@ -198,6 +189,38 @@ def render(infos: list[CheckpointInfo]) -> tuple[S.ViewState, CheckpointInfo | N
         )
         st.session_state[K.INFO] = None
         return st.session_state.get(K.VIEW, S.ViewState()), None
+    info = _picker(sb, infos)
+    own = _trained(info)
+    # Streamlit drops a widget's key when a run ends before drawing it (a rerun cut it short,
+    # as on a fresh server's deep link): refill every widget from the view, never the defaults
+    lost = any(k not in st.session_state for k in (K.T, K.SEED, *ALWAYS))
+    if st.session_state.pop(K.NEW_CKPT, False) or lost:
+        view = st.session_state.get(K.VIEW, S.ViewState())
+        _reset_widgets(S.ViewState(ckpt=info.name, T=view.T, seed=view.seed), info, ckpt=False)
+    _model_card(sb, info)
+
+    live, t = _sampling(sb, info, own)
+
+    def override(key: str):
+        value = st.session_state.get(key)
+        return None if not live.get(key) or value == own[key] else value
+
+    view = st.session_state.get(K.VIEW, S.ViewState())
+    view = view.replace(
+        ckpt=info.name,
+        T=int(st.session_state[K.T]),
+        seed=int(st.session_state[K.SEED]),
+        scaled=bool(st.session_state.get(K.SCALED)) and t is not None,
+        **{knob: override(knob) for knob in K.KNOBS},
+    )
+    view = _label_kept(view, info)
+    st.session_state[K.VIEW] = view
+    st.session_state[K.INFO] = info
+    return view, info
+
+
+def _picker(sb, infos: list[CheckpointInfo]) -> CheckpointInfo:
+    """The checkpoint picker (a checkpoint just uploaded is selected); the chosen one's info."""
     infos = sorted(infos, key=sort_key)
     by_name = {i.name: i for i in infos}
     chosen = st.session_state.pop(K.SELECT_CKPT, None)  # e.g. a checkpoint just uploaded
@@ -218,16 +241,12 @@ def render(infos: list[CheckpointInfo]) -> tuple[S.ViewState, CheckpointInfo | N
         "its family in full. Each is a folder of safetensors weights + JSON under "
         "assets/checkpoints/.",
     )
-    info = by_name[st.session_state[K.CKPT]]
-    own = _trained(info)
-    # Streamlit drops a widget's key when a run ends before drawing it (a rerun cut it short,
-    # as on a fresh server's deep link): refill every widget from the view, never the defaults
-    lost = any(k not in st.session_state for k in (K.T, K.SEED, K.TAU1, K.TAU2, K.NOISE_SCALE))
-    if st.session_state.pop(K.NEW_CKPT, False) or lost:
-        view = st.session_state.get(K.VIEW, S.ViewState())
-        _reset_widgets(S.ViewState(ckpt=info.name, T=view.T, seed=view.seed), info, ckpt=False)
-    _model_card(sb, info)
+    return by_name[st.session_state[K.CKPT]]
 
+
+def _sampling(sb, info: CheckpointInfo, own: dict) -> tuple[dict[str, bool], float | None]:
+    """The "Sampling" section: T, seed, the family's knobs and temperature scaling. Returns
+    which knobs are live and the checkpoint's fitted temperature (None: none)."""
     spec = get_family(info.family)
     sb.subheader("Sampling")
     sb.number_input(
@@ -259,19 +278,12 @@ def render(infos: list[CheckpointInfo]) -> tuple[S.ViewState, CheckpointInfo | N
         else "This checkpoint has no temperature: none was fitted on a dev split for it "
         "(an upload or an import is not evaluated).",
     )
+    return live, t
 
-    def override(key: str):
-        value = st.session_state.get(key)
-        return None if not live.get(key) or value == own[key] else value
 
-    view = st.session_state.get(K.VIEW, S.ViewState())
-    view = view.replace(
-        ckpt=info.name,
-        T=int(st.session_state[K.T]),
-        seed=int(st.session_state[K.SEED]),
-        scaled=bool(st.session_state.get(K.SCALED)) and t is not None,
-        **{knob: override(knob) for knob in K.KNOBS},
-    )
+def _label_kept(view: S.ViewState, info: CheckpointInfo) -> S.ViewState:
+    """``view`` without its gold label where ``info`` cannot hold it: another task than the
+    checkpoint before (dropped quietly), or a class this one lacks (a link's: said once)."""
     before = st.session_state.get(K.INFO)
     moved = before is not None and before.task != info.task  # a gold label belongs to its task
     classes = len(label_names(info))
@@ -282,9 +294,7 @@ def render(infos: list[CheckpointInfo]) -> tuple[S.ViewState, CheckpointInfo | N
                 f"{classes - 1}); ignored."
             )
         view = view.replace(label=None)
-    st.session_state[K.VIEW] = view
-    st.session_state[K.INFO] = info
-    return view, info
+    return view
 
 
 def current() -> tuple[S.ViewState, CheckpointInfo | None]:
@@ -433,7 +443,8 @@ def _copy_of(knob: str) -> tuple[str, dict]:
         serial = st.session_state.get(K.MAIN_SERIAL, 0) + 1
         st.session_state[K.MAIN_SERIAL] = serial
         key = copies[knob] = f"{K.MAIN_KNOB}{knob}={serial}"
-    start = {"index": ("sample", "mean").index(value)} if knob == K.BAM_MODE else {"value": value}
+    choices = KNOBS[knob].choices if knob in KNOBS else ()
+    start = {"index": choices.index(value)} if choices else {"value": value}
     return key, {**start, "on_change": _copy_back, "args": (knob, key), "width": KNOB_PX}
 
 

@@ -22,13 +22,9 @@ from typing import Any, Literal
 from uqcore.backbones import BACKBONES, get_backbone
 from uqcore.errors import ConfigError, check_positive
 from uqcore.families import FAMILIES, get_family
+from uqcore.knobs import check_bam_mode, check_em_iterations, check_noise_scale
 from uqcore.linear import AdapterConfig
-from uqcore.settings import (
-    SamplingSettings,
-    check_bam_mode,
-    check_em_iterations,
-    check_noise_scale,
-)
+from uqcore.settings import SamplingSettings
 
 FORMAT_VERSION = 2
 

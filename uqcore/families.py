@@ -7,8 +7,8 @@ stores and which sidebar controls the app enables), the maps it produces, where 
 goes, and when its samples differ. Every other module asks this table; nothing else compares a
 family's name. Adding a family = one kernel file in :mod:`uqcore.kernels` + one entry below.
 
-:data:`KNOBS` describes every inference knob once (its label and help for the app); a knob a
-family does not read is shown disabled with :func:`disabled_reason`.
+The knobs themselves are the knob table (:data:`uqcore.knobs.KNOBS`); a knob a family does not
+read is shown disabled with :func:`disabled_reason`.
 """
 
 from __future__ import annotations
@@ -26,59 +26,8 @@ from uqcore.kernels.common import AttentionKernel
 from uqcore.kernels.em import ProbtransParams, bind_probtrans
 from uqcore.kernels.gumbel import HstoParams, StoParams, bind_hsto, bind_sto, hsto_weights
 from uqcore.kernels.softmax import NoParams, bind_softmax
+from uqcore.knobs import KNOBS
 from uqcore.settings import ForwardSettings, SamplingSettings
-
-Knob = Literal[
-    "tau",
-    "tau1",
-    "tau2",
-    "noise_scale",
-    "hard",
-    "bam_mode",
-    "em_iterations",
-    "em_precision",
-    "dropout",
-]
-
-
-@dataclass(frozen=True)
-class KnobInfo:
-    """One inference knob as the app shows it. ``control``: the sidebar shows a control for it
-    (``always``: even for families that do not read it, disabled with the reason)."""
-
-    label: str
-    help: str
-    control: bool = True
-    always: bool = False
-    lacks: str = "does not use this setting"  # "<family> lacks ..." when it does not read it
-
-
-# Hand-laid (fmt: off): one knob per entry, read as a table.
-# fmt: off
-KNOBS: dict[str, KnobInfo] = {
-    "tau": KnobInfo("tau: softmax temperature", "softmax(QKᵀ / tau); trained with sqrt(d_head).",
-                    control=False),
-    "tau1": KnobInfo("tau1: keys → centroids",
-                     "Temperature of the Gumbel-softmax that assigns each key to the learnable "
-                     "centroids: low = one centroid per key, high = a blend.", always=True,
-                     lacks="has no centroids"),
-    "tau2": KnobInfo("tau2: attention over values",
-                     "Temperature of softmax((QKᵀ + λ·g) / tau2): low = each token attends to "
-                     "one token, high = attention spreads evenly.", always=True,
-                     lacks="has no Gumbel-softmax attention"),
-    "noise_scale": KnobInfo("Noise scale λ",
-                            "Multiplies the attention noise: 1 = as trained, 0 = the noise-free "
-                            "model.", always=True, lacks="has no attention noise"),
-    "hard": KnobInfo("hard samples", "Straight-through one-hot samples.", control=False),
-    "bam_mode": KnobInfo("BAM attention",
-                         "'sample' draws Weibull attention weights; 'mean' uses their mean "
-                         "(deterministic)."),
-    "em_iterations": KnobInfo("EM iterations",
-                              "Key adaptation steps at inference (0 = the trained keys)."),
-    "em_precision": KnobInfo("EM prior precision θ", "Large = keys stay put.", control=False),
-    "dropout": KnobInfo("Dropout rate (kept on)", "The rate of the masks drawn at inference."),
-}
-# fmt: on
 
 
 def _never(s: ForwardSettings) -> bool:
@@ -265,6 +214,8 @@ def title(name: str) -> str:
 def disabled_reason(spec: FamilySpec, knob: str) -> str:
     """Why the control of ``knob`` is disabled for ``spec``, naming the families that read it."""
     users = [f.title for f in FAMILIES.values() if f.reads(knob)]
+    if not users:
+        return f"Disabled: {spec.title} {KNOBS[knob].lacks}; no family uses {knob}."
     named = users[0] if len(users) == 1 else f"{', '.join(users[:-1])} and {users[-1]}"
     verb = "uses" if len(users) == 1 else "use"
     return f"Disabled: {spec.title} {KNOBS[knob].lacks}; only {named} {verb} {knob}."

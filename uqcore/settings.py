@@ -1,88 +1,52 @@
 """Inference-time settings: what a caller may override without touching the model.
 
 :class:`SamplingSettings` holds optional overrides (None = the checkpoint's trained value);
-:func:`resolve` validates them against a :class:`ModelConfig` and returns the concrete
-:class:`ForwardSettings` that the layers read. Models never store these.
+:func:`resolve` validates them against a model's config (:class:`uqcore.config.ModelConfig`)
+and returns the concrete :class:`ForwardSettings` that the layers read. Models never store
+these. Both dataclasses are made from the knob table (:data:`uqcore.knobs.KNOBS`): one field per
+knob, in the table's order, so a new knob is one entry there.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import math
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import Any, Protocol
 
-from uqcore.errors import ConfigError, check_positive
+from uqcore.errors import ConfigError
+from uqcore.knobs import KNOBS, TRAINED
 
-if TYPE_CHECKING:  # types only: config imports this module (the family is read as cfg.spec)
-    from uqcore.config import ModelConfig
+KNOB_NAMES: tuple[str, ...] = tuple(n for n, k in KNOBS.items() if k.forward)
+"""The knobs the layers read (the fields of :class:`ForwardSettings` that come from a knob)."""
 
-MAX_EM_ITERATIONS = 1000
-KNOB_NAMES = (
-    "tau",
-    "tau1",
-    "tau2",
-    "noise_scale",
-    "hard",
-    "bam_mode",
-    "em_iterations",
-    "em_precision",
-    "dropout",
-)
+# What a knob is when neither the request nor the checkpoint sets it (tau: sqrt(d_head), from
+# the config; dropout: the model's training rate; mc_dropout: the family's default).
+FALLBACKS: dict[str, Any] = {
+    n: k.fallback for n, k in KNOBS.items() if k.forward and k.source == TRAINED
+}
 
 
-@dataclass(frozen=True)
-class SamplingSettings:
-    """Inference settings, each optional. As a request's overrides, None keeps the checkpoint's
-    value; as a checkpoint's trained values (``ModelConfig.inference``), only the knobs its
-    family reads are set and None means the library's fallback (:data:`FALLBACKS`)."""
-
-    tau: float | None = None  # softmax temperature of deterministic attention
-    tau1: float | None = None  # H-STO keys -> centroids
-    tau2: float | None = None  # STO / H-STO attention over values
-    noise_scale: float | None = None  # lambda for Gumbel noise; scales BAM noise too
-    hard: bool | None = None  # straight-through one-hot samples (STO / H-STO)
-    bam_mode: Literal["sample", "mean"] | None = None  # BAM: sampled weights or their mean
-    em_iterations: int | None = None
-    em_precision: float | None = None
-    mc_dropout: bool | None = None  # keep dropout on at inference
-    dropout: float | None = None  # dropout probability used when dropout is on
-
+class _Overrides:
     def set_fields(self) -> dict[str, object]:
         """The fields that are not None (what a checkpoint stores), in declaration order."""
         return {k: v for k, v in dataclasses.asdict(self).items() if v is not None}
 
 
-# What a knob is when neither the request nor the checkpoint sets it (tau: sqrt(d_head);
-# dropout: the model's training rate; mc_dropout: the family's default).
-FALLBACKS = {
-    "tau1": 1.0,
-    "tau2": 1.0,
-    "noise_scale": 1.0,
-    "hard": False,
-    "bam_mode": "sample",
-    "em_iterations": 0,
-    "em_precision": 1.0,
-}
+SamplingSettings = dataclasses.make_dataclass(
+    "SamplingSettings",
+    [(n, k.kind | None, dataclasses.field(default=None)) for n, k in KNOBS.items()],
+    bases=(_Overrides,),
+    namespace={
+        "__module__": __name__,  # as if written here (pickle, repr, docs)
+        "__doc__": "Inference settings, each optional, one per knob of :data:`uqcore.knobs."
+        "KNOBS`. As a request's overrides, None keeps the checkpoint's value; as a "
+        "checkpoint's trained values (``ModelConfig.inference``), only the knobs its family "
+        "reads are set and None means the library's fallback (:data:`FALLBACKS`).",
+    },
+    frozen=True,
+)
 
 
-@dataclass(frozen=True)
-class ForwardSettings:
-    """Concrete values read by the layers during one forward pass."""
-
-    tau: float
-    tau1: float
-    tau2: float
-    noise_scale: float
-    hard: bool
-    bam_mode: Literal["sample", "mean"]
-    em_iterations: int
-    em_precision: float
-    dropout: float
-    dropout_on: bool
-    fused_attention: bool = True  # False inside vmap: SDPA has no batching rule
-    need_kl: bool = True  # BAM: compute the KL (training always; the sampler only on request)
-
+class _Resolved:
     @property
     def drop_p(self) -> float:
         """The dropout probability this pass applies: ``dropout`` when ``dropout_on``, else 0.
@@ -90,86 +54,93 @@ class ForwardSettings:
         return self.dropout if self.dropout_on else 0.0
 
 
-def resolve(
-    cfg: ModelConfig, s: SamplingSettings | None = None, *, training: bool = False
-) -> ForwardSettings:
-    """Merge overrides into the config's values, validating each one.
+ForwardSettings = dataclasses.make_dataclass(
+    "ForwardSettings",
+    [
+        *((n, KNOBS[n].kind) for n in KNOB_NAMES),
+        ("dropout_on", bool),
+        # False inside vmap: SDPA has no batching rule
+        ("fused_attention", bool, dataclasses.field(default=True)),
+        # BAM: compute the KL (training always; the sampler only on request)
+        ("need_kl", bool, dataclasses.field(default=True)),
+    ],
+    bases=(_Resolved,),
+    namespace={
+        "__module__": __name__,  # as if written here (pickle, repr, docs)
+        "__doc__": "Concrete values read by the layers during one forward pass: every knob of "
+        ":data:`KNOB_NAMES`, whether dropout is on, and how (not what) is computed.",
+    },
+    frozen=True,
+)
 
-    ``training=True`` turns dropout on and BAM sampling on, as a training step needs, and
-    EM key adaptation off: Movellan & Gabbur adapt the keys of a trained model at inference
+
+class Family(Protocol):
+    """What :func:`resolve` reads of a family (a :class:`uqcore.families.FamilySpec`)."""
+
+    mc_dropout: bool
+
+    @property
+    def ensemble(self) -> bool: ...
+
+    def noisy(self, s: Any) -> bool: ...
+
+
+class Model(Protocol):
+    """What :func:`resolve` reads of a model's config (a :class:`uqcore.config.ModelConfig`;
+    named by what it holds, not imported: the config imports this module)."""
+
+    softmax_tau: float
+    dropout: float
+    inference: Any  # a SamplingSettings: the trained values of the knobs its family reads
+
+    @property
+    def spec(self) -> Family: ...
+
+
+def resolve(
+    cfg: Model, s: SamplingSettings | None = None, *, training: bool = False
+) -> ForwardSettings:
+    """Merge overrides ``s`` (a :class:`SamplingSettings`, None = none) into the config's values,
+    validating each one; return a :class:`ForwardSettings`.
+
+    Each knob takes the request's value, else its :attr:`uqcore.knobs.Knob.source` (the
+    checkpoint's trained value, else the knob's fallback; or a config field), checked by its
+    ``check``. ``training=True`` turns dropout on and BAM sampling on, as a training step needs,
+    and EM key adaptation off: Movellan & Gabbur adapt the keys of a trained model at inference
     ("on-line unsupervised key learning"), so a Probabilistic Transformer trains as a standard
     one and its ``em_iterations`` apply when it is sampled.
     Raises :class:`ConfigError` with the offending name and the allowed range.
     """
     s = s or SamplingSettings()
     spec = cfg.spec
-    trained = cfg.inference
-
-    def pick(name: str):
-        request, own = getattr(s, name), getattr(trained, name)
-        return request if request is not None else own if own is not None else FALLBACKS[name]
-
-    tau = check_positive("tau", cfg.softmax_tau if s.tau is None else s.tau)
-    tau1 = check_positive("tau1", pick("tau1"))
-    tau2 = check_positive("tau2", pick("tau2"))
-    em_precision = check_positive("em_precision", pick("em_precision"))
-    noise_scale = check_noise_scale(pick("noise_scale"))
-    em_iterations = check_em_iterations(pick("em_iterations"))
-    dropout = cfg.dropout if s.dropout is None else s.dropout
-    try:
-        dropout = float(dropout)
-    except (TypeError, ValueError):
-        raise ConfigError(f"dropout must be a number in [0, 1), got {dropout!r}.") from None
-    if not 0.0 <= dropout < 1.0:
-        raise ConfigError(f"dropout must be in [0, 1), got {dropout!r}.")
-    dropout_on = training or (spec.mc_dropout if s.mc_dropout is None else bool(s.mc_dropout))
+    values = {}
+    for name in KNOB_NAMES:
+        knob = KNOBS[name]
+        value = knob.check(name, _pick(cfg, s, name))
+        values[name] = knob.trains_as(value) if training else value
+    asked = s.mc_dropout
+    dropout_on = training or (spec.mc_dropout if asked is None else bool(asked))
     if dropout_on and not training and spec.ensemble:
         raise ConfigError(
             "MC dropout is not available for a deep ensemble: its samples are its members. "
             "Turn MC dropout off, or pick an 'mcdropout' checkpoint."
         )
-    mode = check_bam_mode(pick("bam_mode"))
-    return ForwardSettings(
-        tau=tau,
-        tau1=tau1,
-        tau2=tau2,
-        noise_scale=noise_scale,
-        hard=bool(pick("hard")),
-        bam_mode="sample" if training else mode,
-        em_iterations=0 if training else em_iterations,
-        em_precision=em_precision,
-        dropout=dropout,
-        dropout_on=dropout_on,
-    )
+    return ForwardSettings(**values, dropout_on=dropout_on)
 
 
-def check_noise_scale(value) -> float:
-    """``value`` as a finite float >= 0, else :class:`ConfigError`."""
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ConfigError(f"noise_scale must be a number >= 0, got {value!r}.") from None
-    if isinstance(value, bool) or not math.isfinite(v) or v < 0:
-        raise ConfigError(f"noise_scale must be a finite number >= 0, got {value!r}.")
-    return v
+def _pick(cfg: Model, s: SamplingSettings, name: str):
+    """Knob ``name``'s value before its check: the request's, else its source's."""
+    knob = KNOBS[name]
+    request = getattr(s, name)
+    if request is not None:
+        return request
+    if knob.source != TRAINED:
+        return getattr(cfg, knob.source)
+    own = getattr(cfg.inference, name)
+    return own if own is not None else knob.fallback
 
 
-def check_em_iterations(value) -> int:
-    """``value`` if it is an int in [0, MAX_EM_ITERATIONS], else :class:`ConfigError`."""
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_EM_ITERATIONS:
-        raise ConfigError(
-            f"em_iterations must be an integer in [0, {MAX_EM_ITERATIONS}], got {value!r}."
-        )
-    return value
-
-
-def check_bam_mode(value) -> str:
-    if value not in ("sample", "mean"):
-        raise ConfigError(f"bam_mode must be 'sample' or 'mean', got {value!r}.")
-    return value
-
-
-def is_stochastic(cfg: ModelConfig, fs: ForwardSettings) -> bool:
+def is_stochastic(cfg: Model, fs: ForwardSettings) -> bool:
     """True when two samples of one input can differ (ensembles: see the sampler)."""
     if fs.drop_p > 0:
         return True

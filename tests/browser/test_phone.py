@@ -9,7 +9,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 
 from tests.browser.test_browser import settle
-from ui.sidebar import TAU_GRID
+from uqcore.knobs import TAU_GRID
 from uqlab.paths import SHIPPED_CHECKPOINT_DIR
 from uqlab.tasks import DEFAULT_CHECKPOINT, PAPER_CHECKPOINT
 

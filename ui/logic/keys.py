@@ -8,6 +8,8 @@ or ``app.py`` use a literal key missing here. No Streamlit here.
 
 from __future__ import annotations
 
+from uqcore.knobs import CONTROLLED
+
 # ----------------------------------------------------------------- shared: app.py, ui.sidebar
 UI_READY = "_ui_ready"  # True once this browser session has read its URL into the state
 VIEW = "view"  # the current ui.logic.state.ViewState: everything a shareable link carries
@@ -31,13 +33,7 @@ URL_NOTES = "url_notes"  # notes about link values that had to be replaced, show
 CKPT = "ckpt"  # checkpoint picker
 T = "T"  # samples per input
 SEED = "seed"  # the seed of every draw
-TAU1 = "tau1"  # keys -> centroids temperature (H-STO-TRANS)
-TAU2 = "tau2"  # attention temperature (STO-TRANS, H-STO-TRANS)
-NOISE_SCALE = "noise_scale"  # noise scale lambda
-BAM_MODE = "bam_mode"  # BAM attention: "sample" or "mean"
-EM_ITERATIONS = "em_iterations"  # EM iterations (Probabilistic Transformer)
-DROPOUT = "dropout"  # dropout rate kept on at inference (MC dropout, BayesFormer)
-KNOBS = (TAU1, TAU2, NOISE_SCALE, BAM_MODE, EM_ITERATIONS, DROPOUT)  # = uqcore knob names
+KNOBS = CONTROLLED  # one widget per knob of the knob table with a control, keyed by its name
 SIDEBAR = (CKPT, T, SEED, *KNOBS)
 # the explorer's in-page copies of T and the knobs (a phone's sidebar is closed; ui.sidebar)
 MAIN_ROW = "main_knobs"  # their row (a container; CSS class st-key-main_knobs)
@@ -152,5 +148,5 @@ ALL: frozenset[str] = frozenset(
     if k.isupper()
     and isinstance(v, str)
     and k not in ("FIGURE_PREFIX", "WORK_CANCEL", "WORK_AGAIN")
-)
+) | frozenset(KNOBS)
 PREFIXES = (FIGURE_PREFIX, WORK_CANCEL, WORK_AGAIN)  # keys made at run time: prefix + a name

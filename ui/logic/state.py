@@ -15,58 +15,53 @@ import dataclasses
 import functools
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
 from urllib.parse import quote, quote_plus
 
 from ui.logic.format import plain
+from uqcore.knobs import CONTROLLED, KNOBS, Knob
+from uqcore.settings import SamplingSettings
 
 MAX_T = 1000  # samples per request in the app (the library allows more)
 MAX_SEED = 2**31 - 1
 MAX_TEXT_CHARS = 20_000  # longer texts are cut (a model reads at most max_len tokens anyway)
 MAX_LINK_TEXT_BYTES = 4_000  # a text longer than this (URL-encoded) is left out of the link
-TAU_RANGE = (0.01, 1000.0)
-NOISE_RANGE = (0.0, 5.0)  # the slider's usual reach (widened to hold a checkpoint's own λ)
-NOISE_LINK_RANGE = (0.0, 100.0)  # what a link may set (a zero-shot checkpoint ships at 16)
-DROPOUT_RANGE = (0.0, 0.9)
-MAX_EM = 20
 DEFAULT_T = 50
 
 
-@dataclass(frozen=True)
-class ViewState:
-    """Everything a link carries. ``label``: the gold label, or None if unknown."""
-
-    ckpt: str | None = None
-    text: str | None = None
-    label: int | None = None
-    T: int = DEFAULT_T
-    seed: int = 0
-    tau1: float | None = None
-    tau2: float | None = None
-    noise_scale: float | None = None
-    bam_mode: str | None = None  # "sample" or "mean"
-    em_iterations: int | None = None
-    dropout: float | None = None
-    scaled: bool = False  # temperature scaling (fitted on dev) applied to every sample's logits
-    whole: bool = False  # read past the training length, up to the position table (explorer)
-
-    def overrides(self):
+class _View:
+    def overrides(self) -> SamplingSettings:
         """The inference overrides this view asks for (None = the checkpoint's own value), as
         the library's :class:`uqcore.settings.SamplingSettings`: one name per knob, widget to
         kernel."""
-        from uqcore.settings import SamplingSettings
-
-        return SamplingSettings(
-            tau1=self.tau1,
-            tau2=self.tau2,
-            noise_scale=self.noise_scale,
-            bam_mode=self.bam_mode,
-            em_iterations=self.em_iterations,
-            dropout=self.dropout,
-        )
+        return SamplingSettings(**{name: getattr(self, name) for name in CONTROLLED})
 
     def replace(self, **changes) -> ViewState:
         return dataclasses.replace(self, **changes)
+
+
+ViewState = dataclasses.make_dataclass(
+    "ViewState",
+    [
+        ("ckpt", str | None, dataclasses.field(default=None)),
+        ("text", str | None, dataclasses.field(default=None)),
+        ("label", int | None, dataclasses.field(default=None)),
+        ("T", int, dataclasses.field(default=DEFAULT_T)),
+        ("seed", int, dataclasses.field(default=0)),
+        *((n, KNOBS[n].kind | None, dataclasses.field(default=None)) for n in CONTROLLED),
+        ("scaled", bool, dataclasses.field(default=False)),
+        ("whole", bool, dataclasses.field(default=False)),
+    ],
+    bases=(_View,),
+    namespace={
+        "__module__": __name__,  # as if written here (pickle, repr, docs)
+        "__doc__": "Everything a link carries. ``label``: the gold label, or None if unknown; "
+        "then T, the seed and one field per knob with a control (:data:`uqcore.knobs."
+        "CONTROLLED`: None = the checkpoint's value); ``scaled``: temperature scaling (fitted "
+        "on dev) applied to every sample's logits; ``whole``: read past the training length, "
+        "up to the position table (explorer).",
+    },
+    frozen=True,
+)
 
 
 def _one(params: Mapping, key: str) -> str | None:
@@ -111,6 +106,21 @@ def _alias(params: Mapping, name: str, old: str) -> Mapping:
     return params
 
 
+def _knob(params: Mapping, knob: Knob, notes: list[str]):
+    """Knob ``knob``'s value in a link (its older key ``alias`` too), None when absent; a value
+    it cannot take is replaced (a number out of ``link`` clamped, a bad one dropped) and said."""
+    if knob.choices:
+        raw = _one(params, knob.name) or (knob.alias and _one(params, knob.alias))
+        if raw is not None and raw not in knob.choices:
+            allowed = " or ".join(f"'{c}'" for c in knob.choices)
+            notes.append(f"{knob.note} '{plain(raw[:20])}' in the link is not {allowed}; ignored.")
+            return None
+        return raw
+    if knob.alias:
+        params = _alias(params, knob.name, knob.alias)
+    return _ranged(params, knob.name, knob.kind, *knob.link, None, notes, knob.note)
+
+
 def parse(
     params: Mapping, checkpoints: list[str], default_ckpt: str | None
 ) -> tuple[ViewState, list[str]]:
@@ -139,40 +149,13 @@ def parse(
             shown = plain(label_raw[:20])
             notes.append(f"Label '{shown}' in the link is not a class number; ignored.")
             label = None
-    bam = _one(params, "bam_mode") or _one(params, "bam")  # "bam": links made before the rename
-    if bam is not None and bam not in ("sample", "mean"):
-        shown = plain(bam[:20])
-        notes.append(f"BAM mode '{shown}' in the link is not 'sample' or 'mean'; ignored.")
-        bam = None
     state = ViewState(
         ckpt=ckpt or default_ckpt,
         text=text,
         label=label,
         T=_ranged(params, "T", int, 1, MAX_T, DEFAULT_T, notes, "T"),
         seed=_ranged(params, "seed", int, 0, MAX_SEED, 0, notes, "Seed"),
-        tau1=_ranged(params, "tau1", float, *TAU_RANGE, None, notes, "tau1"),
-        tau2=_ranged(params, "tau2", float, *TAU_RANGE, None, notes, "tau2"),
-        noise_scale=_ranged(
-            _alias(params, "noise_scale", "noise"),
-            "noise_scale",
-            float,
-            *NOISE_LINK_RANGE,
-            None,
-            notes,
-            "Noise scale",
-        ),
-        bam_mode=bam,
-        em_iterations=_ranged(
-            _alias(params, "em_iterations", "em"),
-            "em_iterations",
-            int,
-            0,
-            MAX_EM,
-            None,
-            notes,
-            "EM iterations",
-        ),
-        dropout=_ranged(params, "dropout", float, *DROPOUT_RANGE, None, notes, "Dropout"),
+        **{name: _knob(params, KNOBS[name], notes) for name in CONTROLLED},
         scaled=_one(params, "scaled") in ("1", "true", "True"),
         whole=_one(params, "whole") in ("1", "true", "True"),
     )
