@@ -5,13 +5,13 @@ from __future__ import annotations
 import streamlit as st
 
 from ui import cached, guard, sidebar, work
-from ui.explore_views import WINDOW
 from ui.logic import keys as K
 from ui.logic.catalog import label_names, presets, sort_key
 from ui.logic.compare import compare, mean_attention
 from ui.logic.exports import csv_text, download
 from ui.logic.format import plain
 from ui.logic.state import MAX_TEXT_CHARS
+from ui.map_views import WINDOW
 from uqcore.errors import UQError
 from uqcore.families import title as family_title
 from uqcore.settings import SamplingSettings

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui import cached, sidebar, why_views, work
+from ui import cached, export_views, map_views, sidebar, why_views, work
 from ui import explore_views as V
 from ui.logic import intro
 from ui.logic import keys as K
@@ -192,10 +192,10 @@ with top if top is not None else st.container():
     V.predictions(res, names, gold=view.label is not None, one=top is not None)
     V.conformal(res, names, info.metrics)
 st.header("Attention, sample by sample")
-V.attention(res, cfg["n_layers"], cfg["n_heads"])
+map_views.attention(res, cfg["n_layers"], cfg["n_heads"])
 for name in spec.maps:  # the family's own maps, each with its view
-    if name in V.MAP_VIEWS:
-        heading, show = V.MAP_VIEWS[name]
+    if name in map_views.MAP_VIEWS:
+        heading, show = map_views.MAP_VIEWS[name]
         st.header(heading)
         show(res, cfg["n_layers"], names)
 st.header("Why is it unsure?")
@@ -206,7 +206,7 @@ if whole:  # the why views read at the training length: they would explain anoth
     )
 if whole or not why_views.switch():
     st.header("Export")
-    V.export(res, names, info.name, info.family)
+    export_views.export(res, names, info.name, info.family)
     st.caption(f"Computed in {res.seconds:.2f} s on the server (cached for repeat views).")
     st.stop()
 st.subheader("Which words? Salience over the samples")
@@ -239,5 +239,5 @@ why_views.edit(
 st.subheader("Every head at once")
 why_views.head_grid(res, cfg["n_layers"], cfg["n_heads"])
 st.header("Export")
-V.export(res, names, info.name, info.family)
+export_views.export(res, names, info.name, info.family)
 st.caption(f"Computed in {res.seconds:.2f} s on the server (cached for repeat views).")

@@ -11,18 +11,14 @@ import pandas as pd
 import streamlit as st
 
 from ui import cached, sidebar, work
-from ui.explore_views import (
-    chart,
-    export_stem,
-    settings_record,
-    token_window,
-    tokens_for_axes,
-)
+from ui.explore_views import chart
 from ui.logic import estimate, why
 from ui.logic import keys as K
 from ui.logic.compute import ExploreResult, hide_future
-from ui.logic.exports import csv_text, download
+from ui.logic.explore_figures import tokens_for_axes
+from ui.logic.exports import csv_text, download, export_stem, settings_record
 from ui.logic.format import mean_pm_var, plain, sig
+from ui.map_views import token_window
 from uqcore.errors import UQError
 from uqcore.settings import SamplingSettings
 from uqcore.stats import mutual_information

@@ -112,8 +112,8 @@ def test_identical_samples_draw_no_blank_std_map_and_say_why(ckpt, T, panel):
 def test_exports_record_their_settings_in_the_name_and_inside():
     """Defect: two CSVs made at different temperatures got the same name and held only
     ``sample, p_*``."""
-    from ui.explore_views import arrays_npz, export_stem, samples_csv, settings_record
     from ui.logic.compute import explore
+    from ui.logic.exports import arrays_npz, export_stem, samples_csv, settings_record
     from uqcore.registry import load
     from uqcore.settings import SamplingSettings
     from uqlab.paths import checkpoint_dir
@@ -243,7 +243,7 @@ def _infos(at: AppTest) -> list[str]:
 def test_a_uniform_prior_gets_a_note_and_a_learned_one_does_not(monkeypatch):
     """Defect: cola-bam's prior is flat (about 1/7 on each key) and its KL bar the same for
     every head, unexplained."""
-    import ui.explore_views as V
+    import ui.map_views as V
 
     flat = open_link(**{**LINK, "ckpt": "cola-flatbam"})
     notes = [n for n in _infos(flat) if "prior is (nearly) uniform" in n]

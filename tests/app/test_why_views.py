@@ -153,18 +153,18 @@ def test_every_why_figure_exports_with_its_view_settings(monkeypatch):
     """Each exported figure of the why views (and the explorer's attention and centroid maps)
     records its view's own choices (method, class, steps, window, stat, layer...) inside the
     file and in its name, beside the sidebar's."""
-    from ui import explore_views
+    from ui import export_views
     from ui.logic.exports import stamped
 
     made, saved = [], []
     monkeypatch.setattr(  # no Chromium needed: an SVG stamped like the real one
-        explore_views,
+        export_views,
         "figure_file",
         lambda fig, fmt, record: made.append(record) or stamped(b"<svg></svg>", fmt, record, "t"),
     )
-    real = explore_views.download
+    real = export_views.download
     monkeypatch.setattr(
-        explore_views,
+        export_views,
         "download",
         lambda where, label, data, name, mime, **kw: (
             saved.append((name, data)) or real(where, label, data, name, mime, **kw)

@@ -5,12 +5,18 @@ beyond Latin-1), so a file keeps saying what it shows after it is renamed."""
 
 from __future__ import annotations
 
+import io
 import json
+import re
 import struct
 import zlib
 from html import escape
 
+import numpy as np
 import pandas as pd
+
+from ui.logic.compute import ExploreResult
+from uqcore.families import get_family
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 SVG_NS = "urn:stochastic-attention-explorer:settings"  # names our <metadata> element
@@ -167,3 +173,64 @@ def download(where, label: str, data, file_name: str, mime: str, **kwargs):
     ("Deferred file ... not found"); now every button in a row delivers its file. ``data`` may
     be a callable: the file is then made when the visitor clicks, not on every run."""
     return where.download_button(label, data, file_name, mime, on_click="ignore", **kwargs)
+
+
+# ---------------------------------------------------------- the explorer's files and their names
+def settings_record(res: ExploreResult, name: str, family: str) -> dict[str, object]:
+    """What an export was made with: checkpoint, T, seed, and the values of the knobs the
+    family reads (after the sidebar's overrides), plus the text."""
+    spec = get_family(family)
+    knobs = {k: getattr(res.settings, k) for k in spec.knobs if hasattr(res.settings, k)}
+    if res.settings.dropout_on:
+        knobs["dropout"] = res.settings.dropout
+    if res.read_len > res.trained_len > 0:  # a longer reading than trained: recorded
+        knobs["read_len"] = res.read_len
+    return {"checkpoint": name, "T": len(res.probs), "seed": res.seed, **knobs, "text": res.text}
+
+
+TEXT_KEYS = ("text", "edited_text")  # free text: inside the files, never in their names
+
+
+def export_stem(record: dict[str, object]) -> str:
+    """A file name stem that tells exports of other settings apart, e.g.
+    ``cola-hsto-T50-seed1-tau1_1-tau2_40`` (every entry but the texts, :data:`TEXT_KEYS`)."""
+    parts = [str(record["checkpoint"]), f"T{record['T']}", f"seed{record['seed']}"]
+    for key, value in record.items():
+        if key not in ("checkpoint", "T", "seed", *TEXT_KEYS):
+            shown = f"{value:g}" if isinstance(value, float) else str(value)
+            parts.append(f"{key}_{shown}")
+    return re.sub(r"[^A-Za-z0-9_.+-]", "_", "-".join(parts))
+
+
+def samples_csv(res: ExploreResult, names: tuple[str, ...], record: dict) -> str:
+    """The settings as ``# key: value`` lines, then one row per sample: its class
+    probabilities, then the settings again (the same on each row)."""
+    frame = pd.DataFrame(res.probs, columns=[f"p_{n}" for n in names])
+    frame.insert(0, "sample", np.arange(len(frame)))
+    for key, value in record.items():
+        frame[key] = value
+    return csv_text(frame, record)
+
+
+def arrays_npz(res: ExploreResult, record: dict) -> bytes:
+    """Every array of the result (probabilities, tokens, each layer's maps) and the settings
+    (``settings``: a JSON string), compressed."""
+    arrays = {
+        "probs": res.probs,
+        "tokens": np.array(res.tokens),
+        "settings": np.array(json.dumps(record)),
+    }
+    for layer, maps in res.maps.items():
+        for name, value in maps.items():  # LayerMaps: the fields that are set
+            arrays[f"layer{layer}_{name}"] = value
+    buf = io.BytesIO()
+    np.savez_compressed(buf, **arrays)
+    return buf.getvalue()
+
+
+def figure_record(record: dict[str, object], view: dict[str, object]) -> dict[str, object]:
+    """The settings of one figure's file: the sidebar's ``record`` (:func:`settings_record`),
+    then its ``view``'s own (:func:`chart`'s ``settings``), the texts last."""
+    texts = {k: v for k, v in {**record, **view}.items() if k in TEXT_KEYS}
+    rest = {k: v for k, v in {**record, **view}.items() if k not in TEXT_KEYS}
+    return {**rest, **texts}

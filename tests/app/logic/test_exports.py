@@ -3,6 +3,8 @@ SVG and PNG metadata, the explorer's figure files (issue 24, point 5)."""
 
 from __future__ import annotations
 
+from ui.logic.exports import export_stem, figure_record
+
 RECORD = {
     "checkpoint": "cola-hsto",
     "T": 5,
@@ -106,3 +108,20 @@ def test_the_explorers_figure_files_carry_the_settings(tmp_path):
     png = figure_file(fig, "png", RECORD)
     assert png_text(png)["text"] == RECORD["text"]
     assert [k for k, _ in png_chunks(png)][-1] == b"IEND"
+
+
+def test_a_figure_record_puts_the_view_settings_before_the_texts():
+    record = {"checkpoint": "c", "T": 5, "seed": 1, "tau2": 2.0, "text": "a b"}
+    view = {"explained": "pos", "edited_text": "a c", "layer": 1}
+    got = figure_record(record, view)
+    assert list(got) == [
+        "checkpoint",
+        "T",
+        "seed",
+        "tau2",
+        "explained",
+        "layer",
+        "text",
+        "edited_text",
+    ]
+    assert export_stem(got) == "c-T5-seed1-tau2_2-explained_pos-layer_1"

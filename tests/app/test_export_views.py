@@ -1,4 +1,4 @@
-"""The explorer's figure exports (ui.explore_views) on shipped checkpoints: SVG and PNG."""
+"""The explorer's figure exports (ui.export_views) on shipped checkpoints: SVG and PNG."""
 
 from __future__ import annotations
 
@@ -44,12 +44,12 @@ def test_a_why_figure_file_carries_its_view_settings(monkeypatch):
     import json
     import re
 
-    from ui import explore_views
+    from ui import export_views
 
     saved = []
-    real = explore_views.download
+    real = export_views.download
     monkeypatch.setattr(
-        explore_views,
+        export_views,
         "download",
         lambda where, label, data, name, mime, **kw: (
             saved.append((name, data)) or real(where, label, data, name, mime, **kw)
@@ -71,22 +71,3 @@ def test_a_why_figure_file_carries_its_view_settings(monkeypatch):
     assert settings["method"] == "gradient_x_input" and settings["steps"] == 1
     assert settings["explained"] in ("unacceptable", "acceptable") and settings["tokens"]
     assert list(settings)[-1] == "text" and settings["text"] == "a fine film"
-
-
-def test_a_figure_record_puts_the_view_settings_before_the_texts():
-    from ui.explore_views import export_stem, figure_record
-
-    record = {"checkpoint": "c", "T": 5, "seed": 1, "tau2": 2.0, "text": "a b"}
-    view = {"explained": "pos", "edited_text": "a c", "layer": 1}
-    got = figure_record(record, view)
-    assert list(got) == [
-        "checkpoint",
-        "T",
-        "seed",
-        "tau2",
-        "explained",
-        "layer",
-        "text",
-        "edited_text",
-    ]
-    assert export_stem(got) == "c-T5-seed1-tau2_2-explained_pos-layer_1"
