@@ -22,7 +22,7 @@ from typing import Any, Literal
 from uqcore.backbones import BACKBONES, get_backbone
 from uqcore.errors import ConfigError, check_positive
 from uqcore.families import FAMILIES, get_family
-from uqcore.knobs import check_bam_mode, check_em_iterations, check_noise_scale
+from uqcore.knobs import KNOBS
 from uqcore.linear import AdapterConfig
 from uqcore.settings import SamplingSettings
 
@@ -383,17 +383,10 @@ def _check_inference(inf: SamplingSettings, spec) -> None:
             f"inference setting(s) {', '.join(stray)} are not read by a {spec.name!r} model; "
             f"it reads: {', '.join(k for k in spec.knobs) or 'none'}."
         )
-    for name in ("tau", "tau1", "tau2", "em_precision"):
-        if getattr(inf, name) is not None:
-            check_positive(f"inference.{name}", getattr(inf, name))
-    if inf.noise_scale is not None:
-        check_noise_scale(inf.noise_scale)
-    if inf.em_iterations is not None:
-        check_em_iterations(inf.em_iterations)
-    if inf.bam_mode is not None:
-        check_bam_mode(inf.bam_mode)
-    if inf.hard is not None and not isinstance(inf.hard, bool):
-        raise ConfigError(f"inference.hard must be true or false, got {inf.hard!r}.")
+    for name, value in inf.set_fields().items():  # each by its knob's check (the knob table)
+        if KNOBS[name].kind is bool and not isinstance(value, bool):  # a request's is coerced
+            raise ConfigError(f"inference.{name} must be true or false, got {value!r}.")
+        KNOBS[name].check(f"inference.{name}", value)
 
 
 def _reject_unknown(cls: type, data: dict[str, Any], what: str) -> None:

@@ -74,7 +74,9 @@ class Knob:
     fields); ``source``: where :func:`uqcore.settings.resolve` takes its value when a request
     leaves it None: ``TRAINED`` (the checkpoint's trained value, else ``fallback``) or the name
     of a ``ModelConfig`` attribute (tau: ``softmax_tau``; dropout: ``dropout``); ``check(name,
-    value)`` returns the value the layers read or raises :class:`ConfigError` naming ``name``;
+    value)`` returns the value the layers read or raises :class:`ConfigError` naming ``name``
+    (``resolve`` passes the knob's name, a checkpoint's config ``inference.<name>``; the checks
+    of noise_scale, em_iterations and bam_mode name the knob themselves);
     ``training``: the value a training step uses whatever was asked (unset: the resolved one);
     ``forward``: a field of ``ForwardSettings`` (``mc_dropout`` is not: it becomes
     ``dropout_on``).
