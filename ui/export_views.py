@@ -57,7 +57,7 @@ def figures_export(stem: str, record: dict) -> None:
     if st.button("Render", key=K.EXPORT_RENDER):
         try:
             data = figure_file(figs[key], fmt, record)  # the settings inside the file too
-        except Exception as exc:  # noqa: BLE001 - kaleido needs a Chrome/Chromium on the server
+        except Exception as exc:  # kaleido needs a Chrome/Chromium on the server
             st.error(
                 f"Static export needs Chromium on the server ({type(exc).__name__}). "
                 "Use the camera icon on any chart to save a PNG from the browser."

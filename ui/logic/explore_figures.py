@@ -18,7 +18,7 @@ def sample_caption(res: ExploreResult) -> str:
     """What the histogram's samples are: the family's ``FamilySpec.sample_is``, or, when every
     sample is the same (a deterministic family, settings that draw nothing at random, T = 1),
     that instead of how to read a spread."""
-    T = len(res.probs)  # noqa: N806
+    T = len(res.probs)
     spec = FAMILIES.get(res.family)
     what = spec.sample_is if spec else "Each sample is one forward pass of the model."
     if T == 1:
