@@ -14,7 +14,7 @@ from pathlib import Path
 import streamlit as st
 import torch
 
-from ui.logic import compute, dataset, why
+from ui.logic import compute, dataset, landing, why
 from ui.logic import keys as K
 from ui.logic.fair import Gate, heavy
 from uqcore.base_model import shared_bytes, shared_parts
@@ -588,8 +588,6 @@ def stories(
     samples hold them (a file read, no model); else None, or with ``live`` from
     :data:`ui.logic.landing.STORY_LIVE_PER_DOMAIN` examples per domain sampled here (``on_rows``
     told each batch), never a full pass over the bundled examples on a first view."""
-    from ui.logic import dataset, landing
-
     version = stamp(name, folder)
     key = (name, folder, version, task)
     kept = _stories().peek(key)

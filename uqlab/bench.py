@@ -24,8 +24,10 @@ from uqcore.config import ModelConfig, family_fields
 from uqcore.families import FAMILIES, get_family
 from uqcore.kernels.common import softmax_last
 from uqcore.linear import _ONEDNN, matmul_linear_only
+from uqcore.noise import SampleNoise
 from uqcore.runtime import pick_device, tune_cpu
 from uqcore.sampling import Capture, sample
+from uqcore.stream_noise import StreamNoise
 from uqlab.bench_report import render_markdown, write_section
 
 BENCH_T = 100
@@ -128,9 +130,6 @@ def loop_vs_batched(family: str, repeats: int) -> dict[str, float]:
 def noise_rates(repeats: int = 5) -> dict[str, float]:
     """Million Gumbel draws per second of the inference noise (counter-based, per example) and
     of training's per-sample streams, on a draw shaped like H-STO's centroid noise."""
-    from uqcore.noise import SampleNoise
-    from uqcore.stream_noise import StreamNoise
-
     shape, count, batch = (8, 256, 8), 10, 64  # [H, L, c] for 10 samples of 64 texts
     out = {}
     for name, make in (

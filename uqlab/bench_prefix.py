@@ -21,9 +21,11 @@ import json
 
 import torch
 
-from uqcore.bert import load_hf_bert, read_hf_config
+from uqcore.bert import frozen_base_names, load_hf_bert, read_hf_config
 from uqcore.build import build_model
 from uqcore.config import ModelConfig
+from uqcore.families import PLAIN
+from uqcore.linear import AdapterConfig
 from uqcore.noise import SampleNoise, example_keys
 from uqcore.runtime import tune_cpu
 from uqcore.sampling import sample
@@ -93,10 +95,6 @@ def train_step(lengths: tuple[int, ...] = (128, 256), batch: int = 32) -> dict[i
     """Seconds of one training step's forward + backward (rank-8 adapters on every projection,
     the base frozen) and of one forward pass without gradients, for ``batch`` texts of each
     length: what an epoch of IMDB on the MiniLM base costs on this machine."""
-    from uqcore.bert import frozen_base_names
-    from uqcore.families import PLAIN
-    from uqcore.linear import AdapterConfig
-
     base = minilm_dir()
     cfg = ModelConfig.from_dict({**read_hf_config(base), "family": PLAIN.name})
     cfg = cfg.replace(adapters=AdapterConfig(rank=8))

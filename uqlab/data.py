@@ -35,6 +35,7 @@ import pyarrow.parquet as pq
 
 from uqcore.errors import InputError
 from uqlab.paths import EVAL_DIR
+from uqlab.task_file import read_split, resolve
 from uqlab.tasks import OOD_COLUMNS, TASK_NAMES, TaskSpec, eval_subset_domains
 from uqlab.tasks import TASKS as TASK_TABLE
 
@@ -287,8 +288,6 @@ def _read_split(
     """One file of the description (by the task's columns unless others are given): a built-in
     task's Parquet through the strict reader whose messages name the data folder's layout; any
     other through :mod:`uqlab.labelled`."""
-    from uqlab.task_file import read_split, resolve
-
     if folder is None and value.startswith("${data}"):
         raise InputError(f"no data folder given and {spec.name} has no Hub copy; {_hint(spec)}")
     path = resolve(spec, value, folder)

@@ -40,6 +40,7 @@ from uqcore.sampling import sample
 from uqcore.stats import mutual_information
 from uqcore.wordpiece import WordPiece
 from uqlab.bases import get_base
+from uqlab.data import load_task
 from uqlab.import_hf import parse_layers, task_for
 from uqlab.paths import checkpoint_dir
 from uqlab.stale import staged_checkpoint
@@ -204,8 +205,6 @@ DEV_SAMPLES = 10  # T of --dev, as uqlab.evaluate's default
 def dev_check(path: Path, n: int) -> tuple[float, float, int]:
     """``(accuracy of the mean of T samples, mean mutual information, rows)`` on the first
     ``n`` rows of the checkpoint's task's dev split, at its own settings (T = DEV_SAMPLES)."""
-    from uqlab.data import load_task
-
     ck = load_checkpoint(path)
     dev = load_task(ck.training["task"]).dev
     texts, labels = dev.texts[:n], dev.labels[:n]

@@ -29,10 +29,18 @@ from uqcore.base_model import BaseRecord, file_sha256
 from uqcore.checkpoint import load_checkpoint
 from uqcore.errors import UQError
 from uqcore.untrusted import load_json
-from uqlab.import_hf import BASE_COPY, SIDE_JSON, SIDE_TENSORS, inspect, write_checkpoint
+from uqlab.import_hf import (
+    BASE_COPY,
+    SIDE_JSON,
+    SIDE_TENSORS,
+    import_folder,
+    inspect,
+    write_checkpoint,
+)
 from uqlab.import_reading import probe
 from uqlab.task_file import data_free
 from uqlab.tasks import TASKS as TASK_TABLE
+from uqlab.tasks import get_task
 
 MAX_UPLOAD_BYTES = 100 * 2**20  # one upload (zip or files together)
 MAX_UNZIPPED_BYTES = 300 * 2**20  # zip bombs stop here
@@ -202,8 +210,6 @@ def guess_task(config: bytes) -> str | None:
     """The task whose label names are a Hugging Face config's ``id2label`` (in order, any case,
     a name or its start: ``negative`` is ``neg``), for the upload form's default; None when none
     matches or the config cannot be read."""
-    from uqlab.tasks import get_task
-
     try:
         raw = read_config(config).get("id2label") or {}
         names = [str(raw[k]).lower() for k in sorted(raw, key=int)]
@@ -585,8 +591,6 @@ def install_hf_folder(
     """Import an operator's Hugging Face folder (:func:`hf_folders`) as ``upload-<name>`` of
     ``family`` under this session's ``folder``; the checkpoint references the folder (no copy).
     :class:`UploadError` with a message that names no server path."""
-    from uqlab.import_hf import import_folder
-
     target_name = _safe_name(name)
     try:
         import_folder(
