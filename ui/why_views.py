@@ -117,7 +117,7 @@ def salience(
         if ig
         else 1
     )
-    T = min(len(res.probs), SALIENCE_T)  # noqa: N806
+    T = min(len(res.probs), SALIENCE_T)
     key = cached.salience_key(
         name, res.text, T, res.seed, settings, int(target), method, steps, res.temperature
     )
@@ -145,7 +145,7 @@ def _salience_prompt(
     res: ExploreResult,
     name: str,
     method: str,
-    T: int,  # noqa: N803
+    T: int,
     steps: int,
 ) -> str:
     """What a salience run that waits for its button costs, with the time this server's recent
