@@ -16,7 +16,9 @@ import numpy as np
 import pandas as pd
 
 from ui.logic.compute import ExploreResult
+from ui.logic.keys import KNOBS
 from uqcore.families import get_family
+from viz.figures import for_export
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 SVG_NS = "urn:stochastic-attention-explorer:settings"  # names our <metadata> element
@@ -143,8 +145,6 @@ def png_text(png: bytes) -> dict[str, str]:
 def overrides(view) -> dict[str, object]:
     """The inference settings a :class:`ui.logic.state.ViewState` sets over the checkpoint's own
     (``{"settings": "trained"}`` when it sets none), and temperature scaling when on."""
-    from ui.logic.keys import KNOBS
-
     out: dict[str, object] = {k: getattr(view, k) for k in KNOBS if getattr(view, k) is not None}
     if getattr(view, "scaled", False):
         out["temperature scaling"] = "on"
@@ -159,8 +159,6 @@ def stamped(image: bytes, fmt: str, record: dict[str, object], title: str) -> by
 def figure_file(fig, fmt: str, record: dict[str, object]) -> bytes:
     """``fig`` as a static ``fmt`` file ("svg" or "png", laid out by
     :func:`viz.figures.for_export`; kaleido drives Chromium) with ``record`` inside it."""
-    from viz.figures import for_export
-
     image = for_export(fig).to_image(format=fmt, scale=2 if fmt == "png" else 1)
     title = (fig.layout.title.text or "figure").replace("<br>", " ")
     return stamped(image, fmt, record, title)
