@@ -184,7 +184,7 @@ def _column(values: list) -> pa.Array:
 
 def _from_datasets(path: Path) -> pa.Table:
     try:
-        import datasets
+        import datasets  # late: optional and heavy, only for a saved Hugging Face dataset
 
         ds = datasets.load_from_disk(str(path))
     except Exception as exc:  # datasets raises its own types
