@@ -76,3 +76,16 @@ def _shipped_tasks():
     for info in list_checkpoints(SHIPPED_CHECKPOINT_DIR):
         if not info.error:
             register_from_training(info.training)
+
+
+@pytest.fixture()
+def tasks_restored():
+    """The task table, put back as it was after the test: reading a task file registers its task
+    for the process. A test module whose every test reads one says
+    ``pytestmark = pytest.mark.usefixtures("tasks_restored")``."""
+    from uqlab.tasks import TASKS
+
+    before = dict(TASKS)
+    yield TASKS
+    TASKS.clear()
+    TASKS.update(before)

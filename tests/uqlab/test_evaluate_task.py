@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import roc_auc_score
 
-from tests.uqlab.test_import_hf import _task_file, hf_folder, tasks_restored  # noqa: F401
+from tests.task_files import tiny_task
 from uqcore.checkpoint import load_checkpoint
 from uqcore.predict import predict_ids
 from uqcore.stats import OOD_SCORES, ood_scores
@@ -27,9 +27,9 @@ ARGS = ["--samples", "3", "--table3", "1", "--quiet"]
 
 
 @pytest.fixture()
-def imported(hf_folder, tmp_path, tasks_restored):  # noqa: F811
+def imported(hf_folder, tmp_path, tasks_restored):
     """A tiny BERT classifier imported for a described task (40 CSV rows, 2 labels)."""
-    task = _task_file(tmp_path / "task")
+    task = tiny_task(tmp_path / "task")
     root = tmp_path / "ck"
     argv = [str(hf_folder), "--name", "mine", "--task-file", str(task), "--root", str(root)]
     assert import_hf.main(argv) == 0
@@ -61,7 +61,7 @@ def test_a_task_file_for_another_task_is_refused_and_a_moved_one_is_noted(
     imported, capsys, tmp_path
 ):
     ck, task = imported
-    other = _task_file(tmp_path / "other", "other-acc")
+    other = tiny_task(tmp_path / "other", "other-acc")
     assert evaluate_main(["--ckpt", str(ck), "--task-file", str(other), *ARGS]) == 2
     err = capsys.readouterr().err
     assert "trained on task 'tiny-acc'" in err and "'other-acc'" in err and "--task-file" in err
@@ -112,7 +112,7 @@ def test_a_task_without_examples_keeps_the_stored_samples_and_map(imported, caps
     from uqlab.stored import bundled_rows
 
     ck, task = imported
-    with_examples = _task_file(tmp_path / "with", examples={"id": "rows.csv"})
+    with_examples = tiny_task(tmp_path / "with", examples={"id": "rows.csv"})
     assert evaluate_main(["--ckpt", str(ck), "--task-file", str(with_examples), *ARGS]) == 0
     assert len(bundled_rows("tiny-acc")) == 40
     before = {f: (ck / f).read_bytes() for f in (STORED_FILE, MAP_FILE)}

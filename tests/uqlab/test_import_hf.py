@@ -5,12 +5,12 @@ the training-free families at zero noise, and every hostile folder refused with 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 import torch
 
 from tests.hf_tiny import ARCHS, reference, tiny_folder
+from tests.task_files import tiny_task
 from uqcore.checkpoint import load_checkpoint
 from uqcore.predict import pad
 from uqcore.sampling import Capture, sample
@@ -244,14 +244,6 @@ def _cli(capsys, main, argv: list[str], *words: str) -> str:
     return err
 
 
-@pytest.fixture(scope="module")
-def hf_folder(tmp_path_factory) -> Path:
-    pytest.importorskip("transformers")
-    from tests.hf_tiny import tiny_folder
-
-    return tiny_folder("bert", tmp_path_factory.mktemp("hf") / "tiny-bert")
-
-
 def test_import_hf_cli_deep_config_and_side_file(capsys, hf_folder, tmp_path):
     bad = tmp_path / "bad"
     bad.mkdir()
@@ -267,36 +259,6 @@ def test_import_hf_cli_deep_config_and_side_file(capsys, hf_folder, tmp_path):
     _cli(capsys, import_hf.main, [str(side), *argv], "uq_family.json", "nested too deeply")
 
 
-@pytest.fixture()
-def tasks_restored():
-    """The task table as it was: a task file registers its task for the process."""
-    from uqlab.tasks import TASKS
-
-    before = dict(TASKS)
-    yield TASKS
-    TASKS.clear()
-    TASKS.update(before)
-
-
-def _task_file(folder: Path, name: str = "tiny-acc", **changes) -> Path:
-    """A tiny task description (as ``tests/uqlab/test_task_file.py`` makes them): one CSV
-    split by fractions, two labels like the tiny models'."""
-    folder.mkdir(parents=True, exist_ok=True)
-    rows = ["text,label"] + [f"sentence number {i} here,{i % 2}" for i in range(40)]
-    (folder / "rows.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
-    doc = {
-        "name": name,
-        "title": "Tiny acceptability",
-        "text_column": "text",
-        "label_column": "label",
-        "label_names": ["bad", "good"],
-        "data": {"file": "rows.csv", "split": {"dev": 0.2, "test": 0.2}, "seed": 0},
-    } | changes
-    path = folder / f"{name}.json"
-    path.write_text(json.dumps(doc), encoding="utf-8")
-    return path
-
-
 def test_import_hf_cli_takes_a_task_file_and_records_it_as_training_does(
     capsys, hf_folder, tmp_path, tasks_restored
 ):
@@ -304,7 +266,7 @@ def test_import_hf_cli_takes_a_task_file_and_records_it_as_training_does(
     in ``training.task_spec`` so evaluate and the app read it without the file."""
     from uqlab.task_file import register_from_training
 
-    task = _task_file(tmp_path / "task")
+    task = tiny_task(tmp_path / "task")
     root = tmp_path / "ck"
     argv = [str(hf_folder), "--name", "mine", "--task-file", str(task), "--root", str(root)]
     assert import_hf.main(argv) == 0, capsys.readouterr().err
@@ -321,7 +283,7 @@ def test_import_hf_cli_takes_a_task_a_checkpoint_of_the_folder_describes(
 ):
     """``--task NAME`` of a task not built in: one a checkpoint of ``--root`` was made with from
     a task file (as CR is, by the shipped cr-minilm-* checkpoints)."""
-    task = _task_file(tmp_path / "task")
+    task = tiny_task(tmp_path / "task")
     root = tmp_path / "ck"
     first = [str(hf_folder), "--name", "first", "--task-file", str(task), "--root", str(root)]
     assert import_hf.main(first) == 0, capsys.readouterr().err
@@ -338,12 +300,12 @@ def test_import_hf_cli_says_in_one_line_what_is_wrong_with_the_task(
     root = tmp_path / "ck"
     argv = [str(hf_folder), "--name", "x", "--root", str(root)]
     _cli(capsys, import_hf.main, [*argv, "--task", "sst2"], "'sst2'", "--task-file")
-    bad = _task_file(tmp_path / "bad", label_names="good")
+    bad = tiny_task(tmp_path / "bad", label_names="good")
     _cli(capsys, import_hf.main, [*argv, "--task-file", str(bad)], bad.name)
     deep = tmp_path / "deep.json"
     deep.write_bytes(DEEP)  # the bounds of uqlab.task_file (uqcore.untrusted)
     _cli(capsys, import_hf.main, [*argv, "--task-file", str(deep)], "deep.json", "too deeply")
-    three = _task_file(tmp_path / "three", "three", label_names=["a", "b", "c"])
+    three = tiny_task(tmp_path / "three", "three", label_names=["a", "b", "c"])
     _cli(capsys, import_hf.main, [*argv, "--task-file", str(three)], "2 classes", "'three'")
     _cli(capsys, import_hf.main, [*argv, "--task-file", str(tmp_path / "none.json")], "none.json")
     assert not root.exists() or not any(root.iterdir())  # nothing written
@@ -355,7 +317,7 @@ def test_an_upload_of_a_described_task_keeps_no_description(hf_folder, tmp_path,
     from uqlab.task_file import read_task_file
     from uqlab.upload import install_hf_folder
 
-    name = read_task_file(_task_file(tmp_path / "task")).name
+    name = read_task_file(tiny_task(tmp_path / "task")).name
     got = install_hf_folder(hf_folder, "mine", tmp_path / "up", task=name, family="trans")
     training = json.loads((tmp_path / "up" / got / "config.json").read_text())["training"]
     assert training["task"] == name and "task_spec" not in training

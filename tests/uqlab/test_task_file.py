@@ -3,77 +3,25 @@ train and evaluate, and every bad input with its message."""
 
 from __future__ import annotations
 
-import csv
 import json
-import random
 from pathlib import Path
 
 import pytest
 
+from tests.task_files import FILL, colour_rows, colour_task, write_csv
 from uqcore.errors import ConfigError, InputError
 from uqlab.labelled import read_labelled
 from uqlab.task_file import read_task_file
 from uqlab.tasks import TASKS, describe
 
-WORDS = {"red": 0, "green": 1, "blue": 2}
-FILL = "the a big small old new shiny dull car house ball hat box".split()
-
-
-def _rows(n=150, seed=0):
-    rng = random.Random(seed)
-    out = []
-    for i in range(n):
-        w = rng.choice(list(WORDS))
-        text = " ".join(rng.sample(FILL, 4) + [w] + rng.sample(FILL, 2))
-        label = ["RED", "Green", "blue"][WORDS[w]] if i % 2 else WORDS[w]  # names or ids
-        out.append({"Review Text": text, "Colour": label})
-    return out
-
-
-def _csv(path, rows, sep=","):
-    with open(path, "w", newline="", encoding="utf-8") as f:
-        w = csv.DictWriter(f, list(rows[0]), delimiter=sep)
-        w.writeheader()
-        w.writerows(rows)
-    return path
-
-
-def _task(tmp_path, name="colours", **changes):
-    _csv(tmp_path / "colours.csv", _rows())
-    doc = {
-        "name": name,
-        "title": "Colour words",
-        "text_column": "Review Text",
-        "label_column": "Colour",
-        "label_names": ["red", "green", "blue"],
-        "data": {"file": "colours.csv", "split": {"dev": 0.2, "test": 0.2}, "seed": 1},
-        "train_defaults": {
-            "max_len": 16,
-            "batch_size": 16,
-            "lr": 3e-3,
-            "vocab_size": 100,
-            "min_freq": 1,
-            "model": {"n_layers": 1, "n_heads": 2, "d_model": 16, "d_ff": 32, "dropout": 0.1},
-        },
-    } | changes
-    path = tmp_path / f"{name}.json"
-    path.write_text(json.dumps(doc))
-    return path
-
-
-@pytest.fixture(autouse=True)
-def _forget_described_tasks():
-    before = dict(TASKS)
-    yield
-    TASKS.clear()
-    TASKS.update(before)
+pytestmark = pytest.mark.usefixtures("tasks_restored")
 
 
 def test_a_three_class_task_trains_and_evaluates_from_its_file_only(tmp_path):
     from uqcore.registry import load
     from uqlab import evaluate, train
 
-    task = _task(tmp_path)
+    task = colour_task(tmp_path)
     out = tmp_path / "ck" / "colours-hsto"
     assert (
         train.main(
@@ -105,16 +53,16 @@ def test_a_three_class_task_trains_and_evaluates_from_its_file_only(tmp_path):
 def _bad(tmp_path, case):
     """A hostile description or data file; returns (what to call, the message expected)."""
     if case == "unknown_key":
-        return lambda: read_task_file(_task(tmp_path, colour="x")), "unknown key"
+        return lambda: read_task_file(colour_task(tmp_path, colour="x")), "unknown key"
     if case == "builtin_name":
-        return lambda: read_task_file(_task(tmp_path, name="cola")), "built-in"
+        return lambda: read_task_file(colour_task(tmp_path, name="cola")), "built-in"
     if case == "mcc_three":
-        return lambda: read_task_file(_task(tmp_path, metric="mcc")), "for 2 classes"
+        return lambda: read_task_file(colour_task(tmp_path, metric="mcc")), "for 2 classes"
     if case == "missing_column":
-        f = _csv(tmp_path / "d.csv", [{"text": "a", "Colour": 0}])
+        f = write_csv(tmp_path / "d.csv", [{"text": "a", "Colour": 0}])
         return lambda: read_labelled(f, "Review Text", "Colour", ("a", "b")), "no text column"
     if case == "label_outside":
-        f = _csv(tmp_path / "d.csv", [{"t": "fine", "y": "red"}, {"t": "bad", "y": "purple"}])
+        f = write_csv(tmp_path / "d.csv", [{"t": "fine", "y": "red"}, {"t": "bad", "y": "purple"}])
         return lambda: read_labelled(f, "t", "y", ("red", "blue")), "row 2: label 'purple'"
     if case == "empty":
         f = tmp_path / "d.csv"
@@ -134,8 +82,10 @@ def _bad(tmp_path, case):
         f.write_text(",".join(f"c{i}" for i in range(10**6)) + "\n")
         return lambda: read_labelled(f, "c0", "c1", ("a", "b")), "more than 1000 columns"
     if case == "empty_split":
-        spec = read_task_file(_task(tmp_path))
-        _csv(tmp_path / "colours.csv", _rows(2))  # 2 rows: no train, dev and test at 0.2 / 0.2
+        spec = read_task_file(colour_task(tmp_path))
+        write_csv(
+            tmp_path / "colours.csv", colour_rows(2)
+        )  # 2 rows: no train, dev and test at 0.2 / 0.2
         from uqlab.data import load_task
 
         return lambda: load_task(spec.name), "too few"
@@ -169,7 +119,7 @@ def test_a_checkpoint_with_another_label_count_is_refused(tmp_path, capsys):
 
     root = make_checkpoints(tmp_path / "ck", families=("trans",))  # two classes, task cola
     doc = json.loads((root / "cola-trans" / "config.json").read_text())
-    spec = describe(json.loads(_task(tmp_path).read_text()), tmp_path)
+    spec = describe(json.loads(colour_task(tmp_path).read_text()), tmp_path)
     doc["training"] |= {"task": "colours", "task_spec": spec.description}
     (root / "cola-trans" / "config.json").write_text(json.dumps(doc))
     assert evaluate.main(["--ckpt", str(root / "cola-trans"), "--quiet"]) == 2
@@ -217,14 +167,14 @@ def test_an_out_of_domain_file_names_its_own_columns(tmp_path):
         {"body": f"a {w} thing", "tone": ["red", "green", "blue"][i % 3]}
         for i, w in enumerate(FILL)
     ]
-    _csv(tmp_path / "other.csv", rows)
+    write_csv(tmp_path / "other.csv", rows)
     ood = {"file": "other.csv", "name": "Other", "text_column": "body", "label_column": "tone"}
-    data = load_task(read_task_file(_task(tmp_path, ood=ood)).name, None)
+    data = load_task(read_task_file(colour_task(tmp_path, ood=ood)).name, None)
     want = sorted((r["body"], i % 3) for i, r in enumerate(rows))
     assert sorted(zip(data.ood.texts, data.ood.labels, strict=True)) == want  # (shuffled)
     plain = {"file": "other.csv", "name": "Other"}  # the task's columns: not in this file
     with pytest.raises(InputError, match="Review Text"):
-        load_task(read_task_file(_task(tmp_path, "plain", ood=plain)).name, None)
+        load_task(read_task_file(colour_task(tmp_path, "plain", ood=plain)).name, None)
     bad = {**ood, "text_column": ""}
     with pytest.raises(ConfigError, match="text_column"):
-        read_task_file(_task(tmp_path, "bad", ood=bad))
+        read_task_file(colour_task(tmp_path, "bad", ood=bad))

@@ -25,14 +25,6 @@ def _one_line(exc: BaseException, *words: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def hf_folder(tmp_path_factory) -> Path:
-    pytest.importorskip("transformers")
-    from tests.hf_tiny import tiny_folder
-
-    return tiny_folder("bert", tmp_path_factory.mktemp("hf") / "tiny-bert")
-
-
-@pytest.fixture(scope="module")
 def ckpt_root(tmp_path_factory) -> Path:
     return make_checkpoints(tmp_path_factory.mktemp("ck"), families=("trans",))
 
