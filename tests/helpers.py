@@ -138,6 +138,41 @@ def on_page(page: str, **params) -> AppTest:
     return at
 
 
+# cola-hsto's model as format 1 wrote it: every family's fields in one flat attention record
+V1_HSTO = {
+    "family": "hsto",
+    "vocab_size": 60,
+    "num_classes": 2,
+    "max_len": 16,
+    "n_layers": 2,
+    "n_heads": 2,
+    "d_model": 16,
+    "d_ff": 32,
+    "dropout": 0.1,
+    "ensemble_size": 1,
+    "attention": {
+        "tau": None,
+        "tau1": 1,
+        "tau2": 1,
+        "noise_scale": 1.0,
+        "hard": False,
+        "n_centroids": 4,
+        "centroid_side": "key",
+        "centroids_per_head": False,
+        "bam_dist": "weibull",
+        "bam_prior": "contextual",
+        "bam_k": 10.0,
+        "bam_sigma": 0.5,
+        "bam_beta": 1.0,
+        "bam_prior_sigma": 1.0,
+        "bam_d_mid": 10,
+        "bam_inference": "sample",
+        "em_iterations": 0,
+        "em_precision": 1.0,
+    },
+}
+
+
 # A tiny training run of python -m uqlab.train (a few thousand weights, seconds on a CPU).
 TINY = [
     "--set",
