@@ -97,7 +97,10 @@ def test_stories_come_from_stored_samples_at_once_without_a_model(stored_dir, tm
     cached.models().clear()
     cached._stories().clear()
     tales = cached.stories("cola-hsto", str(stored_dir), "cola")
-    assert [t.title for t in tales] == ["Sure of it", "Unsure", "Out of domain"]
+    # a tiny net may be sure of nothing: then its surest sentence is told as such (SURE_P rule,
+    # tested in tests/app/logic/test_landing.py)
+    assert tales[0].title in ("Sure of it", "Its surest")
+    assert [t.title for t in tales][1:] == ["Unsure", "Out of domain"]
     assert not cached.models().keys()  # read from the file: no model was loaded
     at = AppTest.from_file(APP, default_timeout=300)
     at.query_params["ckpt"] = "cola-hsto"
