@@ -362,7 +362,8 @@ def test_an_ensemble_of_adapters_trains_on_the_smollm2_base(tmp_path):
     and head train on the frozen decoder; the checkpoint holds those only, per member, and
     its members disagree (needs the converted base: python -m uqlab.bases install smollm2).
     The app's budget refuses it: each member is built whole before the base is shared, so two
-    members of a 135M decoder count 243M parameters (over 200M; rotary positions have no table); a larger budget loads it."""
+    members of a 135M decoder count 243M parameters (over 200M; rotary positions have no
+    table); a larger budget loads it."""
     import dataclasses
 
     from uqcore.budget import DEFAULT_BUDGET
