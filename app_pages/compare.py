@@ -12,10 +12,10 @@ from ui.logic.exports import csv_text, download
 from ui.logic.format import plain
 from ui.logic.state import MAX_TEXT_CHARS
 from ui.map_views import WINDOW
-from uqcore.errors import UQError
+from uqcore.exceptions import UQError
 from uqcore.families import title as family_title
 from uqcore.settings import SamplingSettings
-from viz import figures as F
+from viz import figures
 
 view, info = sidebar.page("Compare methods on one sentence")
 names = label_names(info)
@@ -111,7 +111,7 @@ download(
     "text/csv",
     key=K.CMP_SAMPLES_CSV,
 )
-st.plotly_chart(F.compare_histograms(cmp.per_sample(), target), width="stretch")
+st.plotly_chart(figures.compare_histograms(cmp.per_sample(), target), width="stretch")
 st.caption(
     "Deterministic methods give a single spike; stochastic ones spread. The same "
     "sentence can look certain to one method and uncertain to another."
@@ -137,7 +137,7 @@ def maps_grid(panels: dict, tokens: list[str], key: str) -> None:
     families = {i.name: i.family for i in mine}
     with st.container(key=key):
         for name, att in panels.items():
-            fig = F.attention_panels({family_title(families[name]): att}, tokens, name)
+            fig = figures.attention_panels({family_title(families[name]): att}, tokens, name)
             fig.update_layout(coloraxis_colorbar_len=0.8)  # one panel: its bar gets the width
             st.plotly_chart(fig, width="stretch")
 

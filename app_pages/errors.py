@@ -16,9 +16,9 @@ from ui.logic.format import plain
 from ui.logic.progress import Rows
 from ui.logic.state import explorer_url
 from ui.logic.tables import fitted
-from uqcore.errors import InputError
+from uqcore.exceptions import InputError
 from uqcore.stats import conformal_from_scores
-from uqlab.tasks import task_title
+from uqlab.catalog.tasks import task_title
 
 view, info = sidebar.page("Error analysis")
 names = label_names(info)

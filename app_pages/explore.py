@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui import cached, export_views, map_views, sidebar, why_views, work
-from ui import explore_views as V
+from ui import cached, explore_views, export_views, map_views, sidebar, why_views, work
 from ui.logic import intro
 from ui.logic import keys as K
 from ui.logic.catalog import label_names, presets
@@ -13,9 +12,9 @@ from ui.logic.format import plain
 from ui.logic.state import MAX_TEXT_CHARS, link_holds
 from ui.stories import find_stories, landing_stories
 from uqcore.checkpoint import read_length
-from uqcore.errors import UQError
+from uqcore.exceptions import UQError
 from uqcore.families import get_family
-from uqlab.tasks import DEFAULT_CHECKPOINT, PAPER_CHECKPOINT
+from uqlab.catalog.tasks import DEFAULT_CHECKPOINT, PAPER_CHECKPOINT
 
 QUOTE_CHARS = 160  # the landing's result names its text in at most two lines at 1024 x 768
 
@@ -167,7 +166,7 @@ with top if top is not None else st.container():
     st.subheader(f"{spec.title} · T = {view.T} · seed {view.seed}")
     if top is not None:  # the story's text, cut short: the form below holds all of it
         st.caption(f"“{plain(_short(res.text))}”")
-    V.notices(res)
+    explore_views.notices(res)
     if trained < positions and (res.n_dropped or whole):  # a cut text: offer the rest
         st.session_state[K.WHOLE] = whole
         st.toggle(
@@ -189,8 +188,8 @@ with top if top is not None else st.container():
             "but the text: to share this view, share the text with it."
         )
     sidebar.knob_row(info)  # a phone's sidebar is closed: its knobs, right above the numbers
-    V.predictions(res, names, gold=view.label is not None, one=top is not None)
-    V.conformal(res, names, info.metrics)
+    explore_views.predictions(res, names, gold=view.label is not None, one=top is not None)
+    explore_views.conformal(res, names, info.metrics)
 st.header("Attention, sample by sample")
 map_views.attention(res, cfg["n_layers"], cfg["n_heads"])
 for name in spec.maps:  # the family's own maps, each with its view

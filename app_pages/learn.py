@@ -10,7 +10,7 @@ import streamlit as st
 from ui import sidebar
 from ui.logic import keys as K
 from ui.logic.lesson import LINKS, lesson_markdown
-from viz import learn as V
+from viz import learn
 
 sidebar.page(
     "Learn: why stochastic attention tells you how unsure a model is", needs_checkpoint=False
@@ -40,7 +40,7 @@ st.write(
 st.latex(r"g = -\log(-\log u),\quad u \sim \mathrm{Uniform}(0, 1)")
 tau = st.select_slider("Temperature τ", [0.1, 0.3, 0.5, 1.0, 2.0, 5.0, 20.0], 1.0, key=K.L_TAU)
 n = st.slider("Samples", 1, 12, 6, key=K.L_N)
-st.plotly_chart(V.gumbel_figure(rng, tau, n), width="stretch")
+st.plotly_chart(learn.gumbel_figure(rng, tau, n), width="stretch")
 st.caption(
     "Low τ: each sample picks one token, and which one changes from sample to sample. "
     "High τ: samples flatten toward uniform and agree. "
@@ -53,7 +53,7 @@ st.write(
     "depend on τ, so in hard mode the temperature changes nothing you can see (it only "
     "shapes training gradients): the app disables the τ sliders for hard checkpoints."
 )
-st.plotly_chart(V.hard_figure(rng, n), width="stretch")
+st.plotly_chart(learn.hard_figure(rng, n), width="stretch")
 st.caption(
     "Over many hard samples, each token is picked with its softmax probability: the "
     "Gumbel-max trick."
@@ -68,7 +68,7 @@ st.write(
     "sample, and the attention inherits that uncertainty."
 )
 tau1 = st.select_slider("τ1", [0.1, 0.3, 1.0, 3.0], 0.3, key=K.L_TAU1)
-figure, switched = V.centroid_figure(rng, tau1)
+figure, switched = learn.centroid_figure(rng, tau1)
 st.plotly_chart(figure, width="stretch")
 moving = ", ".join(f"'{t}'" for t in switched) if switched else "no key"
 st.caption(
@@ -85,7 +85,7 @@ st.write(
     "its mean. Larger Weibull shape k means tighter samples."
 )
 k = st.select_slider("Weibull shape k", [2.0, 5.0, 10.0, 30.0], 10.0, key=K.L_K)
-st.plotly_chart(V.bam_figure(rng, k), width="stretch")
+st.plotly_chart(learn.bam_figure(rng, k), width="stretch")
 st.caption(see("prior", "Prior vs posterior on a trained model"))
 
 st.header("5. Keys that move toward the queries (Probabilistic Transformer)")
@@ -99,7 +99,7 @@ st.write(
 c1, c2 = st.columns(2)
 steps = c1.slider("EM steps", 0, 10, 3, key=K.L_EM)
 theta = c2.select_slider("Prior precision θ", [0.1, 0.5, 1.0, 3.0, 10.0], 1.0, key=K.L_THETA)
-st.plotly_chart(V.em_figure(steps, theta), width="stretch")
+st.plotly_chart(learn.em_figure(steps, theta), width="stretch")
 st.caption(
     "Small θ: keys follow the queries far (the attention changes a lot); large θ: keys stay "
     "near where training put them. The shipped checkpoints use 3 steps and θ = 1; "
@@ -114,10 +114,10 @@ st.write(
     "information: predictive entropy minus the average entropy of the samples."
 )
 spread = st.slider("How much samples disagree", 0.0, 3.0, 1.0, 0.1, key=K.L_SPREAD)
-d = V.disagreement(rng, spread)
+d = learn.disagreement(rng, spread)
 c1, c2, c3 = st.columns(3)
 c1.metric("mean p(positive)", f"{d['mean']:.3f}")
 c2.metric("predictive entropy", f"{d['entropy']:.3f} nats")
 c3.metric("mutual information", f"{d['mi']:.3f} nats")
-st.plotly_chart(V.samples_histogram(d["p1"]), width="stretch")
+st.plotly_chart(learn.samples_histogram(d["p1"]), width="stretch")
 st.caption(see("histogram", f"A real histogram of T = {LINKS['histogram'].view().T} samples"))

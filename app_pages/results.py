@@ -15,16 +15,16 @@ from ui.logic.progress import Rows
 from ui.logic.tables import fitted
 from uqcore.settings import SamplingSettings
 from uqcore.stats import conformal_from_scores
-from uqlab.detection_report import (
+from uqlab.catalog.tasks import TASKS, get_task, task_title
+from uqlab.evaluation.detection_report import (
     backwards_notes,
     detection_rows,
     length_notes,
     temperature_lines,
 )
-from uqlab.paper import PAPER_FAMILIES, metric_table
+from uqlab.evaluation.paper import PAPER_FAMILIES, metric_table
 from uqlab.results import metric_rows
-from uqlab.tasks import TASKS, get_task, task_title
-from viz import figures as F
+from viz import figures
 
 view, info = sidebar.page("Results", needs_checkpoint=False)
 infos = sorted(cached.infos(), key=sort_key)
@@ -222,7 +222,7 @@ with left:
         for n, f in frames.items()
         if "p1_scaled" in f
     }
-    st.plotly_chart(F.reliability_figure(curves, which), width="stretch")
+    st.plotly_chart(figures.reliability_figure(curves, which), width="stretch")
     st.caption(
         "A calibrated model's confidence matches its accuracy: points on the diagonal. "
         "Temperature-scaled: every sample's logits divided by the temperature fitted on "
@@ -234,7 +234,7 @@ with right:
     with_ood = {n: f for n, f in frames.items() if (f["domain"] == dataset.OUT).any()}
     if with_ood:
         st.plotly_chart(
-            F.roc_figure(
+            figures.roc_figure(
                 {n: dataset.roc(f, score) for n, f in with_ood.items()}, dataset.SCORES[score][1]
             ),
             width="stretch",
@@ -249,7 +249,7 @@ with right:
             "detection to show."
         )
 st.plotly_chart(
-    F.risk_coverage_figure({n: dataset.risk_coverage(f) for n, f in frames.items()}, which),
+    figures.risk_coverage_figure({n: dataset.risk_coverage(f) for n, f in frames.items()}, which),
     width="stretch",
 )
 st.caption(
@@ -307,5 +307,5 @@ column, label = dataset.SCORES[score]
 for name, frame in frames.items():
     values = {d: frame.loc[frame["domain"] == d, column] for d in dataset.domains_of(frame)}
     st.plotly_chart(
-        F.domain_histograms(values, label, f"{name}: {label} by domain"), width="stretch"
+        figures.domain_histograms(values, label, f"{name}: {label} by domain"), width="stretch"
     )

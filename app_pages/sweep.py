@@ -6,15 +6,14 @@ from __future__ import annotations
 import streamlit as st
 
 from ui import cached, data_source, guard, sidebar, work
-from ui.logic import dataset
+from ui.logic import dataset, sweep
 from ui.logic import keys as K
-from ui.logic import sweep as S
 from ui.logic.catalog import label_names, sort_key
 from ui.logic.exports import csv_text, download
 from ui.logic.progress import Rows
 from uqcore.settings import SamplingSettings
-from uqlab.tasks import task_title
-from viz import figures as F
+from uqlab.catalog.tasks import task_title
+from viz import figures
 
 view, info = sidebar.page("Temperature sweep", needs_checkpoint=False)
 st.caption(
@@ -22,7 +21,7 @@ st.caption(
     "retrains per value); here the trained model is kept and the temperature changes at "
     "inference only, on a sample of the bundled examples or every row of your labelled file."
 )
-ok = sorted(S.sweepable(cached.infos()), key=sort_key)
+ok = sorted(sweep.sweepable(cached.infos()), key=sort_key)
 if not ok:
     st.info("No checkpoint with a temperature to sweep (STO-TRANS, H-STO-TRANS) is available.")
     st.stop()
@@ -31,18 +30,18 @@ default = names.index(info.name) if info is not None and info.name in names else
 name = st.selectbox("Checkpoint", names, index=default, key=K.SW_CKPT)
 ck = next(i for i in ok if i.name == name)
 labels = {"tau2": "tau2 (attention over values)", "tau1": "tau1 (keys → centroids)"}
-swept = st.radio("Sweep", S.knobs(ck), horizontal=True, key=K.SW_WHICH, format_func=labels.get)
+swept = st.radio("Sweep", sweep.knobs(ck), horizontal=True, key=K.SW_WHICH, format_func=labels.get)
 c1, c2, c3 = st.columns([3, 1, 1])
 grid = c1.multiselect(
     f"{swept} values",
-    sorted({*S.GRID, S.trained(ck, swept)}),
-    default=list(S.DEFAULT_GRID),
+    sorted({*sweep.GRID, sweep.trained(ck, swept)}),
+    default=list(sweep.DEFAULT_GRID),
     key=K.SW_GRID,
 )
 T = c3.number_input("T", 2, 50, 10, key=K.SW_T)
-for other in S.knobs(ck):
+for other in sweep.knobs(ck):
     if other != swept:
-        st.caption(f"{other} stays at its trained value {S.trained(ck, other):g}.")
+        st.caption(f"{other} stays at its trained value {sweep.trained(ck, other):g}.")
 picked = data_source.choose(
     label_names(ck), task_title(ck.task), "sweep", bool(dataset.subsets(ck.task))
 )
@@ -73,7 +72,7 @@ rows = dataset.pick(ck.task, int(per) or None, view.seed, picked.rows)
 
 def sweep_all(progress):
     done = Rows(len(rows) * len(grid), progress)
-    return S.records(
+    return sweep.records(
         rows,
         lambda v: cached.sampler(name, T, view.seed, SamplingSettings(**{swept: v}), done),
         grid,
@@ -84,7 +83,7 @@ def sweep_all(progress):
 table = work.run(
     f"Sweeping {swept} over {len(grid)} values ({len(rows):,} examples each)", sweep_all, request
 )
-st.plotly_chart(F.sweep_figure(table, swept), width="stretch")
+st.plotly_chart(figures.sweep_figure(table, swept), width="stretch")
 st.caption(
     "Low temperatures make the Gumbel-softmax samples sharper and more varied; high ones "
     "flatten attention toward the average. The paper's point: a small tau1 with a large "
@@ -95,7 +94,7 @@ record = {
     "checkpoint": name,
     "swept": swept,
     "values": ", ".join(f"{v:g}" for v in sorted(grid)),
-    **{k: S.trained(ck, k) for k in S.knobs(ck) if k != swept},
+    **{k: sweep.trained(ck, k) for k in sweep.knobs(ck) if k != swept},
     "examples": picked.title,
     "examples per domain": int(per) or "all",
     "T": int(T),

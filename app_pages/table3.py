@@ -1,5 +1,6 @@
 """Table 3: per-sentence statistics for one or several checkpoints, grouped by domain; the
-paper's own cells beside ours for the sentences its Table 3 reports (:mod:`uqlab.paper`)."""
+paper's own cells beside ours for the sentences its Table 3 reports
+(:mod:`uqlab.evaluation.paper`)."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ from ui.logic.tables import (
     wide_tables,
 )
 from uqcore.settings import SamplingSettings
-from uqlab.paper import correct_cell, p_gold_cell
+from uqlab.evaluation.paper import correct_cell, p_gold_cell
 
 view, info = sidebar.page("Table 3: how sure is each model, sentence by sentence?")
 st.caption(

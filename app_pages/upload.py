@@ -12,8 +12,8 @@ from ui.logic.format import plain
 from ui.logic.inputs import upload_mb
 from uqcore.families import TRAINING_FREE, get_family
 from uqcore.families import title as family_title
-from uqlab.tasks import TASKS, task_title
-from uqlab.upload import (
+from uqlab.catalog.tasks import TASKS, task_title
+from uqlab.models.intake import (
     HF_DIR_ENV,
     MAX_UPLOAD_BYTES,
     SERVER_PATHS_ENV,
@@ -74,8 +74,8 @@ def hf_options(where: str, config: bytes | None = None, own: bool = False) -> di
             type=["json"],
             key=f"{K.UP_TASK}_{where}_file",
             max_upload_size=1,
-            help="As the lab's task files (uqlab.task_file). Files it names are ignored: an "
-            "upload never points the server at a file; its pages use your labelled file.",
+            help="As the lab's task files (uqlab.catalog.task_file). Files it names are ignored: "
+            "an upload never points the server at a file; its pages use your labelled file.",
         )
         task_doc = up.getvalue() if up is not None else b""
     family = st.radio(

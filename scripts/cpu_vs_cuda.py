@@ -16,7 +16,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from uqcore.predict import predict_ids
+from uqcore.inference.batch_predict import predict_ids
 from uqcore.registry import load
 
 TEXTS = [

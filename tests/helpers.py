@@ -220,7 +220,7 @@ def evaluate_tiny(path, data_dir, *extra) -> dict:
 def encode_lengths(monkeypatch) -> list[int]:
     """The ``max_len`` of every ``WordPiece.encode`` call from now on (the length a command or
     page reads a text at), recorded in the returned list."""
-    from uqcore.wordpiece import WordPiece
+    from uqcore.text.wordpiece import WordPiece
 
     calls: list[int] = []
     real = WordPiece.encode

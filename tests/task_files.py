@@ -1,4 +1,4 @@
-"""Tasks described by a file (:mod:`uqlab.task_file`) that the tests write: the three-class
+"""Tasks described by a file (:mod:`uqlab.catalog.task_file`) that the tests write: the three-class
 colour task (colour words in filler text; labels as names or ids) and a tiny two-label one like
 the tiny models'. Each writer returns the description's path; the task is registered only when a
 test reads the file (the ``tasks_restored`` fixture puts the task table back)."""

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from uqcore.families import FAMILY_NAMES
-from uqlab.tasks import TASKS
+from uqlab.catalog.tasks import TASKS
 
 ROOT = Path(__file__).resolve().parent.parent
 APP = [
@@ -81,7 +81,9 @@ def test_every_module_at_the_top_of_ui_touches_streamlit(path):
 def test_the_import_rule_catches_a_wrong_way_import(tmp_path):
     """The check above can fail: a file importing the lab is seen."""
     bad = tmp_path / "bad.py"
-    bad.write_text("def f():\n    from uqlab.paths import EVAL_DIR\n    import streamlit as st\n")
+    bad.write_text(
+        "def f():\n    from uqlab.catalog.paths import EVAL_DIR\n    import streamlit as st\n"
+    )
     assert imported_roots(bad) == {"uqlab", "streamlit"}
 
 
@@ -142,7 +144,7 @@ def _task_strings(path: Path) -> list[str]:
 @pytest.mark.parametrize("path", APP + LAB + LIBRARY, ids=lambda p: str(p.relative_to(ROOT)))
 def test_only_the_task_table_names_tasks(path):
     relative = path.relative_to(ROOT).as_posix()
-    if relative in ("uqlab/tasks.py", "uqlab/paper.py"):
+    if relative in ("uqlab/catalog/tasks.py", "uqlab/evaluation/paper.py"):
         return
     assert not _task_strings(path), (relative, _task_strings(path))
 
@@ -164,7 +166,7 @@ OPTIONAL_HEAVY = {"scipy", "sklearn", "tokenizers"}
 # converts a base needs it), and these modules imported late on purpose, each with its reason.
 LATE_ON_PURPOSE = {
     # the FLOP counter's import would count in the resident memory the other benches measure
-    "uqlab/bench.py": {"torch.utils.flop_counter"},
+    "uqlab/benches/sampler.py": {"torch.utils.flop_counter"},
 }
 UPPER_OPTIONAL = OPTIONAL_HEAVY | {"datasets", "gguf"}
 # Every first-party package: one import graph over all of them, so a cycle through two tiers
@@ -287,8 +289,11 @@ def test_the_code_has_no_import_cycle():
     imports counted): every module can be read after those it imports."""
     graph = import_graph(*PACKAGES)
     assert "uqcore.kernels.gumbel" in graph["uqcore.families"]
-    assert "uqlab.tasks" in graph["uqlab.data"] and "ui.logic.keys" in graph["ui.logic.exports"]
-    assert "uqlab.tasks" in graph["viz.figures"]  # across tiers
+    assert (
+        "uqlab.catalog.tasks" in graph["uqlab.data"]
+        and "ui.logic.keys" in graph["ui.logic.exports"]
+    )
+    assert "uqlab.catalog.tasks" in graph["viz.figures"]  # across tiers
     assert {name.split(".")[0] for name in graph} == {p.name for p in PACKAGES}
     found = import_cycles(graph)
     assert not found, "import cycle(s): " + " | ".join(_describe(graph, c) for c in found)
@@ -361,7 +366,8 @@ def test_the_import_checks_can_fail(tmp_path):
 
 def test_model_code_does_not_import_ui_libraries():
     code = (
-        "import sys, uqcore, uqcore.model, uqcore.sampling, uqcore.kernels, uqcore.stats\n"
+        "import sys, uqcore, uqcore.nets.model, uqcore.inference.sampling, uqcore.kernels, "
+        "uqcore.stats\n"
         "bad = [m for m in ('streamlit', 'plotly', 'altair') if m in sys.modules]\n"
         "assert not bad, bad\n"
     )

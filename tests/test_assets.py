@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from uqcore.registry import list_checkpoints, load
-from uqlab.paths import SHIPPED_CHECKPOINT_DIR
-from uqlab.task_file import read_task_file
-from uqlab.tasks import TASKS
-from uqlab.training.config import TrainConfig, build_config
+from uqlab.catalog.paths import SHIPPED_CHECKPOINT_DIR
+from uqlab.catalog.task_file import read_task_file
+from uqlab.catalog.tasks import TASKS
+from uqlab.training.recipe import TrainConfig, build_config
 from uqlab.training.storage import LOGIT_TOLERANCE
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -1,7 +1,7 @@
 """App benchmark: ``python -m tools.bench [--ckpt NAME] [--imdb NAME] [--pages]``.
 
 Prints, for the explore page on the default checkpoint (a short sentence) and a long-text one
-(a 300-word review from the bundled sample of ``uqlab.tasks.LONG_TEXT_TASK``):
+(a 300-word review from the bundled sample of ``uqlab.catalog.tasks.LONG_TEXT_TASK``):
 * the server-side time of one script run from a submitted link to every figure built, at
   T = 100 (caches cleared before each run, so the sampling is included; best and median of
   ``--repeats``), split into the sampling call and the rest (figures, widgets);
@@ -29,7 +29,7 @@ import sys
 import time
 from pathlib import Path
 
-from uqlab.tasks import DEFAULT_CHECKPOINT, LONG_TEXT_CHECKPOINT, LONG_TEXT_TASK, TASKS
+from uqlab.catalog.tasks import DEFAULT_CHECKPOINT, LONG_TEXT_CHECKPOINT, LONG_TEXT_TASK, TASKS
 
 ROOT = Path(__file__).resolve().parent.parent
 TEXT = "John is tall on several occasions."
@@ -206,11 +206,11 @@ def _recompute_floor(ckpt: str, tau2: float) -> dict[str, float]:
     from ui.logic import dataset
     from ui.logic.compute import many_probs
     from uqcore.checkpoint import load_checkpoint
-    from uqcore.linear import matmul_linear_only
-    from uqcore.prefix import PrefixCache
+    from uqcore.inference.prefix import PrefixCache
+    from uqcore.nets.linear import matmul_linear_only
     from uqcore.settings import SamplingSettings
-    from uqlab.bench import matmul_flops
-    from uqlab.paths import checkpoint_dir
+    from uqlab.benches.sampler import matmul_flops
+    from uqlab.catalog.paths import checkpoint_dir
 
     ck = load_checkpoint(checkpoint_dir() / ckpt, shared_weights=True)
     texts = tuple(r[0] for r in dataset.pick(ck.training["task"], None))
@@ -235,10 +235,10 @@ def _floors(ckpt: str) -> dict[str, dict[str, float]]:
     from ui.logic import dataset
     from ui.logic.compute import many_probs
     from uqcore.checkpoint import load_checkpoint
-    from uqcore.linear import matmul_linear_only
+    from uqcore.nets.linear import matmul_linear_only
     from uqcore.settings import SamplingSettings
-    from uqlab.bench import matmul_flops
-    from uqlab.paths import checkpoint_dir
+    from uqlab.benches.sampler import matmul_flops
+    from uqlab.catalog.paths import checkpoint_dir
 
     ck = load_checkpoint(checkpoint_dir() / ckpt, shared_weights=True)
     task = ck.training["config"]["task"]
@@ -428,7 +428,7 @@ def main(argv: list[str] | None = None) -> int:
             for what, value in got.items():
                 print(f"  {what:<48} {value if isinstance(value, str) else f'{value:7.2f} s'}")
         if args.markdown:
-            from uqlab.bench_report import write_section
+            from uqlab.benches.report import write_section
 
             write_section(args.markdown, "tools.bench --why", render_why(report["why"]))
             print(f"wrote the why views' section of {args.markdown}")
@@ -456,7 +456,7 @@ def main(argv: list[str] | None = None) -> int:
                 )
         _dataset_pages(report, args)
     if args.markdown:
-        from uqlab.bench_report import write_section
+        from uqlab.benches.report import write_section
 
         write_section(args.markdown, "tools.bench", render_markdown(report))
         print(f"wrote the app's section of {args.markdown}")
@@ -468,7 +468,7 @@ def _dataset_pages(report: dict, args) -> None:
     """The dataset pages at their defaults on every shipped checkpoint, and Error analysis after
     knob changes (recomputed) beside the matmul floor of what it recomputes."""
     from uqcore.registry import list_checkpoints
-    from uqlab.paths import checkpoint_dir
+    from uqlab.catalog.paths import checkpoint_dir
 
     names = [i.name for i in list_checkpoints(checkpoint_dir()) if not i.error]
     if args.only:

@@ -39,7 +39,7 @@ from pathlib import Path
 t0 = time.perf_counter()
 from uqcore.registry import load
 from uqcore.settings import SamplingSettings
-from uqlab.paths import SHIPPED_CHECKPOINT_DIR
+from uqlab.catalog.paths import SHIPPED_CHECKPOINT_DIR
 from ui.logic.compute import explore
 ck = load(sys.argv[1], SHIPPED_CHECKPOINT_DIR)
 loaded = time.perf_counter() - t0
@@ -84,7 +84,7 @@ from pathlib import Path
 import torch
 from uqcore.build import build_model
 from uqcore.config import ModelConfig
-from uqcore.sampling import Capture, sample
+from uqcore.inference.sampling import Capture, sample
 shape, T, device = json.loads(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 last = shape["n_layers"] - 1
 cfg = ModelConfig.from_dict({**shape, "family": "hsto", "max_len": 512,

@@ -4,8 +4,8 @@ Two zips a visitor could upload, each a ``BertForSequenceClassification`` folder
 a model.safetensors holding only the classifier, MiniLM's tokenizer.json) whose config
 describes a model that fits the 200M-parameter limit but not the server: 10^6 layers of width 2
 (44M parameters, 10^6 layer modules) and a 49M-word vocabulary of width 4 (196M parameters).
-In one process, as the server would, each is refused through :func:`uqlab.upload.install` (after
-one warm-up refusal, so imports and allocators are warm); one line per config: the wall time
+In one process, as the server would, each is refused through :func:`uqlab.models.intake.install`
+(after one warm-up refusal, so imports and allocators are warm); one line per config: the wall time
 of the refusal (unzip included), the RSS before and after (``VmRSS`` of /proc/self/status),
 the peak during it (``VmHWM``, reset before each where the kernel allows) and the message.
 """
@@ -87,8 +87,8 @@ def hostile_zip(change: dict) -> bytes:
 
 def refuse(data: bytes, folder: Path) -> tuple[float, str]:
     """Upload ``data`` as the server does; (seconds, the message)."""
-    from uqlab.tasks import TASK_NAMES, get_task
-    from uqlab.upload import UploadError, files_from_zip, install
+    from uqlab.catalog.tasks import TASK_NAMES, get_task
+    from uqlab.models.intake import UploadError, files_from_zip, install
 
     task = next(t for t in TASK_NAMES if len(get_task(t).label_names) == len(BASE["id2label"]))
     start = time.perf_counter()

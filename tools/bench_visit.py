@@ -122,21 +122,20 @@ class Instruments:
         import streamlit as st
         from streamlit.runtime.scriptrunner_utils.script_run_context import ScriptRunContext
 
-        from ui import cached
-        from ui import explore_views as V
+        from ui import cached, explore_views
         from ui.logic import runlog
-        from viz import figures as F
+        from viz import figures
         from viz import reference as viz_reference
 
         self.meter = Meter()
         self.profile: cProfile.Profile | None = None
-        self.mods = {"st": st, "cached": cached, "V": V, "F": F}
-        self.own = {name: getattr(F, name) for name in BUILDERS}
+        self.mods = {"st": st, "cached": cached, "V": explore_views, "F": figures}
+        self.own = {name: getattr(figures, name) for name in BUILDERS}
         self.reference = {name: getattr(viz_reference, name) for name in BUILDERS}
         self.originals = {
             "explore": cached.explore,
             "figure": cached.figure,
-            "as_figure": V.as_figure,
+            "as_figure": explore_views.as_figure,
             "plotly_chart": st.plotly_chart,
             "scan": cached._scan,
         }
@@ -174,8 +173,11 @@ class Instruments:
         self._restore.append((ScriptRunContext, "enqueue", enqueue))
         ScriptRunContext.enqueue = enqueue_and_serialise
         self._restore += [(cached, n, getattr(cached, n)) for n in ("explore", "figure", "_scan")]
-        self._restore += [(V, "as_figure", V.as_figure), (st, "plotly_chart", st.plotly_chart)]
-        self._restore += [(F, n, getattr(F, n)) for n in BUILDERS]
+        self._restore += [
+            (explore_views, "as_figure", explore_views.as_figure),
+            (st, "plotly_chart", st.plotly_chart),
+        ]
+        self._restore += [(figures, n, getattr(figures, n)) for n in BUILDERS]
         self.set_mode("after")
 
     def close(self) -> None:

@@ -61,8 +61,8 @@ from urllib.parse import urlencode
 from tools.serve import COOKIE, backend_cookie
 from ui.logic import runlog
 from uqcore.registry import list_checkpoints
-from uqlab.paths import checkpoint_dir
-from uqlab.tasks import DEFAULT_CHECKPOINT
+from uqlab.catalog.paths import checkpoint_dir
+from uqlab.catalog.tasks import DEFAULT_CHECKPOINT
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = "/usr/bin/chromium"

@@ -124,7 +124,7 @@ def settle(page, quiet_ms: int = 1500, timeout_s: float = 180) -> None:
 
 
 def errors_path() -> str:
-    from uqlab.tasks import DEFAULT_CHECKPOINT
+    from uqlab.catalog.tasks import DEFAULT_CHECKPOINT
 
     return "/errors?" + urlencode({"ckpt": DEFAULT_CHECKPOINT})
 
@@ -161,7 +161,7 @@ def every_page(browser, url: str, out: Path) -> list[Path]:
     """The first screen of every page of the menu at each of :data:`SIZES`, the default
     checkpoint chosen, into the folder ``out``."""
     from ui.routes import PAGES
-    from uqlab.tasks import DEFAULT_CHECKPOINT
+    from uqlab.catalog.tasks import DEFAULT_CHECKPOINT
 
     out.mkdir(parents=True, exist_ok=True)
     paths = []

@@ -17,25 +17,25 @@ import torch
 from ui.logic import compute, dataset, landing, why
 from ui.logic import keys as K
 from ui.logic.fair import Gate, heavy
-from uqcore.base_model import shared_bytes, shared_parts
 from uqcore.checkpoint import Checkpoint
 from uqcore.config import ModelConfig
-from uqcore.errors import UQError
+from uqcore.exceptions import UQError
+from uqcore.inference.prefix import PrefixCache
 from uqcore.lru import ByteLRU
-from uqcore.prefix import PrefixCache
+from uqcore.readers.base_model import shared_bytes, shared_parts
 from uqcore.registry import CheckpointInfo
 from uqcore.registry import list_checkpoints as _list
 from uqcore.registry import load as _load
 from uqcore.runtime import pick_device, release_memory, tune_cpu
 from uqcore.settings import SamplingSettings, resolve
 from uqlab import feature_map
-from uqlab.paths import checkpoint_dir
-from uqlab.stale import owner_tag, remove_stale, tag_pattern
-from uqlab.stored import TOLERANCE as STORED_TOLERANCE
-from uqlab.stored import StoredSamples
-from uqlab.stored import read as read_stored
-from uqlab.task_file import register_from_training
-from uqlab.tasks import TASKS
+from uqlab.catalog.paths import checkpoint_dir
+from uqlab.catalog.task_file import register_from_training
+from uqlab.catalog.tasks import TASKS
+from uqlab.evaluation.stored import TOLERANCE as STORED_TOLERANCE
+from uqlab.evaluation.stored import StoredSamples
+from uqlab.evaluation.stored import read as read_stored
+from uqlab.models.stale import owner_tag, remove_stale, tag_pattern
 
 DEVICE_ENV = "UQ_DEVICE"
 
@@ -70,7 +70,7 @@ def _scan(folder: str) -> list[CheckpointInfo]:
     checkpoint of the server's folder (:func:`root`: the operator's) whose task is described by
     a file registers that task (its ``task_spec``), so every page reads it from the task table;
     a description that does not hold is the checkpoint's error. A session's uploads register
-    nothing (:func:`uqlab.upload._upload_task`)."""
+    nothing (:func:`uqlab.models.intake._upload_task`)."""
     out = []
     operator = folder == root()
     for info in _list(folder):
@@ -114,8 +114,8 @@ def upload_folder() -> str:
     """This session's folder for uploaded checkpoints, made on first use. It lives as long as the
     session: a ``TemporaryDirectory`` kept in the session state, whose finalizer deletes the
     folder once Streamlit drops the session (or the server exits), so uploads never pile up. A
-    killed server cannot run that finalizer: its folders carry its pid (:mod:`uqlab.stale`) and
-    the next server removes them."""
+    killed server cannot run that finalizer: its folders carry its pid (:mod:`uqlab.models.stale`)
+    and the next server removes them."""
     tmp = st.session_state.get(K.UPLOAD_TMP)
     if tmp is None:
         _sweep_stale_uploads()
@@ -188,8 +188,8 @@ def _tensor_bytes(ck: Checkpoint) -> int:
 
 def _base_parts(ck: Checkpoint) -> dict:
     """The base tensors a loaded checkpoint points at, held once for every model on that base
-    (:func:`uqcore.base_model.share_base`): the cache counts each once while any checkpoint it
-    keeps uses it (SmolLM2's 513 MB once, not once per label-word upload, and not zero)."""
+    (:func:`uqcore.readers.base_model.share_base`): the cache counts each once while any checkpoint
+    it keeps uses it (SmolLM2's 513 MB once, not once per label-word upload, and not zero)."""
     return shared_parts(ck.model)
 
 
@@ -409,8 +409,8 @@ SCORES_BYTES = 128 * 2**20  # the noisy scores of its samples (a review at T = 1
 
 @st.cache_resource
 def prefix_cache() -> PrefixCache:
-    """The server's deterministic prefixes (:mod:`uqcore.prefix`), shared by every page and
-    session, bounded by :data:`PREFIX_BYTES`: the 1,000 bundled IMDB examples of a MiniLM
+    """The server's deterministic prefixes (:mod:`uqcore.inference.prefix`), shared by every page
+    and session, bounded by :data:`PREFIX_BYTES`: the 1,000 bundled IMDB examples of a MiniLM
     H-STO / BAM checkpoint hold 243 MB; and their samples' noisy scores without tau2, bounded
     by :data:`SCORES_BYTES` (70 MB for those examples at T = 10), so a tau2 change reruns
     only the attention's softmax and what follows it."""
@@ -424,8 +424,8 @@ def info_of(name: str, folder: str) -> CheckpointInfo | None:
 
 @st.cache_resource(max_entries=64)  # a CoLA file: 93 kB
 def _stored(name: str, folder: str, version: str) -> tuple[StoredSamples | None, str]:
-    """The stored samples of a checkpoint (:mod:`uqlab.stored`), read once per version of its
-    files, or None and why they are not used."""
+    """The stored samples of a checkpoint (:mod:`uqlab.evaluation.stored`), read once per version of
+    its files, or None and why they are not used."""
     info = info_of(name, folder)
     if info is None or info.error or info.task not in TASKS:
         return None, "the checkpoint has no task with bundled examples"
@@ -484,7 +484,8 @@ def samples() -> ByteLRU[list]:
 
 
 class _Rows:
-    """What :func:`uqcore.predict.predict_ids` reports to (``update(n)`` after each batch)."""
+    """What :func:`uqcore.inference.batch_predict.predict_ids` reports to (``update(n)`` after each
+    batch)."""
 
     def __init__(self, on_rows: Callable[[int], None]):
         self.update = on_rows

@@ -31,7 +31,7 @@ from ui.logic.your_data import (
     read_upload,
     rows,
 )
-from uqcore.errors import InputError
+from uqcore.exceptions import InputError
 
 BUNDLED, MINE = "bundled", "mine"
 LEAVE_OUT = -1

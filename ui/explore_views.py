@@ -17,7 +17,7 @@ from ui.logic.explore_figures import sample_caption
 from ui.logic.format import mean_pm_var, plain, sig
 from ui.logic.glossary import glossary_markdown
 from uqcore.stats import conformal_from_scores
-from viz import figures as F
+from viz import figures
 from viz.titles import as_figure
 
 PLOT_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
@@ -187,7 +187,7 @@ def predictions(res: ExploreResult, names: tuple[str, ...], gold: bool, one: boo
                 res,
                 "histogram",
                 (s.target, gold, names),
-                lambda: F.prediction_histogram.spec(res.probs, names, s.target, gold),
+                lambda: figures.prediction_histogram.spec(res.probs, names, s.target, gold),
             ),
             "histogram",
         )
@@ -198,7 +198,9 @@ def predictions(res: ExploreResult, names: tuple[str, ...], gold: bool, one: boo
                 res,
                 "running_mean",
                 (s.target, target),
-                lambda: F.running_mean_figure.spec(*running_mean(res.probs[:, s.target]), target),
+                lambda: figures.running_mean_figure.spec(
+                    *running_mean(res.probs[:, s.target]), target
+                ),
             ),
             "running_mean",
         )

@@ -13,7 +13,7 @@ import threading
 import streamlit as st
 
 from ui import cached
-from uqcore.errors import UQError
+from uqcore.exceptions import UQError
 
 # An absolute path ("/srv/app/assets/checkpoints/cola-x/model.safetensors"): a slash not
 # preceded by a word character, a dot, a colon or a slash (so no "3/10", "a.b/c", "https://").

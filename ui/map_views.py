@@ -16,7 +16,7 @@ from ui.logic.explore_figures import attention_caption, attention_spec, tokens_f
 from ui.logic.format import plain
 from ui.logic.lesson import LINKS
 from ui.logic.state import ViewState, explorer_url
-from viz import figures as F
+from viz import figures
 
 
 @st.fragment
@@ -49,7 +49,7 @@ def attention(res: ExploreResult, n_layers: int, n_heads: int) -> None:
         "Auto-scale the spread",
         value=False,
         key=K.ATT_AUTO_SPREAD,
-        help=f"Off: the standard-deviation map runs from 0 to {F.STD_MAX:g}, the largest "
+        help=f"Off: the standard-deviation map runs from 0 to {figures.STD_MAX:g}, the largest "
         "spread a weight between 0 and 1 can have, the same for every setting, so a paler "
         "map means the samples disagree less. On: darkest = the largest spread shown, to "
         "see where they disagree when they hardly do.",
@@ -115,12 +115,12 @@ def centroids(res: ExploreResult, n_layers: int, names: tuple[str, ...]) -> None
     def assignments():
         p = res.maps[layer].centroids[:, head].astype(np.float32)  # [Tc, L, c]
         hits = np.eye(p.shape[-1])[p.argmax(-1)].mean(0)  # [L, c] share of samples
-        return F.centroid_panels.spec(p[t, lo:hi], hits[lo:hi], tokens[lo:hi], t)
+        return figures.centroid_panels.spec(p[t, lo:hi], hits[lo:hi], tokens[lo:hi], t)
 
     def usage():
         p = res.maps[layer].centroids[:, head].astype(np.float32)  # [Tc, L, c]
         weights = p.mean((0, 1))  # [c]
-        return F.bar_figure.spec(
+        return figures.bar_figure.spec(
             weights,
             [f"centroid {j}" for j in range(weights.size)],
             "Centroid usage (mean weight over tokens and samples)",
@@ -162,7 +162,9 @@ def bam(res: ExploreResult, n_layers: int, names: tuple[str, ...]) -> None:
         prior = m.prior[0, head, lo:hi].astype(np.float32)  # [W] (from the keys only)
         mean = m.posterior_mean[0, head, query, lo:hi].astype(np.float32)  # [W]
         samples = m.attention[:5, head, query, lo:hi].astype(np.float32)  # [<=5, W]
-        return F.prior_posterior_figure.spec(prior, mean, samples, tokens[lo:hi], tokens[query])
+        return figures.prior_posterior_figure.spec(
+            prior, mean, samples, tokens[lo:hi], tokens[query]
+        )
 
     chart_spec(
         figure(res, "prior_post", (layer, head, query, lo, hi), prior_post),
@@ -176,7 +178,7 @@ def bam(res: ExploreResult, n_layers: int, names: tuple[str, ...]) -> None:
             n = len(tokens)
             rows = 1 if layer == n_layers - 1 else n  # the last layer's KL covers the [CLS] row
             kl = m.kl_per_head[0] / (rows * n)  # [H] mean over the attended (query, key) pairs
-            return F.bar_figure.spec(
+            return figures.bar_figure.spec(
                 kl,
                 [f"head {h}" for h in range(kl.size)],
                 f"Mean KL(posterior ‖ prior) per token pair, layer {layer}",
@@ -241,7 +243,7 @@ def probtrans(res: ExploreResult, n_layers: int, names: tuple[str, ...]) -> None
     def em():
         before = m.attention_before_em[0, head, lo:hi, lo:hi].astype(np.float32)
         after = m.attention[0, head, lo:hi, lo:hi].astype(np.float32)
-        return F.attention_panels.spec(
+        return figures.attention_panels.spec(
             {
                 "trained keys (prior)": before,
                 "after EM (posterior)": after,

@@ -12,7 +12,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from ui import guard
 from ui.logic import keys as K
-from ui.logic import state as S
+from ui.logic import state as view_state
 from ui.logic.catalog import (
     base_line,
     headline,
@@ -29,9 +29,9 @@ from uqcore.families import title as family_title
 from uqcore.knobs import KNOBS
 from uqcore.registry import CheckpointInfo
 from uqcore.settings import resolve
-from uqlab.detection_report import temperature_notes
-from uqlab.tasks import DEFAULT_CHECKPOINT, PAPER_CHECKPOINT, task_title
-from uqlab.upload import UPLOAD_PREFIX
+from uqlab.catalog.tasks import DEFAULT_CHECKPOINT, PAPER_CHECKPOINT, task_title
+from uqlab.evaluation.detection_report import temperature_notes
+from uqlab.models.intake import UPLOAD_PREFIX
 
 PAPERS_SETUP = (
     "The paper's word-level set-up: a small transformer trained from scratch on "
@@ -77,7 +77,7 @@ def init_session(infos: list[CheckpointInfo], params) -> list[str]:
     if st.session_state.get(K.UI_READY) and not back:
         return []
     names = [i.name for i in infos]
-    state, notes = S.parse(params, names, _default(names, params.get("ckpt")))
+    state, notes = view_state.parse(params, names, _default(names, params.get("ckpt")))
     if st.session_state.get(K.UI_READY):  # Back / Forward: the explorer's boxes follow too
         st.session_state[K.TEXT_BOX] = state.text or ""
         st.session_state.pop(K.LABEL_BOX, None)
@@ -109,7 +109,9 @@ def _default(names: list[str], linked: str | None) -> str | None:
     return names[0] if names else None
 
 
-def _reset_widgets(state: S.ViewState, info: CheckpointInfo | None, ckpt: bool = True) -> None:
+def _reset_widgets(
+    state: view_state.ViewState, info: CheckpointInfo | None, ckpt: bool = True
+) -> None:
     """Put ``state`` (overrides filled with the checkpoint's values) into the widget keys
     (``ckpt=False`` once the checkpoint picker exists in this run: it owns its key)."""
     if ckpt:
@@ -179,7 +181,7 @@ def unreadable_note(broken: list[tuple[str, str]]) -> None:
         )
 
 
-def render(infos: list[CheckpointInfo]) -> tuple[S.ViewState, CheckpointInfo | None]:
+def render(infos: list[CheckpointInfo]) -> tuple[view_state.ViewState, CheckpointInfo | None]:
     """Draw the sidebar; return the current state and the chosen checkpoint's info."""
     sb = st.sidebar
     if not infos:
@@ -188,15 +190,17 @@ def render(infos: list[CheckpointInfo]) -> tuple[S.ViewState, CheckpointInfo | N
             "`python -m uqlab.train`."
         )
         st.session_state[K.INFO] = None
-        return st.session_state.get(K.VIEW, S.ViewState()), None
+        return st.session_state.get(K.VIEW, view_state.ViewState()), None
     info = _picker(sb, infos)
     own = _trained(info)
     # Streamlit drops a widget's key when a run ends before drawing it (a rerun cut it short,
     # as on a fresh server's deep link): refill every widget from the view, never the defaults
     lost = any(k not in st.session_state for k in (K.T, K.SEED, *ALWAYS))
     if st.session_state.pop(K.NEW_CKPT, False) or lost:
-        view = st.session_state.get(K.VIEW, S.ViewState())
-        _reset_widgets(S.ViewState(ckpt=info.name, T=view.T, seed=view.seed), info, ckpt=False)
+        view = st.session_state.get(K.VIEW, view_state.ViewState())
+        _reset_widgets(
+            view_state.ViewState(ckpt=info.name, T=view.T, seed=view.seed), info, ckpt=False
+        )
     _model_card(sb, info)
 
     live, t = _sampling(sb, info, own)
@@ -205,7 +209,7 @@ def render(infos: list[CheckpointInfo]) -> tuple[S.ViewState, CheckpointInfo | N
         value = st.session_state.get(key)
         return None if not live.get(key) or value == own[key] else value
 
-    view = st.session_state.get(K.VIEW, S.ViewState())
+    view = st.session_state.get(K.VIEW, view_state.ViewState())
     view = view.replace(
         ckpt=info.name,
         T=int(st.session_state[K.T]),
@@ -252,7 +256,7 @@ def _sampling(sb, info: CheckpointInfo, own: dict) -> tuple[dict[str, bool], flo
     sb.number_input(
         "Samples T",
         1,
-        S.MAX_T,
+        view_state.MAX_T,
         key=K.T,
         step=10,
         help="Stochastic forward passes of the input, drawn in one batched call.",
@@ -260,7 +264,7 @@ def _sampling(sb, info: CheckpointInfo, own: dict) -> tuple[dict[str, bool], flo
     sb.number_input(
         "Seed",
         0,
-        S.MAX_SEED,
+        view_state.MAX_SEED,
         key=K.SEED,
         step=1,
         help="Same seed, same samples: every number here is reproducible.",
@@ -281,7 +285,7 @@ def _sampling(sb, info: CheckpointInfo, own: dict) -> tuple[dict[str, bool], flo
     return live, t
 
 
-def _label_kept(view: S.ViewState, info: CheckpointInfo) -> S.ViewState:
+def _label_kept(view: view_state.ViewState, info: CheckpointInfo) -> view_state.ViewState:
     """``view`` without its gold label where ``info`` cannot hold it: another task than the
     checkpoint before (dropped quietly), or a class this one lacks (a link's: said once)."""
     before = st.session_state.get(K.INFO)
@@ -297,14 +301,14 @@ def _label_kept(view: S.ViewState, info: CheckpointInfo) -> S.ViewState:
     return view
 
 
-def current() -> tuple[S.ViewState, CheckpointInfo | None]:
+def current() -> tuple[view_state.ViewState, CheckpointInfo | None]:
     """The state and checkpoint the sidebar settled on in this run (for the pages)."""
-    return st.session_state.get(K.VIEW, S.ViewState()), st.session_state.get(K.INFO)
+    return st.session_state.get(K.VIEW, view_state.ViewState()), st.session_state.get(K.INFO)
 
 
-def set_view(**changes) -> S.ViewState:
+def set_view(**changes) -> view_state.ViewState:
     """Change the shared state from a page (e.g. the submitted text) and update the URL."""
-    view = st.session_state.get(K.VIEW, S.ViewState()).replace(**changes)
+    view = st.session_state.get(K.VIEW, view_state.ViewState()).replace(**changes)
     st.session_state[K.VIEW] = view
     sync_url(view)
     return view
@@ -337,16 +341,18 @@ def _model_card(sb, info: CheckpointInfo) -> None:
                 st.markdown(card)
 
 
-def sync_url(view: S.ViewState) -> None:
+def sync_url(view: view_state.ViewState) -> None:
     """Write the view into the address bar (only when it changed, to avoid churn)."""
-    params = S.to_params(view)
+    params = view_state.to_params(view)
     current = {k: st.query_params.get(k) for k in st.query_params}
     if current != params:
         st.query_params.from_dict(params)
     st.session_state[K.LAST_PARAMS] = params
 
 
-def page(title: str, *, needs_checkpoint: bool = True) -> tuple[S.ViewState, CheckpointInfo]:
+def page(
+    title: str, *, needs_checkpoint: bool = True
+) -> tuple[view_state.ViewState, CheckpointInfo]:
     """Start a page, the same way on every page: title, the sidebar's state.
     With ``needs_checkpoint`` and no checkpoint at all, the page stops with a hint; without it
     the page runs on (``info`` may then be None: Learn, uploads, pages with their own picker)."""
@@ -458,7 +464,7 @@ def knob_row(info: CheckpointInfo) -> None:
     live = [knob for knob in spec.controls() if _enabled(spec, own, knob)[0]]
     with st.container(horizontal=True, key=K.MAIN_ROW, vertical_alignment="bottom"):
         key, extra = _copy_of(K.T)
-        st.number_input("Samples T", 1, S.MAX_T, key=key, step=10, **extra)
+        st.number_input("Samples T", 1, view_state.MAX_T, key=key, step=10, **extra)
         for knob in live:
             key, extra = _copy_of(knob)
             _control(st, knob, spec, own, key, **extra)

@@ -19,7 +19,7 @@ from ui.logic.explore_figures import tokens_for_axes
 from ui.logic.exports import csv_text, download, export_stem, settings_record
 from ui.logic.format import mean_pm_var, plain, sig
 from ui.map_views import token_window
-from uqcore.errors import UQError
+from uqcore.exceptions import UQError
 from uqcore.settings import SamplingSettings
 from uqcore.stats import mutual_information
 from viz import why as W

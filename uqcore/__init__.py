@@ -9,12 +9,12 @@ module of its own.
 from uqcore.build import build_model
 from uqcore.checkpoint import load_checkpoint, save_checkpoint
 from uqcore.config import ModelConfig
-from uqcore.errors import CheckpointError, ConfigError, InputError, UQError
+from uqcore.exceptions import CheckpointError, ConfigError, InputError, UQError
 from uqcore.families import FAMILIES, FamilySpec, get_family
-from uqcore.maps import LayerMaps
-from uqcore.sampling import Capture, SampleResult, sample
+from uqcore.inference.sampling import Capture, SampleResult, sample
+from uqcore.nets.maps import LayerMaps
 from uqcore.settings import SamplingSettings
-from uqcore.vocab import Vocab
+from uqcore.text.vocab import Vocab
 
 __version__ = "0.1.0"
 

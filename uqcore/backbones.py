@@ -5,11 +5,11 @@ the word-level encoder trained from scratch (pre-LN, learned positions, the libr
 vocabulary) or a BERT-family encoder whose base weights come from a local Hugging Face folder
 (post-LN, GELU, token-type embeddings, WordPiece): BERT, RoBERTa and DistilBERT are three
 entries of that kind, told apart by their params and their Hugging Face layout; Llama, Qwen2,
-Mistral and GPT-2 are entries of the causal ``"decoder"`` kind (:mod:`uqcore.decoder`). Any
+Mistral and GPT-2 are entries of the causal ``"decoder"`` kind (:mod:`uqcore.nets.decoder`). Any
 family runs in any backbone. This module is data only (no torch): the classes that build each
 kind of classifier are named in :mod:`uqcore.build`. Adding a backbone = one entry here (with a
-layout in :mod:`uqcore.hf_layouts` or :mod:`uqcore.hf_decoder_layouts`, or a new classifier
-kind: its module + one line in :mod:`uqcore.build`).
+layout in :mod:`uqcore.readers.hf_layouts` or :mod:`uqcore.readers.hf_decoder_layouts`, or a new
+classifier kind: its module + one line in :mod:`uqcore.build`).
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, Literal
 
-from uqcore.errors import ConfigError
-from uqcore.hf_decoder_layouts import GPT2, LLAMA, MISTRAL, QWEN2, DecoderLayout
-from uqcore.hf_layouts import BERT, DISTILBERT, ROBERTA, HFLayout
+from uqcore.exceptions import ConfigError
+from uqcore.readers.hf_decoder_layouts import GPT2, LLAMA, MISTRAL, QWEN2, DecoderLayout
+from uqcore.readers.hf_layouts import BERT, DISTILBERT, ROBERTA, HFLayout
 
 
 @dataclass(frozen=True)
@@ -123,12 +123,12 @@ class BackboneSpec:
     """One backbone, as data: ``params`` (its structure dataclass, ``ModelConfig.backbone_params``)
     and ``classifier``, the kind of classifier a member of it is (``"word"``: the word-level
     encoder, ``"bert"``: the BERT-family one, ``"decoder"``: a causal decoder of the Llama
-    family or GPT-2, :mod:`uqcore.decoder`); :mod:`uqcore.build` maps each kind to the class
+    family or GPT-2, :mod:`uqcore.nets.decoder`); :mod:`uqcore.build` maps each kind to the class
     that builds it and wraps ensembles and adapters around it. A pretrained backbone
     (``pretrained``) has a base that provides tensors a checkpoint does not store and its input
     is the base folder's WordPiece tokenizer instead of a ``vocab.json``
     (:func:`uqcore.build.frozen_names`, :func:`uqcore.build.attach_base`); ``hf``: the Hugging Face
-    layout of its folders (:mod:`uqcore.hf_layouts`: config keys, tensor names, tokenizer
+    layout of its folders (:mod:`uqcore.readers.hf_layouts`: config keys, tensor names, tokenizer
     specials)."""
 
     name: str

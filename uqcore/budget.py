@@ -4,7 +4,7 @@ A checkpoint's or a Hugging Face folder's ``config.json`` is a few bytes that de
 any size: 10^6 layers of width 2 are only 44M parameters (under the parameter limit) but 10^6
 Python modules, about 27 GB; a 49M-word vocabulary of width 4 is 196M parameters. Every shape is
 therefore checked here, from the numbers alone, before :func:`uqcore.build.build_model` runs:
-:func:`check_budget` raises :class:`~uqcore.errors.CheckpointError` naming the limit and what
+:func:`check_budget` raises :class:`~uqcore.exceptions.CheckpointError` naming the limit and what
 to do. The defaults (:data:`DEFAULT_BUDGET`) admit every shipped checkpoint and the usual
 BERT-base / RoBERTa-base / DistilBERT classifiers (12 layers, width 768, 30-50k words, 512-514
 positions) with room to spare (48 layers, width 4096).
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import torch
 
 from uqcore.config import ModelConfig
-from uqcore.errors import CheckpointError
+from uqcore.exceptions import CheckpointError
 from uqcore.families import get_family
 
 # Measured (torch 2.13, CPU; python -m uqcore.budget): the RSS one more layer of width 2 adds
@@ -121,7 +121,7 @@ def check_budget(
     cfg: ModelConfig, budget: Budget = DEFAULT_BUDGET, where: str = "The config"
 ) -> ModelConfig:
     """Return ``cfg`` if a model of it fits ``budget``; else raise
-    :class:`~uqcore.errors.CheckpointError` naming the limit and what to do. Computed from the
+    :class:`~uqcore.exceptions.CheckpointError` naming the limit and what to do. Computed from the
     numbers alone, in microseconds: call it before anything is built or read for ``cfg``.
     ``where`` starts the message (``"config.json"``)."""
     n = cfg.n_parameters()

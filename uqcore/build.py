@@ -22,13 +22,13 @@ from torch import nn
 from torch.func import functional_call, stack_module_state
 
 from uqcore.backbones import get_backbone
-from uqcore.bert import BertClassifier, frozen_base_names, load_hf_bert
 from uqcore.config import ModelConfig
-from uqcore.decoder import DecoderClassifier
-from uqcore.decoder_weights import decoder_frozen_names, load_hf_decoder
-from uqcore.linear import add_adapters, matmul_linear_only
-from uqcore.maps import LayerMaps
-from uqcore.model import EncoderClassifier, ForwardOutput
+from uqcore.nets.bert import BertClassifier, frozen_base_names, load_hf_bert
+from uqcore.nets.decoder import DecoderClassifier
+from uqcore.nets.linear import add_adapters, matmul_linear_only
+from uqcore.nets.maps import LayerMaps
+from uqcore.nets.model import EncoderClassifier, ForwardOutput
+from uqcore.readers.decoder_weights import decoder_frozen_names, load_hf_decoder
 from uqcore.settings import resolve
 
 
@@ -76,9 +76,10 @@ def build_unset(cfg: ModelConfig) -> nn.Module:
     """A model of ``cfg`` whose parameters are allocated but neither initialised nor touched
     (built on the meta device, then given empty storage): for a loader that overwrites every
     one of them (:func:`uqcore.checkpoint.load_checkpoint`). A page never written is not held,
-    so a parameter pointed at a base copy already held (:func:`uqcore.base_model.share_base`)
-    costs no memory at all, and the random initialisation (3 s for SmolLM2) is not done. A
-    model with buffers (values computed when it is built) is built as :func:`build_model` does."""
+    so a parameter pointed at a base copy already held
+    (:func:`uqcore.readers.base_model.share_base`) costs no memory at all, and the random
+    initialisation (3 s for SmolLM2) is not done. A model with buffers (values computed when it is
+    built) is built as :func:`build_model` does."""
     with torch.device("meta"):
         model = build_model(cfg)
     if next(model.buffers(), None) is not None:
@@ -104,7 +105,7 @@ def load_base(member: nn.Module, folder: str | Path) -> None:
 def attach_base(model: nn.Module, folder: str | Path) -> None:
     """Copy the pretrained base in ``folder`` into ``model`` (every member of a deep ensemble,
     one copy of the embedding tables for all of them: inference only, see
-    :func:`uqcore.bert.load_hf_bert`). ``ValueError`` for a backbone without a base."""
+    :func:`uqcore.nets.bert.load_hf_bert`). ``ValueError`` for a backbone without a base."""
     load = _kind(model.cfg).load_base
     if load is None:
         raise ValueError(f"The {model.cfg.backbone!r} backbone has no pretrained base to attach.")

@@ -5,7 +5,7 @@ Layout of a checkpoint directory::
     config.json        {"format_version": 2, "model": ModelConfig.to_dict(), "training": {...}}
     model.safetensors  every tensor of build_model(cfg).state_dict(); metadata format_version
                        (the weights' layout has not changed since "1")
-    vocab.json         see uqcore.vocab.Vocab.save
+    vocab.json         see uqcore.text.vocab.Vocab.save
     metrics.json       optional: the checkpoint's evaluation (a JSON object)
     README.md          optional: the model card
 
@@ -37,17 +37,17 @@ from safetensors import safe_open
 from safetensors.torch import save
 
 from uqcore.backbones import BackboneSpec, get_backbone
-from uqcore.base_model import BaseRecord, file_sha256, locate
 from uqcore.budget import DEFAULT_BUDGET, Budget, check_budget
 from uqcore.build import attach_base, build_model, build_unset, frozen_names
 from uqcore.config import FORMAT_VERSION, ModelConfig, upgrade_v1
-from uqcore.decoder_weights import decoder_specials
-from uqcore.errors import CheckpointError, ConfigError
-from uqcore.linear import merge_adapters
-from uqcore.prompt import prompt_of
+from uqcore.exceptions import CheckpointError, ConfigError
+from uqcore.nets.linear import merge_adapters
+from uqcore.readers.base_model import BaseRecord, file_sha256, locate
+from uqcore.readers.decoder_weights import decoder_specials
+from uqcore.text.prompt import prompt_of
+from uqcore.text.vocab import Vocab, write_atomic
+from uqcore.text.wordpiece import WordPiece
 from uqcore.untrusted import read_json_file
-from uqcore.vocab import Vocab, write_atomic
-from uqcore.wordpiece import WordPiece
 
 CONFIG_FILE = "config.json"
 WEIGHTS_FILE = "model.safetensors"
@@ -148,7 +148,7 @@ def _check_save_args(cfg, vocab, base, dtype, training, metrics, card) -> Backbo
         if not isinstance(base, BaseRecord):
             raise CheckpointError(
                 f"A {cfg.backbone!r} checkpoint records its base: pass base=BaseRecord(...) "
-                "(uqcore.base_model.record_for)."
+                "(uqcore.readers.base_model.record_for)."
             )
         if vocab is not None and len(vocab) != cfg.vocab_size:
             raise CheckpointError(
@@ -156,7 +156,7 @@ def _check_save_args(cfg, vocab, base, dtype, training, metrics, card) -> Backbo
                 f"{cfg.vocab_size}; use the base's own tokenizer."
             )
     elif not isinstance(vocab, Vocab):
-        raise CheckpointError("vocab must be a uqcore.vocab.Vocab for a word-level model.")
+        raise CheckpointError("vocab must be a uqcore.text.vocab.Vocab for a word-level model.")
     else:
         _check_vocab_fits(vocab, cfg, "the vocabulary")
     if dtype is not None and dtype not in STORAGE_DTYPES:

@@ -20,10 +20,10 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from uqcore.backbones import BACKBONES, get_backbone
-from uqcore.errors import ConfigError, check_positive
+from uqcore.exceptions import ConfigError, check_positive
 from uqcore.families import FAMILIES, get_family
 from uqcore.knobs import KNOBS
-from uqcore.linear import AdapterConfig
+from uqcore.nets.linear import AdapterConfig
 from uqcore.settings import SamplingSettings
 
 FORMAT_VERSION = 2
@@ -34,8 +34,8 @@ class ModelConfig:
     """Architecture of an encoder classifier: embeddings + ``n_layers`` pre-LN blocks + [CLS] head.
 
     Token ids: 0 = padding, 1 = unknown word, 2 = [CLS]; real words start at 3
-    (see :mod:`uqcore.vocab`). ``max_len`` counts the [CLS] token. ``attention`` defaults to the
-    family's default structure; ``inference`` to no trained values (the library's fallbacks).
+    (see :mod:`uqcore.text.vocab`). ``max_len`` counts the [CLS] token. ``attention`` defaults to
+    the family's default structure; ``inference`` to no trained values (the library's fallbacks).
     """
 
     family: str = "trans"
@@ -55,7 +55,9 @@ class ModelConfig:
     # Layers whose attention is the family's; the others attend with plain softmax and, when no
     # dropout is drawn, are computed once per input for all T samples. None = every layer.
     stochastic_layers: tuple[int, ...] | None = None
-    adapters: AdapterConfig | None = None  # low-rank adapters on the linear layers (uqcore.linear)
+    adapters: AdapterConfig | None = (
+        None  # low-rank adapters on the linear layers (uqcore.nets.linear)
+    )
 
     def __post_init__(self) -> None:
         if self.attention is None and isinstance(self.family, str) and self.family in FAMILIES:

@@ -20,7 +20,7 @@ from typing import Literal
 
 from torch import nn
 
-from uqcore.errors import ConfigError
+from uqcore.exceptions import ConfigError
 from uqcore.kernels.bayesian import BamParams, bam_weights, bind_bam
 from uqcore.kernels.common import AttentionKernel
 from uqcore.kernels.em import ProbtransParams, bind_probtrans
@@ -64,7 +64,7 @@ class FamilySpec:
     ``weights(params, n_heads, d_head)`` the learnable tensors the kernel reads, registered on
     the attention layer under these names (checkpoint keys); ``knobs``: the inference settings
     it reads (a checkpoint stores their trained values in ``ModelConfig.inference``);
-    ``maps``: the :class:`uqcore.maps.LayerMaps` fields it fills besides ``attention``;
+    ``maps``: the :class:`uqcore.nets.maps.LayerMaps` fields it fills besides ``attention``;
     ``dropout_site``: ``"standard"`` (embeddings, attention probabilities, sub-layer outputs) or
     ``"variational"`` (BayesFormer: inputs of Q, K, V per head and of the FFN, token inputs);
     ``mc_dropout``: dropout stays on at inference unless the caller says otherwise;

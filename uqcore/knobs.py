@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from uqcore.errors import ConfigError, check_positive
+from uqcore.exceptions import ConfigError, check_positive
 
 MAX_EM_ITERATIONS = 1000
 TAU_GRID = (0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 30.0, 40.0, 60.0, 100.0, 300.0, 1000.0)

@@ -20,7 +20,7 @@ from uqcore.checkpoint import (  # check_name: re-exported, the registry's publi
     load_checkpoint,
     read_checkpoint_info,
 )
-from uqcore.errors import CheckpointError, UQError
+from uqcore.exceptions import CheckpointError, UQError
 from uqcore.untrusted import read_json_file
 
 

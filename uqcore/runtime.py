@@ -14,7 +14,7 @@ import ctypes.util
 
 import torch
 
-from uqcore.errors import ConfigError
+from uqcore.exceptions import ConfigError
 
 _M_TRIM_THRESHOLD = -1
 _M_MMAP_THRESHOLD = -3
@@ -69,7 +69,7 @@ def tune_cpu(threads: int | None = None) -> dict[str, object]:
 
 def pick_device(name: str = "auto") -> torch.device:
     """``"cpu"``, ``"cuda"`` (or ``"cuda:N"``) or ``"auto"`` (CUDA when available) as a device;
-    :class:`uqcore.errors.ConfigError` if CUDA is asked for and absent."""
+    :class:`uqcore.exceptions.ConfigError` if CUDA is asked for and absent."""
     name = (name or "auto").strip().lower()
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")

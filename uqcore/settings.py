@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Protocol
 
-from uqcore.errors import ConfigError
+from uqcore.exceptions import ConfigError
 from uqcore.knobs import KNOBS, TRAINED
 
 KNOB_NAMES: tuple[str, ...] = tuple(n for n, k in KNOBS.items() if k.forward)

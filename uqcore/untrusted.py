@@ -1,7 +1,7 @@
 """One reader for JSON and JSON lines that someone else wrote: an upload, a file on a command line.
 
 Contract: :func:`load_json`, :func:`read_json_file` and :func:`iter_jsonl` either return what the
-standard library's parser returns, or raise ``error`` (a :class:`uqcore.errors.UQError`, hence a
+standard library's parser returns, or raise ``error`` (a :class:`uqcore.exceptions.UQError`, hence a
 ``ValueError``; :class:`InputError` unless the caller names its own) with one line that names
 ``what`` (a file name, never a folder of the server) and says what to do. Never a
 ``RecursionError``, a ``MemoryError`` or a ``UnicodeDecodeError``. In this order, before the
@@ -18,7 +18,7 @@ parser allocates anything:
 
 JSON lines (:func:`iter_jsonl`): each line is a document bounded in depth; ``max_items`` and
 ``max_lines`` bound the whole file. :func:`check_json`: the width and depth checks alone, for a
-caller that parses the text itself. Pure: the standard library and :mod:`uqcore.errors` only.
+caller that parses the text itself. Pure: the standard library and :mod:`uqcore.exceptions` only.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
-from uqcore.errors import InputError, UQError
+from uqcore.exceptions import InputError, UQError
 
 MAX_DEPTH = 64  # levels of [ ] / { }: configs and task files use under 8; the parser recurses
 MAX_ITEMS = 200_000  # values in one document: a config has hundreds, metrics.json ~5,000

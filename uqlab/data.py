@@ -16,7 +16,7 @@ Splits are deterministic: ``rng = numpy.random.default_rng(split_seed)`` and, in
   train, dev, test are consecutive slices of ``p``. ood = out_of_domain_dev (516), next permutation.
 Test and OOD are shuffled only so that ``limit`` (the first ``limit`` rows of every split) mixes
 labels. Row order of the Hub's IMDB differs from the local files, so its splits differ too.
-Texts are kept exactly as stored (``uqcore.vocab`` handles ``<br />``).
+Texts are kept exactly as stored (``uqcore.text.vocab`` handles ``<br />``).
 
 CLI: ``python -m uqlab.data export-eval --data-dir ../shared/data --out assets/eval``.
 """
@@ -33,11 +33,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from uqcore.errors import InputError
-from uqlab.paths import EVAL_DIR
-from uqlab.task_file import read_split, resolve
-from uqlab.tasks import OOD_COLUMNS, TASK_NAMES, TaskSpec, eval_subset_domains
-from uqlab.tasks import TASKS as TASK_TABLE
+from uqcore.exceptions import InputError
+from uqlab.catalog.paths import EVAL_DIR
+from uqlab.catalog.task_file import read_split, resolve
+from uqlab.catalog.tasks import OOD_COLUMNS, TASK_NAMES, TaskSpec, eval_subset_domains
+from uqlab.catalog.tasks import TASKS as TASK_TABLE
 
 _SPLIT_OF = {"id": "test", "ood": "ood"}  # domain key -> the split that holds it
 
@@ -71,7 +71,7 @@ class Split:
 class TaskData:
     """All splits of a task; ``metric`` on ``dev`` drives early stopping."""
 
-    task: str  # a key of uqlab.tasks.TASKS
+    task: str  # a key of uqlab.catalog.tasks.TASKS
     label_names: tuple[str, ...]
     metric: str  # "accuracy" or "mcc"
     train: Split
@@ -287,7 +287,7 @@ def _read_split(
 ) -> _Rows:
     """One file of the description (by the task's columns unless others are given): a built-in
     task's Parquet through the strict reader whose messages name the data folder's layout; any
-    other through :mod:`uqlab.labelled`."""
+    other through :mod:`uqlab.catalog.labelled`."""
     if folder is None and value.startswith("${data}"):
         raise InputError(f"no data folder given and {spec.name} has no Hub copy; {_hint(spec)}")
     path = resolve(spec, value, folder)
@@ -343,7 +343,7 @@ def export_eval_subsets(
     data_dir: _Dir, out_dir: str | os.PathLike, *, split_seed: int = 0, id_sample: int = 500
 ) -> dict[str, int]:
     """Write the app's evaluation subsets (Parquet, zstd, columns text/label/domain), for every
-    task of :mod:`uqlab.tasks` (``TaskSpec.eval_subsets``: domain -> file stem).
+    task of :mod:`uqlab.catalog.tasks` (``TaskSpec.eval_subsets``: domain -> file stem).
 
     In-domain: the task's test split in split order (CoLA), or with ``eval_id_sample`` the first
     ``id_sample / 2`` rows of each label of the shuffled test split (so chosen by
@@ -376,7 +376,7 @@ def export_eval_subsets(
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m uqlab.data", description="the tasks' datasets (uqlab.tasks)"
+        prog="python -m uqlab.data", description="the tasks' datasets (uqlab.catalog.tasks)"
     )
     sub = parser.add_subparsers(dest="command", required=True)
     exp = sub.add_parser("export-eval", help="write the evaluation subsets of assets/eval")

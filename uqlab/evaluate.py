@@ -16,26 +16,27 @@ and in ``id`` -> ``conformal_90`` -> method -> ``resampled`` their in-domain cov
 ``ood_detection`` -> ``mahalanobis`` the distance baseline (class means and shared covariance of
 the last layer's [CLS] feature on up to 5,000 training examples).
 ``error_detection`` -> ``id`` / ``ood`` scores each uncertainty as a detector of the model's own
-errors (AUROC, AURC: :func:`uqcore.detection.error_detection`); ``ood_detection_by_length`` the
-OOD AUROC of each probability score within bins of tokens read (is it length?); ``read_len``
-the tokens each text was read at (:attr:`uqcore.checkpoint.Checkpoint.read_len`: the length it
-was trained at). ``notes``: the sentences a reader must see beside these figures (scores whose
-AUROC is below 0.5, OOD AUROCs length could not be checked for, temperature scaling that raises
-ECE: :func:`uqlab.detection_report.metric_notes`), also printed. ``--ood-limit N`` cuts the
-out-of-domain set alone (``ood_limit``); ``--no-mahalanobis`` skips the features pass behind
-the distance baseline (``skipped``). The metrics.json an evaluation replaces is kept as
+errors (AUROC, AURC: :func:`uqcore.inference.detection.error_detection`);
+``ood_detection_by_length`` the OOD AUROC of each probability score within bins of tokens read (is
+it length?); ``read_len`` the tokens each text was read at
+(:attr:`uqcore.checkpoint.Checkpoint.read_len`: the length it was trained at). ``notes``: the
+sentences a reader must see beside these figures (scores whose AUROC is below 0.5, OOD AUROCs length
+could not be checked for, temperature scaling that raises ECE:
+:func:`uqlab.evaluation.detection_report.metric_notes`), also printed. ``--ood-limit N`` cuts the
+out-of-domain set alone (``ood_limit``); ``--no-mahalanobis`` skips the features pass behind the
+distance baseline (``skipped``). The metrics.json an evaluation replaces is kept as
 ``metrics.previous.json``.
 
 It also writes ``samples.safetensors`` beside it: the samples of every bundled evaluation example
-at the checkpoint's own settings (:mod:`uqlab.stored`; ``--stored-only`` writes just that, and the
-map of those examples, :mod:`uqlab.feature_map`), which
+at the checkpoint's own settings (:mod:`uqlab.evaluation.stored`; ``--stored-only`` writes just
+that, and the map of those examples, :mod:`uqlab.feature_map`), which
 the app's dataset pages read instead of recomputing.
 
 ``torchrun --nproc_per_node=N -m uqlab.evaluate ...`` (gloo on CPUs, nccl on GPUs with
 ``--device cuda``) shares the batches of each split out across N processes and gathers the
-samples on rank 0, which writes the same metrics.json (:mod:`uqlab.shards`): bit for bit at the
-same ``--threads`` per process (torch's reductions split by thread count change logits in their
-last bits).
+samples on rank 0, which writes the same metrics.json (:mod:`uqlab.evaluation.shards`): bit for bit
+at the same ``--threads`` per process (torch's reductions split by thread count change logits in
+their last bits).
 """
 
 from __future__ import annotations
@@ -52,14 +53,20 @@ import numpy as np
 from tqdm import tqdm
 
 from uqcore.checkpoint import Checkpoint, load_checkpoint
-from uqcore.detection import (
+from uqcore.exceptions import UQError
+from uqcore.inference.batch_predict import (
+    batch_plan,
+    feature_batches,
+    features_ids,
+    predict,
+    predict_ids,
+)
+from uqcore.inference.detection import (
     MIN_PER_SIDE,
     detection_by_length,
     error_detection,
     length_edges,
 )
-from uqcore.errors import UQError
-from uqcore.predict import batch_plan, feature_batches, features_ids, predict, predict_ids
 from uqcore.registry import list_checkpoints
 from uqcore.runtime import pick_device, tune_cpu
 from uqcore.stats import (
@@ -83,21 +90,21 @@ from uqcore.stats import (
     summarize,
     table3_stats,
 )
-from uqcore.vocab import write_atomic
+from uqcore.text.vocab import write_atomic
+from uqlab.catalog.paths import checkpoint_dir
+from uqlab.catalog.presets import preset_rows
+from uqlab.catalog.task_file import checkpoint_task
+from uqlab.catalog.tasks import TASKS
 from uqlab.data import Split, load_task, resolve_data_dir
-from uqlab.detection_report import metric_notes
+from uqlab.evaluation.detection_report import metric_notes
+from uqlab.evaluation.paper import examples
+from uqlab.evaluation.pending import Pending
+from uqlab.evaluation.shards import Shards, join, leave
+from uqlab.evaluation.stored import FILE as STORED_FILE
+from uqlab.evaluation.stored import bundled_rows
+from uqlab.evaluation.stored import write as write_stored
 from uqlab.feature_map import FILE as MAP_FILE
 from uqlab.feature_map import write as write_map
-from uqlab.paper import examples
-from uqlab.paths import checkpoint_dir
-from uqlab.pending import Pending
-from uqlab.presets import preset_rows
-from uqlab.shards import Shards, join, leave
-from uqlab.stored import FILE as STORED_FILE
-from uqlab.stored import bundled_rows
-from uqlab.stored import write as write_stored
-from uqlab.task_file import checkpoint_task
-from uqlab.tasks import TASKS
 
 MAHALANOBIS_FIT = 5000  # training examples the distance baseline is fitted on (seeded draw)
 RESPLITS = 1000  # random dev + test re-splits behind the resampled conformal coverage
@@ -109,7 +116,7 @@ def _normalise(text: str) -> str:
 
 def table3_picks(task_data, seed: int, per_domain: int) -> list[tuple[str, int, str, str]]:
     """The examples of the per-example Table 3: the paper's sentences of the task
-    (:mod:`uqlab.paper`; CoLA) plus ``per_domain`` seeded picks from each of the test and
+    (:mod:`uqlab.evaluation.paper`; CoLA) plus ``per_domain`` seeded picks from each of the test and
     out-of-domain splits, as ``(text, label, domain, where)``."""
     picks: list[tuple[str, int, str, str]] = []
     ours = examples(task_data.task)
@@ -201,7 +208,7 @@ def evaluate_checkpoint(
     shuffling, as ``limit`` cuts every split; recorded). ``mahalanobis`` False: the second pass
     over the texts (their features, for the Mahalanobis baseline) is not run, and metrics.json
     says so under ``skipped``; it never runs without an out-of-domain set, which it serves.
-    ``notes``: :func:`uqlab.detection_report.metric_notes` of the figures."""
+    ``notes``: :func:`uqlab.evaluation.detection_report.metric_notes` of the figures."""
     shards = shards or Shards()
     info = ck.training or {}
     task = task or _task_of(ck)
@@ -328,7 +335,7 @@ def _detection(probs, both, train_feats, feats, data, fit_rows) -> dict:
 
 def _by_length(probs, lengths, read_len: int) -> dict:
     """OOD detection by each probability score within bins of tokens read
-    (:func:`uqcore.detection.detection_by_length`)."""
+    (:func:`uqcore.inference.detection.detection_by_length`)."""
     edges = length_edges(read_len)
     out: dict = {"edges": edges, "min_per_side": MIN_PER_SIDE}
     for score in OOD_SCORES:
@@ -442,7 +449,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--stored-only",
         action="store_true",
-        help="only write the stored samples of the bundled examples (uqlab.stored)",
+        help="only write the stored samples of the bundled examples (uqlab.evaluation.stored)",
     )
     args = p.parse_args(argv)
     if args.ood_limit is not None and args.ood_limit < 1:
@@ -518,7 +525,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _task_of(ck: Checkpoint, task_file: str | None = None) -> str:
-    """The task ``ck`` is evaluated on (:func:`uqlab.task_file.checkpoint_task`: its own, or
+    """The task ``ck`` is evaluated on (:func:`uqlab.catalog.task_file.checkpoint_task`: its own, or
     ``task_file``'s when it names none; a file for another task is refused), its note
     printed, or a UQError when its classes do not match the task's labels."""
     task, note = checkpoint_task(ck.name, ck.training, task_file)

@@ -4,7 +4,7 @@ uqlab.export_hf NAME OUT [--root DIR]``.
 ``OUT`` becomes a standard ``BertForSequenceClassification`` folder (a BERT-backbone checkpoint,
 the ``*-minilm-*`` ones) or ``LlamaForSequenceClassification`` / ``Qwen2...`` / ``Mistral...`` /
 ``GPT2ForSequenceClassification`` folder (a decoder: the ``*-smollm2-*`` ones, an imported
-decoder; :mod:`uqlab.export_decoder`) that ``transformers`` loads (``config.json`` with
+decoder; :mod:`uqlab.models.export_decoder`) that ``transformers`` loads (``config.json`` with
 ``id2label``, ``model.safetensors`` with the adapters merged into their weights, the base's
 ``tokenizer.json`` and tokenizer config): its deterministic logits are the checkpoint's.
 
@@ -28,15 +28,15 @@ import torch
 from safetensors.torch import save_file
 
 from uqcore.backbones import get_backbone
-from uqcore.base_model import locate
-from uqcore.bert import hf_names
 from uqcore.checkpoint import Checkpoint
-from uqcore.errors import UQError
-from uqcore.hf_layouts import read_config_json
+from uqcore.exceptions import UQError
+from uqcore.nets.bert import hf_names
+from uqcore.readers.base_model import locate
+from uqcore.readers.hf_layouts import read_config_json
 from uqcore.registry import load
-from uqlab.export_decoder import decoder_hf_config, decoder_split_tensors, split_state
+from uqlab.catalog.paths import checkpoint_dir
 from uqlab.import_hf import SIDE_JSON, SIDE_TENSORS
-from uqlab.paths import checkpoint_dir
+from uqlab.models.export_decoder import decoder_hf_config, decoder_split_tensors, split_state
 
 TOKENIZER_FILES = (
     "tokenizer.json",

@@ -1,17 +1,17 @@
 """A map of a dataset: each example's last-layer [CLS] features projected to 2D, written once per
 checkpoint for its bundled examples and read by the Error analysis page.
 
-Features: :func:`uqcore.predict.features_ids`, one pass without noise or dropout (a deep
-ensemble: the mean over its members), the same features as the distance baseline of
+Features: :func:`uqcore.inference.batch_predict.features_ids`, one pass without noise or dropout (a
+deep ensemble: the mean over its members), the same features as the distance baseline of
 :mod:`uqlab.evaluate`. Projection: PCA (scikit-learn) fitted on the examples shown, centred,
 two components; the file also keeps the share of variance each explains. UMAP is not used: its
 package pulls numba and llvmlite (a JIT compiler) into the app's install for a picture PCA
 already gives deterministically.
 
 File ``map.safetensors`` beside ``samples.safetensors``: ``xy [N, 2]`` float32 (row ``i`` =
-:func:`uqlab.stored.bundled_rows` ``i``; NaN: a text the checkpoint cannot read) and metadata
-(format, task, method, explained variance, the sha256 of the subsets and of the weights).
-:func:`read` trusts nothing else and says why, as :mod:`uqlab.stored` does.
+:func:`uqlab.evaluation.stored.bundled_rows` ``i``; NaN: a text the checkpoint cannot read) and
+metadata (format, task, method, explained variance, the sha256 of the subsets and of the weights).
+:func:`read` trusts nothing else and says why, as :mod:`uqlab.evaluation.stored` does.
 """
 
 from __future__ import annotations
@@ -28,15 +28,15 @@ from safetensors.numpy import save
 from sklearn.decomposition import PCA
 
 from uqcore.checkpoint import Checkpoint, load_checkpoint
-from uqcore.errors import UQError
-from uqcore.predict import features_ids
+from uqcore.exceptions import UQError
+from uqcore.inference.batch_predict import features_ids
 from uqcore.registry import list_checkpoints
 from uqcore.runtime import tune_cpu
-from uqcore.vocab import write_atomic
-from uqlab.paths import checkpoint_dir
-from uqlab.stored import bundled_rows, provenance, subset_hashes, weights_hash
-from uqlab.task_file import register_from_training
-from uqlab.tasks import TASKS
+from uqcore.text.vocab import write_atomic
+from uqlab.catalog.paths import checkpoint_dir
+from uqlab.catalog.task_file import register_from_training
+from uqlab.catalog.tasks import TASKS
+from uqlab.evaluation.stored import bundled_rows, provenance, subset_hashes, weights_hash
 
 FILE = "map.safetensors"
 FORMAT = "1"
@@ -78,7 +78,7 @@ def project(feats: np.ndarray) -> tuple[np.ndarray, list[float]]:
 
 def write(ck: Checkpoint, sink=write_atomic) -> Path:
     """Compute and write the map of the checkpoint's bundled examples; its path. ``sink(path,
-    bytes)`` writes the file (as in :func:`uqlab.stored.write`)."""
+    bytes)`` writes the file (as in :func:`uqlab.evaluation.stored.write`)."""
     task = ck.training["task"]
     texts = [r[0] for r in bundled_rows(task)]
     with torch.inference_mode():

@@ -4,18 +4,18 @@ FOLDER --name NAME (--task TASK | --task-file T.json) [--family trans|mcdropout|
 
 The task is a built-in one, one that a checkpoint of ``--root`` was trained on from a task
 file (its ``training.task_spec``: CR among the shipped ones), or one described by ``--task-file``
-(:mod:`uqlab.task_file`, read within its bounds). A task that is not built in is kept in the
+(:mod:`uqlab.catalog.task_file`, read within its bounds). A task that is not built in is kept in the
 checkpoint's ``training.task_spec``, as training keeps it, so ``uqlab.evaluate`` and the app
-read it without the file (:func:`uqlab.task_file.register_from_training`).
+read it without the file (:func:`uqlab.catalog.task_file.register_from_training`).
 
 The folder is what ``save_pretrained`` writes for a ``BertForSequenceClassification``,
 ``RobertaForSequenceClassification`` or ``DistilBertForSequenceClassification`` (BERT, MiniLM,
 TinyBERT... in BERT's layout), or for a decoder classifier: ``LlamaForSequenceClassification``
 (SmolLM...), ``Qwen2ForSequenceClassification``, ``MistralForSequenceClassification``,
-``GPT2ForSequenceClassification`` (:mod:`uqcore.decoder`: the last real token read, the text
+``GPT2ForSequenceClassification`` (:mod:`uqcore.nets.decoder`: the last real token read, the text
 wrapped in what the folder's own tokenizer template adds): ``config.json`` with ``id2label``,
 ``model.safetensors`` and ``tokenizer.json``. The checkpoint references the folder by its path
-and the sha256 of its weights (no copy: :class:`uqcore.base_model.BaseRecord`), or with
+and the sha256 of its weights (no copy: :class:`uqcore.readers.base_model.BaseRecord`), or with
 ``--copy`` keeps a float16 copy of the weights, config and tokenizer inside it (``base/``). Its
 own ``model.safetensors`` holds only the family's tensors (none for the training-free
 families).
@@ -49,8 +49,6 @@ from safetensors import safe_open
 from safetensors.torch import save_file
 
 from uqcore.backbones import get_backbone
-from uqcore.base_model import BaseRecord, file_sha256
-from uqcore.bert import read_hf_config
 from uqcore.budget import check_budget
 from uqcore.checkpoint import (
     MAX_HEADER_BYTES,
@@ -59,20 +57,22 @@ from uqcore.checkpoint import (
     save_checkpoint,
 )
 from uqcore.config import ModelConfig
-from uqcore.decoder_weights import decoder_pool_skip_id, decoder_specials
-from uqcore.errors import CheckpointError, ConfigError, UQError
+from uqcore.exceptions import CheckpointError, ConfigError, UQError
 from uqcore.families import TRAINING_FREE, get_family
-from uqcore.hf_decoder_layouts import DECODER_LAYOUTS, decoder_layout_of
-from uqcore.hf_fields import shown
-from uqcore.hf_layouts import ARCHITECTURES, layout_of, read_config_json
+from uqcore.nets.bert import read_hf_config
+from uqcore.readers.base_model import BaseRecord, file_sha256
+from uqcore.readers.decoder_weights import decoder_pool_skip_id, decoder_specials
+from uqcore.readers.hf_decoder_layouts import DECODER_LAYOUTS, decoder_layout_of
+from uqcore.readers.hf_fields import shown
+from uqcore.readers.hf_layouts import ARCHITECTURES, layout_of, read_config_json
 from uqcore.registry import check_name, list_checkpoints
+from uqcore.text.wordpiece import TOKENIZER_FILE, WordPiece
 from uqcore.untrusted import read_json_file
-from uqcore.wordpiece import TOKENIZER_FILE, WordPiece
-from uqlab.import_reading import ReadingLength, probe, reading_length
-from uqlab.paths import checkpoint_dir
-from uqlab.stale import staged_checkpoint, staging_pattern
-from uqlab.task_file import read_task_file, register_from_training
-from uqlab.tasks import TASK_NAMES, TASKS, TaskSpec, describe, get_task
+from uqlab.catalog.paths import checkpoint_dir
+from uqlab.catalog.task_file import read_task_file, register_from_training
+from uqlab.catalog.tasks import TASK_NAMES, TASKS, TaskSpec, describe, get_task
+from uqlab.models.import_reading import ReadingLength, probe, reading_length
+from uqlab.models.stale import staged_checkpoint, staging_pattern
 
 SIDE_JSON, SIDE_TENSORS = "uq_family.json", "uq_family.safetensors"  # written by uqlab.export_hf
 SIDE_BYTES = 1 << 20  # a larger uq_family.json is refused unread
@@ -310,11 +310,11 @@ def import_folder(
     """Write checkpoint ``root/name`` from the folder; returns its path. Nothing is written when
     a check fails; an earlier checkpoint of that name is replaced only once the new one loads.
     The work is done in ``root/.staging-<name>.<pid>@<host>``; those of killed imports (their
-    process gone) are removed first, those of running ones kept (:mod:`uqlab.stale`).
+    process gone) are removed first, those of running ones kept (:mod:`uqlab.models.stale`).
     ``task`` must be in the task table (:func:`task_for` puts it there); ``describe_task``: a
     task that is not built in is kept in ``training.task_spec`` (False for an upload, which
     never names a file of the server). ``max_len``: the tokens a text is read at
-    (:func:`uqlab.import_reading.reading_length`: else the task's, the folder's...)."""
+    (:func:`uqlab.models.import_reading.reading_length`: else the task's, the folder's...)."""
     info = info or inspect(folder)
     root = Path(root) if root is not None else checkpoint_dir()
     target = root / check_name(name)
@@ -351,11 +351,11 @@ def write_checkpoint(
     lie inside it). ``describe_task``: keep the description of a task that is not built in in
     ``training.task_spec``, as a trained checkpoint keeps it (an operator's import).
     ``described``: a visitor's own task (a data-free description, checked by
-    :func:`uqlab.upload.visitor_task`, never registered), kept as it is in
+    :func:`uqlab.models.intake.visitor_task`, never registered), kept as it is in
     ``training.task_spec`` instead of a task of the table. The tokens a text is read at
     (``max_len``, else the task's, the export's, the tokenizer config's: :func:`reading`) are
     kept in ``training.config``; the written checkpoint runs once on a probe text
-    (:func:`uqlab.import_reading.probe`): one that cannot run is refused."""
+    (:func:`uqlab.models.import_reading.probe`): one that cannot run is refused."""
     spec = describe(described, ".", "the task description", data_free=True) if described else None
     spec = spec or get_task(task)
     if len(spec.label_names) != len(info.labels):
@@ -404,7 +404,7 @@ def write_checkpoint(
 
 def reading(info: HFFolder, spec: TaskSpec, max_len: int | None = None) -> ReadingLength:
     """The reading length of an import of ``info`` for task ``spec`` and where it came from
-    (:func:`uqlab.import_reading.reading_length`; a built-in task's training length is its
+    (:func:`uqlab.models.import_reading.reading_length`; a built-in task's training length is its
     word-level recipe's, not this model's, and is not taken)."""
     return reading_length(
         info.path,
@@ -468,7 +468,7 @@ def check_tokenizer(info: HFFolder) -> WordPiece:
 
 def task_for(task: str | None, task_file: str | Path | None, root: str | Path | None = None) -> str:
     """The name of the task an import is for, registered in the task table: the task described
-    by ``task_file`` (read and checked by :func:`uqlab.task_file.read_task_file`, within its
+    by ``task_file`` (read and checked by :func:`uqlab.catalog.task_file.read_task_file`, within its
     bounds), else ``task``: a built-in task, or one a checkpoint of ``root`` (default: the
     checkpoint folder) keeps in its ``training.task_spec``. :class:`ConfigError` in one line
     otherwise (a bad file: its name and what is wrong)."""
@@ -488,7 +488,7 @@ def task_for(task: str | None, task_file: str | Path | None, root: str | Path | 
         )
         raise ConfigError(
             f"Unknown task {task[:40]!r}; use one of {known}, or describe it in a file: "
-            "--task-file T.json (uqlab.task_file)."
+            "--task-file T.json (uqlab.catalog.task_file)."
         )
     return task
 
@@ -507,7 +507,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     which.add_argument(
         "--task-file",
-        help="a task described by a JSON file (uqlab.task_file), kept in the checkpoint",
+        help="a task described by a JSON file (uqlab.catalog.task_file), kept in the checkpoint",
     )
     p.add_argument(
         "--family",

@@ -4,7 +4,7 @@ uqlab.label_words --task cr [--base smollm2] [--family sto] [--name NAME] [--dev
 
 The checkpoint is the base with a head whose rows are its language-model head's (the tied
 embedding's) rows at the first token of one word per class, read after the prompt
-(:mod:`uqcore.prompt`): class probabilities are the words' next-token probabilities
+(:mod:`uqcore.text.prompt`): class probabilities are the words' next-token probabilities
 renormalised over the words. Nothing is trained; ``--family`` adds a training-free noise
 (``trans``: none; ``sto``, ``bam``, ``mcdropout`` as an imported model's, in ``--layers``). The
 prompt is the base's chat format around a task's instruction (its description's
@@ -27,24 +27,24 @@ from pathlib import Path
 import torch
 from safetensors import safe_open
 
-from uqcore.base_model import WEIGHTS, BaseRecord
 from uqcore.build import attach_base, build_model
 from uqcore.checkpoint import check_name, load_checkpoint, save_checkpoint
 from uqcore.config import ModelConfig
-from uqcore.decoder_weights import decoder_specials, read_decoder_shape
-from uqcore.errors import CheckpointError, UQError
+from uqcore.exceptions import CheckpointError, UQError
 from uqcore.families import TRAINING_FREE, get_family
-from uqcore.predict import pad
-from uqcore.prompt import SLOT, Prompt
-from uqcore.sampling import sample
+from uqcore.inference.batch_predict import pad
+from uqcore.inference.sampling import sample
+from uqcore.readers.base_model import WEIGHTS, BaseRecord
+from uqcore.readers.decoder_weights import decoder_specials, read_decoder_shape
 from uqcore.stats import mutual_information
-from uqcore.wordpiece import WordPiece
+from uqcore.text.prompt import SLOT, Prompt
+from uqcore.text.wordpiece import WordPiece
 from uqlab.bases import get_base
+from uqlab.catalog.paths import checkpoint_dir
+from uqlab.catalog.tasks import get_task
 from uqlab.data import load_task
 from uqlab.import_hf import parse_layers, task_for
-from uqlab.paths import checkpoint_dir
-from uqlab.stale import staged_checkpoint
-from uqlab.tasks import get_task
+from uqlab.models.stale import staged_checkpoint
 
 DEFAULT_MAX_LEN = 128  # tokens, the prompt's included (the built-in prompts take ~30)
 MAX_NOISE_SCALE = 100.0
@@ -181,7 +181,8 @@ def build_prompt(
 ) -> Prompt:
     """The prompt of the command line: a whole ``template``, or the base's ``chat`` format
     around ``instruction``; the instruction and ``words`` default to the task description's
-    ``label_words`` (:class:`uqlab.tasks.TaskSpec`). :class:`UQError` says what is missing."""
+    ``label_words`` (:class:`uqlab.catalog.tasks.TaskSpec`). :class:`UQError` says what is
+    missing."""
     known = get_task(task).label_words or {}
     words_ = tuple(words) if words else tuple(known.get("words", ()))
     if not words_:
@@ -245,7 +246,7 @@ def _recipe(argv: list[str]) -> str:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--task", default=None, help="a built-in task or one a checkpoint keeps (cr)")
-    p.add_argument("--task-file", default=None, help="a task description (uqlab.task_file)")
+    p.add_argument("--task-file", default=None, help="a task description (uqlab.catalog.task_file)")
     p.add_argument("--base", default="smollm2", help="an instruction decoder of uqlab.bases")
     p.add_argument(
         "--family",

@@ -31,15 +31,15 @@ from safetensors.torch import save_file
 from tqdm import tqdm
 
 from uqcore.checkpoint import load_checkpoint
-from uqcore.errors import UQError
-from uqcore.predict import predict
+from uqcore.exceptions import UQError
+from uqcore.inference.batch_predict import predict
 from uqcore.runtime import tune_cpu
-from uqcore.vocab import write_atomic
+from uqcore.text.vocab import write_atomic
+from uqlab.catalog.labelled import read_table
+from uqlab.catalog.paths import checkpoint_dir
+from uqlab.catalog.task_file import checkpoint_task
 from uqlab.data import load_task, resolve_data_dir
-from uqlab.labelled import read_table
-from uqlab.paths import checkpoint_dir
-from uqlab.shards import join, leave
-from uqlab.task_file import checkpoint_task
+from uqlab.evaluation.shards import join, leave
 
 MANIFEST = "manifest.json"
 SPLITS = ("train", "dev", "test", "ood")
@@ -47,7 +47,7 @@ SPLITS = ("train", "dev", "test", "ood")
 
 def texts_of(args, ck) -> tuple[list[str], str]:
     """The texts to sample and where they come from: ``--file``'s column, else ``--split`` of
-    the checkpoint's task (:func:`uqlab.task_file.checkpoint_task`)."""
+    the checkpoint's task (:func:`uqlab.catalog.task_file.checkpoint_task`)."""
     if args.file:
         table = read_table(Path(args.file))
         if args.text_column not in table.column_names:

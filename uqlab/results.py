@@ -2,9 +2,9 @@
 
 Reads every checkpoint's ``metrics.json`` (written by ``python -m uqlab.evaluate``) and sets our
 numbers beside the paper's Tables 1-3 (Pei, Wang, Szarvas, AAAI 2022). Our figures come only
-from those files; the paper's from :mod:`uqlab.paper`, which quotes its tables row by row, and
-every "mean ± std" cell is written by :func:`uqlab.paper.pm`. Checkpoints without metrics are
-listed as not evaluated, never filled in.
+from those files; the paper's from :mod:`uqlab.evaluation.paper`, which quotes its tables row by
+row, and every "mean ± std" cell is written by :func:`uqlab.evaluation.paper.pm`. Checkpoints
+without metrics are listed as not evaluated, never filled in.
 """
 
 from __future__ import annotations
@@ -16,21 +16,9 @@ from pathlib import Path
 
 from uqcore.checkpoint import weights_path
 from uqcore.registry import list_checkpoints
-from uqlab.detection_report import markdown as detection_markdown
-from uqlab.detection_report import temperature_lines
-from uqlab.first_screen import load_record, markdown
-from uqlab.paper import (
-    BASELINE_FAMILY,
-    correct_cell,
-    example_cells,
-    metric_cell,
-    metric_table,
-    p_gold_cell,
-)
-from uqlab.paths import checkpoint_dir
-from uqlab.reading_length import markdown as reading_length_markdown
-from uqlab.task_file import register_from_training
-from uqlab.tasks import (
+from uqlab.catalog.paths import checkpoint_dir
+from uqlab.catalog.task_file import register_from_training
+from uqlab.catalog.tasks import (
     DEFAULT_CHECKPOINT,
     FIRST_SCREEN_CANDIDATES,
     METRICS,
@@ -38,6 +26,18 @@ from uqlab.tasks import (
     TASKS,
     get_task,
 )
+from uqlab.evaluation.detection_report import markdown as detection_markdown
+from uqlab.evaluation.detection_report import temperature_lines
+from uqlab.evaluation.first_screen import load_record, markdown
+from uqlab.evaluation.paper import (
+    BASELINE_FAMILY,
+    correct_cell,
+    example_cells,
+    metric_cell,
+    metric_table,
+    p_gold_cell,
+)
+from uqlab.evaluation.reading_length import markdown as reading_length_markdown
 from uqlab.training.storage import LOGIT_TOLERANCE
 
 COMMAND = "python -m uqlab.evaluate --all && python -m uqlab.results"
@@ -257,7 +257,7 @@ def render(
             "Until issue 36 the MiniLM checkpoints were evaluated (and shown) reading up to the "
             "base's 512 positions although their adapters were trained at 64 (CoLA, CR) or "
             "256 (IMDB) tokens. Each cell: read at 512 → read at the training length (the rows "
-            "above). Recorded by `python -m uqlab.reading_length --before a088136`, "
+            "above). Recorded by `python -m uqlab.evaluation.reading_length --before a088136`, "
             "re-evaluated by `python -m uqlab.evaluate --ckpt NAME`.",
             "",
             *before,
@@ -291,8 +291,9 @@ def _length_note(measured: list, chosen) -> str:
 
 
 def first_screen_section(record) -> list[str]:
-    """The first screen's choice and the dev figures behind it (``python -m uqlab.first_screen``,
-    ``assets/eval/first_screen.json``); nothing when they were never measured."""
+    """The first screen's choice and the dev figures behind it (``python -m
+    uqlab.evaluation.first_screen``, ``assets/eval/first_screen.json``); nothing when they were
+    never measured."""
     if record is None:
         return []
     measured, n, T, seed = record
@@ -300,7 +301,7 @@ def first_screen_section(record) -> list[str]:
     lines = ["", "## The first screen, chosen on dev data", "", markdown(measured, n, T, seed)]
     if chosen is not None:
         lines += [
-            f"The app opens on `{DEFAULT_CHECKPOINT}` (`uqlab.tasks.DEFAULT_CHECKPOINT`): "
+            f"The app opens on `{DEFAULT_CHECKPOINT}` (`uqlab.catalog.tasks.DEFAULT_CHECKPOINT`): "
             f"{chosen.dev_acc:.1%} of its first {n} dev rows right, and its samples spread "
             f"visibly (a standard deviation of p of at least 0.05, one bar of the explorer's "
             f"histogram) on {chosen.visible_share:.1%} of them; the MiniLM candidates do on "
@@ -425,7 +426,7 @@ def _storage(storage: dict[str, dict | None]) -> list[str]:
         "Weights are stored in float16 to fit the 80 MB budget and load as float32. After "
         "training, `python -m uqlab.train` compares the float32 model with its "
         "float16-rounded copy on the first 500 dev texts, 2 samples each (every member of an "
-        "ensemble) with the same noise (`uqcore/training/storage.py`); the stated "
+        "ensemble) with the same noise (`uqlab/training/storage.py`); the stated "
         f"tolerance on max |Δ log p| is {LOGIT_TOLERANCE} (`tests/test_assets.py` holds "
         "every recorded check to it).",
         "",

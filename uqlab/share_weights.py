@@ -19,12 +19,12 @@ from pathlib import Path
 
 import torch
 
-from uqcore.base_model import file_sha256
 from uqcore.checkpoint import CONFIG_FILE, VOCAB_FILE, WEIGHTS_FILE, load_checkpoint
-from uqcore.errors import UQError
+from uqcore.exceptions import UQError
+from uqcore.readers.base_model import file_sha256
 from uqcore.registry import check_name
-from uqcore.vocab import write_atomic
-from uqlab.paths import checkpoint_dir
+from uqcore.text.vocab import write_atomic
+from uqlab.catalog.paths import checkpoint_dir
 
 
 def share(name: str, source: str, root: Path) -> str:

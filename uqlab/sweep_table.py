@@ -11,7 +11,7 @@ import argparse
 from pathlib import Path
 
 from uqcore.checkpoint import METRICS_FILE, CheckpointError, read_checkpoint_info
-from uqlab.paper import pm
+from uqlab.evaluation.paper import pm
 from uqlab.results import ood_cells, ood_figures
 
 

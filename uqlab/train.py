@@ -20,28 +20,28 @@ from tqdm import tqdm
 
 from uqcore.build import DeepEnsemble, build_model, frozen_names, load_base
 from uqcore.checkpoint import save_checkpoint
-from uqcore.errors import ConfigError, UQError
+from uqcore.exceptions import ConfigError, UQError
 from uqcore.families import title as family_title
-from uqcore.noise import sample_seed
-from uqcore.vocab import N_SPECIALS, Vocab
+from uqcore.nets.noise import sample_seed
+from uqcore.text.vocab import N_SPECIALS, Vocab
 from uqlab.bases import get_base
+from uqlab.catalog.paths import checkpoint_dir
+from uqlab.catalog.task_file import read_task_file
+from uqlab.catalog.tasks import TASK_NAMES, get_task
 from uqlab.data import load_task, resolve_data_dir
-from uqlab.paths import checkpoint_dir
-from uqlab.shards import join, leave
-from uqlab.task_file import read_task_file
-from uqlab.tasks import TASK_NAMES, get_task
+from uqlab.evaluation.shards import join, leave
 from uqlab.training.batches import encode_split
 from uqlab.training.centroids import init_centroids_from_keys
-from uqlab.training.config import TrainConfig, build_config, read_config_file
 from uqlab.training.loop import Dist, train_model
 from uqlab.training.pretrained import word_vectors
+from uqlab.training.recipe import TrainConfig, build_config, read_config_file
 from uqlab.training.storage import storage_check
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m uqlab.train", description=__doc__.splitlines()[0])
     p.add_argument("--task", help=f"{', '.join(TASK_NAMES)}, or 'task' in the --config file")
-    p.add_argument("--task-file", help="a task described by a JSON file (uqlab.task_file)")
+    p.add_argument("--task-file", help="a task described by a JSON file (uqlab.catalog.task_file)")
     p.add_argument("--family", help="model family, or 'family' in the --config file")
     p.add_argument(
         "--out", help="checkpoint directory (default assets/checkpoints/<task>-<family>)"
@@ -85,7 +85,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def setup_distributed(device: str) -> tuple[Dist, torch.device]:
-    """Join the process group when started by torchrun; pick the device (uqlab.shards)."""
+    """Join the process group when started by torchrun; pick the device
+    (uqlab.evaluation.shards)."""
     shards, dev = join(device)
     if dev.type == "cuda":
         deterministic_cuda()

@@ -18,10 +18,10 @@ from pathlib import Path
 
 from uqcore.checkpoint import CONFIG_FILE, MAX_JSON_BYTES
 from uqcore.config import FORMAT_VERSION, ModelConfig, upgrade_v1
-from uqcore.errors import ConfigError, UQError
+from uqcore.exceptions import ConfigError, UQError
+from uqcore.text.vocab import write_atomic
 from uqcore.untrusted import read_json_file
-from uqcore.vocab import write_atomic
-from uqlab.training.config import read_config_file
+from uqlab.training.recipe import read_config_file
 
 
 def upgrade_train_config(config: dict) -> dict:

@@ -11,7 +11,7 @@ import plotly.express as px
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from uqlab.tasks import DOMAINS
+from uqlab.catalog.tasks import DOMAINS
 from viz.titles import (
     PANEL_NAME_CHARS,
     PANEL_TITLE_CHARS,

@@ -7,7 +7,7 @@ import pytest
 from tests.app_fixtures import app_checkpoints, ckdir, make_checkpoints  # noqa: F401 (fixtures)
 from tests.helpers import on_page
 from uqcore.settings import SamplingSettings
-from uqlab.upload import install
+from uqlab.models.intake import install
 
 pytestmark = pytest.mark.usefixtures("app_checkpoints")
 

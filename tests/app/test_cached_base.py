@@ -12,13 +12,13 @@ import pytest
 import torch
 
 from tests.app_fixtures import app_checkpoints, ckdir  # noqa: F401 (fixtures)
-from uqcore.base_model import shared_parts
 from uqcore.build import frozen_names
-from uqcore.prompt import Prompt
+from uqcore.inference.sampling import sample
+from uqcore.readers.base_model import shared_parts
 from uqcore.runtime import release_memory
-from uqcore.sampling import sample
-from uqlab.paths import checkpoint_dir
-from uqlab.upload import install
+from uqcore.text.prompt import Prompt
+from uqlab.catalog.paths import checkpoint_dir
+from uqlab.models.intake import install
 
 pytestmark = pytest.mark.usefixtures("app_checkpoints")
 SHIPPED = "cr-smollm2-words-sto"
@@ -37,7 +37,7 @@ def _rss_mb() -> float:
 def words(tmp_path_factory) -> dict[str, bytes]:
     """The files of the shipped CR label-word checkpoint made again with other words (what the
     filed upload was): a 5 kB checkpoint whose base is the installed SmolLM2."""
-    from uqcore.errors import ConfigError
+    from uqcore.exceptions import ConfigError
     from uqlab.bases import get_base
     from uqlab.label_words import write_label_words
 

@@ -11,8 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from tests.app_fixtures import app_checkpoints, ckdir  # noqa: F401 (fixtures)
 from tests.helpers import chart_titles, open_link
-from ui import cached
-from ui import explore_views as V
+from ui import cached, explore_views
 from ui.logic import keys as K
 from ui.logic.compute import ExploreResult
 
@@ -63,22 +62,22 @@ def _counting():
 def test_a_figure_is_built_once_per_result_figure_and_choice():
     build, calls = _counting()
     res = _result(("cola-hsto", "/ck", "v1", "text", 50, 1, (), None))
-    first = V.figure(res, "attention", (5, 0, 0), build)
-    assert V.figure(res, "attention", (5, 0, 0), build) is first and len(calls) == 1
-    V.figure(res, "attention", (5, 1, 0), build)  # another head
-    V.figure(res, "centroids", (5, 0, 0), build)  # another figure, the same choices
+    first = explore_views.figure(res, "attention", (5, 0, 0), build)
+    assert explore_views.figure(res, "attention", (5, 0, 0), build) is first and len(calls) == 1
+    explore_views.figure(res, "attention", (5, 1, 0), build)  # another head
+    explore_views.figure(res, "centroids", (5, 0, 0), build)  # another figure, the same choices
     other_seed = _result(("cola-hsto", "/ck", "v1", "text", 50, 2, (), None))
-    V.figure(other_seed, "attention", (5, 0, 0), build)
+    explore_views.figure(other_seed, "attention", (5, 0, 0), build)
     new_files = _result(("cola-hsto", "/ck", "v2", "text", 50, 1, (), None))
-    V.figure(new_files, "attention", (5, 0, 0), build)
+    explore_views.figure(new_files, "attention", (5, 0, 0), build)
     assert len(calls) == 5 and len(cached.figures().keys()) == 5
 
 
 def test_a_result_without_a_key_is_never_cached():
     build, calls = _counting()
     res = _result(None)
-    V.figure(res, "histogram", (), build)
-    V.figure(res, "histogram", (), build)
+    explore_views.figure(res, "histogram", (), build)
+    explore_views.figure(res, "histogram", (), build)
     assert len(calls) == 2 and not cached.figures().keys()
 
 
@@ -88,7 +87,9 @@ def test_the_cache_is_bounded_by_bytes(monkeypatch):
     monkeypatch.setattr(store, "budget", 300_000)
     res = _result(("k",))
     for i in range(10):  # 10 figures of ~80 kB each
-        V.figure(res, "attention", (i,), lambda: {"data": [{"z": np.zeros((100, 100))}]})
+        explore_views.figure(
+            res, "attention", (i,), lambda: {"data": [{"z": np.zeros((100, 100))}]}
+        )
     assert store.bytes <= 300_000
     kept = [k[-1] for k in store.keys()]
     assert 0 < len(kept) < 10 and kept == list(range(10 - len(kept), 10))  # the newest stay
@@ -101,7 +102,7 @@ def _specs(at: AppTest) -> dict[str, str]:
 
 @pytest.mark.usefixtures("app_checkpoints")
 def test_a_link_opened_again_builds_no_figure_and_shows_the_same(monkeypatch):
-    from viz import figures as F
+    from viz import figures
 
     first = open_link(**LINK)
     shown = _specs(first)
@@ -116,7 +117,7 @@ def test_a_link_opened_again_builds_no_figure_and_shows_the_same(monkeypatch):
         "centroid_panels",
         "bar_figure",
     ):
-        builder = getattr(F, name)
+        builder = getattr(figures, name)
 
         def spy(*args, _spec=builder.spec, **kwargs):
             built.append(1)

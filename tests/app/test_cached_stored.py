@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from tests.app_fixtures import make_checkpoints
 from uqcore.registry import load
-from uqlab import stored as S
+from uqlab.evaluation import stored
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 
@@ -21,7 +21,7 @@ def stored_dir(tmp_path_factory) -> Path:
     """Tiny cola-hsto and cola-trans checkpoints with stored samples of the bundled examples."""
     root = make_checkpoints(tmp_path_factory.mktemp("stored"), families=("hsto", "trans"))
     for name in ("cola-hsto", "cola-trans"):
-        S.write(load(name, root))
+        stored.write(load(name, root))
     return root
 
 
@@ -65,12 +65,12 @@ def test_stored_and_live_rows_agree(stored_dir):
     from uqcore.settings import SamplingSettings, resolve
 
     ck = load("cola-hsto", stored_dir)
-    got, _ = S.read(ck.path, "cola", resolve(ck.config))
+    got, _ = stored.read(ck.path, "cola", resolve(ck.config))
     rows = dataset.pick("cola", 20, seed=1)
     live = compute.many_probs(ck, tuple(r[0] for r in rows), 10, 0, SamplingSettings())
     for r, fresh in zip(rows, live, strict=True):
         kept = compute.from_logits(got.get(r[0], 10))
-        np.testing.assert_allclose(kept.probs, fresh.probs, atol=S.TOLERANCE, rtol=0)
+        np.testing.assert_allclose(kept.probs, fresh.probs, atol=stored.TOLERANCE, rtol=0)
 
 
 def test_a_truncated_stored_file_is_recomputed_with_its_reason(stored_dir, tmp_path, monkeypatch):
@@ -78,8 +78,8 @@ def test_a_truncated_stored_file_is_recomputed_with_its_reason(stored_dir, tmp_p
 
     root = tmp_path / "ck"
     shutil.copytree(stored_dir, root)
-    data = (root / "cola-hsto" / S.FILE).read_bytes()
-    (root / "cola-hsto" / S.FILE).write_bytes(data[:100])
+    data = (root / "cola-hsto" / stored.FILE).read_bytes()
+    (root / "cola-hsto" / stored.FILE).write_bytes(data[:100])
     monkeypatch.setenv("UQ_CHECKPOINT_DIR", str(root))
     at = _errors()
     assert "Recomputed: the stored results file does not parse" in at.info[0].value

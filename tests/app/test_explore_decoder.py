@@ -13,7 +13,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.helpers import chart_titles
-from uqlab.paths import SHIPPED_CHECKPOINT_DIR
+from uqlab.catalog.paths import SHIPPED_CHECKPOINT_DIR
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 HSTO = "cola-smollm2-hsto"
@@ -22,7 +22,7 @@ TEXT = "Bill and Mary washed himself."
 
 @pytest.fixture(autouse=True)
 def shipped(monkeypatch):
-    from uqcore.errors import ConfigError
+    from uqcore.exceptions import ConfigError
     from uqlab.bases import get_base
 
     if not (SHIPPED_CHECKPOINT_DIR / HSTO / "config.json").is_file():

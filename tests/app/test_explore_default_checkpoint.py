@@ -1,6 +1,7 @@
 """The app leads with its story: it opens on the checkpoint chosen on dev data for a visible
-spread (the word-level H-STO-TRANS on IMDB sentiment, ``python -m uqlab.first_screen``), says in
-one sentence what the visitor is looking at, and keeps the paper's CoLA model one click away."""
+spread (the word-level H-STO-TRANS on IMDB sentiment, ``python -m uqlab.evaluation.first_screen``),
+says in one sentence what the visitor is looking at, and keeps the paper's CoLA model one click
+away."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ from pathlib import Path
 from streamlit.testing.v1 import AppTest
 
 from tests.app_fixtures import make_checkpoints
-from uqlab.paths import SHIPPED_CHECKPOINT_DIR
-from uqlab.tasks import DEFAULT_CHECKPOINT, PAPER_CHECKPOINT
+from uqlab.catalog.paths import SHIPPED_CHECKPOINT_DIR
+from uqlab.catalog.tasks import DEFAULT_CHECKPOINT, PAPER_CHECKPOINT
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 

@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from tests.helpers import encode_lengths
 from ui.logic import keys as K
-from uqlab.paths import SHIPPED_CHECKPOINT_DIR
+from uqlab.catalog.paths import SHIPPED_CHECKPOINT_DIR
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 NAME = "cr-minilm-trans"

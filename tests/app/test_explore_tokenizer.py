@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from uqcore.wordpiece import WordPiece
+from uqcore.text.wordpiece import WordPiece
 
 pytest.importorskip("transformers")
 

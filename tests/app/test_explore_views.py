@@ -116,7 +116,7 @@ def test_exports_record_their_settings_in_the_name_and_inside():
     from ui.logic.exports import arrays_npz, export_stem, samples_csv, settings_record
     from uqcore.registry import load
     from uqcore.settings import SamplingSettings
-    from uqlab.paths import checkpoint_dir
+    from uqlab.catalog.paths import checkpoint_dir
 
     ck = load("cola-hsto", str(checkpoint_dir()))  # the tiny ones (pytestmark)
     stems = []
@@ -149,7 +149,7 @@ def test_the_std_panel_keeps_one_scale_so_less_disagreement_looks_paler():
     from ui.logic.compute import explore
     from uqcore.registry import load
     from uqcore.settings import SamplingSettings
-    from uqlab.paths import checkpoint_dir
+    from uqlab.catalog.paths import checkpoint_dir
 
     ck = load("cola-sto", str(checkpoint_dir()))
     intensity, spread = {}, {}
@@ -221,7 +221,7 @@ def flat_bam(ckdir):  # noqa: F811 (the fixture)
     from ui.logic.catalog import presets
     from uqcore.build import build_model
     from uqcore.checkpoint import save_checkpoint
-    from uqcore.vocab import Vocab
+    from uqcore.text.vocab import Vocab
 
     texts = [p.text for p in presets("cola")] + ["a great movie", "the film was dull"]
     vocab = Vocab.build(texts, max_size=500)

@@ -8,7 +8,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from ui.logic import keys as K
-from uqlab.paths import SHIPPED_CHECKPOINT_DIR
+from uqlab.catalog.paths import SHIPPED_CHECKPOINT_DIR
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 

@@ -15,7 +15,7 @@ from streamlit.testing.v1 import AppTest
 from tests.app_fixtures import make_checkpoints
 from ui.guard import clean
 from ui.routes import PAGES
-from uqlab.paths import SHIPPED_CHECKPOINT_DIR
+from uqlab.catalog.paths import SHIPPED_CHECKPOINT_DIR
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 GOOD = "cola-hsto"

@@ -36,7 +36,7 @@ def test_results_page_shows_tables_reliability_and_roc():
 def test_results_keeps_a_checkpoint_choice_when_the_task_changes(tmp_path, monkeypatch):
     """Defect: the checkpoint list emptied when the task changed ("Pick checkpoints")."""
     from tests.app_fixtures import make_checkpoints
-    from uqlab.tasks import TASKS
+    from uqlab.catalog.tasks import TASKS
 
     other = next(t for t in TASKS if t != "cola")
     root = make_checkpoints(tmp_path, families=("trans", "hsto"))

@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 from ui.routes import PAGES
 from uqcore.registry import list_checkpoints
-from uqlab.paths import SHIPPED_CHECKPOINT_DIR
+from uqlab.catalog.paths import SHIPPED_CHECKPOINT_DIR
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 SHIPPED = [i.name for i in list_checkpoints(SHIPPED_CHECKPOINT_DIR) if not i.error]

@@ -82,7 +82,7 @@ def walked(hf_root, tmp_path_factory) -> dict[tuple[str, str], list[str]]:
     from tests.app_fixtures import make_checkpoints
     from ui.logic import keys as K
     from uqlab.import_hf import import_folder
-    from uqlab.upload import HF_DIR_ENV
+    from uqlab.models.intake import HF_DIR_ENV
 
     root = make_checkpoints(tmp_path_factory.mktemp("ck"), families=("trans",))
     import_folder(hf_root / "tiny-bert", "mine", "cola", family="sto", root=root)

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tests.task_files import colour_rows, colour_task, write_csv
-from uqlab.tasks import TASKS
+from uqlab.catalog.tasks import TASKS
 
 pytestmark = pytest.mark.usefixtures("tasks_restored")
 

@@ -9,8 +9,8 @@ from streamlit.testing.v1 import AppTest
 from tests.app_fixtures import app_checkpoints, ckdir  # noqa: F401 (fixtures)
 from tests.helpers import open_link
 from ui.logic.exports import read_header
-from uqlab.paper import TABLES, p_gold_cell
-from uqlab.tasks import PAPER_CHECKPOINT
+from uqlab.catalog.tasks import PAPER_CHECKPOINT
+from uqlab.evaluation.paper import TABLES, p_gold_cell
 
 LINK = {
     "ckpt": "cola-hsto",

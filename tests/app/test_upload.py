@@ -10,7 +10,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.app_fixtures import make_checkpoints
-from uqlab import upload
+from uqlab.models import intake
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
@@ -20,7 +20,7 @@ def test_the_page_says_so_for_a_long_path_without_a_traceback(monkeypatch, tmp_p
     from tests.app_fixtures import make_checkpoints
 
     monkeypatch.setenv("UQ_CHECKPOINT_DIR", str(make_checkpoints(tmp_path, families=("trans",))))
-    monkeypatch.setenv(upload.SERVER_PATHS_ENV, "1")
+    monkeypatch.setenv(intake.SERVER_PATHS_ENV, "1")
     at = AppTest.from_file(APP, default_timeout=120)
     at.query_params["ckpt"] = "cola-trans"
     at.run()
@@ -39,7 +39,7 @@ def source(tmp_path_factory) -> Path:
 def test_the_upload_page_adds_a_checkpoint_for_every_page(source, monkeypatch, tmp_path):
     shipped = make_checkpoints(tmp_path / "shipped")
     monkeypatch.setenv("UQ_CHECKPOINT_DIR", str(shipped))
-    monkeypatch.setenv(upload.SERVER_PATHS_ENV, "1")
+    monkeypatch.setenv(intake.SERVER_PATHS_ENV, "1")
     at = AppTest.from_file(APP, default_timeout=120)
     at.query_params["ckpt"] = "cola-trans"
     at.run()
@@ -72,13 +72,14 @@ def test_every_upload_limit_is_within_the_servers():
     message; each limit of the app fits under ``server.maxUploadSize``."""
     from ui.logic import inputs, your_data
 
-    for limit in (upload.MAX_UPLOAD_BYTES, your_data.MAX_BYTES, inputs.MAX_UPLOAD_BYTES):
+    for limit in (intake.MAX_UPLOAD_BYTES, your_data.MAX_BYTES, inputs.MAX_UPLOAD_BYTES):
         assert limit <= _server_limit_mb() * 2**20, limit
 
 
 def test_the_checkpoint_uploaders_state_the_limit_they_enforce(monkeypatch, tmp_path):
     """Issue 34: the zip uploader's label and the widget's "Limit ... per file" came from two
-    places; both are now ``uqlab.upload.MAX_UPLOAD_BYTES`` (zip, loose files together, HF zip)."""
+    places; both are now ``uqlab.models.intake.MAX_UPLOAD_BYTES`` (zip, loose files together, HF
+    zip)."""
     monkeypatch.setenv("UQ_CHECKPOINT_DIR", str(make_checkpoints(tmp_path, families=("trans",))))
     at = AppTest.from_file(APP, default_timeout=120)
     at.query_params["ckpt"] = "cola-trans"
@@ -87,7 +88,7 @@ def test_the_checkpoint_uploaders_state_the_limit_they_enforce(monkeypatch, tmp_
     assert not at.exception, at.exception
     uploaders = at.get("file_uploader")
     assert len(uploaders) == 2  # the zip (checkpoint or Hugging Face) and the loose files
-    mb = upload.MAX_UPLOAD_BYTES // 2**20
+    mb = intake.MAX_UPLOAD_BYTES // 2**20
     for up in uploaders:
         assert up.proto.max_upload_size_mb == mb, up.proto.label
         assert f"at most {mb} MB" in up.proto.label, up.proto.label

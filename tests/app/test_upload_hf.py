@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 
 from tests.hf_tiny import tiny_folder
 from ui.logic import keys as K
-from uqlab.upload import HF_DIR_ENV
+from uqlab.models.intake import HF_DIR_ENV
 
 pytest.importorskip("transformers")
 

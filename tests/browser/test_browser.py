@@ -9,8 +9,8 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 
 from uqcore.settings import SamplingSettings
-from uqlab.paths import SHIPPED_CHECKPOINT_DIR
-from uqlab.tasks import DEFAULT_CHECKPOINT, PAPER_CHECKPOINT
+from uqlab.catalog.paths import SHIPPED_CHECKPOINT_DIR
+from uqlab.catalog.tasks import DEFAULT_CHECKPOINT, PAPER_CHECKPOINT
 
 MUST_SHOW = "/?ckpt=cola-hsto&text=John%20is%20tall%20on%20several%20occasions.&label=0&T=50&seed=1"
 IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'

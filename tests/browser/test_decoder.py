@@ -18,7 +18,7 @@ WORDS = "cr-smollm2-words-sto"  # uqlab.label_words: a prompt, nothing trained
 
 @pytest.fixture(autouse=True)
 def base_installed(served_folder):
-    from uqcore.errors import ConfigError
+    from uqcore.exceptions import ConfigError
     from uqlab.bases import get_base
 
     if not (served_folder / HSTO / "config.json").is_file():

@@ -10,8 +10,8 @@ import pytest
 
 from tests.browser.test_browser import settle
 from uqcore.knobs import TAU_GRID
-from uqlab.paths import SHIPPED_CHECKPOINT_DIR
-from uqlab.tasks import DEFAULT_CHECKPOINT, PAPER_CHECKPOINT
+from uqlab.catalog.paths import SHIPPED_CHECKPOINT_DIR
+from uqlab.catalog.tasks import DEFAULT_CHECKPOINT, PAPER_CHECKPOINT
 
 pytestmark = pytest.mark.browser
 PHONE = {"width": 390, "height": 844}

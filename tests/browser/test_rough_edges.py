@@ -9,8 +9,8 @@ import shutil
 import pytest
 
 from tests.browser.test_browser import settle
-from uqlab.paths import SHIPPED_CHECKPOINT_DIR
-from uqlab.tasks import DEFAULT_CHECKPOINT, PAPER_CHECKPOINT
+from uqlab.catalog.paths import SHIPPED_CHECKPOINT_DIR
+from uqlab.catalog.tasks import DEFAULT_CHECKPOINT, PAPER_CHECKPOINT
 
 pytestmark = pytest.mark.browser
 SIZES = [

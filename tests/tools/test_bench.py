@@ -9,7 +9,7 @@ def test_page_bench_times_first_views_and_knob_changes(tmp_path, monkeypatch):
     from tests.app_fixtures import make_checkpoints
     from tools import bench as app_bench
     from uqcore.registry import load
-    from uqlab import stored
+    from uqlab.evaluation import stored
 
     root = make_checkpoints(tmp_path, families=("hsto",))
     stored.write(load("cola-hsto", root))

@@ -22,15 +22,15 @@ def test_the_visit_bench_splits_a_visit_before_and_after():
     import streamlit as st
 
     from tools import bench_visit as B
-    from viz import figures as F
+    from viz import figures
 
-    plotly_chart, attention = st.plotly_chart, F.attention_panels
+    plotly_chart, attention = st.plotly_chart, figures.attention_panels
     inst = B.Instruments()
     try:
         got = B.measure(inst, "cola-hsto", 5, 1)
     finally:
         inst.close()
-    assert st.plotly_chart is plotly_chart and F.attention_panels is attention
+    assert st.plotly_chart is plotly_chart and figures.attention_panels is attention
     before, after = got["before"], got["after"]
     assert before["repeat"]["figure building"] > 0 and after["fresh"]["figure building"] > 0
     assert after["repeat"]["figure building"] == 0 and after["repeat"]["figure objects"] > 0

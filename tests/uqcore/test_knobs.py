@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from ui.logic import keys as K
-from ui.logic import state as S
+from ui.logic import state
 from uqcore import families, knobs, settings
 from uqcore.config import ModelConfig
-from uqcore.errors import ConfigError
+from uqcore.exceptions import ConfigError
 
 ROOT = Path(__file__).resolve().parents[2]
 CODE = ("uqcore", "uqlab", "ui", "viz", "app_pages", "app.py")  # copied; the rest is linked
@@ -55,7 +55,7 @@ def test_every_control_has_a_link_range_or_choices_and_a_name_in_notes():
     assert (
         knobs.CONTROLLED
         == K.KNOBS
-        == tuple(f.name for f in dataclasses.fields(S.ViewState) if f.name in knobs.KNOBS)
+        == tuple(f.name for f in dataclasses.fields(state.ViewState) if f.name in knobs.KNOBS)
     )
     for spec in families.FAMILIES.values():
         assert set(spec.knobs) <= set(settings.KNOB_NAMES), spec.name

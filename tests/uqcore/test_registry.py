@@ -11,8 +11,8 @@ from uqcore import registry
 from uqcore.build import build_model
 from uqcore.checkpoint import save_checkpoint
 from uqcore.config import ModelConfig
-from uqcore.errors import CheckpointError
-from uqcore.vocab import Vocab
+from uqcore.exceptions import CheckpointError
+from uqcore.text.vocab import Vocab
 
 TEXTS = ["the film was great", "a dull plot and bad acting", "superb cast, great fun!"]
 

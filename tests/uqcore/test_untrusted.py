@@ -2,9 +2,9 @@
 or a command-line user gives: nesting ``[`` x 200,000 (under every size limit), too many values,
 a non-UTF-8 or oversized file each get one line that names the file, never a RecursionError or a
 traceback; normal files still read. Here the reader and the library's own readers; the other
-paths: tests/uqlab/test_upload_untrusted.py (uploads), tests/app/logic/test_your_data.py (a
-visitor's labelled file), tests/uqlab/test_task_file.py, test_import_hf.py and test_predict.py
-(command lines)."""
+paths: tests/uqlab/models/test_intake_untrusted.py (uploads), tests/app/logic/test_your_data.py (a
+visitor's labelled file), tests/uqlab/catalog/test_task_file.py, test_import_hf.py and
+test_predict.py (command lines)."""
 
 from __future__ import annotations
 
@@ -16,11 +16,11 @@ import pytest
 
 from tests.app_fixtures import make_checkpoints
 from uqcore.checkpoint import load_checkpoint
-from uqcore.errors import CheckpointError, ConfigError, InputError, UQError
+from uqcore.exceptions import CheckpointError, ConfigError, InputError, UQError
 from uqcore.registry import list_checkpoints
+from uqcore.text.wordpiece import WordPiece
 from uqcore.untrusted import MAX_DEPTH, MAX_ITEMS, iter_jsonl, load_json
-from uqcore.wordpiece import WordPiece
-from uqlab.upload import UploadError
+from uqlab.models.intake import UploadError
 
 ROOT = Path(__file__).resolve().parents[2]
 DEEP = b"[" * 200_000  # under every 1 MB limit; json.loads raises RecursionError on it

@@ -9,10 +9,10 @@ import shutil
 
 import pytest
 
-from uqcore.base_model import BaseRecord, locate
-from uqcore.errors import CheckpointError, ConfigError
+from uqcore.exceptions import CheckpointError, ConfigError
+from uqcore.readers.base_model import BaseRecord, locate
 from uqlab.bases import BASES, SOURCE, get_base, install, main
-from uqlab.training.config import TrainConfig
+from uqlab.training.recipe import TrainConfig
 
 
 def test_the_table_names_each_base_once_with_a_backbone():

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from uqcore.errors import InputError
+from uqcore.exceptions import InputError
 from uqlab.data import (
     DATA_ENV,
     EVAL_DIR,

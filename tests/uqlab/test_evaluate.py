@@ -10,7 +10,7 @@ import pytest
 from tests.helpers import TINY, evaluate_tiny
 from uqcore.checkpoint import load_checkpoint, save_checkpoint
 from uqlab.evaluate import main as evaluate_main
-from uqlab.paper import TABLE3 as PAPER_TABLE3
+from uqlab.evaluation.paper import TABLE3 as PAPER_TABLE3
 from uqlab.train import main as train_main
 
 
@@ -93,7 +93,7 @@ def test_the_ood_set_alone_is_capped_the_features_pass_skipped_and_notes_said(
     """Issue 45: no way to cap the OOD set alone or skip the second pass over the texts (the
     features behind the Mahalanobis baseline); 15 OOD texts fill no length bin with 20 of both
     domains, and that is said in metrics.json's notes and on stdout beside the figures."""
-    from uqlab.detection_report import metric_notes
+    from uqlab.evaluation.detection_report import metric_notes
 
     copy = tmp_path / "copy"
     shutil.copytree(checkpoint, copy)

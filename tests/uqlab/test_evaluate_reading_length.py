@@ -9,7 +9,7 @@ import pytest
 
 from tests.helpers import encode_lengths
 from uqcore.checkpoint import load_checkpoint, read_length
-from uqlab.paths import SHIPPED_CHECKPOINT_DIR
+from uqlab.catalog.paths import SHIPPED_CHECKPOINT_DIR
 
 NAME = "cr-minilm-trans"
 LONG = " ".join(["a wonderful camera with a battery that lasts and lasts"] * 40)
@@ -59,7 +59,8 @@ def test_predict_reads_at_the_training_length(lengths, tmp_path):
 
 
 def test_stored_samples_and_the_map_read_at_the_training_length(lengths):
-    from uqlab import feature_map, stored
+    from uqlab import feature_map
+    from uqlab.evaluation import stored
 
     ck = _ck()
     stored.write(ck, T=2, reuse=False, sink=lambda path, data: None)
@@ -68,8 +69,8 @@ def test_stored_samples_and_the_map_read_at_the_training_length(lengths):
 
 
 def test_the_first_screen_and_the_lesson_read_at_the_training_length(lengths):
-    from uqlab import first_screen, lesson
+    from uqlab.evaluation import first_screen, lesson_links
 
     first_screen.measure(NAME, None, rows=3, T=2, seed=0)
-    lesson.dev_rows("cr", 3, _ck())
+    lesson_links.dev_rows("cr", 3, _ck())
     assert lengths and set(lengths) == {64}

@@ -15,7 +15,7 @@ from sklearn.metrics import roc_auc_score
 
 from tests.task_files import tiny_task
 from uqcore.checkpoint import load_checkpoint
-from uqcore.predict import predict_ids
+from uqcore.inference.batch_predict import predict_ids
 from uqcore.stats import OOD_SCORES, ood_scores
 from uqlab import import_hf
 from uqlab.data import load_task
@@ -94,7 +94,7 @@ def test_evaluating_again_keeps_the_metrics_it_replaces(imported):
 
 
 def test_every_shipped_checkpoint_records_its_reading_length():
-    from uqlab.paths import SHIPPED_CHECKPOINT_DIR
+    from uqlab.catalog.paths import SHIPPED_CHECKPOINT_DIR
 
     for folder in sorted(Path(SHIPPED_CHECKPOINT_DIR).iterdir()):
         m = json.loads((folder / "metrics.json").read_text())
@@ -107,9 +107,9 @@ def test_a_task_without_examples_keeps_the_stored_samples_and_map(imported, caps
     """Issue 45: an evaluation on a task with no bundled examples rewrote the stored samples and
     map with 0 rows (1,000 -> 0) and showed an empty ``stored: 0text`` bar. They are kept
     byte for byte, one sentence says so, and no bar is drawn for nothing."""
+    from uqlab.evaluation.stored import FILE as STORED_FILE
+    from uqlab.evaluation.stored import bundled_rows
     from uqlab.feature_map import FILE as MAP_FILE
-    from uqlab.stored import FILE as STORED_FILE
-    from uqlab.stored import bundled_rows
 
     ck, task = imported
     with_examples = tiny_task(tmp_path / "with", examples={"id": "rows.csv"})

@@ -8,12 +8,12 @@ import pytest
 import torch
 
 from uqcore.checkpoint import load_checkpoint
-from uqcore.predict import pad
+from uqcore.inference.batch_predict import pad
+from uqcore.inference.sampling import sample
 from uqcore.registry import load
-from uqcore.sampling import sample
+from uqlab.catalog.paths import SHIPPED_CHECKPOINT_DIR
 from uqlab.export_hf import export
 from uqlab.import_hf import import_folder
-from uqlab.paths import SHIPPED_CHECKPOINT_DIR
 
 TEXTS = [
     "no man has ever beaten the centaur.",

@@ -40,9 +40,9 @@ def test_projection_keeps_unreadable_rows_out():
 def test_every_shipped_map_is_trusted_and_one_is_recomputed_the_same():
     from uqcore.checkpoint import load_checkpoint
     from uqcore.registry import list_checkpoints
-    from uqlab.paths import checkpoint_dir
-    from uqlab.task_file import register_from_training
-    from uqlab.tasks import TASKS
+    from uqlab.catalog.paths import checkpoint_dir
+    from uqlab.catalog.task_file import register_from_training
+    from uqlab.catalog.tasks import TASKS
 
     infos = [i for i in list_checkpoints(checkpoint_dir()) if not i.error]
     assert len(infos) >= 27

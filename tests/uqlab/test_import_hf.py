@@ -12,8 +12,8 @@ import torch
 from tests.hf_tiny import ARCHS, reference, tiny_folder
 from tests.task_files import tiny_task
 from uqcore.checkpoint import load_checkpoint
-from uqcore.predict import pad
-from uqcore.sampling import Capture, sample
+from uqcore.inference.batch_predict import pad
+from uqcore.inference.sampling import Capture, sample
 from uqcore.settings import SamplingSettings, resolve
 from uqlab import import_hf
 from uqlab.import_hf import import_folder, inspect
@@ -167,7 +167,7 @@ INSPECT_CASES = (
 
 @pytest.mark.parametrize("case", INSPECT_CASES)
 def test_a_hostile_folder_is_refused_before_anything_is_built(case, good, tmp_path):
-    from uqcore.errors import CheckpointError
+    from uqcore.exceptions import CheckpointError
 
     folder, message = _case(case, good, tmp_path)
     root = tmp_path / "checkpoints"
@@ -185,7 +185,7 @@ def test_a_hostile_folder_is_refused_before_anything_is_built(case, good, tmp_pa
     ],
 )
 def test_broken_weights_are_refused_and_nothing_is_left(case, message, good, tmp_path):
-    from uqcore.errors import CheckpointError
+    from uqcore.exceptions import CheckpointError
 
     if case == "nan":
         folder = _copy(good, tmp_path)
@@ -202,7 +202,7 @@ def test_broken_weights_are_refused_and_nothing_is_left(case, message, good, tmp
 def test_a_changed_folder_is_not_loaded_and_copy_survives_it(good, tmp_path):
     """The reference is by sha256: a folder whose weights change is refused with a message; a
     --copy import keeps float16 weights inside the checkpoint and is unaffected."""
-    from uqcore.errors import CheckpointError
+    from uqcore.exceptions import CheckpointError
 
     folder = _copy(good, tmp_path)
     ref = import_folder(folder, "ref", "cola", family="trans", root=tmp_path)
@@ -218,7 +218,7 @@ def test_a_changed_folder_is_not_loaded_and_copy_survives_it(good, tmp_path):
 
 
 def test_an_upload_cannot_point_at_a_folder_of_the_server(good, tmp_path):
-    from uqcore.errors import CheckpointError
+    from uqcore.exceptions import CheckpointError
 
     ref = import_folder(good, "ref", "cola", family="trans", root=tmp_path)
     with pytest.raises(CheckpointError, match="folder of the server"):
@@ -264,7 +264,7 @@ def test_import_hf_cli_takes_a_task_file_and_records_it_as_training_does(
 ):
     """Issue 34: ``--task`` offered the built-in tasks only; ``--task-file`` describes one, kept
     in ``training.task_spec`` so evaluate and the app read it without the file."""
-    from uqlab.task_file import register_from_training
+    from uqlab.catalog.task_file import register_from_training
 
     task = tiny_task(tmp_path / "task")
     root = tmp_path / "ck"
@@ -303,7 +303,7 @@ def test_import_hf_cli_says_in_one_line_what_is_wrong_with_the_task(
     bad = tiny_task(tmp_path / "bad", label_names="good")
     _cli(capsys, import_hf.main, [*argv, "--task-file", str(bad)], bad.name)
     deep = tmp_path / "deep.json"
-    deep.write_bytes(DEEP)  # the bounds of uqlab.task_file (uqcore.untrusted)
+    deep.write_bytes(DEEP)  # the bounds of uqlab.catalog.task_file (uqcore.untrusted)
     _cli(capsys, import_hf.main, [*argv, "--task-file", str(deep)], "deep.json", "too deeply")
     three = tiny_task(tmp_path / "three", "three", label_names=["a", "b", "c"])
     _cli(capsys, import_hf.main, [*argv, "--task-file", str(three)], "2 classes", "'three'")
@@ -314,8 +314,8 @@ def test_import_hf_cli_says_in_one_line_what_is_wrong_with_the_task(
 def test_an_upload_of_a_described_task_keeps_no_description(hf_folder, tmp_path, tasks_restored):
     """An upload (the upload page's operator folders) never names a file of the server: no
     ``task_spec`` is kept, even for a task a file described."""
-    from uqlab.task_file import read_task_file
-    from uqlab.upload import install_hf_folder
+    from uqlab.catalog.task_file import read_task_file
+    from uqlab.models.intake import install_hf_folder
 
     name = read_task_file(tiny_task(tmp_path / "task")).name
     got = install_hf_folder(hf_folder, "mine", tmp_path / "up", task=name, family="trans")

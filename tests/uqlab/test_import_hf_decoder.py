@@ -13,8 +13,8 @@ import torch
 
 from tests.hf_tiny import DECODERS, tiny_decoder_folder
 from uqcore.checkpoint import load_checkpoint
-from uqcore.errors import CheckpointError
-from uqcore.sampling import Capture, sample
+from uqcore.exceptions import CheckpointError
+from uqcore.inference.sampling import Capture, sample
 from uqlab.import_hf import import_folder, inspect
 
 tf = pytest.importorskip("transformers")
@@ -88,8 +88,8 @@ def test_a_pad_id_the_template_appends_is_skipped_as_transformers_skips_it(tmp_p
     classifier fine-tuned on those defaults reads the token before it (transformers' rule, the
     rightmost token that is not the pad id). The import reads the same token, in a right-padded
     batch too, and its export keeps that pad id; reading the last real token would differ."""
-    from uqcore.decoder import last_real
-    from uqlab.export_decoder import classifier_pad_id
+    from uqcore.nets.decoder import last_real
+    from uqlab.models.export_decoder import classifier_pad_id
 
     folder = tiny_decoder_folder("llama", tmp_path / "hf", pad_closes=True)
     out = import_folder(folder, "dec-closed", "cola", family="trans", root=tmp_path)

@@ -15,7 +15,7 @@ from tests.helpers import zip_folder
 from tests.hf_tiny import tiny_decoder_folder
 from uqcore.registry import load
 from uqlab import import_hf
-from uqlab.upload import UploadError, files_from_zip, install
+from uqlab.models.intake import UploadError, files_from_zip, install
 
 pytest.importorskip("transformers")
 

@@ -11,13 +11,13 @@ import pytest
 import torch
 
 from tests.hf_tiny import tiny_causal_lm_folder
-from uqcore.base_model import WEIGHTS, BaseRecord, file_sha256
 from uqcore.checkpoint import load_checkpoint
-from uqcore.errors import UQError
-from uqcore.predict import pad
-from uqcore.prompt import Prompt
-from uqcore.sampling import sample
+from uqcore.exceptions import UQError
+from uqcore.inference.batch_predict import pad
+from uqcore.inference.sampling import sample
+from uqcore.readers.base_model import WEIGHTS, BaseRecord, file_sha256
 from uqcore.settings import SamplingSettings, resolve
+from uqcore.text.prompt import Prompt
 from uqlab.label_words import build_prompt, main, word_ids, write_label_words
 
 tf = pytest.importorskip("transformers")
@@ -118,7 +118,7 @@ def test_bad_prompts_and_words_are_refused_with_a_message(folder, tmp_path):
         build_prompt("", "cola", words=["no", "yes"], template="no slot here")
     with pytest.raises(UQError, match="exactly once"):
         build_prompt("{instruction} {text}", "cola", instruction="say {text}")
-    from uqlab.tasks import TASKS, describe, register
+    from uqlab.catalog.tasks import TASKS, describe, register
 
     register(describe({"name": "no-words", "label_names": ["a", "b"]}, ".", data_free=True))
     try:
@@ -199,7 +199,7 @@ def test_the_prompt_reads_as_the_tokenizer_reads_the_whole_string_on_many_texts(
     import pandas as pd
 
     from uqlab.bases import get_base
-    from uqlab.paths import EVAL_DIR, SHIPPED_CHECKPOINT_DIR
+    from uqlab.catalog.paths import EVAL_DIR, SHIPPED_CHECKPOINT_DIR
 
     try:
         folder = get_base("smollm2").path()

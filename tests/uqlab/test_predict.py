@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from tests.app_fixtures import make_checkpoints
-from uqcore.predict import predict as library_predict
+from uqcore.inference.batch_predict import predict as library_predict
 from uqcore.registry import load
 from uqlab import evaluate, predict, train
 from uqlab.predict import main, read

@@ -11,8 +11,8 @@ from uqcore import registry
 from uqcore.build import build_model
 from uqcore.checkpoint import save_checkpoint
 from uqcore.config import ModelConfig
-from uqcore.errors import UQError
-from uqcore.vocab import Vocab
+from uqcore.exceptions import UQError
+from uqcore.text.vocab import Vocab
 from uqlab import share_weights
 
 TEXTS = ["a good film", "a bad film", "good acting but a dull plot"]

@@ -1,5 +1,5 @@
 """Training (python -m uqlab.train): determinism, resuming, interruption, ensembles, torchrun
-(tiny). Config merging: tests/uqlab/training/test_config.py."""
+(tiny). Config merging: tests/uqlab/training/test_recipe.py."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ import torch
 from safetensors import safe_open
 
 from uqcore.checkpoint import load_checkpoint
-from uqcore.errors import CheckpointError, ConfigError
-from uqcore.sampling import sample
+from uqcore.exceptions import CheckpointError, ConfigError
+from uqcore.inference.sampling import sample
 from uqlab.train import main
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -245,7 +245,7 @@ def test_half_precision_storage_is_measured_on_the_copy_that_loads(tmp_path):
 def test_training_on_the_minilm_base_stores_only_what_it_made(tmp_path):
     """base=minilm: the MiniLM encoder stays frozen, adapters (rank 2) and the head train; the
     checkpoint holds no base tensor and reloads from the installed package."""
-    from uqcore.linear import LoRALinear
+    from uqcore.nets.linear import LoRALinear
     from uqlab.training.pretrained import minilm_dir
 
     try:

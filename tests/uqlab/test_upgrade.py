@@ -10,8 +10,8 @@ from tests.helpers import V1_HSTO, batch
 from uqcore.build import build_model
 from uqcore.checkpoint import load_checkpoint, save_checkpoint
 from uqcore.config import ModelConfig, upgrade_v1
-from uqcore.sampling import sample
-from uqcore.vocab import Vocab
+from uqcore.inference.sampling import sample
+from uqcore.text.vocab import Vocab
 from uqlab.upgrade import main as upgrade_main
 
 

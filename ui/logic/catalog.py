@@ -12,10 +12,10 @@ from uqcore.families import FAMILY_NAMES
 from uqcore.families import title as family_title
 from uqcore.registry import CheckpointInfo
 from uqlab.bases import BASE_TITLES
-from uqlab.paper import metric_cell
-from uqlab.presets import preset_rows
-from uqlab.tasks import DOMAINS, METRICS, TASKS
-from uqlab.upload import UPLOAD_PREFIX
+from uqlab.catalog.presets import preset_rows
+from uqlab.catalog.tasks import DOMAINS, METRICS, TASKS
+from uqlab.evaluation.paper import metric_cell
+from uqlab.models.intake import UPLOAD_PREFIX
 
 FAMILY_ORDER = FAMILY_NAMES  # the family table's order
 
@@ -159,7 +159,7 @@ def reading(info: CheckpointInfo) -> str:
 
 
 def label_names(info: CheckpointInfo) -> tuple[str, ...]:
-    """The checkpoint's own label names, else its task's (``uqlab.tasks``), else generic."""
+    """The checkpoint's own label names, else its task's (``uqlab.catalog.tasks``), else generic."""
     names = info.training.get("label_names")
     if isinstance(names, list | tuple) and names and all(isinstance(n, str) for n in names):
         return tuple(names)
@@ -208,7 +208,7 @@ def storage_line(info: CheckpointInfo) -> str | None:
 class Preset:
     text: str
     label: int
-    domain: str  # a display name of uqlab.tasks.DOMAINS
+    domain: str  # a display name of uqlab.catalog.tasks.DOMAINS
 
     @property
     def title(self) -> str:
@@ -217,6 +217,6 @@ class Preset:
 
 
 def presets(task: str) -> tuple[Preset, ...]:
-    """Example sentences of ``task`` (:func:`uqlab.presets.preset_rows`), domains by their
+    """Example sentences of ``task`` (:func:`uqlab.catalog.presets.preset_rows`), domains by their
     display names."""
     return tuple(Preset(text, label, DOMAINS[domain]) for text, label, domain in preset_rows(task))

@@ -19,12 +19,12 @@ import torch
 
 from uqcore.backbones import get_backbone
 from uqcore.checkpoint import Checkpoint
-from uqcore.errors import UQError
+from uqcore.exceptions import UQError
+from uqcore.inference.batch_predict import predict_ids
+from uqcore.inference.sampling import Capture, sample
 from uqcore.lru import ByteLRU
-from uqcore.maps import LayerMaps
-from uqcore.predict import predict_ids
+from uqcore.nets.maps import LayerMaps
 from uqcore.runtime import model_device
-from uqcore.sampling import Capture, sample
 from uqcore.settings import ForwardSettings, SamplingSettings, resolve
 from uqcore.stats import mutual_information, predictive_entropy, scaled_probs, table3_stats
 
@@ -76,7 +76,7 @@ class ExploreResult:
 
     ``probs [T, C]``; ``tokens`` with ``unknown`` flags, ``n_used`` of the text's tokens read and
     ``n_dropped`` cut at the model's length; ``maps``: layer ->
-    :class:`uqcore.maps.LayerMaps` of fp16 arrays ``[Tc, H, ...]`` for the first ``captured``
+    :class:`uqcore.nets.maps.LayerMaps` of fp16 arrays ``[Tc, H, ...]`` for the first ``captured``
     samples (``kl_per_head`` ``[Tc, H]`` float32);
     ``members [T]`` (ensembles); ``probs_before_em [C]`` (the first sample without EM, when the
     family adapts keys); ``settings``: the resolved settings it ran with; ``text`` and ``seed``:
@@ -200,7 +200,7 @@ def explore(
     """Sample ``text`` T times; keep every layer's maps for the first ``captured`` samples.
     ``whole``: read past the training length, up to the position table (:func:`reading`).
 
-    Raises :class:`uqcore.errors.UQError` (an empty text, no known word, a bad setting) with a
+    Raises :class:`uqcore.exceptions.UQError` (an empty text, no known word, a bad setting) with a
     message for the user. The settings are resolved once, here, and the sampler runs with them.
     Returns an :class:`ExploreResult` without its summary (see :meth:`ExploreResult.for_label`).
     """
@@ -318,8 +318,8 @@ def from_logits(logits: np.ndarray) -> Sampled:
 
 
 def stored_probs(stored, texts: tuple[str, ...], T: int) -> list[Sampled | None]:
-    """Each text's samples read from ``stored`` (:class:`uqlab.stored.StoredSamples` whose
-    seed and settings were checked with ``matches``), or None where it holds none with T
+    """Each text's samples read from ``stored`` (:class:`uqlab.evaluation.stored.StoredSamples`
+    whose seed and settings were checked with ``matches``), or None where it holds none with T
     samples."""
     out: list[Sampled | None] = []
     for text in texts:
@@ -360,7 +360,8 @@ def many_probs(
     ``probs [T, C]`` that :func:`explore` gives it alone (and their logits), or the message of
     why it cannot be read (an empty text, no known word) while the others are computed.
     ``prefix_cache`` / ``owner``: the layers below the noise kept across calls
-    (:mod:`uqcore.prefix`); ``bar``: told ``update(n)`` after each batch of ``n`` texts."""
+    (:mod:`uqcore.inference.prefix`); ``bar``: told ``update(n)`` after each batch of ``n``
+    texts."""
     fs = resolve(ck.config, overrides)  # ConfigError for a bad setting: nothing to compute
     out: list[Sampled | str] = [""] * len(texts)
     encoded: dict[int, list[int]] = {}
@@ -370,7 +371,7 @@ def many_probs(
         except UQError as exc:
             out[i] = str(exc)
     if encoded:
-        with torch.inference_mode():  # length-sorted batches (uqcore.predict)
+        with torch.inference_mode():  # length-sorted batches (uqcore.inference.batch_predict)
             probs, logits = predict_ids(
                 ck.model,
                 list(encoded.values()),

@@ -31,9 +31,9 @@ from uqcore.stats import (
     table3_stats,
 )
 from uqcore.stats import risk_coverage as stats_risk_coverage
+from uqlab.catalog.tasks import DOMAINS, TASKS
 from uqlab.data import task_examples
-from uqlab.stored import bundled_rows
-from uqlab.tasks import DOMAINS, TASKS
+from uqlab.evaluation.stored import bundled_rows
 
 IN, OUT = DOMAINS["id"], DOMAINS["ood"]  # the ``domain`` column's values
 YOURS = "your file"  # the domain of a visitor's labelled file's rows (its second file: OUT)

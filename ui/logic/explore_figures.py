@@ -7,7 +7,7 @@ import numpy as np
 
 from ui.logic.compute import ExploreResult, hide_future, identical
 from uqcore.families import FAMILIES
-from viz import figures as F
+from viz import figures
 
 
 def tokens_for_axes(res: ExploreResult) -> list[str]:
@@ -76,13 +76,13 @@ def attention_spec(
     if hi - lo < len(tokens):
         title += f", tokens {lo}-{hi - 1} of {len(tokens)}"
     specs = [
-        F.attention_panels.spec(
+        figures.attention_panels.spec(
             {name: m},
             tokens[lo:hi],
             title if i == 0 else "",
             zmax=top,
             own_scale=(spread,),
-            own_zmax=None if auto_spread else F.STD_MAX,
+            own_zmax=None if auto_spread else figures.STD_MAX,
         )
         for i, (name, m) in enumerate(panels.items())
     ]
@@ -110,7 +110,7 @@ def attention_caption(spec: dict, same: bool, auto_spread: bool, kept: int, tota
     else:
         spread = (
             "The standard-deviation map (orange) shows where the samples disagree, on a "
-            f"fixed scale from 0 to {F.STD_MAX:g} (the largest standard deviation a weight "
+            f"fixed scale from 0 to {figures.STD_MAX:g} (the largest standard deviation a weight "
             "between 0 and 1 can have), the same for every setting: paler means the samples "
             "disagree less."
         )

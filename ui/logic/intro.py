@@ -12,7 +12,7 @@ from uqcore.families import get_family
 from uqcore.registry import CheckpointInfo
 from uqcore.settings import resolve
 from uqlab.bases import BASE_TITLES
-from uqlab.tasks import task_title
+from uqlab.catalog.tasks import task_title
 
 READING = (
     "each sample is one plausible reading of the text, and where the samples disagree "

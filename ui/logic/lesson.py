@@ -1,12 +1,12 @@
 """The Learn page's links and its 20-minute lesson, as data. No Streamlit here.
 
 Each step's link opens the explorer on the checkpoint, settings and sentence where that step's
-idea shows most, chosen on dev data by ``python -m uqlab.lesson`` (its docstring says what is
-measured and how the winner is picked); :data:`LINKS` records the choice with the numbers that
-command printed (``--rows 40 --T 20 --seed 0 --link-T 50``, data from ``$UQ_DATA_DIR``).
-``tests/app/logic/test_lesson.py`` checks that every link's checkpoint is shipped, that its
-family draws the map the step is about, and that each sentence's number is reproduced.
-"""
+idea shows most, chosen on dev data by ``python -m uqlab.evaluation.lesson_links`` (its docstring
+says what is measured and how the winner is picked); :data:`LINKS` records the choice with the
+numbers that command printed (``--rows 40 --T 20 --seed 0 --link-T 50``, data from
+``$UQ_DATA_DIR``). ``tests/app/logic/test_lesson.py`` checks that every link's checkpoint is
+shipped, that its family draws the map the step is about, and that each sentence's number is
+reproduced."""
 
 from __future__ import annotations
 
@@ -16,15 +16,15 @@ from ui.logic.state import ViewState, explorer_url
 
 LINK_T = 50  # samples a link asks for: the explorer's default, quick for a class at once
 LINK_SEED = 0
-MEASURE_CMD = "python -m uqlab.lesson --rows 40 --T 20 --seed 0 --link-T 50"
+MEASURE_CMD = "python -m uqlab.evaluation.lesson_links --rows 40 --T 20 --seed 0 --link-T 50"
 
 
 @dataclass(frozen=True)
 class StepLink:
-    """One Learn step's link. ``step``: the key of ``uqlab.lesson.CANDIDATES``; ``ckpt``,
-    ``knobs`` (``ViewState`` knob fields), ``text`` and its gold ``label``: what the link opens
-    (the sentence is one of the checkpoint's task's example sentences); ``look``: where to look
-    in the explorer; ``quantity``: what was measured, in words; ``dev``: its mean over the dev
+    """One Learn step's link. ``step``: the key of ``uqlab.evaluation.lesson_links.CANDIDATES``;
+    ``ckpt``, ``knobs`` (``ViewState`` knob fields), ``text`` and its gold ``label``: what the link
+    opens (the sentence is one of the checkpoint's task's example sentences); ``look``: where to
+    look in the explorer; ``quantity``: what was measured, in words; ``dev``: its mean over the dev
     rows; ``runner_up``: the next candidate and its number; ``on_text``: the number on ``text``
     at ``LINK_T`` samples."""
 

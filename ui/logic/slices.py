@@ -10,7 +10,7 @@ import re
 import pandas as pd
 
 from ui.logic.dataset import mean_probs
-from uqcore.errors import InputError
+from uqcore.exceptions import InputError
 from uqcore.stats import ece
 
 BY = ("length", "gold label", "prediction", "domain", "word or pattern")

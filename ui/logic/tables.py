@@ -11,8 +11,8 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from uqlab.paper import TABLE3_SETUP, correct_cell, example_of, p_gold_cell
-from uqlab.tasks import PAPER_CHECKPOINT
+from uqlab.catalog.tasks import PAPER_CHECKPOINT
+from uqlab.evaluation.paper import TABLE3_SETUP, correct_cell, example_of, p_gold_cell
 
 CHAR_PX = 7.0  # an average character of the grid's 14 px font, with room for capitals
 PAD_PX = 28  # the cell's padding and the header's sort and menu icons
@@ -98,8 +98,8 @@ PAPER_COLUMNS = ("paper p(gold) mean ± var", "paper correct/T")
 
 def paper_cells(task: str, text: str, gold: int | None, names: Sequence[str]) -> tuple[str, str]:
     """The paper's Table 3 cells of ``text`` (``p(gold) mean ± var``, ``correct/10``), matched
-    by :func:`uqlab.paper.paper_key`; :data:`MISSING` for a sentence the paper does not report.
-    A sentence given another gold label than the paper's gets no numbers (they are p of the
+    by :func:`uqlab.evaluation.paper.paper_key`; :data:`MISSING` for a sentence the paper does not
+    report. A sentence given another gold label than the paper's gets no numbers (they are p of the
     paper's gold): the stat cell names the paper's gold (``names``: the label names)."""
     row = example_of(task, text)
     if row is None:

@@ -3,7 +3,7 @@ checkpoint and a text, returned as plain numpy records for the page (no Streamli
 
 Every number depends only on (checkpoint, text, settings, T, seed) and the view's own choices
 (explained class, method, steps): the library keys every random draw by the text's tokens and
-the sample number (:mod:`uqcore.noise`), so the salience of sample t explains exactly the
+the sample number (:mod:`uqcore.nets.noise`), so the salience of sample t explains exactly the
 sample t the explorer shows, and an occluded text's samples are the explorer's for that text.
 """
 
@@ -20,11 +20,11 @@ import torch
 from ui.logic import estimate
 from ui.logic.compute import encode
 from uqcore.checkpoint import Checkpoint
-from uqcore.model import PAD_ID
-from uqcore.salience import attribute
+from uqcore.inference.salience import attribute
+from uqcore.nets.model import PAD_ID
 from uqcore.settings import SamplingSettings, resolve
 from uqcore.stats import mutual_information
-from uqcore.vocab import Encoding
+from uqcore.text.vocab import Encoding
 
 METHOD_TITLES = {
     "gradient_x_input": "gradient × input",
@@ -35,8 +35,8 @@ MAX_OCCLUDED = 40  # words removed one at a time per view (a window of a longer 
 
 @dataclass(frozen=True)
 class Attribution:
-    """One text's attributions (:class:`uqcore.salience.Salience` as numpy): ``prob [T, L]``
-    of each sample's p(target); ``mi [L]`` of the T samples' mutual information (None: the
+    """One text's attributions (:class:`uqcore.inference.salience.Salience` as numpy): ``prob [T,
+    L]`` of each sample's p(target); ``mi [L]`` of the T samples' mutual information (None: the
     samples are all the same); ``probs [T, C]``; completeness gaps ``prob_gap [T]`` and
     ``mi_gap`` (integrated gradients); ``tokens`` of the text as the explorer shows them."""
 
@@ -113,7 +113,7 @@ def salience(
     progress=None,
     timings: estimate.Timings | None = estimate.RECENT,
 ) -> Attribution:
-    """Attributions of ``text``'s T samples (:func:`uqcore.salience.attribute`) at the
+    """Attributions of ``text``'s T samples (:func:`uqcore.inference.salience.attribute`) at the
     explorer's settings. Its measured time goes to ``timings`` (None: nowhere) under
     :func:`salience_kind`, sized by :func:`salience_size`, for the next run's estimate. Raises
     UQError with a message for the user."""
@@ -182,7 +182,7 @@ def salience_size(
     """The work of a salience run, in rows x tokens: each path point (``steps`` of integrated
     gradients and its two ends, or the one point of gradient x input and its end) runs one row
     per sample, per ensemble member, or just one when every sample is the same
-    (:func:`uqcore.salience.attribute`)."""
+    (:func:`uqcore.inference.salience.attribute`)."""
     if members is not None:
         rows = int(np.max(members)) + 1
     else:

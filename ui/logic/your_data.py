@@ -1,9 +1,9 @@
 """A visitor's labelled file on the dataset pages: read it, let them pick its columns and map its
 label values to the checkpoint's labels, and turn it into the pages' rows. No Streamlit here.
 
-The file is read by the lab's reader (:mod:`uqlab.labelled`: CSV, TSV, JSON lines, Parquet)
+The file is read by the lab's reader (:mod:`uqlab.catalog.labelled`: CSV, TSV, JSON lines, Parquet)
 from the uploaded bytes, within :data:`MAX_ROWS` rows and :data:`MAX_BYTES` bytes; nothing is
-written to disk. Every problem raises :class:`uqcore.errors.InputError` with a message that
+written to disk. Every problem raises :class:`uqcore.exceptions.InputError` with a message that
 names the file, the column or the row.
 """
 
@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from uqcore.errors import InputError
-from uqlab.labelled import SUFFIXES, read_table
+from uqcore.exceptions import InputError
+from uqlab.catalog.labelled import SUFFIXES, read_table
 
 MAX_BYTES = 20 * 2**20  # an uploaded data file
 MAX_ROWS = 5_000  # rows sampled from one uploaded file

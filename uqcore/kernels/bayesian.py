@@ -35,8 +35,8 @@ from uqcore.kernels.common import (
     scores_plus,
     softmax_last,
 )
-from uqcore.maps import LayerMaps
-from uqcore.noise import SampleNoise
+from uqcore.nets.maps import LayerMaps
+from uqcore.nets.noise import SampleNoise
 
 EULER_GAMMA = 0.5772156649015329
 _MIN_ALPHA = 1e-8  # Gamma shape floor so lgamma(alpha) stays finite when pi underflows

@@ -8,8 +8,8 @@ from typing import Protocol
 
 import torch
 
-from uqcore.maps import LayerMaps
-from uqcore.noise import SampleNoise
+from uqcore.nets.maps import LayerMaps
+from uqcore.nets.noise import SampleNoise
 from uqcore.settings import ForwardSettings
 
 
@@ -18,7 +18,7 @@ class KernelOut:
     """What a kernel returns.
 
     ``out``: ``[N, H, Lq, d_h]`` attended values (None if the caller asked for weights only).
-    ``maps``: the typed record of what the kernel shows (:class:`uqcore.maps.LayerMaps`):
+    ``maps``: the typed record of what the kernel shows (:class:`uqcore.nets.maps.LayerMaps`):
     ``maps.attention [N, H, Lq, L]`` is always the weights actually used (rows sum to 1 over real
     keys, 0 on padded keys); the family's other fields (centroid assignments, prior, posterior
     mean, attention before EM, KL per head) are filled by the kernel that has them.
@@ -52,10 +52,10 @@ class AttentionKernel(Protocol):
 
     ``kernel(q, k, v, mask, s, noise, weights, req) -> KernelOut`` with ``q [N, H, Lq, d_h]``,
     ``k, v [N, H, L, d_h]``, ``mask [N, L]`` bool, ``s`` the resolved
-    :class:`uqcore.settings.ForwardSettings`, ``noise`` the rows' :class:`uqcore.noise.SampleNoise`
-    (None = no noise), ``weights`` the layer's learnable tensors of this family (centroids, prior
-    network; ``{}`` for most) and ``req`` a :class:`KernelRequest`.
-    """
+    :class:`uqcore.settings.ForwardSettings`, ``noise`` the rows'
+    :class:`uqcore.nets.noise.SampleNoise` (None = no noise), ``weights`` the layer's learnable
+    tensors of this family (centroids, prior network; ``{}`` for most) and ``req`` a
+    :class:`KernelRequest`."""
 
     def __call__(
         self,
@@ -77,8 +77,8 @@ class Shortcut:
     deterministic projections, when only the output is wanted (no maps, no KL, no dropout).
 
     ``prepare(q [B, H, Lq, d_h], k [B, H, L, d_h], weights) -> parts``: what the noisy part needs
-    of the unique rows, deterministic (kept across calls by :mod:`uqcore.prefix`); each part is
-    ``[B, H, L, *]`` (per key) or ``[B, H, 1, *]`` (per query row), never masked, so padding
+    of the unique rows, deterministic (kept across calls by :mod:`uqcore.inference.prefix`); each
+    part is ``[B, H, L, *]`` (per key) or ``[B, H, 1, *]`` (per query row), never masked, so padding
     may hold anything.
 
     ``noisy(parts, v, mask [B, L], s, noise, R) -> z [R*B, H, Lq, L]``: every draw of the sample
@@ -120,7 +120,7 @@ def attend_repeated(attn: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
 def key_mask(mask: torch.Tensor) -> torch.Tensor:
     """``[N, L]`` -> ``[N, 1, 1, L]``, broadcastable over heads and queries. Every kernel also
     takes a per-query mask ``[N, Lq, L]`` (which keys each query may see: a decoder's causal
-    mask with its padding, :mod:`uqcore.decoder`) -> ``[N, 1, Lq, L]``."""
+    mask with its padding, :mod:`uqcore.nets.decoder`) -> ``[N, 1, Lq, L]``."""
     return mask[:, None, None, :] if mask.dim() == 2 else mask[:, None]
 
 
@@ -175,8 +175,8 @@ def softmax_last(x: torch.Tensor) -> torch.Tensor:
     PyTorch's CPU kernel vectorises a row only from 16 entries: shorter rows (a 12-token
     sentence's attention, H-STO's 2-8 centroids) run 3-6x slower than the same softmax written
     as whole-tensor operations (max, subtract, exp, sum, divide), which is what such rows get
-    here, on the CPU without gradients (``python -m uqlab.bench``, "Softmax rows"). The weights
-    agree with the plain kernel within 3e-7 (another exp implementation). With gradients
+    here, on the CPU without gradients (``python -m uqlab.benches.sampler``, "Softmax rows"). The
+    weights agree with the plain kernel within 3e-7 (another exp implementation). With gradients
     (training) and on other devices the plain kernel runs, so retraining reproduces the shipped
     weights. ``x`` is not modified."""
     if not _short_rows(x):

@@ -23,7 +23,7 @@ from uqcore.kernels.common import (
     scores_plus,
     softmax_last,
 )
-from uqcore.maps import LayerMaps
+from uqcore.nets.maps import LayerMaps
 
 
 def _weights(q: torch.Tensor, xi: torch.Tensor, mask: torch.Tensor, alpha: float) -> torch.Tensor:

@@ -27,8 +27,8 @@ from uqcore.kernels.common import (
     scores_plus,
     softmax_last,
 )
-from uqcore.maps import LayerMaps
-from uqcore.noise import SampleNoise
+from uqcore.nets.maps import LayerMaps
+from uqcore.nets.noise import SampleNoise
 
 
 def gumbel_softmax(

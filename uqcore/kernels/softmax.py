@@ -16,7 +16,7 @@ from uqcore.kernels.common import (
     scores_plus,
     softmax_last,
 )
-from uqcore.maps import LayerMaps
+from uqcore.nets.maps import LayerMaps
 
 FUSED_MIN_LEN = 128  # below this, CPU SDPA is slower than the manual path
 

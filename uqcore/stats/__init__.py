@@ -3,7 +3,7 @@
 Every function takes ``probs`` of shape ``[T, N, C]`` (T stochastic samples of N examples over C
 classes; numpy arrays or torch tensors) or the mean prediction ``mean_probs`` ``[N, C]``, with
 integer ``labels`` ``[N]`` in ``[0, C)``. Inputs are validated and bad ones raise
-:class:`uqcore.errors.InputError` (a ``ValueError``) saying what to do. Valid input never yields
+:class:`uqcore.exceptions.InputError` (a ``ValueError``) saying what to do. Valid input never yields
 NaN except in the documented empty bins of :func:`reliability_diagram`; with ``T = 1`` all
 variances and the mutual information are exactly 0. Logarithms are natural (nats).
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from uqcore.errors import InputError
+from uqcore.exceptions import InputError
 from uqcore.stats.checks import check_labels, check_mean_probs
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from uqcore.errors import InputError
+from uqcore.exceptions import InputError
 from uqcore.stats.checks import check_labels, check_mean_probs, to_numpy
 
 _NLL_FLOOR = 1e-12  # probabilities are clamped here before the log

@@ -1,7 +1,7 @@
 """The input checks every statistic shares: sampled probabilities ``[T, N, C]``, mean
 probabilities ``[N, C]`` and integer labels ``[N]`` (numpy arrays or torch tensors), turned into
-float64 / int64 numpy arrays or refused with an :class:`uqcore.errors.InputError` saying what to do.
-"""
+float64 / int64 numpy arrays or refused with an :class:`uqcore.exceptions.InputError` saying what to
+do."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from uqcore.errors import InputError
+from uqcore.exceptions import InputError
 
 _RANGE_SLACK = 1e-5  # probabilities may stray this far outside [0, 1]
 _SUM_TOL = 1e-3  # class probabilities must sum to 1 within this

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 from sklearn.metrics import average_precision_score, roc_auc_score, roc_curve
 
-from uqcore.errors import InputError
+from uqcore.exceptions import InputError
 from uqcore.stats.checks import check_probs, to_numpy
 from uqcore.stats.uncertainty import mutual_information, predictive_entropy, predictive_variance
 

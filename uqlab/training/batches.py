@@ -11,9 +11,9 @@ from dataclasses import dataclass
 
 import torch
 
-from uqcore.noise import sample_seed
-from uqcore.predict import pad
-from uqcore.vocab import Vocab
+from uqcore.inference.batch_predict import pad
+from uqcore.nets.noise import sample_seed
+from uqcore.text.vocab import Vocab
 from uqlab.data import Split
 
 

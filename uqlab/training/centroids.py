@@ -13,9 +13,9 @@ import torch
 from sklearn.cluster import KMeans
 from torch import nn
 
-from uqcore.decoder import DecoderClassifier, causal_mask, positions
-from uqcore.predict import pad
-from uqcore.rotary import rotary_tables
+from uqcore.inference.batch_predict import pad
+from uqcore.nets.decoder import DecoderClassifier, causal_mask, positions
+from uqcore.nets.rotary import rotary_tables
 from uqcore.settings import resolve
 
 

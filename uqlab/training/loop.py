@@ -19,15 +19,15 @@ import torch.distributed as dist
 import torch.nn.functional as F
 from sklearn.metrics import f1_score, matthews_corrcoef
 
-from uqcore.layers import widest_query_rows
-from uqcore.noise import sample_seed
-from uqcore.predict import predict_ids
+from uqcore.inference.batch_predict import predict_ids
+from uqcore.nets.layers import widest_query_rows
+from uqcore.nets.noise import sample_seed
+from uqcore.nets.stream_noise import StreamNoise
 from uqcore.settings import resolve
-from uqcore.stream_noise import StreamNoise
-from uqlab.shards import Shards
+from uqlab.evaluation.shards import Shards
 from uqlab.training.batches import Encoded, epoch_batches, epoch_order
-from uqlab.training.config import TrainConfig
-from uqlab.training.state import Progress, load_state, save_state
+from uqlab.training.recipe import TrainConfig
+from uqlab.training.resume import Progress, load_state, save_state
 
 Dist = Shards  # this process's place in a (possibly single-process) run
 ALONE = Shards()

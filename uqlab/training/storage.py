@@ -8,7 +8,7 @@ import copy
 
 import torch
 
-from uqcore.predict import predict_ids
+from uqcore.inference.batch_predict import predict_ids
 
 LOGIT_TOLERANCE = 0.02  # the stated bound on max |Δ log p| over dev examples and samples
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from uqcore.registry import list_checkpoints
-from uqlab.paths import SHIPPED_CHECKPOINT_DIR
+from uqlab.catalog.paths import SHIPPED_CHECKPOINT_DIR
 
 
 def test_the_model_card_states_the_float16_storage_check_when_recorded():

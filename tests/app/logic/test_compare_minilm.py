@@ -8,7 +8,7 @@ from ui.logic.compare import mean_attention
 from ui.logic.compute import explore
 from uqcore.checkpoint import load_checkpoint
 from uqcore.settings import SamplingSettings
-from uqlab.paths import SHIPPED_CHECKPOINT_DIR
+from uqlab.catalog.paths import SHIPPED_CHECKPOINT_DIR
 
 HSTO, BAM = "cola-minilm-hsto", "cola-minilm-bam"
 

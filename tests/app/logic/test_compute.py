@@ -94,7 +94,7 @@ def test_every_page_path_reads_at_the_training_length_unless_asked_further(
     from tests.helpers import encode_lengths
     from uqcore.registry import load
     from uqcore.settings import SamplingSettings
-    from uqlab.paths import SHIPPED_CHECKPOINT_DIR
+    from uqlab.catalog.paths import SHIPPED_CHECKPOINT_DIR
 
     if not (SHIPPED_CHECKPOINT_DIR / "cr-minilm-trans" / "config.json").is_file():
         pytest.skip("the shipped MiniLM checkpoints are not here")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from uqlab.paths import SHIPPED_CHECKPOINT_DIR
+from uqlab.catalog.paths import SHIPPED_CHECKPOINT_DIR
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,6 @@
 """The Learn page's links and lesson (ui.logic.lesson): each link opens a shipped checkpoint
 whose family shows the step's idea, on one of its task's example sentences, and the numbers
-recorded beside it are the ones ``uqlab.lesson`` measures."""
+recorded beside it are the ones ``uqlab.evaluation.lesson_links`` measures."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from ui.logic.lesson import LESSON, LINK_SEED, LINK_T, LINKS, lesson_markdown
 from uqcore.registry import list_checkpoints, load
 from uqcore.settings import resolve
-from uqlab.paths import SHIPPED_CHECKPOINT_DIR
+from uqlab.catalog.paths import SHIPPED_CHECKPOINT_DIR
 
 # the map (a LayerMaps field) or knob each step's family must have to show its idea
 NEEDS = {
@@ -29,7 +29,7 @@ def shipped(name: str):
 
 
 def test_every_step_with_a_link_is_a_step_the_lab_measures():
-    from uqlab.lesson import CANDIDATES
+    from uqlab.evaluation.lesson_links import CANDIDATES
 
     assert set(LINKS) == set(CANDIDATES) == set(NEEDS)
     for step, link in LINKS.items():
@@ -57,7 +57,7 @@ def test_each_link_opens_a_shipped_checkpoint_whose_family_shows_the_idea(step):
 
 @pytest.mark.parametrize("step", sorted(LINKS))
 def test_each_sentence_is_an_example_of_the_checkpoints_task_with_its_gold_label(step):
-    from uqlab.presets import preset_rows
+    from uqlab.catalog.presets import preset_rows
 
     link = LINKS[step]
     task = shipped(link.ckpt).training["task"]
@@ -66,8 +66,9 @@ def test_each_sentence_is_an_example_of_the_checkpoints_task_with_its_gold_label
 
 @pytest.mark.parametrize("step", sorted(LINKS))
 def test_the_number_recorded_on_each_sentence_is_the_one_measured(step):
-    """``on_text`` is :func:`uqlab.lesson.sentence_quantity` at the link's T and seed."""
-    from uqlab.lesson import sentence_quantity
+    """``on_text`` is :func:`uqlab.evaluation.lesson_links.sentence_quantity` at the link's T and
+    seed."""
+    from uqlab.evaluation.lesson_links import sentence_quantity
 
     link = LINKS[step]
     got = sentence_quantity(step, shipped(link.ckpt), link.text, LINK_T, LINK_SEED, link.knobs)

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from ui.logic.slices import table
-from uqcore.errors import InputError
+from uqcore.exceptions import InputError
 from uqcore.stats import ece
 
 NAMES = ("neg", "pos")

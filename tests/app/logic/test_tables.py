@@ -89,7 +89,7 @@ def test_error_analysis_headers_fit_and_the_numbers_come_before_the_text():
 
 def test_the_papers_cells_of_a_sentence_are_its_table_3_row_or_a_dash():
     from ui.logic.tables import MISSING, paper_cells
-    from uqlab.paper import TABLE3, correct_cell, p_gold_cell
+    from uqlab.evaluation.paper import TABLE3, correct_cell, p_gold_cell
 
     names = ("unacceptable", "acceptable")
     row = TABLE3[0]

@@ -9,8 +9,8 @@ import torch
 
 from tests.app_fixtures import make_checkpoints
 from ui.logic import compute, estimate, why
+from uqcore.inference.sampling import sample
 from uqcore.registry import load
-from uqcore.sampling import sample
 from uqcore.settings import SamplingSettings
 
 TEXT = "the film was dull and the movie was great"

@@ -18,8 +18,8 @@ from ui.logic.your_data import (
     read_upload,
     rows,
 )
-from uqcore.errors import InputError
-from uqlab.labelled import read_labelled
+from uqcore.exceptions import InputError
+from uqlab.catalog.labelled import read_labelled
 
 NAMES = ("unacceptable", "acceptable")
 

@@ -11,7 +11,7 @@ import plotly.graph_objects as go
 import plotly.io as pio
 import pytest
 
-from viz import figures as F
+from viz import figures
 from viz import reference as R
 
 EVIL = "<a href='https://evil.example'>x</a>"
@@ -48,7 +48,7 @@ def test_prediction_histogram(T, centre):
         probs = _probs(rng, T, len(names), centre)
         for target, gold in ((1, True), (0, False)):
             same(
-                F.prediction_histogram(probs, names, target, gold),
+                figures.prediction_histogram(probs, names, target, gold),
                 R.prediction_histogram(probs, names, target, gold),
             )
 
@@ -60,7 +60,7 @@ def test_running_mean(T):
     p = np.random.default_rng(T).random(T)
     mean, se = running_mean(p)
     for name in ("acceptable", EVIL):
-        same(F.running_mean_figure(mean, se, name), R.running_mean_figure(mean, se, name))
+        same(figures.running_mean_figure(mean, se, name), R.running_mean_figure(mean, se, name))
 
 
 def _tokens(n: int) -> list[str]:
@@ -107,9 +107,9 @@ def test_attention_panels(L):
         ),
     ]
     for panels, title, zmax, own in cases:
-        for own_zmax in (None, F.STD_MAX) if own else (None,):
+        for own_zmax in (None, figures.STD_MAX) if own else (None,):
             same(
-                F.attention_panels(
+                figures.attention_panels(
                     panels, tokens, title, zmax=zmax, own_scale=own, own_zmax=own_zmax
                 ),
                 R.attention_panels(
@@ -129,12 +129,14 @@ def test_the_std_panel_has_a_fixed_scale_unless_asked_to_scale_itself():
         maps = np.clip(1 / 6 + spread * rng.standard_normal((20, 6, 6)), 0, 1)  # [T, L, L]
         std = maps.std(0)
         panels = {"sample 0": maps[0], "mean of 20": maps.mean(0), "std of 20": std}
-        spec = F.attention_panels.spec(panels, tokens, "t", own_scale=("std of 20",), own_zmax=0.5)
+        spec = figures.attention_panels.spec(
+            panels, tokens, "t", own_scale=("std of 20",), own_zmax=0.5
+        )
         trace = spec["data"][2]
         assert trace["coloraxis"] == "coloraxis2" and np.array_equal(trace["z"], std)
-        assert spec["layout"]["coloraxis2"]["cmax"] == F.STD_MAX == 0.5
+        assert spec["layout"]["coloraxis2"]["cmax"] == figures.STD_MAX == 0.5
         intensity[spread] = float(np.mean(trace["z"]) / spec["layout"]["coloraxis2"]["cmax"])
-        auto = F.attention_panels.spec(panels, tokens, "t", own_scale=("std of 20",))
+        auto = figures.attention_panels.spec(panels, tokens, "t", own_scale=("std of 20",))
         assert auto["layout"]["coloraxis2"]["cmax"] == pytest.approx(std.max())
     assert intensity[0.3] > 20 * intensity[0.004]  # more disagreement is darker
 
@@ -146,7 +148,7 @@ def test_long_panel_names_wrap_under_a_title_that_does_not_reach_them():
 
     names = ("cola-minilm-mcdropout", "cola-minilm-ensemble", "cola-bayesformer", "cola-sto")
     panels = {n: np.eye(3) for n in names}
-    spec = F.attention_panels.spec(panels, ["a", "b", "c"], "Layer 5, head 0: mean attention")
+    spec = figures.attention_panels.spec(panels, ["a", "b", "c"], "Layer 5, head 0: mean attention")
     texts = [a["text"] for a in spec["layout"]["annotations"]]
     assert PANEL_NAME_CHARS // 4 == 10  # a phone's share of four panels, in characters
     assert texts == [  # at most 10 a line, a longer piece alone on its line
@@ -164,7 +166,7 @@ def test_long_panel_names_wrap_under_a_title_that_does_not_reach_them():
 
 def test_attention_panels_check_their_shape():
     with pytest.raises(ValueError, match="maps must be"):
-        F.attention_panels({"a": np.eye(3)}, ["x", "y"], "t")
+        figures.attention_panels({"a": np.eye(3)}, ["x", "y"], "t")
 
 
 @pytest.mark.parametrize(("L", "c"), [(1, 2), (9, 4), (30, 16), (70, 4)])
@@ -174,7 +176,7 @@ def test_centroid_panels(L, c):
     hits = np.eye(c)[p.argmax(-1)].mean(0)
     for t in (0, 5):
         same(
-            F.centroid_panels(p[t], hits, _tokens(L), t),
+            figures.centroid_panels(p[t], hits, _tokens(L), t),
             R.centroid_panels(p[t], hits, _tokens(L), t),
         )
 
@@ -191,7 +193,7 @@ def test_bar_figure():
         labels = [f"head {h}" for h in range(len(values))]
         for title in ("Short", "Centroid usage (mean weight over tokens and samples)", EVIL):
             same(
-                F.bar_figure(values, labels, title, "nats per (query, key) pair"),
+                figures.bar_figure(values, labels, title, "nats per (query, key) pair"),
                 R.bar_figure(values, labels, title, "nats per (query, key) pair"),
             )
 
@@ -205,16 +207,16 @@ def test_prior_posterior(L, S):
     tokens = _tokens(L)
     for query in (tokens[0], EVIL):
         same(
-            F.prior_posterior_figure(prior, mean, samples, tokens, query),
+            figures.prior_posterior_figure(prior, mean, samples, tokens, query),
             R.prior_posterior_figure(prior, mean, samples, tokens, query),
         )
 
 
 def test_a_spec_is_the_figure_and_never_shared_with_it():
     """``builder.spec`` is the JSON the figure is made of; changing the figure leaves it."""
-    spec = F.bar_figure.spec([0.1, 0.9], ["a", "b"], "t", "y")
+    spec = figures.bar_figure.spec([0.1, 0.9], ["a", "b"], "t", "y")
     before = json.dumps(spec, sort_keys=True, default=str)
-    fig = F.bar_figure([0.1, 0.9], ["a", "b"], "t", "y")
+    fig = figures.bar_figure([0.1, 0.9], ["a", "b"], "t", "y")
     assert sent(fig) == sent(go.Figure(spec))
     fig.update_layout(title_text="changed")
     fig.data[0].marker.color = "red"
@@ -268,7 +270,7 @@ def test_the_sweep_draws_a_visitors_file_and_its_out_of_domain_file():
 
 def test_attention_panels_scale_past_hidden_cells():
     m = np.array([[1.0, np.nan], [0.3, 0.7]])
-    spec = F.attention_panels.spec(
+    spec = figures.attention_panels.spec(
         {"mean": m, "std": m / 10}, ["a", "b"], "t", zmax=None, own_scale=("std",)
     )
     assert spec["layout"]["coloraxis"]["cmax"] == 1.0
@@ -284,21 +286,21 @@ def test_colour_bars_span_the_panel_with_few_level_ticks(own):
     tokens = _tokens(5)
     m = np.full((5, 5), 0.2)
     panels = {"mean of 4": m, "std of 4": m / 10} if own else {"mean of 4": m}
-    spec = F.attention_panels.spec(panels, tokens, "t", own_scale=("std of 4",), own_zmax=0.5)
+    spec = figures.attention_panels.spec(panels, tokens, "t", own_scale=("std of 4",), own_zmax=0.5)
     bars = [spec["layout"]["coloraxis"]["colorbar"]]
     if own:
         bars.append(spec["layout"]["coloraxis2"]["colorbar"])
     for bar, top in zip(bars, (1.0, 0.5), strict=False):
         assert bar["orientation"] == "h" and bar["tickangle"] == 0
         assert bar["tickvals"] == [0.0, top / 2, top] and bar["ticktext"][0] == "0"
-        assert bar["len"] == (0.46 if own else F.BAR_PX) >= 0.46
+        assert bar["len"] == (0.46 if own else figures.BAR_PX) >= 0.46
         assert bar.get("lenmode", "fraction") == ("fraction" if own else "pixels")
     if own:  # side by side, not over each other
         left, right = bars
         assert left["x"] + left["len"] / 2 <= right["x"] - right["len"] / 2
-    alone = F.attention_panels.spec(
+    alone = figures.attention_panels.spec(
         {"std of 4": m / 10}, tokens, "t", own_scale=("std of 4",), own_zmax=0.5
     )
     bar = alone["layout"]["coloraxis2"]["colorbar"]  # the explorer's std figure: one panel
-    assert (bar["lenmode"], bar["len"], bar["xanchor"]) == ("pixels", F.BAR_PX, "right")
+    assert (bar["lenmode"], bar["len"], bar["xanchor"]) == ("pixels", figures.BAR_PX, "right")
     assert bar["ticktext"] == ["0", "0.25", "0.5"]

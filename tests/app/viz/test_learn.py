@@ -8,7 +8,7 @@ import sys
 import numpy as np
 import plotly.graph_objects as go
 
-from viz import learn as V
+from viz import learn
 
 
 def _z(fig: go.Figure) -> np.ndarray:
@@ -21,68 +21,70 @@ def test_viz_learn_does_not_import_streamlit() -> None:
 
 
 def test_gumbel_rows_are_distributions_and_follow_the_seed() -> None:
-    fig = V.gumbel_figure(np.random.default_rng(0), 1.0, 6)
+    fig = learn.gumbel_figure(np.random.default_rng(0), 1.0, 6)
     z = _z(fig)  # [1 + 6, 6]: the noise-free row, then the samples
-    assert z.shape == (7, len(V.TOKENS)) and np.allclose(z.sum(1), 1)
-    assert np.allclose(z[0], V.softmax(V.LOGITS))
+    assert z.shape == (7, len(learn.TOKENS)) and np.allclose(z.sum(1), 1)
+    assert np.allclose(z[0], learn.softmax(learn.LOGITS))
     assert list(fig.data[0].y) == ["softmax (no noise)"] + [f"sample {i}" for i in range(6)]
-    assert np.array_equal(z, _z(V.gumbel_figure(np.random.default_rng(0), 1.0, 6)))
-    assert not np.array_equal(z, _z(V.gumbel_figure(np.random.default_rng(1), 1.0, 6)))
-    cold = _z(V.gumbel_figure(np.random.default_rng(0), 0.1, 6))[1:]
-    hot = _z(V.gumbel_figure(np.random.default_rng(0), 20.0, 6))[1:]
+    assert np.array_equal(z, _z(learn.gumbel_figure(np.random.default_rng(0), 1.0, 6)))
+    assert not np.array_equal(z, _z(learn.gumbel_figure(np.random.default_rng(1), 1.0, 6)))
+    cold = _z(learn.gumbel_figure(np.random.default_rng(0), 0.1, 6))[1:]
+    hot = _z(learn.gumbel_figure(np.random.default_rng(0), 20.0, 6))[1:]
     assert cold.max(1).mean() > 0.8 > hot.max(1).mean()  # low tau: near one-hot
 
 
 def test_hard_samples_are_one_hot_and_their_share_sums_to_one() -> None:
-    z = _z(V.hard_figure(np.random.default_rng(3), 5))  # [5 + 2, 6]
+    z = _z(learn.hard_figure(np.random.default_rng(3), 5))  # [5 + 2, 6]
     hard = z[:5]
     assert set(np.unique(hard)) <= {0.0, 1.0} and np.array_equal(hard.sum(1), np.ones(5))
-    assert np.allclose(z[5], hard.mean(0)) and np.allclose(z[6], V.softmax(V.LOGITS))
+    assert np.allclose(z[5], hard.mean(0)) and np.allclose(z[6], learn.softmax(learn.LOGITS))
 
 
 def test_centroid_figure_moves_keys_into_the_centroids_hull() -> None:
-    fig, switched = V.centroid_figure(np.random.default_rng(0), 0.3)
+    fig, switched = learn.centroid_figure(np.random.default_rng(0), 0.3)
     names = [t.name for t in fig.data]
     assert names[0] == "centroids (learned)" and names[-1] == "keys" and len(fig.data) == 8
-    assert list(fig.data[1].text) == V.TOKENS  # the mixed keys are traced to their tokens
-    assert set(switched) <= set(V.TOKENS)
-    _, cold = V.centroid_figure(np.random.default_rng(0), 0.1)
-    _, hot = V.centroid_figure(np.random.default_rng(0), 3.0)
+    assert list(fig.data[1].text) == learn.TOKENS  # the mixed keys are traced to their tokens
+    assert set(switched) <= set(learn.TOKENS)
+    _, cold = learn.centroid_figure(np.random.default_rng(0), 0.1)
+    _, hot = learn.centroid_figure(np.random.default_rng(0), 3.0)
     assert len(hot) >= len(cold)  # the caption's count follows tau1
     dots = [t for t in fig.data[1:-1] if t.mode == "markers"]
     moved = np.concatenate([np.c_[t.x, t.y] for t in dots])  # [5 * 6, 2]
-    lo, hi = V.CENTROIDS.min(0), V.CENTROIDS.max(0)
+    lo, hi = learn.CENTROIDS.min(0), learn.CENTROIDS.max(0)
     assert np.all(moved >= lo - 1e-9) and np.all(moved <= hi + 1e-9)  # convex mixes
 
 
 def test_keys_mixed_onto_one_centroid_share_one_label() -> None:
     """Defect: at a low tau1 several keys land on one centroid and their labels printed over
     each other ("film" + "was" + "good" read as a smudge). Now one label per place lists them."""
-    spots, labels = V.label_groups(np.array([[0.0, 0.0], [1.0, 1.0], [0.05, 0.0]]), ["a", "b", "c"])
+    spots, labels = learn.label_groups(
+        np.array([[0.0, 0.0], [1.0, 1.0], [0.05, 0.0]]), ["a", "b", "c"]
+    )
     assert labels == ["a, c", "b"] and spots.tolist() == [[0.0, 0.0], [1.0, 1.0]]
-    fig, _ = V.centroid_figure(np.random.default_rng(0), 0.1)
+    fig, _ = learn.centroid_figure(np.random.default_rng(0), 0.1)
     (text,) = [t for t in fig.data if t.mode == "text"]
     where = np.c_[text.x, text.y]  # [groups, 2]
     gaps = np.linalg.norm(where[:, None] - where[None], axis=-1) + np.eye(len(where)) * 9
-    assert gaps.min() >= V.LABEL_GAP  # no two labels in one place
-    assert sorted(", ".join(text.text).split(", ")) == sorted(V.TOKENS)  # each token once
+    assert gaps.min() >= learn.LABEL_GAP  # no two labels in one place
+    assert sorted(", ".join(text.text).split(", ")) == sorted(learn.TOKENS)  # each token once
 
 
 def test_bam_samples_scatter_around_the_posterior_and_k_tightens_them() -> None:
     def spread(k: float) -> float:
-        z = _z(V.bam_figure(np.random.default_rng(0), k))  # prior, posterior mean, 4 samples
-        assert np.allclose(z.sum(1), 1) and np.allclose(z[1], V.softmax(V.LOGITS))
+        z = _z(learn.bam_figure(np.random.default_rng(0), k))  # prior, posterior mean, 4 samples
+        assert np.allclose(z.sum(1), 1) and np.allclose(z[1], learn.softmax(learn.LOGITS))
         return float(np.abs(z[2:] - z[1]).mean())
 
     assert spread(30.0) < spread(2.0)
 
 
 def test_disagreement_numbers_and_histogram() -> None:
-    agree = V.disagreement(np.random.default_rng(0), 0.0)
+    agree = learn.disagreement(np.random.default_rng(0), 0.0)
     assert np.isclose(agree["mi"], 0) and np.isclose(agree["mean"], 1 / (1 + np.exp(-1)))
-    d = V.disagreement(np.random.default_rng(0), 2.5)
+    d = learn.disagreement(np.random.default_rng(0), 2.5)
     assert d["p1"].shape == (200,) and d["mi"] > 0.05 and d["entropy"] >= d["mi"]
-    fig = V.samples_histogram(d["p1"])
+    fig = learn.samples_histogram(d["p1"])
     assert np.array_equal(np.asarray(fig.data[0].x), d["p1"])
 
 
@@ -92,12 +94,12 @@ def test_one_generator_through_the_steps_is_reproducible() -> None:
     def page(seed: int) -> list:
         rng = np.random.default_rng(seed)
         figs = [
-            V.gumbel_figure(rng, 1.0, 6),
-            V.hard_figure(rng, 6),
-            V.centroid_figure(rng, 0.3)[0],
-            V.bam_figure(rng, 10.0),
+            learn.gumbel_figure(rng, 1.0, 6),
+            learn.hard_figure(rng, 6),
+            learn.centroid_figure(rng, 0.3)[0],
+            learn.bam_figure(rng, 10.0),
         ]
-        return [f.to_json() for f in figs] + [V.disagreement(rng, 1.0)["mi"]]
+        return [f.to_json() for f in figs] + [learn.disagreement(rng, 1.0)["mi"]]
 
     assert page(4) == page(4) and page(4) != page(5)
 
@@ -108,12 +110,12 @@ def test_static_exports_make_room_for_every_label():
     import numpy as np
     import pytest
 
-    from viz import figures as F
+    from viz import figures
 
     tokens = ["[CLS]", "john", "is", "extraordinarily", "tall", "."]
     m = np.full((6, 6), 1 / 6)
-    fig = F.attention_panels({"sample 0": m, "mean of 5": m}, tokens, "Attention, layer 0")
-    out = F.for_export(fig)
+    fig = figures.attention_panels({"sample 0": m, "mean of 5": m}, tokens, "Attention, layer 0")
+    out = figures.for_export(fig)
     assert all(ax.automargin for ax in (out.layout.xaxis, out.layout.yaxis, out.layout.xaxis2))
     assert out.layout.width == 1400 and fig.layout.width is None  # the app's copy untouched
     try:
@@ -128,14 +130,16 @@ def test_attention_colours_are_fixed_to_0_1_and_the_std_has_its_own_scale():
     dark as a one-hot row."""
     import numpy as np
 
-    from viz import figures as F
+    from viz import figures
 
     uniform = np.full((4, 4), 0.25)
     std = np.full((4, 4), 0.01)
-    fig = F.attention_panels({"mean": uniform, "std": std}, list("abcd"), "t", own_scale=("std",))
+    fig = figures.attention_panels(
+        {"mean": uniform, "std": std}, list("abcd"), "t", own_scale=("std",)
+    )
     assert fig.layout.coloraxis.cmax == 1.0 and fig.layout.coloraxis.cmin == 0.0
     assert fig.data[1].coloraxis == "coloraxis2" and fig.layout.coloraxis2.cmax == 0.01
-    auto = F.attention_panels(
+    auto = figures.attention_panels(
         {"mean": uniform, "std": std}, list("abcd"), "t", zmax=None, own_scale=("std",)
     )
     assert auto.layout.coloraxis.cmax == 0.25
@@ -144,11 +148,11 @@ def test_attention_colours_are_fixed_to_0_1_and_the_std_has_its_own_scale():
 def test_the_histogram_mean_label_stays_inside_the_plot():
     """Defect: with a mean near 1 the centred "mean 0.990" label ran past the right edge (cut at
     1400x1000). Near an edge it now sits on the inner side of the dashed line."""
-    from viz import figures as F
+    from viz import figures
 
     def anchor(mean: float) -> str:
         probs = np.array([[1 - mean, mean]] * 5)
-        fig = F.prediction_histogram(probs, ["a", "b"], target=1, gold=True)
+        fig = figures.prediction_histogram(probs, ["a", "b"], target=1, gold=True)
         (label,) = fig.layout.annotations
         assert label.text == f"mean {mean:.3f}"
         return label.xanchor
@@ -161,29 +165,29 @@ def test_the_em_step_moves_keys_toward_the_queries_and_theta_holds_them():
     attend to them, less so with a larger prior precision theta."""
     import numpy as np
 
-    from viz import learn as V
+    from viz import learn
 
     def distance(keys):
-        return float(np.linalg.norm(keys[:, None] - V.QUERIES[None], axis=-1).min(1).mean())
+        return float(np.linalg.norm(keys[:, None] - learn.QUERIES[None], axis=-1).min(1).mean())
 
-    loose, tight = V.em_keys(5, 0.1), V.em_keys(5, 10.0)
-    assert np.allclose(loose[0], V.KEYS) and len(loose) == 6
-    assert distance(loose[-1]) < distance(tight[-1]) < distance(V.KEYS)
-    assert len(V.em_figure(3, 1.0).data) == 3 + len(V.TOKENS)
+    loose, tight = learn.em_keys(5, 0.1), learn.em_keys(5, 10.0)
+    assert np.allclose(loose[0], learn.KEYS) and len(loose) == 6
+    assert distance(loose[-1]) < distance(tight[-1]) < distance(learn.KEYS)
+    assert len(learn.em_figure(3, 1.0).data) == 3 + len(learn.TOKENS)
 
 
 def test_a_deterministic_models_uncertainty_histogram_is_a_bar_at_zero():
     """Defect: all-zero mutual information drew a solid block from -0.5 to 0.5."""
-    from viz import figures as F
+    from viz import figures
 
-    fig = F.domain_histograms(
+    fig = figures.domain_histograms(
         {"in-domain": np.zeros(50), "out-of-domain": np.zeros(30)},
         "mutual information",
         "MI by domain",
     )
     assert fig.data[0].xbins.start == 0.0 and fig.data[0].xbins.size < 1e-6
     assert "never disagree" in fig.layout.annotations[0].text
-    spread = F.domain_histograms({"a": np.linspace(0, 0.2, 50)}, "mi", "t")
+    spread = figures.domain_histograms({"a": np.linspace(0, 0.2, 50)}, "mi", "t")
     assert spread.data[0].xbins.end >= 0.2 and abs(spread.data[0].xbins.size - 0.005) < 1e-6
 
 
@@ -191,7 +195,7 @@ def test_risk_coverage_of_a_frame_with_its_oracle_and_random_lines():
     import pandas as pd
 
     from ui.logic import dataset
-    from viz import figures as F
+    from viz import figures
 
     frame = pd.DataFrame(
         {"domain": [dataset.IN] * 4, "gold": [1, 1, 1, 0], "p1": [0.9, 0.2, 0.7, 0.6]}
@@ -199,7 +203,7 @@ def test_risk_coverage_of_a_frame_with_its_oracle_and_random_lines():
     c = dataset.risk_coverage(frame)  # right, wrong, right, wrong
     assert np.allclose(c["risk"], [0, 1 / 2, 1 / 3, 1 / 2]) and np.allclose(c["random"], 0.5)
     assert np.allclose(c["oracle"], [0, 0, 1 / 3, 1 / 2])  # two errors kept for last
-    fig = F.risk_coverage_figure({"a": c})
+    fig = figures.risk_coverage_figure({"a": c})
     assert [t.name for t in fig.data] == [f"a (AURC {c['aurc']:.3f})", "oracle (a)", "random (a)"]
 
 
@@ -228,7 +232,7 @@ def test_conformal_rows_of_a_two_class_frame():
 
 def test_long_figure_titles_wrap_to_fit_a_phone():
     """Defect: on a phone, titles longer than the screen were cut at its edge."""
-    from viz import figures as F
+    from viz import figures
     from viz.titles import TITLE_CHARS, wrap_title
 
     assert wrap_title("short title") == "short title"
@@ -243,10 +247,10 @@ def test_long_figure_titles_wrap_to_fit_a_phone():
             "random": np.full(2, 0.5),
         }
     }
-    fig = F.risk_coverage_figure(curves)  # a 50-character title
+    fig = figures.risk_coverage_figure(curves)  # a 50-character title
     lines = fig.layout.title.text.split("<br>")
     assert len(lines) >= 2 and all(len(line) <= TITLE_CHARS for line in lines)
     assert " ".join(lines) == "Risk-coverage (in-domain): keep the most confident first"
     assert fig.layout.margin.t >= 36 + 20 * len(lines)  # room for every line above the plot
-    bar = F.bar_figure([1.0], ["a"], "Short", "y")
+    bar = figures.bar_figure([1.0], ["a"], "Short", "y")
     assert bar.layout.title.text == "Short"

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from uqcore import stats
-from uqcore.errors import InputError
+from uqcore.exceptions import InputError
 
 
 def _data(seed: int, n: int = 200, c: int = 3):

@@ -10,7 +10,7 @@ import pytest
 
 from tests.uqcore.stats import random_probs
 from uqcore import stats
-from uqcore.errors import InputError
+from uqcore.exceptions import InputError
 from uqcore.stats import adaptive_ece, fit_temperature, nll, risk_coverage, scaled_probs
 
 

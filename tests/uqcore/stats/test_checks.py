@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from uqcore import stats
-from uqcore.errors import InputError
+from uqcore.exceptions import InputError
 from uqcore.stats import checks
 
 GOOD = np.array([[[0.9, 0.1], [0.2, 0.8]]])  # [1, 2, 2]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from uqcore.errors import InputError
+from uqcore.exceptions import InputError
 from uqcore.stats import conformal_calibrate, conformal_summary, resampled_coverage
 
 

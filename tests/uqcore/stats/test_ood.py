@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from uqcore import stats
-from uqcore.errors import InputError
+from uqcore.exceptions import InputError
 from uqcore.stats import fit_mahalanobis, logit_scores
 
 

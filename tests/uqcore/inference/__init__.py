@@ -1,0 +1,1 @@
+"""Tests of uqcore/inference/ (one file per module)."""

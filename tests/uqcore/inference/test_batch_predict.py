@@ -1,0 +1,64 @@
+"""uqcore.inference.batch_predict: batches chosen for speed never change a text's numbers; the cost
+model's batches cover every row once. The short-row softmax: test_kernels.py."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+import torch
+
+from uqcore.build import build_model
+from uqcore.config import ModelConfig
+from uqcore.inference.batch_predict import length_batches, pad, predict_ids
+from uqcore.inference.sampling import sample
+
+
+def _cost(batches, lengths, T, call_cost):
+    return sum(call_cost + len(b) * max(lengths[i] for i in b) * T for b in batches)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_length_batches_cover_every_row_once_and_cost_no_more_than_fixed_chunks(seed):
+    rng = random.Random(seed)
+    lengths = [rng.choice((3, 4, 5, 9, 12, 30, 47)) for _ in range(rng.randint(1, 300))]
+    batches = length_batches(lengths, max_rows=64, T=10, call_cost=100)
+    flat = [i for b in batches for i in b]
+    assert sorted(flat) == list(range(len(lengths)))  # every row, once
+    assert all(1 <= len(b) <= 64 for b in batches)
+    seen = [lengths[i] for i in flat]
+    assert seen == sorted(seen)  # shortest first
+    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+    fixed = [order[s : s + 64] for s in range(0, len(order), 64)]
+    assert _cost(batches, lengths, 10, 100) <= _cost(fixed, lengths, 10, 100)
+
+
+def test_length_batches_split_where_the_length_jumps():
+    # 60 short texts and 4 long ones: one batch of 64 would pad every short text to 40 tokens
+    lengths = [5] * 60 + [40] * 4
+    batches = length_batches(lengths, max_rows=64, T=10, call_cost=100)
+    assert [len(b) for b in batches] == [60, 4]
+    assert length_batches([], 64) == []
+
+
+def test_a_texts_numbers_do_not_depend_on_the_batches_chosen():
+    cfg = ModelConfig(
+        family="hsto",
+        vocab_size=50,
+        num_classes=2,
+        max_len=24,
+        n_layers=2,
+        n_heads=2,
+        d_model=16,
+        d_ff=32,
+    )
+    torch.manual_seed(0)
+    model = build_model(cfg).eval()
+    rng = random.Random(1)
+    rows = [[1] + [rng.randrange(4, 50) for _ in range(rng.randint(1, 20))] for _ in range(40)]
+    together = predict_ids(model, rows, T=5, seed=3)  # [T, N, C], batches by the cost model
+    small = predict_ids(model, rows, T=5, seed=3, rows=3)  # other batches
+    assert torch.allclose(together, small, atol=1e-6)
+    ids, mask = pad([rows[7]], len(rows[7]))
+    alone = sample(model, ids, mask, T=5, seed=3).probs[:, 0]  # [T, C]
+    assert torch.allclose(together[:, 7], alone, atol=1e-6)

@@ -1,0 +1,1 @@
+"""Tests of uqcore/nets/ (one file per module)."""

@@ -1,0 +1,1 @@
+"""Tests of uqcore/readers/ (one file per module)."""

@@ -1,0 +1,1 @@
+"""Tests of uqcore/text/ (one file per module)."""

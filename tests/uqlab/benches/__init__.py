@@ -1,0 +1,1 @@
+"""Tests of uqlab/benches/ (one file per module)."""

@@ -1,0 +1,1 @@
+"""Tests of uqlab/catalog/ (one file per module)."""

@@ -1,0 +1,1 @@
+"""Tests of uqlab/evaluation/ (one file per module)."""

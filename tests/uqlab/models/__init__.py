@@ -1,0 +1,1 @@
+"""Tests of uqlab/models/ (one file per module)."""

@@ -1,0 +1,1 @@
+"""Benchmarks of the library: the batched sampler and the shared prefix."""
