@@ -1,27 +1,32 @@
 """Evaluate checkpoints: ``python -m uqlab.evaluate (--ckpt NAME_OR_PATH | --all) [options]``.
 
-For each checkpoint: T sampled runs (10 by default, the paper's protocol) on its task's
-in-domain test split and out-of-domain set, with the splits of its training seed. Writes the
-checkpoint's ``metrics.json``: ``{"task", "family", "samples", "seed", "id": {...}, "ood": {...},
-"ood_detection": {score: {auroc, aupr, fpr_at_95_tpr}}, "table3": [...]}``, where ``id`` and
-``ood`` hold :func:`uqcore.stats.summarize` (accuracy and, for two classes, MCC as mean and std
-over the T runs; NLL, Brier, ECE and adaptive ECE, AURC and accuracy at 80 % coverage, mean
-entropy, mutual information, variance of p(gold)); ``ood_detection`` has every probability score
-and the logit scores max logit and energy; ``temperature`` is the scalar fitted on the dev split
+For each checkpoint: T sampled runs (10 by default, the paper's protocol) on its task's in-domain
+test split and out-of-domain set, with the splits of its training seed. Writes the checkpoint's
+``metrics.json``: ``{"task", "family", "samples", "seed", "id": {...}, "ood": {...},
+"ood_detection": {score: {auroc, aupr, fpr_at_95_tpr}}, "table3": [...]}``, where ``id`` and ``ood``
+hold :func:`uqcore.stats.summarize` (accuracy and, for two classes, MCC as mean and std over the T
+runs; NLL, Brier, ECE and adaptive ECE, AURC and accuracy at 80 % coverage, mean entropy, mutual
+information, variance of p(gold)); ``ood_detection`` has every probability score and the logit
+scores max logit and energy; ``temperature`` is the scalar fitted on the dev split
 (:func:`uqcore.stats.fit_temperature`) and ``id`` / ``ood`` -> ``scaled`` the NLL, Brier, ECE and
-adaptive ECE after it; ``conformal_90`` the empirical coverage, mean set size and share of
-two-class sets of split-conformal sets (LAC and APS) calibrated on dev for 90 % coverage,
-and in ``id`` -> ``conformal_90`` -> method -> ``resampled`` their in-domain coverage over
-1,000 random re-splits of dev + test with the same sizes (:func:`uqcore.stats.resampled_coverage`);
-``ood_detection`` -> ``mahalanobis`` the distance baseline (class means and shared covariance of
-the last layer's [CLS] feature on up to 5,000 training examples).
-``error_detection`` -> ``id`` / ``ood`` scores each uncertainty as a detector of the model's own
-errors (AUROC, AURC: :func:`uqcore.inference.detection.error_detection`);
-``ood_detection_by_length`` the OOD AUROC of each probability score within bins of tokens read (is
-it length?); ``read_len`` the tokens each text was read at
-(:attr:`uqcore.checkpoint.Checkpoint.read_len`: the length it was trained at). ``notes``: the
-sentences a reader must see beside these figures (scores whose AUROC is below 0.5, OOD AUROCs length
-could not be checked for, temperature scaling that raises ECE:
+adaptive ECE after it; ``conformal_90`` the empirical coverage, mean set size and share of two-class
+sets of split-conformal sets (LAC and APS) calibrated on dev for 90 % coverage, and in ``id`` ->
+``conformal_90`` -> method -> ``resampled`` their in-domain coverage over 1,000 random re-splits of
+dev + test with the same sizes (:func:`uqcore.stats.resampled_coverage`); ``ood_detection`` ->
+``mahalanobis`` the distance baseline (class means and shared covariance of the last layer's [CLS]
+feature on up to 5,000 training examples). ``error_detection`` -> ``id`` / ``ood`` scores each
+uncertainty as a detector of the model's own errors (AUROC, AURC:
+:func:`uqcore.inference.detection.error_detection`); ``error_detection`` -> split ->
+``versus_max_prob``: each score's AUROC for the errors minus that of 1 - max p on the same texts,
+with a paired bootstrap interval and a verdict (better / tie / worse:
+:func:`uqcore.inference.detection.errors_versus_max_prob`); ``ood_detection_by_length`` the OOD
+AUROC of each probability score within bins of tokens read (is it length?);
+``ood_detection_length_matched`` the OOD AUROCs on both domains drawn to one length histogram, with
+``n_per_side`` and each score against 1 - max p, or a ``note`` where the lengths do not overlap
+(:func:`uqcore.inference.detection.matched_ood_detection`); ``read_len`` the tokens each text was
+read at (:attr:`uqcore.checkpoint.Checkpoint.read_len`: the length it was trained at). ``notes``:
+the sentences a reader must see beside these figures (scores whose AUROC is below 0.5, OOD AUROCs
+length could not be checked for, temperature scaling that raises ECE:
 :func:`uqlab.evaluation.detection_report.metric_notes`), also printed. ``--ood-limit N`` cuts the
 out-of-domain set alone (``ood_limit``); ``--no-mahalanobis`` skips the features pass behind the
 distance baseline (``skipped``). The metrics.json an evaluation replaces is kept as
@@ -65,7 +70,9 @@ from uqcore.inference.detection import (
     MIN_PER_SIDE,
     detection_by_length,
     error_detection,
+    errors_versus_max_prob,
     length_edges,
+    matched_ood_detection,
 )
 from uqcore.registry import list_checkpoints
 from uqcore.runtime import pick_device, tune_cpu
@@ -262,7 +269,7 @@ def evaluate_checkpoint(
         **{k: summarize(probs[k], splits[k].labels) for k in scored},
     }
     say("calibration, conformal sets and detection scores")
-    metrics["error_detection"] = {k: error_detection(probs[k], splits[k].labels) for k in scored}
+    metrics["error_detection"] = {k: _errors(probs[k], splits[k].labels, seed) for k in scored}
     # temperature scaling fitted on dev (each sample's logits / t, then averaged), then scored
     temperature = fit_temperature(both["dev"][1], data.dev.labels)
     metrics["temperature"] = {"value": temperature, "fitted_on": "dev", "dev_size": len(data.dev)}
@@ -303,7 +310,7 @@ def evaluate_checkpoint(
         if not mahalanobis:
             metrics["skipped"] = {"mahalanobis": "--no-mahalanobis: its features were not read"}
         lengths = {k: [len(e) for e in encoded[k]] for k in ("id", "ood")}
-        metrics["ood_detection_by_length"] = _by_length(probs, lengths, ck.read_len)
+        metrics.update(_length_checks(probs, lengths, ck.read_len, seed))
     if ck.config.backbone != "word":  # said only when not the original word-level encoder
         metrics["backbone"] = ck.config.backbone
     metrics["table3"] = table3_rows(picks, table3_probs[0])
@@ -331,6 +338,24 @@ def _detection(probs, both, train_feats, feats, data, fit_rows) -> dict:
     r = ood_detection(*(maha.scores(feats[k]) for k in ("id", "ood")))
     detection["mahalanobis"] = {**scored_by(r), "fitted_on": f"{len(fit_rows)} training examples"}
     return detection
+
+
+def _errors(probs, labels, seed: int) -> dict:
+    """Error detection by every score, and each score against 1 - max p on the same texts."""
+    found = error_detection(probs, labels)
+    found["versus_max_prob"] = errors_versus_max_prob(probs, labels, seed)
+    return found
+
+
+def _length_checks(probs, lengths, read_len: int, seed: int) -> dict:
+    """Is the OOD AUROC length? Within bins of tokens read, and on both domains drawn to one
+    length histogram (:func:`uqcore.inference.detection.matched_ood_detection`)."""
+    return {
+        "ood_detection_by_length": _by_length(probs, lengths, read_len),
+        "ood_detection_length_matched": matched_ood_detection(
+            probs["id"], probs["ood"], lengths["id"], lengths["ood"], read_len, seed
+        ),
+    }
 
 
 def _by_length(probs, lengths, read_len: int) -> dict:

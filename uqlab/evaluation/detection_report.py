@@ -11,7 +11,9 @@ raises the ECE it was fitted to lower (:func:`temperature_notes`). They are comp
 numbers each time, never read from the file: an uploaded metrics.json's text is not shown.
 
 A checkpoint evaluated before these figures existed (no ``error_detection`` in its
-metrics.json) is left out until it is evaluated again.
+metrics.json) is left out until it is evaluated again; one evaluated before the paired
+differences from 1 − max p and the length-matched OOD AUROCs shows "—" in those columns
+(:func:`versus`, :func:`matched`).
 """
 
 from __future__ import annotations
@@ -72,6 +74,31 @@ def equal_length(m: dict, score: str = "mutual_information") -> str:
     return " · ".join(cells) or f"no bin holds {by['min_per_side']}+ of both domains"
 
 
+def versus(d: object) -> str:
+    """A paired difference from 1 − max p (:meth:`PairedDifference.as_dict`) as
+    ``"−0.041 [−0.070, −0.012] worse"``; "—" when missing (evaluated before the figure)."""
+    diff, ends = _num(d, "difference"), d.get("interval") if isinstance(d, dict) else None
+    ok = isinstance(ends, list) and len(ends) == 2
+    low, high = (_num({"v": v}, "v") for v in (ends if ok else (None, None)))
+    verdict = d.get("verdict") if isinstance(d, dict) else None
+    if diff is None or low is None or high is None or verdict not in ("better", "tie", "worse"):
+        return "—"
+    return f"{diff:+.3f} [{low:+.3f}, {high:+.3f}] {verdict}".replace("-", "−")
+
+
+def matched(m: dict, score: str = "mutual_information") -> str:
+    """The OOD AUROC of ``score`` with both domains drawn to one length histogram, with the
+    texts a side: ``"0.512 (240 a side)"``; why there is none where lengths do not overlap."""
+    got = m.get("ood_detection_length_matched")
+    if not isinstance(got, dict):
+        return "—"
+    n = got.get("n_per_side")
+    auroc = _num(got, "auroc", score)
+    if auroc is None:
+        return f"none: lengths hardly overlap ({n} a side)" if isinstance(n, int) else "—"
+    return f"{auroc:.3f} ({n} a side)"
+
+
 def detection_rows(entries: Iterable[Entry]) -> list[dict]:
     """One row per evaluated checkpoint with error detection: tokens read, error AUROC and
     AURC by MI and 1 − max p, OOD AUROC by MI overall and within length bins."""
@@ -86,10 +113,14 @@ def detection_rows(entries: Iterable[Entry]) -> list[dict]:
             row[f"error AUROC {short}"] = _auroc(errors[key]["auroc"], flat and key != "max_prob")
         for key, short in SCORES.items():
             row[f"AURC {short}"] = f"{errors[key]['aurc']:.3f}"
+        mi = (errors.get("versus_max_prob") or {}).get("mutual_information")
+        row["errors: MI − 1−p, 95 % CI"] = "— (no spread)" if flat else versus(mi)
         ood = m.get("ood_detection")
         if ood:
             row["OOD AUROC MI"] = _auroc(ood["mutual_information"]["auroc"], flat)
             row["OOD AUROC MI at equal length"] = "—" if flat else equal_length(m)
+            row["OOD AUROC MI, lengths matched"] = "— (no spread)" if flat else matched(m)
+            row["OOD AUROC 1−p, lengths matched"] = matched(m, "max_prob")
         rows.append(row)
     return rows
 

@@ -10,9 +10,15 @@ from uqcore.exceptions import InputError
 from uqcore.inference.detection import (
     MIN_PER_SIDE,
     backwards,
+    bootstrap_rows,
     detection_by_length,
     error_detection,
+    errors_versus_max_prob,
     length_edges,
+    length_matched,
+    matched_ood_detection,
+    matching_edges,
+    paired_auroc_difference,
 )
 from uqcore.stats import OOD_SCORES, ood_scores, risk_coverage, summarize
 
@@ -92,3 +98,106 @@ def test_backwards_says_so_below_one_half_only():
     assert backwards(0.4996, "errors") is None  # reads 0.500: not called backwards
     line = backwards(0.384, "out-of-domain texts")
     assert "0.384" in line and "backwards" in line and "out-of-domain texts" in line
+
+
+# ------------------------------------------------------------------ length held fixed
+def _lengths(seed: int, n: int, mean: float, read: int = 64) -> np.ndarray:
+    return np.clip(np.random.default_rng(seed).poisson(mean, size=n), 1, read)
+
+
+def _length_auroc(a: np.ndarray, b: np.ndarray, m) -> float:
+    both = np.r_[a[m.id_rows], b[m.ood_rows]]
+    return roc_auc_score(np.r_[np.zeros(m.n), np.ones(m.n)], both)
+
+
+def test_a_length_matched_set_has_one_histogram_bin_by_bin_and_is_seeded():
+    short, long = _lengths(0, 400, 20), _lengths(1, 300, 32)  # sentences vs short reviews
+    edges = matching_edges(64)
+    assert edges[:3] == [0, 1, 2] and edges[-2:] == [64, 65] and matching_edges(64, 8)[1] == 8
+    m = length_matched(short, long, edges, seed=3)
+    h_id = np.histogram(short[m.id_rows], bins=edges)[0]
+    h_ood = np.histogram(long[m.ood_rows], bins=edges)[0]
+    assert (h_id == h_ood).all() and list(h_id) == m.per_bin and m.n == h_id.sum() > 0
+    assert len(set(m.id_rows)) == m.n and len(set(m.ood_rows)) == m.n  # no text twice
+    again = length_matched(short, long, edges, seed=3)
+    assert (again.id_rows == m.id_rows).all() and (again.ood_rows == m.ood_rows).all()
+    other = length_matched(short, long, edges, seed=4)
+    assert not (other.id_rows == m.id_rows).all()
+    # the raw lengths separate the domains; the matched ones cannot (equal lengths), while
+    # 8-token bins still would: each side sits at its own end of the shared bins
+    raw = roc_auc_score(np.r_[np.zeros(400), np.ones(300)], np.r_[short, long])
+    assert raw > 0.9 and _length_auroc(short, long, m) == 0.5 and m.n > 40
+    assert _length_auroc(short, long, length_matched(short, long, matching_edges(64, 8))) > 0.7
+
+
+def test_lengths_that_never_overlap_keep_nothing():
+    m = length_matched(np.full(50, 10), np.full(50, 60), matching_edges(64))
+    assert m.n == 0 and sum(m.per_bin) == 0
+    with pytest.raises(InputError, match="increasing"):
+        length_matched([1], [1], [0, 8, 8])
+    with pytest.raises(InputError, match="read_len"):
+        matching_edges(1)
+
+
+def test_the_paired_difference_equals_a_plain_bootstrap_and_says_its_verdict():
+    rng = np.random.default_rng(5)
+    y = rng.random(120) < 0.3
+    base = y + rng.normal(0, 1.0, 120)  # a fair detector
+    good = y + rng.normal(0, 0.3, 120)  # a better one on the same rows
+    got = paired_auroc_difference(y, good, base, resamples=200, seed=7)
+    diffs = []
+    for chunk in bootstrap_rows(y, 200, 7):
+        for rows in chunk:  # a plain loop with scikit-learn over the same draws
+            diffs.append(roc_auc_score(y[rows], good[rows]) - roc_auc_score(y[rows], base[rows]))
+    low, high = np.percentile(diffs, [2.5, 97.5])
+    assert got.low == pytest.approx(low, abs=1e-12) and got.high == pytest.approx(high, abs=1e-12)
+    assert got.score == pytest.approx(roc_auc_score(y, good))
+    assert got.difference == pytest.approx(got.score - got.baseline)
+    assert got.verdict == "better" and got.as_dict()["verdict"] == "better"
+    assert paired_auroc_difference(y, base, good, resamples=200).verdict == "worse"
+    assert paired_auroc_difference(y, base, base + 1e-9 * y, resamples=200).verdict == "tie"
+    assert paired_auroc_difference(np.ones(5, bool), good[:5], base[:5]) is None
+    first = next(bootstrap_rows(y, 200, 7))
+    assert first.shape == (100, 120) and (y[first].sum(axis=1) == y.sum()).all()
+
+
+def _sure(margin: np.ndarray, T: int = 4) -> np.ndarray:
+    """Probabilities [T, N, 2], surer with a larger ``margin`` (a little noise per sample)."""
+    noise = np.random.default_rng(0).normal(0, 0.05, size=(T, len(margin)))
+    p1 = 1 / (1 + np.exp(-(margin[None] + noise)))  # [T, N]
+    return np.stack([1 - p1, p1], axis=-1)
+
+
+def test_errors_versus_max_prob_is_the_paired_difference_per_score():
+    p = _probs(2)
+    y = np.random.default_rng(3).integers(0, 2, size=p.shape[1])
+    got = errors_versus_max_prob(p, y)
+    assert set(got) == set(OOD_SCORES) - {"max_prob"}
+    wrong = p.mean(0).argmax(-1) != y
+    mi = paired_auroc_difference(
+        wrong, ood_scores(p, "mutual_information"), ood_scores(p, "max_prob")
+    )
+    assert got["mutual_information"] == mi.as_dict()
+    right = p.mean(0).argmax(-1)
+    assert errors_versus_max_prob(p, right) == dict.fromkeys(got)  # no error: no AUROC
+
+
+def test_an_ood_auroc_made_of_length_vanishes_once_lengths_are_matched():
+    rng = np.random.default_rng(4)
+    n_id, n_ood = 600, 600
+    len_id, len_ood = _lengths(5, n_id, 18), _lengths(6, n_ood, 26)
+
+    def margin(n: np.ndarray) -> np.ndarray:  # a model less sure of longer texts, any domain
+        return 4.0 - 0.1 * n + rng.normal(0, 0.3, size=len(n))
+
+    a, b = _sure(margin(len_id)), _sure(margin(len_ood))
+    raw = roc_auc_score(
+        np.r_[np.zeros(n_id), np.ones(n_ood)],
+        np.r_[ood_scores(a, "max_prob"), ood_scores(b, "max_prob")],
+    )
+    got = matched_ood_detection(a, b, len_id, len_ood, read_len=64)
+    assert raw > 0.8 and got["n_per_side"] >= 200 and got["of"] == [n_id, n_ood]
+    assert abs(got["auroc"]["max_prob"] - 0.5) < 0.08
+    assert got["versus_max_prob"]["mutual_information"]["verdict"] in {"tie", "worse", "better"}
+    apart = matched_ood_detection(a, b, np.full(n_id, 5), np.full(n_ood, 50), read_len=64)
+    assert apart["n_per_side"] == 0 and "hardly overlap" in apart["note"] and "auroc" not in apart

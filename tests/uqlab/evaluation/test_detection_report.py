@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
+
+from uqcore.inference.detection import matched_ood_detection, paired_auroc_difference
 from uqlab.evaluation.detection_report import (
     backwards_notes,
     detection_rows,
@@ -127,3 +130,33 @@ def test_the_reading_length_table_sets_the_record_beside_the_present_metrics(tmp
     assert lines[2].startswith("| a-hsto | 512 → 64 | 0.900 → 0.900 |")
     assert "0.380 → 0.660" in lines[2]
     assert before_after([], tmp_path / "none.json") == []
+
+
+def test_the_paired_verdict_and_the_length_matched_auroc_are_columns():
+    rng = np.random.default_rng(0)
+    y = rng.random(200) < 0.3
+    diff = paired_auroc_difference(y, y + rng.normal(0, 0.3, 200), y + rng.normal(0, 1, 200))
+    m = _metrics()
+    m["error_detection"]["id"]["versus_max_prob"] = {"mutual_information": diff.as_dict()}
+    p = np.stack([np.full((3, 50), 0.8), np.full((3, 50), 0.2)], axis=-1)  # [T, N, 2]
+    m["ood_detection_length_matched"] = matched_ood_detection(
+        p, p, np.arange(50) % 30 + 1, np.arange(50) % 30 + 1, read_len=64
+    )
+    r = detection_rows([("a-hsto", m)])[0]
+    low, high = diff.low, diff.high
+    assert r["errors: MI − 1−p, 95 % CI"] == (
+        f"{diff.difference:+.3f} [{low:+.3f}, {high:+.3f}] better".replace("-", "−")
+    )
+    assert r["OOD AUROC MI, lengths matched"] == "0.500 (50 a side)"
+    m["ood_detection_length_matched"] = matched_ood_detection(
+        p, p, np.full(50, 3), np.full(50, 40), read_len=64
+    )
+    r = detection_rows([("a-hsto", m)])[0]
+    assert r["OOD AUROC 1−p, lengths matched"] == "none: lengths hardly overlap (0 a side)"
+    old = detection_rows([("b-hsto", _metrics())])[0]  # evaluated before these figures
+    assert old["errors: MI − 1−p, 95 % CI"] == "—" and old["OOD AUROC MI, lengths matched"] == "—"
+    garbled = _metrics()
+    garbled["error_detection"]["id"]["versus_max_prob"] = {
+        "mutual_information": {"difference": "x"}
+    }
+    assert detection_rows([("c", garbled)])[0]["errors: MI − 1−p, 95 % CI"] == "—"
