@@ -81,6 +81,9 @@ if caught:
         "most-certain-first, lower is better). OOD at equal length: the out-of-domain AUROC "
         "of MI within bins of tokens read where both domains hold 20+ texts. If a score "
         "separates the domains overall but not within a bin, it is measuring length. "
+        "Lengths matched: both domains drawn to the same lengths, with the texts kept a side. "
+        "MI − 1−p: MI's AUROC for the errors minus 1 − max p's on the same texts, with a 95 % "
+        "paired bootstrap interval: better, tie or worse. "
         "1−p: 1 − max p; tokens: the length each text is read at (the training length)."
     )
     frame = pd.DataFrame(caught)

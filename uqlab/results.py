@@ -243,8 +243,13 @@ def render(
             "the texts are kept most-certain-first by that score (lower is better). Equal "
             "length: the OOD AUROC of MI within bins of tokens read, where both domains hold "
             "20 or more texts (a score that separates the domains overall but not within a "
-            "bin is measuring length). Tokens: those each text is read at, the checkpoint's "
-            "training length; 1−p: 1 − max p.",
+            "bin is measuring length). Lengths matched: both domains drawn (seed 0) to one "
+            "histogram of tokens read, equal lengths, with the texts kept a side; none where "
+            "the lengths hardly overlap. MI − 1−p: the AUROC of MI for the errors minus that "
+            "of 1 − max p on the same texts, with a paired bootstrap 95 % interval (1,000 "
+            "resamples within each class) and whether MI is better, tied or worse. Tokens: "
+            "those each text is read at, the checkpoint's training length; 1−p: 1 − max p. "
+            "A dash: evaluated before the figure (`python -m uqlab.evaluate --ckpt NAME`).",
             "",
             *section,
         ]
