@@ -20,9 +20,16 @@ def _conformal_scores(mean_probs: np.ndarray, method: str) -> np.ndarray:
     total probability of the classes at least as likely as ``c`` (``c`` included)."""
     if method == "lac":
         return 1.0 - mean_probs
-    order = np.argsort(-mean_probs, axis=1, kind="stable")  # [N, C] most likely first
-    cum = np.cumsum(np.take_along_axis(mean_probs, order, axis=1), axis=1)  # [N, C]
-    out = np.empty_like(mean_probs)
+    p = mean_probs.astype(np.float64)
+    p = p / p.sum(axis=1, keepdims=True)  # [N, C]
+    order = np.argsort(-p, axis=1, kind="stable")  # [N, C] most likely first
+    cum = np.minimum(np.cumsum(np.take_along_axis(p, order, axis=1), axis=1), 1.0)  # [N, C]
+    # the least likely class holds the whole mass: exactly 1, whatever the float rounding. A
+    # float32 sum lands 1e-7 either side of 1, and with a threshold at that mass (over 10 % of
+    # dev misclassified at 90 % coverage) rounding alone decided which sets held both classes:
+    # a re-run changing logits in the 8th digit moved CoLA's APS coverage 0.934 -> 0.892
+    cum[:, -1] = 1.0
+    out = np.empty_like(p)
     np.put_along_axis(out, order, cum, axis=1)
     return out
 

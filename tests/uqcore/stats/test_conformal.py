@@ -66,3 +66,18 @@ def test_resampled_coverage_meets_the_guarantee_on_exchangeable_scores():
     r = resampled_coverage(scores[:300], scores[300:], 0.9, splits=2000, seed=1)
     assert 0.9 - 0.002 <= r.mean <= 0.9 + 1 / 301 + 0.002
     assert r.low < 0.88 < 0.92 < r.high and r.high - r.low < 0.1
+
+
+def test_aps_sets_do_not_depend_on_float_rounding_of_the_total_mass():
+    """Two classes, a third of dev misclassified: the 90 % threshold is the whole mass, and
+    every set holds both classes, however float32 rounds each row's sum (1e-7 either side)."""
+    rng = np.random.default_rng(0)
+    p1 = rng.uniform(0.55, 0.95, size=300)
+    p = np.stack([p1, 1 - p1], axis=1).astype(np.float32)  # [N, 2]
+    y = (rng.random(300) < 0.33).astype(int)  # a third of the labels the less likely class
+    jitter = (1 + rng.normal(0, 1e-7, size=(300, 2))).astype(np.float32)
+    got = []
+    for probs in (p, p * jitter):
+        sets = conformal_calibrate(probs, y, coverage=0.9, method="aps").sets(probs)
+        got.append(sets)
+    assert got[0].all() and (got[0] == got[1]).all()
