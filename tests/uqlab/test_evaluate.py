@@ -32,6 +32,16 @@ def test_metrics_json_has_every_required_field(checkpoint, data_dir):
         ):
             assert isinstance(m[side][key], float), (side, key)
     assert 0.0 <= m["ood_detection"]["mutual_information"]["auroc"] <= 1.0
+    versus = m["error_detection"]["id"]["versus_max_prob"]  # each score beside 1 - max p
+    assert set(versus) == {"entropy", "mutual_information", "variance"}
+    for v in filter(None, versus.values()):
+        low, high = v["interval"]
+        assert low <= high and v["verdict"] in {"better", "tie", "worse"}
+        assert v["difference"] == pytest.approx(v["auroc"] - v["baseline_auroc"])
+    matched = m["ood_detection_length_matched"]  # length held fixed, or why not
+    assert matched["of"] == [m["sizes"]["id"], m["sizes"]["ood"]] and matched["bin_width"] == 1
+    assert ("auroc" in matched) == (matched["n_per_side"] >= matched["min_per_side"])
+    assert "auroc" in matched or "hardly overlap" in matched["note"]
     for method in ("lac", "aps"):  # the conformal guarantee over dev + test re-splits
         r = m["id"]["conformal_90"][method]["resampled"]
         assert (r["splits"], r["n_cal"], r["n_eval"]) == (
