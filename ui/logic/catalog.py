@@ -14,6 +14,7 @@ from uqcore.registry import CheckpointInfo
 from uqlab.bases import BASE_TITLES
 from uqlab.catalog.presets import preset_rows
 from uqlab.catalog.tasks import DOMAINS, METRICS, TASKS
+from uqlab.evaluation.detection_report import matched
 from uqlab.evaluation.paper import metric_cell
 from uqlab.models.intake import UPLOAD_PREFIX
 
@@ -189,7 +190,11 @@ def headline(info: CheckpointInfo) -> str:
     auroc = m.get("ood_detection", {}).get("mutual_information", {}).get("auroc")
     text = f"{metric.title}: {DOMAINS['id']} {side(m['id'])}, "
     text += f"{DOMAINS['ood']} {side(m['ood'])} (T = {m['samples']})"
-    return text + (f"; OOD AUROC (mutual information) {auroc:.3f}." if auroc else ".")
+    if not auroc:
+        return text + "."
+    text += f"; OOD AUROC (mutual information) {auroc:.3f}"
+    equal = matched(m)  # its companion with length held fixed, where measured
+    return text + ("." if equal == "—" else f", with lengths matched {equal}.")
 
 
 def storage_line(info: CheckpointInfo) -> str | None:

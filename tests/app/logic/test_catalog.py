@@ -85,3 +85,24 @@ def test_a_zero_shot_checkpoint_is_named_and_described_as_one():
     line = base_line(info("sto"))
     assert "'no' / 'yes'" in line and "Nothing trained" in line and "layer(s) 29" in line
     assert reading(info("sto")).startswith("128 tokens, its prompt included")
+
+
+def test_the_cards_ood_auroc_has_its_length_matched_companion_where_measured():
+    import dataclasses
+
+    from ui.logic.catalog import headline
+
+    shipped = {i.name: i for i in list_checkpoints(SHIPPED_CHECKPOINT_DIR)}
+    info = shipped["cola-hsto"]
+    m = dict(info.metrics)
+    m["ood_detection_length_matched"] = {"n_per_side": 240, "auroc": {"mutual_information": 0.51}}
+    line = headline(dataclasses.replace(info, metrics=m))
+    assert "; OOD AUROC (mutual information) " in line
+    assert line.endswith(", with lengths matched 0.510 (240 a side).")
+    m["ood_detection_length_matched"] = {"n_per_side": 3, "note": "hardly overlap"}
+    assert headline(dataclasses.replace(info, metrics=m)).endswith(
+        ", with lengths matched none: lengths hardly overlap (3 a side)."
+    )
+    m.pop("ood_detection_length_matched")  # evaluated before the figure: the card says no more
+    assert headline(dataclasses.replace(info, metrics=m)).endswith(".")
+    assert "lengths matched" not in headline(dataclasses.replace(info, metrics=m))
