@@ -18,22 +18,25 @@ from uqcore.config import ModelConfig, family_fields
 from uqcore.families import FAMILY_NAMES, get_family
 from uqlab.evaluate import main as evaluate_main
 
-STOCHASTIC = ("mcdropout", "sto", "hsto", "bam", "bayesformer")
+STOCHASTIC = ("mcdropout", "sto", "hsto", "bam", "bayesformer", "laplace")
 
 
 def tiny_config(family: str, **values) -> ModelConfig:
     """A tiny model of ``family``; ``values`` are its structure fields (``n_centroids``, BAM's
     ``dist``...) or trained inference knobs (``tau2``, ``em_iterations``...), sorted by the
-    family table. Defaults: 3 centroids, tau2 = 2, 2 EM iterations where the family has them."""
+    family table. Defaults: 3 centroids, tau2 = 2, 2 EM iterations, a Laplace prior precision
+    of 16 (an unfitted posterior: weight draws of standard deviation 1/4) where the family has
+    them."""
     spec = get_family(family)
-    values = {"n_centroids": 3, "em_iterations": 2, "tau2": 2.0, **values}
+    defaults = {"n_centroids": 3, "em_iterations": 2, "tau2": 2.0, "prior_precision": 16.0}
+    values = {**defaults, **values}
     structure = {f.name for f in dataclasses.fields(spec.params)}
     unknown = [
         k
         for k in values
         if k not in structure
         and k not in spec.knobs
-        and k not in ("n_centroids", "em_iterations", "tau2")
+        and k not in defaults
     ]
     assert not unknown, f"{family} has no {unknown}"
     attention, inference = family_fields(family, values)

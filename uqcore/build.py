@@ -28,6 +28,7 @@ from uqcore.nets.decoder import DecoderClassifier
 from uqcore.nets.linear import add_adapters, matmul_linear_only
 from uqcore.nets.maps import LayerMaps
 from uqcore.nets.model import EncoderClassifier, ForwardOutput
+from uqcore.nets.posterior import POSTERIOR, attach_posterior
 from uqcore.readers.decoder_weights import decoder_frozen_names, load_hf_decoder
 from uqcore.settings import resolve
 
@@ -60,9 +61,11 @@ def _kind(cfg: ModelConfig) -> ClassifierKind:
 
 
 def build_one(cfg: ModelConfig) -> nn.Module:
-    """One classifier of ``cfg``'s backbone, with its low-rank adapters if it has some."""
+    """One classifier of ``cfg``'s backbone, with its low-rank adapters if it has some, and a
+    weight posterior over what training made when its family has one (Laplace)."""
     model = _kind(cfg).build(cfg)
-    return add_adapters(model, cfg.adapters) if cfg.adapters is not None else model
+    model = add_adapters(model, cfg.adapters) if cfg.adapters is not None else model
+    return attach_posterior(model, frozen_names(cfg)) if cfg.spec.weight_posterior else model
 
 
 def build_model(cfg: ModelConfig) -> nn.Module:
@@ -82,7 +85,8 @@ def build_unset(cfg: ModelConfig) -> nn.Module:
     built) is built as :func:`build_model` does."""
     with torch.device("meta"):
         model = build_model(cfg)
-    if next(model.buffers(), None) is not None:
+    # a weight posterior's buffers are read from the checkpoint like the weights
+    if any(not n.startswith(f"{POSTERIOR}.") for n, _ in model.named_buffers()):
         return build_model(cfg)
     return model.to_empty(device="cpu")
 

@@ -237,6 +237,7 @@ def load_checkpoint(
     shared_weights: bool = False,
     local_base: bool = True,
     budget: Budget = DEFAULT_BUDGET,
+    merge: bool = True,
 ) -> Checkpoint:
     """Load and verify a checkpoint directory; see the module docstring for what is checked.
     ``shared_weights``: follow a ``weights`` record to a sibling checkpoint's tensors (refused
@@ -247,7 +248,9 @@ def load_checkpoint(
     The tensors are compared with ``build_model(cfg).state_dict()`` (names, shapes, kinds) before
     loading; floating tensors stored in half precision become float32. On a pretrained backbone
     the base comes from its package (or ``base_dir``) after its sha256 is checked, the stored
-    tensors are exactly those training made, and the adapters are merged into their weights.
+    tensors are exactly those training made, and the adapters are merged into their weights
+    (kept apart for a weight posterior, which draws them: :mod:`uqcore.nets.posterior`, or when
+    ``merge`` is False: a Laplace fit reads the factors, :mod:`uqlab.laplace`).
     """
     root = _check_dir(Path(path))
     cfg, doc = _read_config(root)
@@ -328,7 +331,7 @@ def load_checkpoint(
     state = {k: t.to(expected[k].dtype) for k, t in tensors.items()}
     missing, _ = model.load_state_dict(state, strict=False)  # the rest came from the base
     assert set(missing) == set(model.state_dict()) - set(expected)  # after _check_tensors
-    if folder is not None:
+    if folder is not None and merge and not cfg.spec.weight_posterior:  # a posterior draws them
         merge_adapters(model)
     model.float().eval()
     extra = (doc["training"], _read_metrics(root), _read_card(root))

@@ -27,6 +27,7 @@ from uqcore.kernels.em import ProbtransParams, bind_probtrans
 from uqcore.kernels.gumbel import HstoParams, StoParams, bind_hsto, bind_sto, hsto_weights
 from uqcore.kernels.softmax import NoParams, bind_softmax
 from uqcore.knobs import KNOBS
+from uqcore.nets.posterior import LaplaceParams
 from uqcore.settings import ForwardSettings, SamplingSettings
 
 
@@ -38,6 +39,11 @@ def _never(s: ForwardSettings) -> bool:
 # own scale, so lambda = 0 is the model; BAM: a fixed (uniform) prior, Weibull shape k = 10 at
 # lambda = 1 (k = 10 / lambda), mean = the model's attention.
 BAM_UNTRAINED_K = 10.0
+
+
+def _bind_plain(params: object):
+    """A family whose attention is plain softmax whatever its structure says (Laplace)."""
+    return bind_softmax(NoParams())
 
 
 def _untrained_plain(d_head: int):
@@ -78,6 +84,8 @@ class FamilySpec:
     (an imported Hugging Face model, :mod:`uqlab.import_hf`): its structure and its knobs'
     values, chosen so that zero noise is the model itself; None: it needs training.
     ``untrained_help``: that in one line, for the app.
+    ``weight_posterior``: a Gaussian over the trained weights (:mod:`uqcore.nets.posterior`);
+    a sample = one draw of those weights, scaled by the noise-scale knob.
     ``sample_is``: one plain sentence saying what one of its T samples is (a forward pass with
     fresh attention noise, a fresh dropout mask, one member...), or that every sample is the
     same; the explorer's histogram caption shows it. Every entry sets it.
@@ -100,11 +108,12 @@ class FamilySpec:
     untrained: Callable[[int], tuple[object, SamplingSettings]] | None = None
     untrained_help: str = ""
     sample_is: str = ""
+    weight_posterior: bool = False
 
     @property
     def layered(self) -> bool:
         """Its noise is in the attention, so which layers draw it is a choice."""
-        return "noise_scale" in self.knobs
+        return "noise_scale" in self.knobs and not self.weight_posterior
 
     @property
     def ensemble(self) -> bool:
@@ -184,6 +193,13 @@ FAMILIES: dict[str, FamilySpec] = {
             needs_every_query=lambda s: s.em_iterations > 0,
             sample_is="The EM key adaptation draws nothing at random: every sample is the "
                       "same forward pass, so all T samples are identical.",
+        ),
+        FamilySpec(
+            "laplace", "Laplace (Bayesian weights)", LaplaceParams, _bind_plain,
+            knobs=("tau", "noise_scale"), weight_posterior=True,
+            noisy=lambda s: s.noise_scale > 0,
+            sample_is="Each sample is one draw of the trained weights (adapters and head) from "
+                      "their Laplace posterior, so the attention maps move with it.",
         ),
     )
 }

@@ -136,7 +136,8 @@ KNOBS: dict[str, Knob] = {
              "token, high = attention spreads evenly.", fallback=1.0, grid=TAU_GRID,
              link=TAU_LINK, note="tau2", always=True, lacks="has no Gumbel-softmax attention"),
         Knob("noise_scale", float, "Noise scale λ",
-             "Multiplies the attention noise: 1 = as trained, 0 = the noise-free model.",
+             "Multiplies the noise (the attention's, or the spread of a Laplace posterior's "
+             "weight draws): 1 = as trained, 0 = the noise-free model.",
              fallback=1.0, check=lambda name, v: check_noise_scale(v), reach=(0.0, 5.0),
              step=0.05, link=(0.0, 100.0), note="Noise scale", alias="noise", always=True,
              lacks="has no attention noise"),  # a zero-shot checkpoint ships at λ = 16

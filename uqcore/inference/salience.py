@@ -26,7 +26,8 @@ vector-Jacobian products of the same forward pass (one backward pass for two cla
 ``p_other = 1 - p_target``; two otherwise); the mutual information's cotangent comes
 from a forward pass without gradients over all rows first (it couples the T samples of a path
 point, which may fall in different chunks). A deterministic setting is computed once (spread 0);
-a deep ensemble's sample ``t`` is member ``t mod M``, each member explained once.
+a deep ensemble's sample ``t`` is member ``t mod M``, each member explained once; a weight
+posterior's sample ``t`` is its weight draw ``t`` (:class:`uqcore.nets.posterior.Drawn`).
 
 Captum (the field's attribution library) explains one output per example; the mutual
 information here is a function of all T samples of an input at once, and the noise must follow
@@ -46,6 +47,7 @@ from uqcore.build import DeepEnsemble
 from uqcore.exceptions import ConfigError, InputError
 from uqcore.nets.model import check_batch
 from uqcore.nets.noise import SampleNoise, example_keys
+from uqcore.nets.posterior import Drawn, posterior_of
 from uqcore.runtime import memory_budget as runtime_budget
 from uqcore.settings import ForwardSettings, SamplingSettings, is_stochastic, resolve
 
@@ -184,6 +186,12 @@ def attribute(
         members = (torch.arange(T) + first_sample) % len(units)  # [T]
         stochastic = len(units) > 1
         index = members  # sample t -> its unit
+    elif posterior_of(model) is not None and is_stochastic(cfg, fs):  # Laplace: a unit a draw
+        units = [
+            _Unit(Drawn(model, seed, first_sample + t, fs.noise_scale), 1, False) for t in range(T)
+        ]
+        members, stochastic = None, True
+        index = torch.arange(T)  # sample t -> its own draw
     else:
         noisy = is_stochastic(cfg, fs)
         units = [_Unit(model, T if noisy else 1, noisy)]

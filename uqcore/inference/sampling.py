@@ -8,7 +8,8 @@ its row ``t`` of any larger call (within float rounding of the batched matmuls).
 ``noise="stream"`` draws from training's per-sample streams instead
 (:mod:`uqcore.nets.stream_noise`), which depend on the batch; the training loop's dev metric uses
 it. Deterministic settings run the model once and repeat the result; a deep ensemble runs its
-members together once and sample ``t`` is member ``t mod M``.
+members together once and sample ``t`` is member ``t mod M``; a model with a weight posterior
+(Laplace) runs once per sample with weight draw ``t`` (:mod:`uqcore.nets.posterior`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field
 
 import torch
 from torch import nn
+from torch.func import functional_call
 
 from uqcore.build import DeepEnsemble
 from uqcore.exceptions import ConfigError
@@ -34,6 +36,7 @@ from uqcore.nets.layers import widest_query_rows
 from uqcore.nets.maps import MAP_NAMES, LayerMaps
 from uqcore.nets.model import check_batch
 from uqcore.nets.noise import SampleNoise, example_keys
+from uqcore.nets.posterior import posterior_of
 from uqcore.nets.stream_noise import StreamNoise
 from uqcore.runtime import memory_budget as runtime_budget
 from uqcore.settings import ForwardSettings, is_stochastic, resolve
@@ -231,6 +234,10 @@ def sample(
             logits, probs, kl, members = _ensemble(
                 model, ids, mask, fs, T, first_sample, capture.layers, maps
             )
+        elif stochastic and posterior_of(model) is not None:
+            logits, probs, kl = _weight_draws(
+                model, ids, mask, fs, seed, first_sample, T, capture, maps
+            )
         else:
             prefix, upper = _prefix(
                 model, ids, mask, fs, capture.layers, stochastic, maps, prefix_cache, prefix_owner
@@ -278,6 +285,22 @@ def _ensemble(model, ids, mask, fs, T, first_sample, layers, maps):
     logits = out.logits[members]  # [T, B, C]
     maps.put_indexed(out.maps, members[: maps.keep])
     return logits, torch.softmax(logits, -1), None, members
+
+
+def _weight_draws(model, ids, mask, fs, seed, first_sample, T, capture, maps):
+    """A weight posterior: sample ``t`` is one forward pass with weight draw ``first_sample + t``
+    (the same draw for every example). Returns logits and probs ``[T, B, C]``, no KL."""
+    posterior = posterior_of(model)
+    delta = model.cfg.attention.prior_precision
+    trained = dict(model.named_parameters())
+    logits = torch.empty(T, ids.shape[0], model.cfg.num_classes, device=ids.device)  # [T, B, C]
+    for t in range(T):
+        drawn = posterior.draw(trained, delta, seed, first_sample + t, fs.noise_scale)
+        layers = capture.layers if t < maps.keep else ()
+        out = functional_call(model, drawn, (ids, mask), {"settings": fs, "capture": layers})
+        logits[t] = out.logits
+        maps.put_chunk(out.maps, t, 1)
+    return logits, torch.softmax(logits, -1), None
 
 
 def _deterministic(model, ids, mask, fs, T, capture, prefix, maps):
