@@ -68,6 +68,11 @@ class TrainConfig:
         get_task(self.task)  # ConfigError naming the known tasks
         if self.family not in FAMILIES:
             raise ConfigError(f"Unknown family {self.family!r}; use one of {', '.join(FAMILIES)}.")
+        if get_family(self.family).weight_posterior:
+            raise ConfigError(
+                f"A {self.family!r} model is fitted after training, not trained: train a 'trans' "
+                "model, then run python -m uqlab.laplace --ckpt NAME on it."
+            )
         for name in (
             "epochs",
             "patience",

@@ -1,0 +1,101 @@
+"""python -m uqlab.laplace: a Laplace posterior fitted post hoc around a trained checkpoint, its
+prior precision chosen on dev, written as a checkpoint that every command and page reads."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from tests.helpers import TINY, evaluate_tiny
+from uqcore.checkpoint import load_checkpoint
+from uqcore.inference.laplace import diagonal_ggn
+from uqcore.nets.posterior import posterior_of
+from uqlab.laplace import GRID, default_name, laplace_model
+from uqlab.laplace import main as laplace_main
+from uqlab.train import main as train_main
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory, data_dir):
+    root = tmp_path_factory.mktemp("laplace")
+    mp = pytest.MonkeyPatch()
+    mp.setenv("UQ_DATA_DIR", str(data_dir))
+    for family in ("trans", "hsto"):
+        out = root / f"cola-{family}"
+        assert train_main(["--task", "cola", "--family", family, "--out", str(out), *TINY]) == 0
+    mp.undo()
+    return root
+
+
+def _fit(root, data_dir, *extra) -> int:
+    args = ["--root", str(root), "--data-dir", str(data_dir), "--quiet", "--rows", "24"]
+    return laplace_main([*args, "--dev-rows", "16", "--samples", "3", *extra])
+
+
+def test_it_writes_a_laplace_checkpoint_with_its_prior_chosen_on_dev(trained, data_dir, capsys):
+    assert _fit(trained, data_dir, "--ckpt", "cola-trans") == 0
+    assert "cola-laplace: prior precision" in capsys.readouterr().out
+    ck = load_checkpoint(trained / "cola-laplace")
+    source = load_checkpoint(trained / "cola-trans", merge=False)
+    assert ck.config.family == "laplace" and ck.config.attention.fit_rows == 24
+    record = ck.training["laplace"]
+    assert record["source"] == "cola-trans" and record["prior_chosen_on"] == "dev"
+    assert [r["prior_precision"] for r in record["dev"]] == [None, *GRID]
+    best = min(record["dev"][1:], key=lambda r: (r["dev_nll"], -r["prior_precision"]))
+    assert (
+        ck.config.attention.prior_precision == record["prior_precision"] == best["prior_precision"]
+    )
+    for name, p in source.model.named_parameters():  # the trained weights are the mean
+        torch.testing.assert_close(dict(ck.model.named_parameters())[name], p)
+    post = posterior_of(ck.model)
+    assert sum(float(post.curvature(n).sum()) for n in post.names) > 0
+    assert "chosen on dev" in ck.card and "python -m uqlab.laplace" in ck.card
+
+
+def test_the_stored_curvature_is_the_fit_over_the_rows_it_names(trained, data_dir):
+    ck = load_checkpoint(trained / "cola-laplace")
+    from uqlab.data import load_task
+    from uqlab.laplace import _part
+
+    data = load_task("cola", data_dir, split_seed=0)
+    rows = _part(len(data.train), 24, 0)
+    ids = [
+        ck.vocab.encode(data.train.texts[i], ck.read_len, allow_all_unknown=True).ids for i in rows
+    ]
+    again = diagonal_ggn(laplace_model(load_checkpoint(trained / "cola-trans", merge=False)), ids)
+    post = posterior_of(ck.model)
+    for name in post.names:
+        torch.testing.assert_close(post.curvature(name), again[name], rtol=1e-5, atol=1e-6)
+
+
+def test_the_laplace_checkpoint_evaluates_like_any_other(trained, data_dir):
+    m = evaluate_tiny(trained / "cola-laplace", data_dir)
+    assert m["family"] == "laplace"
+    assert m["id"]["mean_mutual_information"] > 0  # weight draws disagree
+    stored = json.loads((trained / "cola-laplace" / "config.json").read_text())
+    assert stored["model"]["family"] == "laplace"
+
+
+def test_a_source_that_is_not_one_softmax_model_is_refused(trained, data_dir, capsys):
+    before = sorted(p.name for p in trained.iterdir())
+    assert _fit(trained, data_dir, "--ckpt", "cola-hsto") == 2
+    err = capsys.readouterr().err
+    assert "deterministic softmax model" in err and "Traceback" not in err
+    assert sorted(p.name for p in trained.iterdir()) == before  # nothing written
+
+
+def test_training_a_laplace_model_is_refused_with_what_to_do(tmp_path, data_dir, capsys):
+    out = tmp_path / "x"
+    args = ["--task", "cola", "--family", "laplace", "--out", str(out), "--data-dir", str(data_dir)]
+    assert train_main([*args, *TINY]) == 2
+    assert "python -m uqlab.laplace" in capsys.readouterr().err and not out.exists()
+
+
+@pytest.mark.parametrize(
+    "name, expected",
+    [("cr-minilm-trans", "cr-minilm-laplace"), ("cola-mcdropout", "cola-mcdropout-laplace")],
+)
+def test_default_names(name, expected):
+    assert default_name(name) == expected
