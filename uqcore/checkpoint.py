@@ -42,6 +42,7 @@ from uqcore.build import attach_base, build_model, build_unset, frozen_names
 from uqcore.config import FORMAT_VERSION, ModelConfig, upgrade_v1
 from uqcore.exceptions import CheckpointError, ConfigError
 from uqcore.nets.linear import merge_adapters
+from uqcore.nets.posterior import POSTERIOR
 from uqcore.readers.base_model import BaseRecord, file_sha256, locate
 from uqcore.readers.decoder_weights import decoder_specials
 from uqcore.text.prompt import prompt_of
@@ -54,6 +55,7 @@ WEIGHTS_FILE = "model.safetensors"
 VOCAB_FILE = "vocab.json"
 METRICS_FILE = "metrics.json"
 CARD_FILE = "README.md"
+POSTERIOR_FILE = "posterior.safetensors"  # a weight posterior's tensors (uqcore.nets.posterior)
 REQUIRED_FILES = (CONFIG_FILE, WEIGHTS_FILE)  # + VOCAB_FILE on a word-level backbone
 SUPPORTED_VERSIONS = (1, FORMAT_VERSION)  # 1: read through upgrade_v1
 PICKLE_SUFFIXES = (".pt", ".pth", ".bin", ".pkl", ".pickle", ".ckpt")
@@ -129,12 +131,17 @@ def save_checkpoint(
         raise CheckpointError(f"training / metrics must be JSON-serialisable: {exc}.") from None
     frozen = frozen_names(cfg)
     state = model.state_dict() if isinstance(model, torch.nn.Module) else dict(model)
+    # a weight posterior's tensors go to a file of their own; in 16 bits as bfloat16, which
+    # keeps a curvature's range (float16 would overflow it)
+    apart = {k: state.pop(k) for k in [k for k in state if _in_posterior_file(k)]}
     tensors = _stored_tensors(state, frozen, dtype)
+    apart = _stored_tensors(apart, frozen, None if dtype is None else torch.bfloat16)
     with torch.device("meta"):  # names, shapes and kinds only: nothing allocated
         expected = _trained(build_model(cfg).state_dict(), frozen)
-    _check_tensors(tensors, expected, f"the model being saved for {cfg.family!r}")
+    _check_tensors(tensors | apart, expected, f"the model being saved for {cfg.family!r}")
     card_blob = None if card is None else card.encode()
-    return _write_files(Path(path), tensors, vocab, config_blob, metrics_blob, card_blob)
+    blobs = (config_blob, metrics_blob, card_blob)
+    return _write_files(Path(path), tensors, vocab, *blobs, posterior=apart or None)
 
 
 def _check_save_args(cfg, vocab, base, dtype, training, metrics, card) -> BackboneSpec:
@@ -198,13 +205,19 @@ def _write_files(
     config_blob: bytes,
     metrics_blob: bytes | None,
     card_blob: bytes | None,
+    posterior: dict[str, torch.Tensor] | None = None,
 ) -> Path:
     """Write the checkpoint directory ``out``: each file atomically, ``config.json`` last (a
-    directory with it is complete); an optional file not given again is removed."""
+    directory with it is complete); an optional file not given again is removed. ``posterior``:
+    a weight posterior's tensors, in :data:`POSTERIOR_FILE`."""
     out.mkdir(parents=True, exist_ok=True)
     (out / CONFIG_FILE).unlink(missing_ok=True)  # rewritten last: a dir with it is complete
     meta = {"format_version": str(FORMAT_VERSION)}
     write_atomic(out / WEIGHTS_FILE, save(tensors, metadata=meta))
+    if posterior is None:
+        (out / POSTERIOR_FILE).unlink(missing_ok=True)
+    else:
+        write_atomic(out / POSTERIOR_FILE, save(posterior, metadata=meta))
     if isinstance(vocab, Vocab):
         vocab.save(out / VOCAB_FILE)
     for name, content in ((METRICS_FILE, metrics_blob), (CARD_FILE, card_blob)):
@@ -297,31 +310,17 @@ def load_checkpoint(
     if folder is not None:
         attach_base(model, folder)
     expected = _trained(model.state_dict(), frozen_names(cfg))
-    try:
-        with safe_open(str(weights), framework="pt") as f:
-            meta = f.metadata() or {}
-            # names, shapes and kinds from the header first: no tensor is read unless they fit
-            names = f.keys()
-            if len(names) > 2 * len(expected) + 16:  # far too many: not even listed
-                raise CheckpointError(
-                    f"{weights.name} holds {len(names):,} tensors; this architecture has "
-                    f"{len(expected):,}. Use the config the weights were trained with."
-                )
-            _check_tensors(
-                {k: _header_tensor(f.get_slice(k)) for k in names}, expected, str(weights)
+    apart = {k: v for k, v in expected.items() if _in_posterior_file(k)}  # a posterior's own file
+    tensors = _read_tensors(weights, {k: v for k, v in expected.items() if k not in apart})
+    if apart:
+        posterior = root / POSTERIOR_FILE
+        if not posterior.is_file():
+            raise CheckpointError(
+                f"Checkpoint {root} is missing {POSTERIOR_FILE}: a {cfg.family!r} model keeps "
+                "its weight posterior there. Refit it (python -m uqlab.laplace)."
             )
-            tensors = {k: f.get_tensor(k) for k in f.keys()}
-    except CheckpointError:
-        raise
-    except Exception as exc:  # safetensors raises its own types for malformed files
-        raise CheckpointError(
-            f"{weights} is not a readable safetensors file ({type(exc).__name__}: {exc}); "
-            "re-save the checkpoint with uqcore.checkpoint.save_checkpoint."
-        ) from None
-    version = meta.get("format_version", str(FORMAT_VERSION))  # config.json is the authority
-    if version not in map(str, SUPPORTED_VERSIONS):
-        raise CheckpointError(f"{weights} has format_version {version!r}; re-save the checkpoint.")
-    _check_tensors(tensors, expected, str(weights))
+        _check_header_size(posterior)
+        tensors |= _read_tensors(posterior, apart)
     bad = [k for k, t in tensors.items() if t.is_floating_point() and not t.isfinite().all()]
     if bad:
         raise CheckpointError(
@@ -336,6 +335,40 @@ def load_checkpoint(
     model.float().eval()
     extra = (doc["training"], _read_metrics(root), _read_card(root))
     return Checkpoint(root, root.resolve().name, model, cfg, vocab, *extra, base=base)
+
+
+def _in_posterior_file(key: str) -> bool:
+    """Whether tensor ``key`` is stored in :data:`POSTERIOR_FILE` (a weight posterior's)."""
+    return key.startswith(f"{POSTERIOR}.")
+
+
+def _read_tensors(path: Path, expected: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """Every tensor of the safetensors file ``path``, after its header showed exactly the names,
+    shapes and kinds of ``expected`` (no tensor is read before); CheckpointError otherwise."""
+    try:
+        with safe_open(str(path), framework="pt") as f:
+            meta = f.metadata() or {}
+            # names, shapes and kinds from the header first: no tensor is read unless they fit
+            names = f.keys()
+            if len(names) > 2 * len(expected) + 16:  # far too many: not even listed
+                raise CheckpointError(
+                    f"{path.name} holds {len(names):,} tensors; this architecture has "
+                    f"{len(expected):,}. Use the config the weights were trained with."
+                )
+            _check_tensors({k: _header_tensor(f.get_slice(k)) for k in names}, expected, str(path))
+            tensors = {k: f.get_tensor(k) for k in f.keys()}
+    except CheckpointError:
+        raise
+    except Exception as exc:  # safetensors raises its own types for malformed files
+        raise CheckpointError(
+            f"{path} is not a readable safetensors file ({type(exc).__name__}: {exc}); "
+            "re-save the checkpoint with uqcore.checkpoint.save_checkpoint."
+        ) from None
+    version = meta.get("format_version", str(FORMAT_VERSION))  # config.json is the authority
+    if version not in map(str, SUPPORTED_VERSIONS):
+        raise CheckpointError(f"{path} has format_version {version!r}; re-save the checkpoint.")
+    _check_tensors(tensors, expected, str(path))
+    return tensors
 
 
 # ---------------------------------------------------------------------------------------- checks

@@ -30,17 +30,25 @@ import torch
 from tqdm import tqdm
 
 from uqcore.build import build_model
-from uqcore.checkpoint import Checkpoint, load_checkpoint, save_checkpoint
+from uqcore.checkpoint import (
+    WEIGHTS_FILE,
+    Checkpoint,
+    load_checkpoint,
+    save_checkpoint,
+    weights_path,
+)
 from uqcore.exceptions import UQError
 from uqcore.inference.batch_predict import predict_ids
 from uqcore.inference.laplace import diagonal_ggn
 from uqcore.nets.posterior import LaplaceParams, posterior_of
+from uqcore.readers.base_model import file_sha256
 from uqcore.runtime import tune_cpu
 from uqcore.settings import SamplingSettings, resolve
 from uqcore.stats import ece, nll
 from uqlab.catalog.paths import checkpoint_dir
 from uqlab.catalog.task_file import checkpoint_task
 from uqlab.data import load_task, resolve_data_dir
+from uqlab.share_weights import share
 
 GRID: tuple[float, ...] = tuple(10.0 ** (k / 2) for k in range(15))  # 1 .. 1e7, half-decades
 SOURCES = ("trans", "mcdropout")  # softmax attention, one model: the MAP a Laplace centres on
@@ -201,6 +209,31 @@ def card(name: str, record: dict, command: str) -> str:
     )
 
 
+def stored_dtype(weights: Path) -> torch.dtype | None:
+    """float16 / bfloat16 when every floating tensor of the safetensors file ``weights`` is
+    stored so, else None (float32)."""
+    from safetensors import safe_open
+
+    with safe_open(str(weights), framework="pt") as f:
+        kinds = {str(f.get_slice(k).get_dtype()) for k in f.keys()} - {"I64", "I32", "BOOL"}
+    return (
+        {"F16": torch.float16, "BF16": torch.bfloat16}.get(kinds.pop()) if len(kinds) == 1 else None
+    )
+
+
+def share_if_same(out: Path, source_weights: Path) -> str | None:
+    """When the new checkpoint ``out``'s weights are byte for byte the source's file (a posterior
+    keeps the trained weights as its mean) and both lie in one folder, ``out`` reads the
+    source's file (:func:`uqlab.share_weights.share`); the line that says so, else None."""
+    mine = out / WEIGHTS_FILE
+    owner = source_weights.parent
+    if owner.parent.resolve() != out.parent.resolve() or not mine.is_file():
+        return None
+    if file_sha256(mine) != file_sha256(source_weights):
+        return None
+    return share(out.name, owner.name, out.parent)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m uqlab.laplace", description=__doc__.splitlines()[0])
     p.add_argument("--ckpt", required=True, help="the source checkpoint's name or folder")
@@ -231,6 +264,7 @@ def main(argv: list[str] | None = None) -> int:
         name = args.out or default_name(ck.name)
         command = "python -m uqlab.laplace " + " ".join(argv if argv is not None else sys.argv[1:])
         training = {**(ck.training or {}), "family": "laplace", "laplace": record}
+        source_weights = weights_path(source)
         out = save_checkpoint(
             Path(args.out_root or args.root) / name,
             model,
@@ -239,7 +273,11 @@ def main(argv: list[str] | None = None) -> int:
             training=training,
             card=card(name, record, command),
             base=ck.base,
+            dtype=stored_dtype(source_weights),  # the mean as the source stores it
         )
+        shared = share_if_same(out, source_weights)
+        if shared:
+            print(shared)
     except UQError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

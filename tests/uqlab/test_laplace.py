@@ -36,8 +36,13 @@ def _fit(root, data_dir, *extra) -> int:
 
 def test_it_writes_a_laplace_checkpoint_with_its_prior_chosen_on_dev(trained, data_dir, capsys):
     assert _fit(trained, data_dir, "--ckpt", "cola-trans") == 0
-    assert "cola-laplace: prior precision" in capsys.readouterr().out
-    ck = load_checkpoint(trained / "cola-laplace")
+    out = capsys.readouterr().out
+    assert "cola-laplace: prior precision" in out
+    # the mean is the trained weights, byte for byte: read from the source's file, not copied
+    assert "cola-laplace now reads the weights of cola-trans" in out
+    assert not (trained / "cola-laplace" / "model.safetensors").exists()
+    assert (trained / "cola-laplace" / "posterior.safetensors").is_file()
+    ck = load_checkpoint(trained / "cola-laplace", shared_weights=True)
     source = load_checkpoint(trained / "cola-trans", merge=False)
     assert ck.config.family == "laplace" and ck.config.attention.fit_rows == 24
     record = ck.training["laplace"]
@@ -55,7 +60,7 @@ def test_it_writes_a_laplace_checkpoint_with_its_prior_chosen_on_dev(trained, da
 
 
 def test_the_stored_curvature_is_the_fit_over_the_rows_it_names(trained, data_dir):
-    ck = load_checkpoint(trained / "cola-laplace")
+    ck = load_checkpoint(trained / "cola-laplace", shared_weights=True)
     from uqlab.data import load_task
     from uqlab.laplace import _part
 

@@ -82,3 +82,27 @@ def test_the_posterior_travels_in_the_checkpoint(tmp_path):
     assert all(torch.equal(loaded.curvature(n), post.curvature(n)) for n in post.names)
     assert any(isinstance(m, LoRALinear) for m in ck.model.modules())  # kept apart: drawn
     assert any(k.startswith(f"{POSTERIOR}.") for k in ck.model.state_dict())
+
+
+def test_the_posterior_has_a_file_of_its_own_in_16_bits_when_asked(tmp_path):
+    from safetensors import safe_open
+
+    from uqcore.checkpoint import POSTERIOR_FILE, WEIGHTS_FILE
+    from uqcore.exceptions import CheckpointError
+
+    cfg = _cfg()
+    model = _fitted(cfg)
+    vocab = Vocab.build(["a b c"], max_size=cfg.vocab_size)
+    save_checkpoint(tmp_path / "ck", model, cfg, vocab, dtype=torch.float16)
+    with safe_open(str(tmp_path / "ck" / WEIGHTS_FILE), "pt") as f:
+        assert not any(k.startswith(POSTERIOR) for k in f.keys())  # the weights alone
+    with safe_open(str(tmp_path / "ck" / POSTERIOR_FILE), "pt") as f:
+        kinds = {f.get_slice(k).get_dtype() for k in f.keys()}
+        assert kinds == {"BF16"}  # a curvature's range, which float16 would overflow
+    loaded = posterior_of(load_checkpoint(tmp_path / "ck").model)
+    for n in loaded.names:
+        want = posterior_of(model).curvature(n).to(torch.bfloat16).float()
+        assert torch.equal(loaded.curvature(n), want)
+    (tmp_path / "ck" / POSTERIOR_FILE).unlink()
+    with pytest.raises(CheckpointError, match=POSTERIOR_FILE):
+        load_checkpoint(tmp_path / "ck")
