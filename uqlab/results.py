@@ -194,44 +194,8 @@ def render(
             lines += _main_table(rows, task)
         else:
             lines += _described_table(rows, task)
-    lines += [
-        "## Table 3: per-example statistics",
-        "",
-        "| checkpoint | domain | example (gold) | p(gold) mean ± var | correct/T | paper |",
-        "|---|---|---|---:|---:|---|",
-    ]
-    for name, m in rows:
-        for r in (m or {}).get("table3", []):
-            paper = example_cells(r["text"])
-            text = r["text"].replace("|", "\\|")[:120]
-            stats = f"{p_gold_cell(r['p_gold_mean'], r['p_gold_var'])} | "
-            stats += correct_cell(r["correct"], r["T"])
-            quoted = " ".join(paper) if paper else ""
-            lines.append(f"| {name} | {r['domain']} | {text} ({r['label']}) | {stats} | {quoted} |")
-    lines += [
-        "",
-        "## Uncertainty metrics",
-        "",
-        "| checkpoint | side | NLL | Brier | ECE | entropy | MI | var p(gold) | "
-        "AUROC (MI) | AUROC (1-max p) |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for name, m in rows:
-        if m is None:
-            continue
-        det = m.get("ood_detection")
-        for side in (k for k in ("id", "ood") if k in m):
-            s = m[side]
-            auroc = (
-                f"{det['mutual_information']['auroc']:.3f} | {det['max_prob']['auroc']:.3f}"
-                if side == "ood" and det
-                else " | "
-            )
-            lines.append(
-                f"| {name} | {side} | {s['nll']:.3f} | {s['brier']:.3f} | {s['ece']:.3f}"
-                f" | {s['mean_entropy']:.3f} | {s['mean_mutual_information']:.4f} | "
-                f"{s['mean_variance']:.5f} | {auroc} |"
-            )
+    lines += _table3(rows)
+    lines += _uncertainty(rows)
     section = detection_markdown(rows)
     if section:
         lines += [
@@ -272,6 +236,54 @@ def render(
     lines += _storage(storage or {})
     lines += first_screen_section(load_record())
     return "\n".join([*lines, ""])
+
+
+def _table3(rows: list[tuple[str, dict | None]]) -> list[str]:
+    """The per-example Table 3 of every checkpoint, beside the paper's figures."""
+    lines = [
+        "## Table 3: per-example statistics",
+        "",
+        "| checkpoint | domain | example (gold) | p(gold) mean ± var | correct/T | paper |",
+        "|---|---|---|---:|---:|---|",
+    ]
+    for name, m in rows:
+        for r in (m or {}).get("table3", []):
+            paper = example_cells(r["text"])
+            text = r["text"].replace("|", "\\|")[:120]
+            stats = f"{p_gold_cell(r['p_gold_mean'], r['p_gold_var'])} | "
+            stats += correct_cell(r["correct"], r["T"])
+            quoted = " ".join(paper) if paper else ""
+            lines.append(f"| {name} | {r['domain']} | {text} ({r['label']}) | {stats} | {quoted} |")
+    return lines
+
+
+def _uncertainty(rows: list[tuple[str, dict | None]]) -> list[str]:
+    """NLL, Brier, ECE, the mean uncertainties and the OOD AUROCs of every checkpoint."""
+    lines = [
+        "",
+        "## Uncertainty metrics",
+        "",
+        "| checkpoint | side | NLL | Brier | ECE | entropy | MI | var p(gold) | "
+        "AUROC (MI) | AUROC (1-max p) |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for name, m in rows:
+        if m is None:
+            continue
+        det = m.get("ood_detection")
+        for side in (k for k in ("id", "ood") if k in m):
+            s = m[side]
+            auroc = (
+                f"{det['mutual_information']['auroc']:.3f} | {det['max_prob']['auroc']:.3f}"
+                if side == "ood" and det
+                else " | "
+            )
+            lines.append(
+                f"| {name} | {side} | {s['nll']:.3f} | {s['brier']:.3f} | {s['ece']:.3f}"
+                f" | {s['mean_entropy']:.3f} | {s['mean_mutual_information']:.4f} | "
+                f"{s['mean_variance']:.5f} | {auroc} |"
+            )
+    return lines
 
 
 def _length_note(measured: list, chosen) -> str:

@@ -139,6 +139,24 @@ class _Unit:
     noisy: bool
 
 
+def _units(model, fs: ForwardSettings, T: int, seed: int, first_sample: int):
+    """What runs as one differentiable computation each, and which serves sample ``t``:
+    ``(units, members [T] or None, stochastic, index [T])`` (``index[t]``: sample t's unit for
+    several units, else its row of the one unit)."""
+    if isinstance(model, DeepEnsemble):
+        units = [_Unit(m, 1, False) for m in model.members]
+        members = (torch.arange(T) + first_sample) % len(units)  # [T]
+        return units, members, len(units) > 1, members  # sample t -> its unit
+    noisy = is_stochastic(model.cfg, fs)
+    if posterior_of(model) is not None and noisy:  # Laplace: one unit per weight draw
+        units = [
+            _Unit(Drawn(model, seed, first_sample + t, fs.noise_scale), 1, False) for t in range(T)
+        ]
+        return units, None, True, torch.arange(T)
+    index = torch.arange(T) if noisy else torch.zeros(T, dtype=torch.long)
+    return [_Unit(model, T if noisy else 1, noisy)], None, noisy, index
+
+
 def attribute(
     model: nn.Module,
     ids: torch.Tensor,  # [1, L] long
@@ -181,22 +199,7 @@ def attribute(
         if steps == 1 and method == "gradient_x_input"
         else [(s + 0.5) / steps for s in range(steps)]
     )
-    if isinstance(model, DeepEnsemble):
-        units = [_Unit(m, 1, False) for m in model.members]
-        members = (torch.arange(T) + first_sample) % len(units)  # [T]
-        stochastic = len(units) > 1
-        index = members  # sample t -> its unit
-    elif posterior_of(model) is not None and is_stochastic(cfg, fs):  # Laplace: a unit a draw
-        units = [
-            _Unit(Drawn(model, seed, first_sample + t, fs.noise_scale), 1, False) for t in range(T)
-        ]
-        members, stochastic = None, True
-        index = torch.arange(T)  # sample t -> its own draw
-    else:
-        noisy = is_stochastic(cfg, fs)
-        units = [_Unit(model, T if noisy else 1, noisy)]
-        members, stochastic = None, noisy
-        index = torch.arange(T) if noisy else torch.zeros(T, dtype=torch.long)
+    units, members, stochastic, index = _units(model, fs, T, seed, first_sample)
     budget = BUDGET_FACTOR * runtime_budget(ids.device) if memory_budget is None else memory_budget
     per_chunk = max(1, budget // _row_bytes(cfg, ids.shape[1]))
     key = example_keys(ids, mask)  # [1] the text's noise key
