@@ -5,7 +5,8 @@ Layout of a checkpoint directory::
     config.json        {"format_version": 2, "model": ModelConfig.to_dict(), "training": {...}}
     model.safetensors  every tensor of build_model(cfg).state_dict(); metadata format_version
                        (the weights' layout has not changed since "1")
-    vocab.json         see uqcore.text.vocab.Vocab.save
+    vocab.json         see uqcore.text.vocab.Vocab.save (word-level models)
+    posterior.safetensors  a weight posterior's tensors (family laplace: uqcore.nets.posterior)
     metrics.json       optional: the checkpoint's evaluation (a JSON object)
     README.md          optional: the model card
 
@@ -14,7 +15,9 @@ TRANS with EM at inference: same recipe, same seed, same weights) may hold no ``
 and name that sibling instead: ``config.json`` -> ``"weights": {"checkpoint": NAME, "sha256":
 HEX}``. Only loads that allow it (:func:`uqcore.registry.load`, for a folder of checkpoints) read
 the sibling ``../NAME/model.safetensors``, after checking its sha256; a directory loaded alone (an
-upload) must hold its own weights. ``python -m uqlab.share_weights`` writes the record.
+upload) must hold its own weights. A ``"vocab"`` record does the same for ``vocab.json`` (the
+word-level checkpoints of one task share one vocabulary). ``python -m uqlab.share_weights`` writes
+either record.
 
 Loading is strict: a missing file, malformed JSON, an unknown format version, an invalid config, a
 pickle file in the directory, a missing / unexpected / mis-shaped / non-finite tensor each raise a
@@ -55,6 +58,7 @@ WEIGHTS_FILE = "model.safetensors"
 VOCAB_FILE = "vocab.json"
 METRICS_FILE = "metrics.json"
 CARD_FILE = "README.md"
+SHARED = ("weights", "vocab")  # records naming a sibling checkpoint's file (a folder of them)
 POSTERIOR_FILE = "posterior.safetensors"  # a weight posterior's tensors (uqcore.nets.posterior)
 REQUIRED_FILES = (CONFIG_FILE, WEIGHTS_FILE)  # + VOCAB_FILE on a word-level backbone
 SUPPORTED_VERSIONS = (1, FORMAT_VERSION)  # 1: read through upgrade_v1
@@ -295,14 +299,9 @@ def load_checkpoint(
                 f"{cfg.vocab_size}: the base in {folder} does not fit this checkpoint."
             )
     else:
-        if not (root / VOCAB_FILE).is_file():
-            raise CheckpointError(
-                f"Checkpoint {root} is missing {VOCAB_FILE}; a word-level checkpoint needs "
-                f"{', '.join((*REQUIRED_FILES, VOCAB_FILE))}. Re-save it with "
-                "uqcore.checkpoint.save_checkpoint."
-            )
-        vocab = Vocab.load(root / VOCAB_FILE)
-        _check_vocab_fits(vocab, cfg, f"{root / VOCAB_FILE}")
+        vocab_path = vocab_file(root, doc, shared_weights)
+        vocab = Vocab.load(vocab_path)
+        _check_vocab_fits(vocab, cfg, f"{vocab_path}")
     _check_header_size(weights)
     # on a base, every parameter is overwritten below (the base's, then the file's): none is
     # initialised, and those pointed at a base copy already held never take memory
@@ -426,34 +425,53 @@ def weights_file(root: Path, doc: dict[str, Any], shared: bool = True) -> Path:
     ``model.safetensors``, or, with a ``weights`` record and ``shared``, the sibling's it names
     (sha256 checked). :class:`CheckpointError` says what is wrong and what to do."""
     own = root / WEIGHTS_FILE
-    record = doc.get("weights")
+    if doc.get("weights") is None and not own.is_file():
+        raise CheckpointError(
+            f"Checkpoint {root} is missing {WEIGHTS_FILE}; a checkpoint needs "
+            f"{', '.join(REQUIRED_FILES)}. Re-save it with uqcore.checkpoint.save_checkpoint."
+        )
+    return _sibling_file(root, doc, shared, "weights", WEIGHTS_FILE)
+
+
+def vocab_file(root: Path, doc: dict[str, Any], shared: bool = True) -> Path:
+    """A word-level checkpoint's vocabulary: its own ``vocab.json``, or, with a ``vocab`` record
+    and ``shared``, the sibling's it names (sha256 checked), as :func:`weights_file`."""
+    if doc.get("vocab") is None and not (root / VOCAB_FILE).is_file():
+        raise CheckpointError(
+            f"Checkpoint {root} is missing {VOCAB_FILE}; a word-level checkpoint needs "
+            f"{', '.join((*REQUIRED_FILES, VOCAB_FILE))}. Re-save it with "
+            "uqcore.checkpoint.save_checkpoint."
+        )
+    return _sibling_file(root, doc, shared, "vocab", VOCAB_FILE)
+
+
+def _sibling_file(root: Path, doc: dict[str, Any], shared: bool, key: str, filename: str) -> Path:
+    """``root / filename``, or, when ``doc`` has a ``key`` record (a sibling checkpoint's name
+    and the sha256 of its ``filename``) and ``shared``, that sibling's file, checked."""
+    own = root / filename
+    record = doc.get(key)
     if record is None:
-        if not own.is_file():
-            raise CheckpointError(
-                f"Checkpoint {root} is missing {WEIGHTS_FILE}; a checkpoint needs "
-                f"{', '.join(REQUIRED_FILES)}. Re-save it with uqcore.checkpoint.save_checkpoint."
-            )
         return own
     if not shared:
         raise CheckpointError(
-            f"{root / CONFIG_FILE} names another checkpoint's weights ('weights'); a checkpoint "
-            f"loaded on its own must hold its own {WEIGHTS_FILE}: add it and remove 'weights'."
+            f"{root / CONFIG_FILE} names another checkpoint's {filename} ('{key}'); a checkpoint "
+            f"loaded on its own must hold its own {filename}: add it and remove '{key}'."
         )
     if own.exists():
         raise CheckpointError(
-            f"{root} has both {WEIGHTS_FILE} and a 'weights' record in {CONFIG_FILE}; keep one."
+            f"{root} has both {filename} and a '{key}' record in {CONFIG_FILE}; keep one."
         )
     name, digest = record["checkpoint"], record["sha256"]
-    path = root.parent / name / WEIGHTS_FILE
+    path = root.parent / name / filename
     if not path.is_file():
         raise CheckpointError(
-            f"Checkpoint {root.name!r} shares the weights of {name!r}, which is not in "
+            f"Checkpoint {root.name!r} shares the {filename} of {name!r}, which is not in "
             f"{root.parent}; restore {name!r} beside it."
         )
     if file_sha256(path) != digest:
         raise CheckpointError(
-            f"Checkpoint {root.name!r} shares the weights of {name!r}, but {name!r}'s "
-            f"{WEIGHTS_FILE} has changed (sha256 differs); rebuild both with their configs."
+            f"Checkpoint {root.name!r} shares the {filename} of {name!r}, but {name!r}'s "
+            f"{filename} has changed (sha256 differs); rebuild both with their configs."
         )
     return path
 
@@ -475,8 +493,9 @@ def check_name(name: str) -> str:
     return name
 
 
-def _check_weights_record(record: Any, path: Path) -> dict[str, str]:
-    """A ``weights`` record: ``{"checkpoint": a plain name, "sha256": 64 hex digits}``."""
+def _check_weights_record(record: Any, path: Path, key: str = "weights") -> dict[str, str]:
+    """A ``weights`` (or ``vocab``) record: ``{"checkpoint": a plain name, "sha256": 64 hex
+    digits}``."""
     ok = isinstance(record, dict) and set(record) == {"checkpoint", "sha256"}
     name, digest = (record["checkpoint"], record["sha256"]) if ok else (None, None)
     try:
@@ -485,8 +504,8 @@ def _check_weights_record(record: Any, path: Path) -> dict[str, str]:
         ok = False
     if not (ok and re.fullmatch(r"[0-9a-f]{64}", digest)):
         raise CheckpointError(
-            f"{path}: 'weights' must be an object with 'checkpoint' (a checkpoint's name) and "
-            "'sha256' (the hex sha256 of that checkpoint's weights)."
+            f"{path}: '{key}' must be an object with 'checkpoint' (a checkpoint's name) and "
+            f"'sha256' (the hex sha256 of that checkpoint's {key} file)."
         )
     return {"checkpoint": name, "sha256": digest}
 
@@ -542,11 +561,11 @@ def _read_config(root: Path) -> tuple[ModelConfig, dict[str, Any]]:
             f"{path} has {found}; this uqcore reads format_version {supported} only. "
             "Upgrade uqcore or re-save the checkpoint with uqcore.checkpoint.save_checkpoint."
         )
-    unknown = sorted(set(doc) - {"format_version", "model", "training", "base", "weights"})
+    unknown = sorted(set(doc) - {"format_version", "model", "training", "base", *SHARED})
     if unknown:
         raise CheckpointError(
             f"{path} has unknown top-level key(s) {', '.join(unknown)}; allowed: format_version, "
-            "model, training, base, weights."
+            "model, training, base, weights, vocab."
         )
     if "model" not in doc:
         raise CheckpointError(f"{path} has no 'model' entry (the ModelConfig as a JSON object).")
@@ -559,8 +578,9 @@ def _read_config(root: Path) -> tuple[ModelConfig, dict[str, Any]]:
     if not isinstance(training, dict):
         raise CheckpointError(f"{path}: 'training' must be a JSON object, got {training!r}.")
     out = {"format_version": version, "training": training}
-    if "weights" in doc:
-        out["weights"] = _check_weights_record(doc["weights"], path)
+    for key in SHARED:
+        if key in doc:
+            out[key] = _check_weights_record(doc[key], path, key)
     return cfg, out | ({"base": doc["base"]} if "base" in doc else {})
 
 

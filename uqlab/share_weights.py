@@ -7,7 +7,9 @@ Storing it twice costs 2.9 MB of the 80 MB budget. This command checks that the 
 files (and word-level vocabularies) are identical, writes ``"weights": {"checkpoint": OTHER,
 "sha256": ...}`` into NAME's ``config.json``, removes NAME's ``model.safetensors``, and loads NAME
 again to check that every tensor is what it was. Retraining NAME from its config writes its own
-weights again; run this afterwards.
+weights again; run this afterwards. With ``--vocab`` it shares the word-level vocabulary alone
+(``"vocab": {...}``; every word-level checkpoint of one task builds the same one from its
+training texts), leaving the weights where they are.
 """
 
 from __future__ import annotations
@@ -54,14 +56,40 @@ def share(name: str, source: str, root: Path) -> str:
     return f"{name} now reads the weights of {source} ({size:.2f} MB saved)"
 
 
+def share_vocab(name: str, source: str, root: Path) -> str:
+    """Make word-level checkpoint ``name`` of ``root`` read ``source``'s ``vocab.json`` (a
+    ``vocab`` record); return a summary line. Raises :class:`UQError` (nothing changed) unless
+    both hold their own, byte-identical vocabularies."""
+    here, there = root / check_name(name), root / check_name(source)
+    mine, theirs = here / VOCAB_FILE, there / VOCAB_FILE
+    for path in (mine, theirs):
+        if not path.is_file():
+            raise UQError(f"{path} does not exist: both checkpoints need their own vocabulary.")
+    digest = file_sha256(theirs)
+    if file_sha256(mine) != digest:
+        raise UQError(f"{mine} and {theirs} differ: only identical vocabularies can be shared.")
+    before = load_checkpoint(here, shared_weights=True).vocab
+    doc = json.loads((here / CONFIG_FILE).read_text(encoding="utf-8"))
+    doc["vocab"] = {"checkpoint": source, "sha256": digest}
+    write_atomic(here / CONFIG_FILE, json.dumps(doc, indent=2, ensure_ascii=False).encode())
+    mine.unlink()
+    after = load_checkpoint(here, shared_weights=True).vocab
+    assert before.words == after.words
+    return (
+        f"{name} now reads the vocabulary of {source} ({theirs.stat().st_size / 1024:.0f} kB saved)"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("name", help="the checkpoint whose weights file is removed")
     p.add_argument("--from", dest="source", required=True, help="the checkpoint that keeps them")
     p.add_argument("--root", default=None, help="folder of checkpoints (default: the shipped)")
+    p.add_argument("--vocab", action="store_true", help="share the vocabulary, not the weights")
     args = p.parse_args(argv)
+    root = Path(args.root) if args.root else checkpoint_dir()
     try:
-        print(share(args.name, args.source, Path(args.root) if args.root else checkpoint_dir()))
+        print((share_vocab if args.vocab else share)(args.name, args.source, root))
     except UQError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

@@ -71,3 +71,23 @@ def test_the_command_line_reports_errors_without_a_traceback(root, capsys) -> No
     assert share_weights.main(["x-probtrans", "--from", "nope", "--root", str(root)]) == 1
     assert "error:" in capsys.readouterr().err
     assert share_weights.main(["x-probtrans", "--from", "x-trans", "--root", str(root)]) == 0
+
+
+def test_a_shared_vocabulary_is_read_from_the_sibling_and_refused_alone(root) -> None:
+    from uqcore.checkpoint import load_checkpoint
+    from uqcore.exceptions import CheckpointError
+
+    torch.manual_seed(1)  # other weights, the same vocabulary: as two families of one task
+    save_checkpoint(root / "x-sto", build_model(_cfg("sto")), _cfg("sto"), Vocab.build(TEXTS, 15))
+    line = share_weights.main(["x-sto", "--from", "x-trans", "--root", str(root), "--vocab"])
+    assert line == 0 and not (root / "x-sto" / "vocab.json").exists()
+    ck = registry.load("x-sto", root)
+    assert ck.vocab.words == Vocab.build(TEXTS, max_size=15).words
+    assert (root / "x-sto" / "model.safetensors").is_file()  # its own weights stay
+    with pytest.raises(CheckpointError, match="'vocab'"):  # an upload holds its own
+        load_checkpoint(root / "x-sto")
+    (root / "x-trans" / "vocab.json").write_text('{"words": ["z"]}')
+    with pytest.raises(CheckpointError, match="sha256"):  # the sibling's changed: refused
+        registry.load("x-sto", root)
+    with pytest.raises(UQError, match="does not exist"):  # nothing to share from
+        share_weights.share_vocab("x-sto", "x-trans", root)

@@ -37,7 +37,12 @@ def sort_key(info: CheckpointInfo) -> tuple:
 
 # a family's name as the picker shows it, where its title is too long for the sidebar (the
 # title stays in the model card); any other family is shown by its title
-FAMILY_SHORT = {"trans": "Deterministic", "bam": "BAM", "probtrans": "ProbTrans (EM)"}
+FAMILY_SHORT = {
+    "trans": "Deterministic",
+    "bam": "BAM",
+    "probtrans": "ProbTrans (EM)",
+    "laplace": "Laplace",
+}
 LABEL_CHARS = 29  # what the sidebar's picker (206 px, at any window width) shows of a label
 # where the plain word makes a label too long ("CoLA · SmolLM2 words · STO")
 COMPACT = {"trans": "TRANS", "sto": "STO", "hsto": "H-STO", "mcdropout": "MCD"}

@@ -76,6 +76,11 @@ def what_you_see(info: CheckpointInfo) -> str:
         )
     if spec.mc_dropout:
         return f"{model}, with dropout kept on at inference ({title}): {READING}"
+    if spec.weight_posterior:
+        return (
+            f"{model}, whose trained weights are drawn afresh for each sample from a Gaussian "
+            f"around them ({title}, fitted after training): {READING}"
+        )
     if spec.noisy(resolve(ModelConfig.from_dict(cfg))):
         return f"{model}, in which {_layers(cfg)} ({title}): {READING}"
     return (

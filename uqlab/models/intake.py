@@ -45,7 +45,8 @@ from uqlab.models.import_reading import probe
 MAX_UPLOAD_BYTES = 100 * 2**20  # one upload (zip or files together)
 MAX_UNZIPPED_BYTES = 300 * 2**20  # zip bombs stop here
 REQUIRED = ("config.json", "model.safetensors")  # + vocab.json for a word-level checkpoint
-ALLOWED = (*REQUIRED, "vocab.json", "metrics.json", "README.md")
+# + posterior.safetensors for a weight posterior (family laplace: uqcore.nets.posterior)
+ALLOWED = (*REQUIRED, "vocab.json", "posterior.safetensors", "metrics.json", "README.md")
 HF_REQUIRED = ("config.json", "model.safetensors", "tokenizer.json")
 HF_ALLOWED = (
     *HF_REQUIRED,
@@ -61,6 +62,7 @@ MAX_FILE_BYTES = {
     "README.md": 256 * 2**10,
     "vocab.json": 32 * 2**20,
     "model.safetensors": MAX_UPLOAD_BYTES,
+    "posterior.safetensors": MAX_UPLOAD_BYTES,
     "tokenizer.json": 16 * 2**20,
     "tokenizer_config.json": 2**20,
     "special_tokens_map.json": 64 * 2**10,
@@ -249,7 +251,8 @@ def check_files(files: dict[str, bytes]) -> bool:
         ALLOWED,
         "a checkpoint folder holds config.json, "
         "model.safetensors and, for a word-level model, vocab.json (plus optional "
-        "metrics.json, README.md); an adapter checkpoint on a pretrained base has none.",
+        "metrics.json, README.md, and a Laplace model's posterior.safetensors); an adapter "
+        "checkpoint on a pretrained base has no vocab.json.",
         "a checkpoint holds",
     )
     return False
