@@ -114,7 +114,11 @@ download(
 st.plotly_chart(figures.compare_histograms(cmp.per_sample(), target), width="stretch")
 st.caption(
     "Deterministic methods give a single spike; stochastic ones spread. The same "
-    "sentence can look certain to one method and uncertain to another."
+    "sentence can look certain to one method and uncertain to another. Where the uncertainty "
+    "lives, in the table: the spread of p over the samples, and how much the last layer's "
+    "attention moves between them (the standard deviation of each attention weight across "
+    "the samples, averaged). An attention family (STO, H-STO, BAM) moves the attention with "
+    "its noise; a weight family (Laplace, an ensemble) moves it through the weights."
 )
 st.header("Mean attention of one head")
 layers = min(int(i.config["n_layers"]) for i in mine if i.name in results)

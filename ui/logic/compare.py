@@ -15,7 +15,8 @@ from uqcore.families import title as family_title
 
 @dataclass(frozen=True)
 class Comparison:
-    """``table``: one row per checkpoint (method, Table 3 pair, correct / T, entropy, MI);
+    """``table``: one row per checkpoint (method, Table 3 pair, correct / T, entropy, MI, the
+    spread of p and of the last layer's attention over the samples);
     ``samples``: every sample's probability of the ``target`` class, one column per checkpoint;
     ``target``: the gold label, or the class the first checkpoint's mean prediction picks."""
 
@@ -64,11 +65,24 @@ def compare(
                 **scored,
                 "entropy": round(s.entropy, 4),
                 "mutual information": sig(s.mi),
+                "spread of p": sig(float(np.sqrt(s.p_var))),
+                "spread of attention": sig(attention_spread(res)),
             }
         )
     samples = pd.DataFrame({n: r.probs[:, target] for n, r in results.items()})
     samples.insert(0, "sample", range(len(samples)))
     return Comparison(pd.DataFrame(rows), samples, target)
+
+
+def attention_spread(res: ExploreResult) -> float:
+    """How much the attention moves between samples: the standard deviation across the kept
+    samples of each attention weight of the last captured layer, averaged over heads, attending
+    tokens and read tokens (0 for one sample or identical samples; an attention family moves it
+    with its noise, a weight family with its weight draws)."""
+    if not res.maps:
+        return 0.0
+    att = np.asarray(res.maps[max(res.maps)].attention, np.float64)  # [Tc, H, L, L]
+    return float(att.std(axis=0).mean()) if att.shape[0] > 1 else 0.0
 
 
 def mean_attention(
