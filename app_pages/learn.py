@@ -1,4 +1,5 @@
-"""Learn: the ideas behind stochastic attention in six small steps, each with a live widget
+"""Learn: the ideas behind stochastic attention in seven small steps (the seventh: the same
+uncertainty in the weights instead), each with a live widget
 and a link to the explorer where a trained model shows the same thing (the checkpoint chosen on
 dev data: ui.logic.lesson), and a 20-minute lesson plan for a teacher at the top."""
 
@@ -121,3 +122,34 @@ c2.metric("predictive entropy", f"{d['entropy']:.3f} nats")
 c3.metric("mutual information", f"{d['mi']:.3f} nats")
 st.plotly_chart(learn.samples_histogram(d["p1"]), width="stretch")
 st.caption(see("histogram", f"A real histogram of T = {LINKS['histogram'].view().T} samples"))
+
+st.header("7. Uncertainty in the weights instead of the attention (Laplace)")
+st.write(
+    "Steps 1-5 put the randomness in the attention. A Laplace approximation puts it in the "
+    "weights: around the trained weight w*, a Gaussian as wide as the training data leaves "
+    "the weight free, its precision the curvature of the loss H plus a prior precision δ. "
+    "Each sample runs the model with one draw of the weight. Here a classifier with one "
+    "weight, p(positive | x) = sigmoid(w·x), trained on a few inputs near 0."
+)
+st.latex(
+    r"w \sim \mathcal{N}\!\left(w^*,\ (H + \delta)^{-1}\right),"
+    r"\quad H = \sum_n p_n (1 - p_n)\, x_n^2"
+)
+c1, c2 = st.columns(2)
+n_train = c1.slider("Training texts", 2, 200, 20, key=K.L_LAPLACE_N)
+prior = c2.select_slider(
+    "Prior precision δ", [0.01, 0.1, 1.0, 10.0, 100.0], 1.0, key=K.L_LAPLACE_PRIOR
+)
+toy = learn.laplace_toy(rng, n_train, prior)
+c1, c2, c3 = st.columns(3)
+c1.metric("trained weight w*", f"{toy['w']:.2f} ± {toy['std']:.2f}")
+c2.metric("MI near the data (x = 1)", f"{toy['mi_near']:.3f} nats")
+c3.metric(f"MI far from it (x = {learn.TOY_FAR})", f"{toy['mi_far']:.3f} nats")
+st.plotly_chart(learn.laplace_figure(toy), width="stretch")
+st.caption(
+    "More training texts: a sharper curvature, the draws agree. Far from the data the "
+    "draws disagree most. On a transformer the draws move every adapter weight, so the "
+    "attention maps move with them. See it beside an attention family on the Compare page "
+    "for CR, where cr-minilm-laplace stands next to cr-minilm-hsto; its figures and whether "
+    "its uncertainty beats 1 − max p are on the Results page."
+)

@@ -20,7 +20,9 @@ ROOT = Path(__file__).resolve().parent.parent
 INFOS = list_checkpoints(SHIPPED_CHECKPOINT_DIR)
 # made by uqlab.label_words (a prompt, nothing trained): remade, not retrained, below
 ZERO_SHOT = [i.name for i in INFOS if isinstance(i.training.get("prompt"), dict)]
-SHIPPED = [i.name for i in INFOS if i.name not in ZERO_SHOT]
+# fitted after training around a shipped checkpoint (uqlab.laplace): refitted, not retrained
+FITTED = [i.name for i in INFOS if isinstance(i.training.get("laplace"), dict)]
+SHIPPED = [i.name for i in INFOS if i.name not in ZERO_SHOT + FITTED]
 REQUIRED = (
     "accuracy_mean",
     "accuracy_std",
@@ -55,11 +57,16 @@ def test_every_config_file_has_its_checkpoint_and_the_reverse():
     assert set(SHIPPED) <= set(names), f"checkpoints without a config: {set(SHIPPED) - set(names)}"
 
 
-@pytest.mark.parametrize("name", SHIPPED + ZERO_SHOT)
+@pytest.mark.parametrize("name", SHIPPED + ZERO_SHOT + FITTED)
 def test_shipped_checkpoint_loads_strictly_and_is_evaluated(name):
     ck = load(name, SHIPPED_CHECKPOINT_DIR)  # strict: every tensor, no extra one, right shapes
     if name in ZERO_SHOT:
         task = ck.training["task"]
+    elif name in FITTED:  # around a shipped checkpoint of its task, whose config retrains it
+        source = ck.training["laplace"]["source"]
+        assert source in SHIPPED and ck.config.family == "laplace"
+        task = ck.training["task"]
+        assert load(source, SHIPPED_CHECKPOINT_DIR).training["config"]["task"] == task
     else:
         config = json.loads((ROOT / "configs" / f"{name}.json").read_text())
         assert ck.config.family == config["family"]
@@ -121,7 +128,7 @@ def task_data(data_dir):
     return {task: load_task(task, data_dir) for task in TASKS}
 
 
-@pytest.mark.parametrize("name", SHIPPED)
+@pytest.mark.parametrize("name", SHIPPED + FITTED)
 def test_table3_rows_in_metrics_are_what_this_machine_computes(name, task_data, data_dir):
     """The seeded Table 3 rows of metrics.json, recomputed here: the same numbers whichever
     device evaluated them (the imdb-minilm checkpoints were evaluated on an H100), drawn from
@@ -168,3 +175,17 @@ def test_a_zero_shot_checkpoint_is_what_its_command_makes_now(name, tmp_path):
         assert again.training[key] == ck.training[key], key
     assert again.config == ck.config
     assert torch.equal(again.model.head.weight, ck.model.head.weight)
+
+
+@pytest.mark.parametrize("name", FITTED)
+def test_a_fitted_checkpoint_says_how_it_was_fitted_and_keeps_its_sources_weights(name):
+    """A Laplace checkpoint: its card gives the refit command, its mean is its source's
+    weights (read from the source's file), its prior was chosen on dev (every row kept)."""
+    ck = load(name, SHIPPED_CHECKPOINT_DIR)
+    record = ck.training["laplace"]
+    assert f"python -m uqlab.laplace --ckpt {record['source']}" in ck.card
+    doc = json.loads((ck.path / "config.json").read_text())
+    assert doc["weights"]["checkpoint"] == record["source"]
+    assert record["prior_chosen_on"] == "dev" and record["fit_rows"] >= 1000
+    best = min(record["dev"][1:], key=lambda r: (r["dev_nll"], -r["prior_precision"]))
+    assert ck.config.attention.prior_precision == best["prior_precision"]

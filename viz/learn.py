@@ -1,7 +1,7 @@
 """The Learn page's toy figures: stochastic attention on one query over six tokens, in numpy.
 
 Each step's builder takes the page's ``numpy.random.Generator`` and draws from it in page order
-(steps 1 to 5; step 6, EM, draws nothing), so a seed gives the same pictures; usable from a
+(steps 1 to 5 and 7; step 6, EM, draws nothing), so a seed gives the same pictures; usable from a
 notebook (no Streamlit here).
 """
 
@@ -263,3 +263,67 @@ def samples_histogram(p1: np.ndarray) -> go.Figure:
     return px.histogram(
         x=p1, nbins=40, range_x=[0, 1], height=300, labels={"x": "p(positive) of one sample"}
     )
+
+
+TOY_SLOPE = 2.0  # the toy's true p(positive | x) = sigmoid(2 x)
+TOY_GRID = np.linspace(-4.0, 4.0, 81)  # where the curves are drawn
+TOY_FAR = 3.5  # the input far from the data (the training texts lie in [-1.5, 1.5])
+
+
+def laplace_toy(rng: np.random.Generator, n: int, prior: float, samples: int = 20) -> dict:
+    """Step 7: a one-weight classifier ``p(positive | x) = sigmoid(w x)`` trained on ``n``
+    inputs in [-1.5, 1.5] (labels drawn from ``sigmoid(2 x)``), its Laplace posterior
+    ``N(w*, 1 / (H + prior))`` with ``H = sum p (1 - p) x^2`` (the GGN, exact here), and
+    ``samples`` weight draws. Returns ``x``, ``y``, ``w``, ``std``, the drawn weights, their
+    curves ``[samples, grid]`` and the mutual information (nats) near the data (x = 1) and far
+    from it (:data:`TOY_FAR`)."""
+    x = rng.uniform(-1.5, 1.5, n)
+    y = (rng.uniform(size=n) < 1 / (1 + np.exp(-TOY_SLOPE * x))).astype(float)
+    w = 0.0
+    for _ in range(50):  # Newton's method on the penalised log-likelihood (1-D, concave)
+        p = 1 / (1 + np.exp(-w * x))
+        grad = np.sum((y - p) * x) - prior * w
+        hess = np.sum(p * (1 - p) * x**2) + prior
+        w += grad / hess
+    p = 1 / (1 + np.exp(-w * x))
+    std = 1 / np.sqrt(np.sum(p * (1 - p) * x**2) + prior)
+    draws = w + std * rng.standard_normal(samples)  # [samples]
+    curves = 1 / (1 + np.exp(-np.outer(draws, TOY_GRID)))  # [samples, grid]
+
+    def mi(at: float) -> float:
+        q = 1 / (1 + np.exp(-draws * at))
+        return float(binary_entropy(q.mean()) - binary_entropy(q).mean())
+
+    return {"x": x, "y": y, "w": w, "std": std, "draws": draws, "curves": curves,
+            "mi_near": mi(1.0), "mi_far": mi(TOY_FAR)}  # fmt: skip
+
+
+@phone_titles
+def laplace_figure(toy: dict) -> go.Figure:
+    """Step 7: the training points, the curve of each weight draw and of the trained weight."""
+    fig = go.Figure()
+    for i, curve in enumerate(toy["curves"]):
+        fig.add_trace(
+            go.Scatter(
+                x=TOY_GRID, y=curve, mode="lines", line={"color": "rgba(31,119,180,0.35)"},
+                name="one weight draw", showlegend=i == 0, legendgroup="draws",
+            )
+        )  # fmt: skip
+    trained = 1 / (1 + np.exp(-toy["w"] * TOY_GRID))
+    fig.add_trace(
+        go.Scatter(x=TOY_GRID, y=trained, mode="lines", name="trained weight w*",
+                   line={"color": "#e09f3e", "width": 3})
+    )  # fmt: skip
+    fig.add_trace(
+        go.Scatter(x=toy["x"], y=toy["y"], mode="markers", name="training texts",
+                   marker={"color": "#333", "size": 8, "symbol": "x"})
+    )  # fmt: skip
+    fig.add_vline(x=TOY_FAR, line_dash="dot", annotation_text="far from the data")
+    fig.update_layout(
+        title="Uncertainty in the weights: one curve per draw of w",
+        height=360,
+        xaxis_title="input x",
+        yaxis={"title": "p(positive)", "range": [-0.05, 1.05]},
+        legend={"orientation": "h", "y": -0.25},
+    )
+    return fig

@@ -12,7 +12,7 @@ pytestmark = pytest.mark.usefixtures("app_checkpoints")
 
 def test_learn_page_builds_the_ideas_in_steps():
     at = on_page("app_pages/learn.py")
-    assert [h.value[:2] for h in at.header] == ["1.", "2.", "3.", "4.", "5.", "6."]
+    assert [h.value[:2] for h in at.header] == ["1.", "2.", "3.", "4.", "5.", "6.", "7."]
     assert any("log" in x.value for x in at.get("latex"))  # g = -log(-log u), written out
     em = next(c for c in at.get("plotly_chart") if "EM step" in c.proto.spec)
     at.slider(key="l_em").set_value(8).run()
@@ -24,6 +24,11 @@ def test_learn_page_builds_the_ideas_in_steps():
     before = [m.value for m in at.metric]
     at.slider(key="l_spread").set_value(2.5).run()
     assert [m.value for m in at.metric] != before
+    weights = next(c for c in at.get("plotly_chart") if "Uncertainty in the weights" in c.proto.spec)
+    at.slider(key="l_laplace_n").set_value(150).run()  # step 7: more data, other draws
+    assert not at.exception
+    after = next(c for c in at.get("plotly_chart") if "Uncertainty in the weights" in c.proto.spec)
+    assert after.proto.spec != weights.proto.spec
 
 
 def test_learn_page_offers_the_lesson_and_links_each_step_to_its_measured_checkpoint():

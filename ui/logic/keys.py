@@ -126,6 +126,7 @@ LEARN_SEED = "learn_seed"  # the page's own seed
 L_TAU, L_N, L_TAU1 = "l_tau", "l_n", "l_tau1"  # step 1-3 sliders
 L_K, L_SPREAD = "l_k", "l_spread"  # step 4 and 6 sliders
 L_EM, L_THETA = "l_em", "l_theta"  # step 5 (EM) sliders
+L_LAPLACE_N, L_LAPLACE_PRIOR = "l_laplace_n", "l_laplace_prior"  # step 7 (Laplace)
 
 # ----------------------------------------------------------------- app_pages/upload.py
 UPLOADED = "_uploaded"  # the name of the checkpoint just added (for the success note)

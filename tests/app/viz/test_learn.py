@@ -254,3 +254,17 @@ def test_long_figure_titles_wrap_to_fit_a_phone():
     assert fig.layout.margin.t >= 36 + 20 * len(lines)  # room for every line above the plot
     bar = figures.bar_figure([1.0], ["a"], "Short", "y")
     assert bar.layout.title.text == "Short"
+
+
+def test_the_laplace_toy_narrows_with_data_and_is_widest_far_from_it() -> None:
+    """Step 7: the posterior's width is (H + prior)^-1/2 with H the exact GGN of the toy; more
+    training inputs narrow it; far from the data the weight draws disagree more than near."""
+    few = learn.laplace_toy(np.random.default_rng(0), 5, 1.0, samples=200)
+    many = learn.laplace_toy(np.random.default_rng(0), 200, 1.0, samples=200)
+    assert many["std"] < few["std"] / 2
+    p = 1 / (1 + np.exp(-few["w"] * few["x"]))
+    assert np.isclose(few["std"], 1 / np.sqrt(np.sum(p * (1 - p) * few["x"] ** 2) + 1.0))
+    assert few["mi_far"] > few["mi_near"] > 0 and few["curves"].shape == (200, 81)
+    assert np.isclose(few["draws"].std(), few["std"], rtol=0.15)
+    fig = learn.laplace_figure(few)
+    assert len(fig.data) == 200 + 2  # a curve per draw, the trained curve, the points
