@@ -40,7 +40,7 @@ from uqcore.checkpoint import (
 from uqcore.exceptions import UQError
 from uqcore.inference.batch_predict import predict_ids
 from uqcore.inference.laplace import diagonal_ggn
-from uqcore.nets.posterior import LaplaceParams, posterior_of
+from uqcore.nets.posterior import LaplaceParams, drawn_blocks, posterior_of
 from uqcore.readers.base_model import file_sha256
 from uqcore.runtime import tune_cpu
 from uqcore.settings import SamplingSettings, resolve
@@ -78,6 +78,9 @@ def laplace_model(ck: Checkpoint) -> torch.nn.Module:
             f"deterministic softmax model: give a checkpoint of family {' or '.join(SOURCES)}."
         )
     cfg = ck.config.replace(family="laplace", attention=dataclasses.asdict(LaplaceParams()))
+    covered = posterior_of(build_model(cfg)).names
+    # the blocks below the first drawn one run once for every sample (the sampler's prefix)
+    cfg = cfg.replace(stochastic_layers=drawn_blocks(covered, cfg.n_layers))
     model = build_model(cfg)
     missing, unexpected = model.load_state_dict(ck.model.state_dict(), strict=False)
     if unexpected or any(not m.startswith("posterior.") for m in missing):

@@ -31,6 +31,7 @@ from uqcore.inference.prefix import (
     prefix_with_maps,
     scores_memo,
     usable,
+    with_projections,
 )
 from uqcore.nets.layers import widest_query_rows
 from uqcore.nets.maps import MAP_NAMES, LayerMaps
@@ -235,8 +236,11 @@ def sample(
                 model, ids, mask, fs, T, first_sample, capture.layers, maps
             )
         elif stochastic and posterior_of(model) is not None:
+            prefix = None  # the blocks below the drawn ones: the trained weights, one pass
+            if usable(model, fs, capture.layers) and not with_projections(model, capture.layers):
+                prefix = prefix_for(model, ids, mask, fs, prefix_cache, prefix_owner)
             logits, probs, kl = _weight_draws(
-                model, ids, mask, fs, seed, first_sample, T, capture, maps
+                model, ids, mask, fs, seed, first_sample, T, capture, maps, prefix
             )
         else:
             prefix, upper = _prefix(
@@ -287,9 +291,10 @@ def _ensemble(model, ids, mask, fs, T, first_sample, layers, maps):
     return logits, torch.softmax(logits, -1), None, members
 
 
-def _weight_draws(model, ids, mask, fs, seed, first_sample, T, capture, maps):
+def _weight_draws(model, ids, mask, fs, seed, first_sample, T, capture, maps, prefix=None):
     """A weight posterior: sample ``t`` is one forward pass with weight draw ``first_sample + t``
-    (the same draw for every example). Returns logits and probs ``[T, B, C]``, no KL."""
+    (the same draw for every example), from ``prefix`` (the blocks below the drawn ones, whose
+    weights no draw changes) when given. Returns logits and probs ``[T, B, C]``, no KL."""
     posterior = posterior_of(model)
     delta = model.cfg.attention.prior_precision
     trained = dict(model.named_parameters())
@@ -297,7 +302,8 @@ def _weight_draws(model, ids, mask, fs, seed, first_sample, T, capture, maps):
     for t in range(T):
         drawn = posterior.draw(trained, delta, seed, first_sample + t, fs.noise_scale)
         layers = capture.layers if t < maps.keep else ()
-        out = functional_call(model, drawn, (ids, mask), {"settings": fs, "capture": layers})
+        kwargs = {"settings": fs, "capture": layers, "prefix": prefix}
+        out = functional_call(model, drawn, (ids, mask), kwargs)
         logits[t] = out.logits
         maps.put_chunk(out.maps, t, 1)
     return logits, torch.softmax(logits, -1), None

@@ -141,3 +141,18 @@ class Drawn:
             return table
         weight = self.weights()["embed.weight"]
         return nn.Embedding.from_pretrained(weight, freeze=True, padding_idx=table.padding_idx)
+
+
+ABOVE_THE_BLOCKS = ("head.", "pooler.")  # parameter prefixes read after the last block
+
+
+def drawn_blocks(names: tuple[str, ...], n_layers: int) -> tuple[int, ...] | None:
+    """The blocks from the lowest one a draw of ``names`` (covered parameters) changes up to the
+    last: the layers below run the trained weights in every sample, so one pass serves them all
+    (``ModelConfig.stochastic_layers``); None when a draw changes something below the blocks
+    (embeddings, their norm): every layer then differs."""
+    below = [n for n in names if not n.startswith(("layers.", *ABOVE_THE_BLOCKS))]
+    blocks = [int(n.split(".")[1]) for n in names if n.startswith("layers.")]
+    if below or not blocks:
+        return None
+    return tuple(range(min(blocks), n_layers))

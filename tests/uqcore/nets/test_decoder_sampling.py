@@ -132,3 +132,28 @@ def test_dropout_runs_every_row_and_stays_finite():
     assert resolve(model.cfg).drop_p > 0
     got = sample(model, ids, mask, 4, seed=1)
     assert bool(torch.isfinite(got.probs).all()) and got.probs.std(0).max() > 1e-4
+
+
+def test_a_laplace_decoder_draws_its_top_blocks_from_one_shared_pass():
+    """Issue 47: adapters in the top blocks only (as the SmolLM2 checkpoints): the blocks below
+    run once for every weight draw, and the samples equal those of a full pass each."""
+    from uqcore.inference.sampling import Capture, sample
+    from uqcore.nets.posterior import drawn_blocks, posterior_of
+
+    cfg = _cfg("laplace", stochastic_layers=None, adapters={"rank": 2, "layers": [1, 2]})
+    cfg = cfg.replace(attention={"prior_precision": 4.0})
+    frozen = build_model(cfg)
+    names = posterior_of(frozen).names
+    blocks = drawn_blocks(names, cfg.n_layers)
+    assert blocks == (1, 2) and not any(n.startswith("layers.0.") for n in names)
+    torch.manual_seed(0)
+    model = build_model(cfg.replace(stochastic_layers=list(blocks)))
+    for name, p in model.named_parameters():  # B starts at 0: a direction for the draws
+        if name.endswith("lora_b"):
+            torch.nn.init.normal_(p, std=0.2)
+    ids, mask = _batch()
+    shared = sample(model, ids, mask, T=5, seed=2)  # from the prefix below block 1
+    full = sample(model, ids, mask, T=5, seed=2, capture=Capture(layers=(0,)))  # no prefix
+    torch.testing.assert_close(shared.probs, full.probs, atol=1e-5, rtol=0)
+    assert shared.probs.std(0).max() > 1e-3  # the draws differ
+    assert drawn_blocks(("embed_norm.weight", "layers.1.x.lora_a"), 3) is None  # below: none
