@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import math
 import resource
 import sys
 import time
@@ -248,6 +249,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rows", type=int, help="training texts for the curvature (default: all)")
     p.add_argument("--dev-rows", type=int, default=FitOptions.dev_rows)
     p.add_argument("--samples", type=int, default=FitOptions.samples)
+    p.add_argument(
+        "--grid",
+        help="prior precisions to try, comma-separated (default: 1 to 1e7 in half-decades)",
+    )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--quiet", action="store_true")
@@ -256,12 +261,20 @@ def main(argv: list[str] | None = None) -> int:
         value = getattr(args, flag)
         if value is not None and value < 1:
             p.error(f"--{flag.replace('_', '-')} must be a positive integer, got {value}")
+    grid = GRID
+    if args.grid:
+        try:
+            grid = tuple(float(v) for v in args.grid.split(","))
+        except ValueError:
+            p.error(f"--grid must be numbers separated by commas, got {args.grid!r}")
+        if not grid or not all(math.isfinite(v) and v > 0 for v in grid):
+            p.error(f"--grid must hold positive finite numbers, got {args.grid!r}")
     tune_cpu(args.threads)
     source = Path(args.ckpt) if Path(args.ckpt).is_dir() else Path(args.root) / args.ckpt
     try:
         ck = load_checkpoint(source, shared_weights=True, merge=False)
         opts = FitOptions(
-            rows=args.rows, dev_rows=args.dev_rows, samples=args.samples, seed=args.seed
+            rows=args.rows, dev_rows=args.dev_rows, samples=args.samples, seed=args.seed, grid=grid
         )
         model, record = fit_laplace(ck, args.data_dir, opts, args.task_file, not args.quiet)
         name = args.out or default_name(ck.name)

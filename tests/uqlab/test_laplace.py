@@ -104,3 +104,14 @@ def test_training_a_laplace_model_is_refused_with_what_to_do(tmp_path, data_dir,
 )
 def test_default_names(name, expected):
     assert default_name(name) == expected
+
+
+def test_a_grid_of_ones_choice(trained, data_dir, tmp_path):
+    out = tmp_path / "out"
+    args = ["--ckpt", "cola-trans", "--grid", "1,100", "--out-root", str(out)]
+    assert _fit(trained, data_dir, *args) == 0
+    ck = load_checkpoint(out / "cola-laplace")  # another folder: its own copy of the weights
+    assert [r["prior_precision"] for r in ck.training["laplace"]["dev"]] == [None, 1.0, 100.0]
+    for bad in ("a,b", "0,1", "-1", "inf"):
+        with pytest.raises(SystemExit):
+            _fit(trained, data_dir, "--ckpt", "cola-trans", "--grid", bad)
