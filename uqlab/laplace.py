@@ -279,7 +279,9 @@ def main(argv: list[str] | None = None) -> int:
         model, record = fit_laplace(ck, args.data_dir, opts, args.task_file, not args.quiet)
         name = args.out or default_name(ck.name)
         command = "python -m uqlab.laplace " + " ".join(argv if argv is not None else sys.argv[1:])
-        training = {**(ck.training or {}), "family": "laplace", "laplace": record}
+        # the source's training record, less its float16 storage check (of the source's file)
+        kept = {k: v for k, v in (ck.training or {}).items() if k != "storage"}
+        training = {**kept, "family": "laplace", "laplace": record}
         source_weights = weights_path(source)
         out = save_checkpoint(
             Path(args.out_root or args.root) / name,
