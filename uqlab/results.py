@@ -29,6 +29,7 @@ from uqlab.catalog.tasks import (
 from uqlab.evaluation.detection_report import markdown as detection_markdown
 from uqlab.evaluation.detection_report import temperature_lines
 from uqlab.evaluation.first_screen import load_record, markdown
+from uqlab.evaluation.laplace_report import laplace_markdown
 from uqlab.evaluation.paper import (
     BASELINE_FAMILY,
     correct_cell,
@@ -177,10 +178,13 @@ def _described_table(rows: list, task: str) -> list[str]:
 
 
 def render(
-    rows: list[tuple[str, dict | None]], storage: dict[str, dict | None] | None = None
+    rows: list[tuple[str, dict | None]],
+    storage: dict[str, dict | None] | None = None,
+    fits: dict[str, dict] | None = None,
 ) -> str:
     """``rows``: (checkpoint name, its metrics.json or None), sorted by name; ``storage``: name ->
-    the trainer's float16 storage check (``training.storage`` of its config.json) or None."""
+    the trainer's float16 storage check (``training.storage`` of its config.json) or None;
+    ``fits``: name -> a Laplace checkpoint's ``training.laplace``."""
     lines = [
         "# Results",
         "",
@@ -233,6 +237,7 @@ def render(
         ]
     lines += _pattern(rows)
     lines += _calibration(rows)
+    lines += laplace_markdown(fits or {})
     lines += _storage(storage or {})
     lines += first_screen_section(load_record())
     return "\n".join([*lines, ""])
@@ -580,15 +585,16 @@ def main(argv: list[str] | None = None) -> int:
     for info in infos:  # a task described by a file comes with its checkpoints
         register_from_training(info.training)
     rows = [(i.name, i.metrics) for i in infos]
+    fits = {i.name: i.training["laplace"] for i in infos if "laplace" in i.training}
     storage = {
         i.name: i.training.get("storage")
         for i in infos
-        if i.training.get("config", {}).get("save_dtype") == "float16"
+        if i.training.get("config", {}).get("save_dtype") == "float16" and i.name not in fits
     }
     if not rows:
         print(f"error: no checkpoints under {args.root}; train some first.", file=sys.stderr)
         return 2
-    Path(args.out).write_text(render(rows, storage))
+    Path(args.out).write_text(render(rows, storage, fits))
     print(f"wrote {args.out} ({len(rows)} checkpoints)")
     return 0
 
