@@ -32,11 +32,7 @@ def tiny_config(family: str, **values) -> ModelConfig:
     values = {**defaults, **values}
     structure = {f.name for f in dataclasses.fields(spec.params)}
     unknown = [
-        k
-        for k in values
-        if k not in structure
-        and k not in spec.knobs
-        and k not in defaults
+        k for k in values if k not in structure and k not in spec.knobs and k not in defaults
     ]
     assert not unknown, f"{family} has no {unknown}"
     attention, inference = family_fields(family, values)

@@ -157,8 +157,9 @@ def on_gpu() -> bool:
 
 def stamp(name: str, folder: str) -> str:
     """What identifies the files of checkpoint ``name`` in ``folder`` now (size, time and inode
-    of its config, weights and weight posterior): part of every cache key below, so a checkpoint uploaded again
-    under the same name is loaded again instead of served from the cache of the old one."""
+    of its config, weights and weight posterior): part of every cache key below, so a
+    checkpoint uploaded again under the same name is loaded again instead of served from the
+    cache of the old one."""
     parts = []
     for fname in ("config.json", "model.safetensors", "posterior.safetensors"):
         try:

@@ -24,7 +24,8 @@ def test_learn_page_builds_the_ideas_in_steps():
     before = [m.value for m in at.metric]
     at.slider(key="l_spread").set_value(2.5).run()
     assert [m.value for m in at.metric] != before
-    weights = next(c for c in at.get("plotly_chart") if "Uncertainty in the weights" in c.proto.spec)
+    charts = at.get("plotly_chart")
+    weights = next(c for c in charts if "Uncertainty in the weights" in c.proto.spec)
     at.slider(key="l_laplace_n").set_value(150).run()  # step 7: more data, other draws
     assert not at.exception
     after = next(c for c in at.get("plotly_chart") if "Uncertainty in the weights" in c.proto.spec)
