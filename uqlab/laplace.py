@@ -79,7 +79,8 @@ def laplace_model(ck: Checkpoint) -> torch.nn.Module:
             f"deterministic softmax model: give a checkpoint of family {' or '.join(SOURCES)}."
         )
     cfg = ck.config.replace(family="laplace", attention=dataclasses.asdict(LaplaceParams()))
-    covered = posterior_of(build_model(cfg)).names
+    with torch.device("meta"):  # the names only: nothing allocated
+        covered = posterior_of(build_model(cfg)).names
     # the blocks below the first drawn one run once for every sample (the sampler's prefix)
     cfg = cfg.replace(stochastic_layers=drawn_blocks(covered, cfg.n_layers))
     model = build_model(cfg)
