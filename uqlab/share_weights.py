@@ -40,12 +40,11 @@ def share(name: str, source: str, root: Path) -> str:
     digest = file_sha256(theirs)
     if file_sha256(mine) != digest:
         raise UQError(f"{mine} and {theirs} differ: only identical weights can be shared.")
-    vocabs = [p / VOCAB_FILE for p in (here, there)]
-    if any(v.is_file() for v in vocabs) and not (
-        all(v.is_file() for v in vocabs) and vocabs[0].read_bytes() == vocabs[1].read_bytes()
-    ):
+    mine_ck, theirs_ck = (load_checkpoint(p, shared_weights=True) for p in (here, there))
+    words = [getattr(c.vocab, "words", None) for c in (mine_ck, theirs_ck)]  # word-level only
+    if words[0] != words[1]:  # a vocabulary read from a sibling's file counts as its own
         raise UQError(f"{name} and {source} have different vocabularies: weights not shared.")
-    before = load_checkpoint(here).model.state_dict()
+    before = mine_ck.model.state_dict()
     doc = json.loads((here / CONFIG_FILE).read_text(encoding="utf-8"))
     doc["weights"] = {"checkpoint": source, "sha256": digest}
     write_atomic(here / CONFIG_FILE, json.dumps(doc, indent=2, ensure_ascii=False).encode())

@@ -24,8 +24,7 @@ GLOSSARY: dict[str, str] = {
     "weight draws stray): 1 is as trained, 0 switches the noise off so that every sample is "
     "the same.",
     "Laplace": "A Gaussian around a trained model's weights, as wide as the training data "
-    "leaves them free (the curvature of the loss); each sample runs the model with one draw "
-    "of its weights: uncertainty in the weights, not in the attention.",
+    "leaves them free; each sample runs the model with one draw of its weights.",
     "LAC / conformal set": "The labels the model cannot rule out at the chosen coverage, by "
     "split-conformal prediction with the LAC score (1 minus a label's probability).",
     "MCC": "Matthews correlation coefficient, CoLA's score: from -1 to 1, 0 is chance, and "

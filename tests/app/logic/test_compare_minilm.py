@@ -26,7 +26,11 @@ def shipped(monkeypatch, minilm_base):
 def test_compare_keeps_each_tokenization_on_its_own_axes():
     results = {
         name: explore(
-            load_checkpoint(SHIPPED_CHECKPOINT_DIR / name), TEXT, 3, 0, SamplingSettings()
+            load_checkpoint(SHIPPED_CHECKPOINT_DIR / name, shared_weights=True),
+            TEXT,
+            3,
+            0,
+            SamplingSettings(),
         ).for_label(1)
         for name in ("cola-hsto", HSTO, BAM)
     }
