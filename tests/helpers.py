@@ -230,3 +230,26 @@ def encode_lengths(monkeypatch) -> list[int]:
 
     monkeypatch.setattr(WordPiece, "encode", spy)
     return calls
+
+
+def copy_shipped(names, folder: Path) -> Path:
+    """Copy the shipped checkpoints ``names`` into ``folder`` with every sibling their
+    ``weights`` / ``vocab`` records name (a word-level checkpoint reads its task's one
+    vocabulary from another folder: uqcore.checkpoint), so that each loads there as it does in
+    ``assets/checkpoints``. Returns ``folder``."""
+    import shutil
+
+    from uqcore.checkpoint import SHARED
+    from uqlab.catalog.paths import SHIPPED_CHECKPOINT_DIR
+
+    todo, done = list(names), set()
+    while todo:
+        name = todo.pop()
+        if name in done:
+            continue
+        done.add(name)
+        source = SHIPPED_CHECKPOINT_DIR / name
+        shutil.copytree(source, folder / name, ignore=shutil.ignore_patterns(".train"))
+        doc = json.loads((source / "config.json").read_text(encoding="utf-8"))
+        todo += [doc[key]["checkpoint"] for key in SHARED if key in doc]
+    return folder

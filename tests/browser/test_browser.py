@@ -8,8 +8,8 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
+from tests.helpers import copy_shipped
 from uqcore.settings import SamplingSettings
-from uqlab.catalog.paths import SHIPPED_CHECKPOINT_DIR
 from uqlab.catalog.tasks import DEFAULT_CHECKPOINT, PAPER_CHECKPOINT
 
 MUST_SHOW = "/?ckpt=cola-hsto&text=John%20is%20tall%20on%20several%20occasions.&label=0&T=50&seed=1"
@@ -354,8 +354,7 @@ def first_screen_server(tmp_path_factory):
     from tests.browser.conftest import start_server
 
     folder = tmp_path_factory.mktemp("first")
-    for name in (DEFAULT_CHECKPOINT, PAPER_CHECKPOINT):
-        shutil.copytree(SHIPPED_CHECKPOINT_DIR / name, folder / name)
+    copy_shipped((DEFAULT_CHECKPOINT, PAPER_CHECKPOINT), folder)
     url, stop = start_server(folder, tmp_path_factory.mktemp("log") / "first.log")
     yield url
     stop()
@@ -439,7 +438,6 @@ def test_back_undoes_a_change_of_text(tab, server):
 
 def test_a_gold_label_does_not_follow_the_user_to_another_task(tab, served_folder, tmp_path):
     """Issue 15, defect 5: a CoLA link's label=0 must not become IMDB's "neg" after switching."""
-    import shutil
 
     from tests.app_fixtures import make_checkpoints
     from tests.browser.conftest import start_server

@@ -3,14 +3,13 @@ above the numbers and the histogram, and Compare's maps and titles are readable.
 
 from __future__ import annotations
 
-import shutil
 from urllib.parse import parse_qs, urlparse
 
 import pytest
 
 from tests.browser.test_browser import settle
+from tests.helpers import copy_shipped
 from uqcore.knobs import TAU_GRID
-from uqlab.catalog.paths import SHIPPED_CHECKPOINT_DIR
 from uqlab.catalog.tasks import DEFAULT_CHECKPOINT, PAPER_CHECKPOINT
 
 pytestmark = pytest.mark.browser
@@ -27,8 +26,7 @@ def phone_server(tmp_path_factory):
     from tests.browser.conftest import start_server
 
     folder = tmp_path_factory.mktemp("phone")
-    for name in {DEFAULT_CHECKPOINT, *COMPARED}:
-        shutil.copytree(SHIPPED_CHECKPOINT_DIR / name, folder / name)
+    copy_shipped({DEFAULT_CHECKPOINT, *COMPARED}, folder)
     url, stop = start_server(folder, tmp_path_factory.mktemp("log") / "phone.log")
     yield url
     stop()

@@ -4,12 +4,10 @@ first screen with a result, and plotly's toolbar off a phone's titles."""
 
 from __future__ import annotations
 
-import shutil
-
 import pytest
 
 from tests.browser.test_browser import settle
-from uqlab.catalog.paths import SHIPPED_CHECKPOINT_DIR
+from tests.helpers import copy_shipped
 from uqlab.catalog.tasks import DEFAULT_CHECKPOINT, PAPER_CHECKPOINT
 
 pytestmark = pytest.mark.browser
@@ -27,8 +25,7 @@ def edges_server(tmp_path_factory):
     from tests.browser.conftest import start_server
 
     folder = tmp_path_factory.mktemp("edges")
-    for name in SHIPPED:
-        shutil.copytree(SHIPPED_CHECKPOINT_DIR / name, folder / name)
+    copy_shipped(SHIPPED, folder)
     url, stop = start_server(folder, tmp_path_factory.mktemp("log") / "edges.log")
     yield url
     stop()

@@ -5,11 +5,11 @@ trusted."""
 from __future__ import annotations
 
 import json
-import shutil
 
 import numpy as np
 import pytest
 
+from tests.helpers import copy_shipped
 from ui.logic import compute
 from uqcore.registry import list_checkpoints, load
 from uqcore.settings import SamplingSettings, resolve
@@ -78,9 +78,7 @@ def test_stored_files_fit_their_share_of_the_assets():
 @pytest.fixture()
 def copy(tmp_path):
     """A copy of the shipped cola-trans folder (its own weights) with its stored samples."""
-    dst = tmp_path / "cola-trans"
-    shutil.copytree(SHIPPED_CHECKPOINT_DIR / "cola-trans", dst)
-    return dst
+    return copy_shipped(["cola-trans"], tmp_path) / "cola-trans"
 
 
 def _read(path):
