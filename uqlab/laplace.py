@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from safetensors import safe_open
 from tqdm import tqdm
 
 from uqcore.build import build_model
@@ -49,6 +50,7 @@ from uqcore.stats import ece, nll
 from uqlab.catalog.paths import checkpoint_dir
 from uqlab.catalog.task_file import checkpoint_task
 from uqlab.data import load_task, resolve_data_dir
+from uqlab.evaluation.laplace_report import RECORD
 from uqlab.share_weights import share
 
 GRID: tuple[float, ...] = tuple(10.0 ** (k / 2) for k in range(15))  # 1 .. 1e7, half-decades
@@ -217,8 +219,6 @@ def card(name: str, record: dict, command: str) -> str:
 def stored_dtype(weights: Path) -> torch.dtype | None:
     """float16 / bfloat16 when every floating tensor of the safetensors file ``weights`` is
     stored so, else None (float32)."""
-    from safetensors import safe_open
-
     with safe_open(str(weights), framework="pt") as f:
         kinds = {str(f.get_slice(k).get_dtype()) for k in f.keys()} - {"I64", "I32", "BOOL"}
     return (
@@ -282,7 +282,7 @@ def main(argv: list[str] | None = None) -> int:
         command = "python -m uqlab.laplace " + " ".join(argv if argv is not None else sys.argv[1:])
         # the source's training record, less its float16 storage check (of the source's file)
         kept = {k: v for k, v in (ck.training or {}).items() if k != "storage"}
-        training = {**kept, "family": "laplace", "laplace": record}
+        training = {**kept, "family": model.cfg.family, RECORD: record}
         source_weights = weights_path(source)
         out = save_checkpoint(
             Path(args.out_root or args.root) / name,

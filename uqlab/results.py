@@ -29,7 +29,7 @@ from uqlab.catalog.tasks import (
 from uqlab.evaluation.detection_report import markdown as detection_markdown
 from uqlab.evaluation.detection_report import temperature_lines
 from uqlab.evaluation.first_screen import load_record, markdown
-from uqlab.evaluation.laplace_report import laplace_markdown
+from uqlab.evaluation.laplace_report import RECORD, laplace_markdown
 from uqlab.evaluation.paper import (
     BASELINE_FAMILY,
     correct_cell,
@@ -585,7 +585,7 @@ def main(argv: list[str] | None = None) -> int:
     for info in infos:  # a task described by a file comes with its checkpoints
         register_from_training(info.training)
     rows = [(i.name, i.metrics) for i in infos]
-    fits = {i.name: i.training["laplace"] for i in infos if "laplace" in i.training}
+    fits = {i.name: i.training[RECORD] for i in infos if RECORD in i.training}
     storage = {
         i.name: i.training.get("storage")
         for i in infos

@@ -236,9 +236,7 @@ def sample(
                 model, ids, mask, fs, T, first_sample, capture.layers, maps
             )
         elif stochastic and posterior_of(model) is not None:
-            prefix = None  # the blocks below the drawn ones: the trained weights, one pass
-            if usable(model, fs, capture.layers) and not with_projections(model, capture.layers):
-                prefix = prefix_for(model, ids, mask, fs, prefix_cache, prefix_owner)
+            prefix = _below_draws(model, ids, mask, fs, capture, prefix_cache, prefix_owner)
             logits, probs, kl = _weight_draws(
                 model, ids, mask, fs, seed, first_sample, T, capture, maps, prefix
             )
@@ -289,6 +287,14 @@ def _ensemble(model, ids, mask, fs, T, first_sample, layers, maps):
     logits = out.logits[members]  # [T, B, C]
     maps.put_indexed(out.maps, members[: maps.keep])
     return logits, torch.softmax(logits, -1), None, members
+
+
+def _below_draws(model, ids, mask, fs, capture, cache, owner):
+    """The pass through the blocks below the lowest drawn one (the trained weights, the same in
+    every weight draw), or None where the sampler cannot keep one."""
+    if usable(model, fs, capture.layers) and not with_projections(model, capture.layers):
+        return prefix_for(model, ids, mask, fs, cache, owner)
+    return None
 
 
 def _weight_draws(model, ids, mask, fs, seed, first_sample, T, capture, maps, prefix=None):

@@ -4,6 +4,8 @@ config.json, written by :mod:`uqlab.laplace`)."""
 
 from __future__ import annotations
 
+RECORD = "laplace"  # the key of a fitted checkpoint's record in its training doc (uqlab.laplace)
+
 
 def laplace_markdown(fits: dict[str, dict]) -> list[str]:
     """A section with one row per fitted checkpoint (``fits``: name -> its ``training.laplace``
