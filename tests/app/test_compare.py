@@ -8,6 +8,7 @@ import pytest
 
 from tests.app_fixtures import app_checkpoints, ckdir  # noqa: F401 (fixtures)
 from tests.helpers import chart_titles, on_page
+from uqcore.families import FAMILY_NAMES
 from uqcore.families import title as family_title
 
 pytestmark = pytest.mark.usefixtures("app_checkpoints")
@@ -19,7 +20,7 @@ titles = chart_titles
 def test_compare_page_shows_every_family_of_the_task():
     at = on_page("app_pages/compare.py", T="20")
     rows = at.dataframe[0].value
-    assert len(rows) == 8 and rows["method"].nunique() == 8
+    assert len(rows) == len(FAMILY_NAMES) and rows["method"].nunique() == len(FAMILY_NAMES)
     labels = [b.proto.label for b in at.get("download_button")]
     assert labels[0] == "Download this table (CSV)" and labels[1].startswith("Download every")
     assert any(x.startswith("p(") and "one row per checkpoint" in x for x in titles(at))
@@ -47,7 +48,7 @@ def test_the_histograms_names_sit_in_gaps_of_their_own():
         (v["domain"] for k, v in layout.items() if k.startswith("yaxis")), key=lambda d: -d[1]
     )
     names = sorted(layout["annotations"], key=lambda a: -a["y"])
-    assert len(axes) == len(names) == 8
+    assert len(axes) == len(names) == len(FAMILY_NAMES)
     for above, row, name in zip(axes, axes[1:], names[1:], strict=False):
         assert (above[0] - row[1]) * plot_px >= 20
         assert row[1] <= name["y"] < above[0]
