@@ -205,6 +205,8 @@ def test_every_shipped_checkpoint_and_its_config_file_fit_the_budget(path):
     assert check_budget(cfg) is cfg
     if isinstance(info["training"].get("prompt"), dict):
         return  # zero-shot (uqlab.label_words): made by a command, no config file
+    if isinstance(info["training"].get("laplace"), dict):
+        return  # fitted around a shipped checkpoint (uqlab.laplace), whose config is checked
     file = ROOT / "configs" / f"{path.name}.json"
     trained = info["training"]["config"]
     built = build_config(trained["task"], trained["family"], "out", config_file=str(file))
