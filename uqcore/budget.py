@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import torch
 
+from uqcore.backbones import get_backbone
 from uqcore.config import ModelConfig
 from uqcore.exceptions import CheckpointError
 from uqcore.families import get_family
@@ -110,10 +111,45 @@ def _extra_parameters(cfg: ModelConfig) -> int:
     return cfg.ensemble_size * (cfg.n_layers * layer + rows * d)
 
 
+# The weights an adapter target names in one block, in units of (d_model^2, d_model * d_ff):
+# the weights its adapters are merged into at loading, which each member then holds on its own.
+_TARGET_SIZES = {"qkv": (3, 0), "proj": (1, 0), "ff1": (0, 1), "ff2": (0, 1), "ff_gate": (0, 1)}
+
+
+def _shared_per_member(cfg: ModelConfig) -> int:
+    """Parameters of one member that every member of an ensemble on a pretrained base points at
+    one held copy of (:func:`uqcore.readers.base_model.share_base`): a decoder's whole frozen
+    base less its head and the weights its adapters are merged into; an encoder's embedding
+    tables (:data:`uqcore.nets.bert.SHARED_TABLES`). 0 for one network or a word-level model.
+    Rounded down (a member is counted as holding more of its own, never less)."""
+    spec = get_backbone(cfg.backbone)
+    if cfg.ensemble_size == 1 or not spec.pretrained:
+        return 0
+    d, f = cfg.d_model, cfg.d_ff
+    if spec.classifier != "decoder":
+        return cfg.vocab_size * d  # the word table (positions and types counted as own)
+    merged = 0
+    if cfg.adapters is not None:
+        blocks = cfg.n_layers if cfg.adapters.layers is None else len(cfg.adapters.layers)
+        for target in cfg.adapters.targets:
+            squares, ffn = _TARGET_SIZES.get(target, (4, 3))  # unknown: a whole block
+            merged += blocks * (squares * d * d + ffn * d * f)
+    one = cfg.n_parameters() // cfg.ensemble_size
+    return max(0, one - merged - d * d - d * cfg.num_classes)
+
+
+def held_parameters(cfg: ModelConfig) -> int:
+    """About how many parameters a loaded model of ``cfg`` holds: :meth:`ModelConfig.
+    n_parameters` (every member whole), less the base the members of an ensemble on a pretrained
+    base share (held once, however many members: :func:`_shared_per_member`)."""
+    return cfg.n_parameters() - (cfg.ensemble_size - 1) * _shared_per_member(cfg)
+
+
 def model_bytes(cfg: ModelConfig) -> int:
     """About the bytes a loaded model of ``cfg`` takes: float32 parameters plus the modules'
-    overhead per layer (:data:`LAYER_OVERHEAD_BYTES`), every ensemble member counted."""
-    params = cfg.n_parameters() + _extra_parameters(cfg)
+    overhead per layer (:data:`LAYER_OVERHEAD_BYTES`), every ensemble member counted and a
+    pretrained base its members share counted once (:func:`held_parameters`)."""
+    params = held_parameters(cfg) + _extra_parameters(cfg)
     return FLOAT_BYTES * params + cfg.ensemble_size * cfg.n_layers * LAYER_OVERHEAD_BYTES
 
 
@@ -124,7 +160,7 @@ def check_budget(
     :class:`~uqcore.exceptions.CheckpointError` naming the limit and what to do. Computed from the
     numbers alone, in microseconds: call it before anything is built or read for ``cfg``.
     ``where`` starts the message (``"config.json"``)."""
-    n = cfg.n_parameters()
+    n = held_parameters(cfg)
     if n > budget.max_parameters:  # first: the wording callers have matched since 200M was set
         raise CheckpointError(
             f"{where} describes {n / 1e6:,.0f}M parameters; this app loads models of at most "

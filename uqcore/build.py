@@ -19,7 +19,7 @@ from pathlib import Path
 
 import torch
 from torch import nn
-from torch.func import functional_call, stack_module_state
+from torch.func import functional_call
 
 from uqcore.backbones import get_backbone
 from uqcore.config import ModelConfig
@@ -117,6 +117,18 @@ def attach_base(model: nn.Module, folder: str | Path) -> None:
         load(member, folder, share_tables=True)  # one copy of the embedding tables
 
 
+def _stacked_tensors(named: list, leave_out: Collection[str]) -> dict[str, torch.Tensor]:
+    """Each name's tensors of every member (``named``: one ``named_parameters()`` or
+    ``named_buffers()`` per member) stacked on a leading ``[M, ...]`` dimension, detached, less
+    the names in ``leave_out``."""
+    each = [dict(n) for n in named]
+    return {
+        name: torch.stack([d[name].detach() for d in each])
+        for name in each[0]
+        if name not in leave_out
+    }
+
+
 class DeepEnsemble(nn.Module):
     """``ensemble_size`` independently initialised members (of the spec's ``member_family``).
 
@@ -140,9 +152,9 @@ class DeepEnsemble(nn.Module):
             # normal tensors even when called under inference_mode: the members' own weights
             # become views of them (one copy in memory, not two), and training needs them
             with torch.inference_mode(False), torch.no_grad():
-                params, buffers = stack_module_state(list(self.members))  # [M, ...] each
-                common = self._common()
-                params = {n: t for n, t in params.items() if n not in common}
+                common = self._common()  # never stacked: a shared base is held once, not M times
+                params = _stacked_tensors([m.named_parameters() for m in self.members], common)
+                buffers = _stacked_tensors([m.named_buffers() for m in self.members], {})
                 for i, member in enumerate(self.members):
                     for name, p in member.named_parameters():
                         if name in params:

@@ -35,6 +35,7 @@ import pyarrow.parquet as pq
 
 from uqcore.exceptions import InputError
 from uqlab.catalog.paths import EVAL_DIR
+from uqlab.catalog.sentences import review_sentences
 from uqlab.catalog.task_file import read_split, resolve
 from uqlab.catalog.tasks import OOD_COLUMNS, TASK_NAMES, TaskSpec, eval_subset_domains
 from uqlab.catalog.tasks import TASKS as TASK_TABLE
@@ -79,6 +80,9 @@ class TaskData:
     test: Split
     ood: Split
     source: str  # the local folder path, or "hub"
+    # out-of-domain texts cut to the in-domain texts' form (the description's ``ood_matched``:
+    # for the length-matched OOD figure), in file order; empty when it names none
+    ood_matched: Split = Split("ood_matched", (), ())
 
 
 def resolve_data_dir(flag: _Dir = None) -> Path | None:
@@ -267,6 +271,10 @@ def _with_ood(spec, splits, ood, rng, limit, folder) -> TaskData:
         if folder is None and spec.hub is not None
         else str(folder or spec.description["base"])
     )
+    matched = spec.description.get("ood_matched")
+    if matched:
+        rows = _ood_rows(spec, matched, folder)
+        splits["ood_matched"] = _take("ood_matched", rows, np.arange(len(rows[0])), limit)
     return TaskData(spec.name, spec.label_names, spec.metric, **splits, source=source)
 
 
@@ -374,6 +382,33 @@ def export_eval_subsets(
     return {stem: len(split) for stem, (split, _) in subsets.items()}
 
 
+# a bundled review set -> the file of its sentences (uqlab.catalog.sentences), both in assets/eval
+SENTENCE_SETS = {"imdb_test_sample": "imdb_sentences"}
+
+
+def export_sentences(eval_dir: str | os.PathLike) -> dict[str, int]:
+    """Write each review set of :data:`SENTENCE_SETS` cut into sentences (two a review, seed 0:
+    :func:`uqlab.catalog.sentences.review_sentences`) beside it, domain ``"ood"``; the same
+    inputs give the same rows. Returns the row count of each file written (by file stem)."""
+    folder = Path(eval_dir)
+    counts = {}
+    for source, stem in SENTENCE_SETS.items():
+        reviews = load_eval_subset(source, folder)
+        texts, labels = review_sentences(reviews.texts, reviews.labels)
+        cols = {"text": texts, "label": labels, "domain": ["ood"] * len(texts)}
+        table = pa.Table.from_pydict(cols, schema=EVAL_SCHEMA)
+        pq.write_table(table, folder / f"{stem}.parquet", compression="zstd", compression_level=19)
+        counts[stem] = len(texts)
+    return counts
+
+
+def _export_sentences(folder: Path) -> int:
+    for stem, n in export_sentences(folder).items():
+        path = folder / f"{stem}.parquet"
+        print(f"{path}: {n} sentences, {path.stat().st_size:,} bytes")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m uqlab.data", description="the tasks' datasets (uqlab.catalog.tasks)"
@@ -384,7 +419,13 @@ def main(argv: list[str] | None = None) -> int:
     exp.add_argument("--out", default=str(EVAL_DIR), help="output folder (default: assets/eval)")
     exp.add_argument("--split-seed", type=int, default=0)
     exp.add_argument("--id-sample", type=int, default=500)
+    cut = sub.add_parser(
+        "export-sentences", help="write each bundled review set cut into sentences (assets/eval)"
+    )
+    cut.add_argument("--eval-dir", default=str(EVAL_DIR), help="folder of the bundled subsets")
     args = parser.parse_args(argv)
+    if args.command == "export-sentences":
+        return _export_sentences(Path(args.eval_dir))
     try:
         counts = export_eval_subsets(
             args.data_dir, args.out, split_seed=args.split_seed, id_sample=args.id_sample

@@ -23,7 +23,9 @@ with a paired bootstrap interval and a verdict (better / tie / worse:
 AUROC of each probability score within bins of tokens read (is it length?);
 ``ood_detection_length_matched`` the OOD AUROCs on both domains drawn to one length histogram, with
 ``n_per_side`` and each score against 1 - max p, or a ``note`` where the lengths do not overlap
-(:func:`uqcore.inference.detection.matched_ood_detection`); ``read_len`` the tokens each text was
+(:func:`uqcore.inference.detection.matched_ood_detection`; against the task's ``ood_matched``
+texts, named under ``set``, when its description has them: CR's IMDB reviews cut into
+sentences); ``read_len`` the tokens each text was
 read at (:attr:`uqcore.checkpoint.Checkpoint.read_len`: the length it was trained at). ``notes``:
 the sentences a reader must see beside these figures (scores whose AUROC is below 0.5, OOD AUROCs
 length could not be checked for, temperature scaling that raises ECE:
@@ -102,7 +104,7 @@ from uqlab.catalog.paths import checkpoint_dir
 from uqlab.catalog.presets import preset_rows
 from uqlab.catalog.task_file import checkpoint_task
 from uqlab.catalog.tasks import TASKS
-from uqlab.data import Split, load_task, resolve_data_dir
+from uqlab.data import Split, TaskData, load_task, resolve_data_dir
 from uqlab.evaluation.detection_report import metric_notes
 from uqlab.evaluation.paper import examples
 from uqlab.evaluation.pending import Pending
@@ -227,9 +229,7 @@ def evaluate_checkpoint(
             raise UQError(f"--ood-limit must be a positive integer, got {ood_limit!r}.")
         cut = Split("ood", data.ood.texts[:ood_limit], data.ood.labels[:ood_limit])
         data = dataclasses.replace(data, ood=cut)
-    splits: dict[str, Split] = {"id": data.test, "ood": data.ood, "dev": data.dev}
-    if not len(data.ood):  # a described task without an out-of-domain file
-        del splits["ood"]
+    splits = _splits(data)
     encoded = {k: _encode(ck, s.texts) for k, s in splits.items()}
     total = sum(_my_rows(ck, e, T, shards) for e in encoded.values())
     bar = tqdm(total=total, unit="text", desc=ck.name, disable=not (progress and shards.main))
@@ -309,8 +309,7 @@ def evaluate_checkpoint(
         metrics["ood_detection"] = _detection(probs, both, train_feats, feats, data, fit_rows)
         if not mahalanobis:
             metrics["skipped"] = {"mahalanobis": "--no-mahalanobis: its features were not read"}
-        lengths = {k: [len(e) for e in encoded[k]] for k in ("id", "ood")}
-        metrics.update(_length_checks(probs, lengths, ck.read_len, seed))
+        metrics.update(_length_checks(probs, encoded, ck.read_len, seed, data.task))
     if ck.config.backbone != "word":  # said only when not the original word-level encoder
         metrics["backbone"] = ck.config.backbone
     metrics["table3"] = table3_rows(picks, table3_probs[0])
@@ -347,15 +346,28 @@ def _errors(probs, labels, seed: int) -> dict:
     return found
 
 
-def _length_checks(probs, lengths, read_len: int, seed: int) -> dict:
+def _splits(data: TaskData) -> dict[str, Split]:
+    """What is sampled: the in-domain test split (``id``), the out-of-domain set (``ood``, when
+    the task has one), ``dev`` (temperature, conformal sets) and the out-of-domain texts cut to
+    the in-domain texts' form (``ood_matched``, when the task's description names them)."""
+    splits = {"id": data.test, "ood": data.ood, "dev": data.dev, "ood_matched": data.ood_matched}
+    return {k: s for k, s in splits.items() if k in ("id", "dev") or len(s)}
+
+
+def _length_checks(probs, encoded, read_len: int, seed: int, task: str) -> dict:
     """Is the OOD AUROC length? Within bins of tokens read, and on both domains drawn to one
-    length histogram (:func:`uqcore.inference.detection.matched_ood_detection`)."""
-    return {
-        "ood_detection_by_length": _by_length(probs, lengths, read_len),
-        "ood_detection_length_matched": matched_ood_detection(
-            probs["id"], probs["ood"], lengths["id"], lengths["ood"], read_len, seed
-        ),
-    }
+    length histogram (:func:`uqcore.inference.detection.matched_ood_detection`): the in-domain
+    texts against the task's ``ood_matched`` texts when it has them (named under ``set``; the
+    reviews cut into sentences where the in-domain texts are sentences), else its OOD set."""
+    lengths = {k: [len(e) for e in texts] for k, texts in encoded.items()}  # tokens read
+    other = "ood_matched" if "ood_matched" in probs else "ood"
+    matched = matched_ood_detection(
+        probs["id"], probs[other], lengths["id"], lengths[other], read_len, seed
+    )
+    if other == "ood_matched":
+        matched["set"] = str(TASKS[task].description["ood_matched"].get("name") or other)
+    by_length = _by_length(probs, lengths, read_len)
+    return {"ood_detection_by_length": by_length, "ood_detection_length_matched": matched}
 
 
 def _by_length(probs, lengths, read_len: int) -> dict:

@@ -298,3 +298,26 @@ def test_a_good_project_upload_builds_its_model_once(tmp_path, builds):
     builds.clear()
     install({f.name: f.read_bytes() for f in src.iterdir()}, "tiny", tmp_path / "up")
     assert builds.count(True) == 1, builds
+
+
+def test_an_adapter_ensemble_counts_its_pretrained_base_once():
+    """Issue 47: the members of an ensemble on a pretrained base point at one copy of it
+    (uqcore.readers.base_model.share_base), so five SmolLM2 members with the shipped adapters
+    fit the default budget though five whole decoders would not; the weights their adapters are
+    merged into count once per member, and eight members are refused. A word-level ensemble
+    holds every member whole."""
+    from uqcore.budget import held_parameters
+
+    doc = json.loads((ROOT / "assets/checkpoints/cr-smollm2-trans/config.json").read_text())
+    one = ModelConfig.from_dict(doc["model"])
+    five = one.replace(family="ensemble", ensemble_size=5)
+    assert five.n_parameters() > DEFAULT_BUDGET.max_parameters  # five whole decoders
+    assert check_budget(five) is five and model_bytes(five) < DEFAULT_BUDGET.max_bytes
+    own = held_parameters(five.replace(ensemble_size=2)) - held_parameters(one)
+    blocks, d = len(one.adapters.layers), one.d_model
+    assert blocks * 3 * d * d <= own < one.n_parameters() / 4  # merged qkv, head: not the base
+    with pytest.raises(CheckpointError, match="parameters"):
+        check_budget(one.replace(family="ensemble", ensemble_size=8))
+    shape = {"vocab_size": 50, "max_len": 16, "n_layers": 2, "n_heads": 2, "d_model": 8}
+    word = ModelConfig(family="ensemble", ensemble_size=3, d_ff=16, **shape)
+    assert held_parameters(word) == word.n_parameters()

@@ -126,3 +126,39 @@ def test_a_task_without_examples_keeps_the_stored_samples_and_map(imported, caps
     assert "stored samples ->" not in got.out and "map of the examples ->" not in got.out
     assert "mine stored" not in got.err and "mine: 100%" in got.err  # no bar for nothing
     assert json.loads((ck / "metrics.json").read_text())["task"] == "tiny-acc"  # still evaluated
+
+
+def test_the_length_matched_figure_draws_the_task_s_ood_matched_texts(hf_folder, tmp_path):
+    """Issue 47: a task whose out-of-domain set is long texts names them cut to the in-domain
+    form (``ood_matched``); the length-matched OOD AUROC is then the in-domain test texts against
+    those, drawn to one histogram of tokens read, named under ``set`` (the long texts alone would
+    leave no text a side)."""
+    from uqcore.inference.detection import length_matched, matching_edges
+
+    folder = tmp_path / "task"
+    folder.mkdir()
+    long = [" ".join(f"word{j} long review {i}" for j in range(30)) for i in range(12)]
+    short = [f"sentence number {i} here" for i in range(30)]  # the in-domain form
+    for name, texts in (("long.csv", long), ("cut.csv", short)):
+        rows = "".join(f"{t},{i % 2}\n" for i, t in enumerate(texts))
+        (folder / name).write_text("text,label\n" + rows, encoding="utf-8")
+    task = tiny_task(
+        folder,
+        ood={"file": "long.csv", "name": "Long"},
+        ood_matched={"file": "cut.csv", "name": "Long, cut"},
+    )
+    root = tmp_path / "ck"
+    argv = [str(hf_folder), "--name", "cut", "--task-file", str(task), "--root", str(root)]
+    assert import_hf.main(argv) == 0
+    assert evaluate_main(["--ckpt", str(root / "cut"), *ARGS, "--no-mahalanobis"]) == 0
+    m = json.loads((root / "cut" / "metrics.json").read_text())
+    got = m["ood_detection_length_matched"]
+    assert got["set"] == "Long, cut" and got["of"] == [8, 30]
+    ck = load_checkpoint(root / "cut")
+    data = load_task("tiny-acc", None)
+    lengths = [
+        [len(ck.vocab.encode(t, ck.read_len).ids) for t in s] for s in (data.test.texts, short)
+    ]
+    kept = length_matched(*lengths, matching_edges(ck.read_len), seed=0)
+    assert got["n_per_side"] == kept.n > 0
+    assert m["sizes"] == {"id": 8, "ood": 12}  # the cut texts serve this figure only

@@ -12,7 +12,11 @@ A description is a JSON object::
      "train_defaults": {...}}
 
 An ``ood`` file whose columns are named otherwise says so: ``"ood": {"file": "reviews.csv",
-"name": "IMDB", "text_column": "review", "label_column": "sentiment"}``.
+"name": "IMDB", "text_column": "review", "label_column": "sentiment"}``. ``ood_matched``
+(optional, the same form) names out-of-domain texts cut to the in-domain texts' form (reviews cut
+into sentences where the in-domain texts are sentences: :mod:`uqlab.catalog.sentences`), which
+``python -m uqlab.evaluate`` draws to the in-domain length histogram for its OOD figure at equal
+length.
 
 ``data`` is either three files (``train``, ``dev``, ``test``) or one file with split fractions
 and a seed: ``{"file": "all.csv", "split": {"dev": 0.1, "test": 0.2}, "seed": 0}``. ``ood`` is

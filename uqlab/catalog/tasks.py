@@ -138,7 +138,7 @@ def _column(name) -> bool:
     return isinstance(name, str) and 0 < len(name) <= 200
 
 
-PATH_KEYS = ("data", "ood", "examples", "base")  # where a description reads files from
+PATH_KEYS = ("data", "ood", "ood_matched", "examples", "base")  # where it reads files from
 USER_KEYS = {
     "name",
     "title",
@@ -149,6 +149,7 @@ USER_KEYS = {
     "metric",
     "data",
     "ood",
+    "ood_matched",
     "examples",
     "train_defaults",
     "notes",
@@ -190,6 +191,7 @@ def describe(
         _check_data(doc["data"], where)
     ood = doc.get("ood")
     _check_ood(ood, where)
+    _check_ood(doc.get("ood_matched"), where, "ood_matched")
     _check_examples(doc.get("examples"), where)
     defaults = doc.get("train_defaults", DEFAULT_TRAINING)
     if not isinstance(defaults, dict):
@@ -286,8 +288,10 @@ def _columns(doc: dict[str, Any], where: str, data_free: bool) -> dict[str, str]
     return columns
 
 
-def _check_ood(ood: Any, where: str) -> None:
-    """``ood``: ``{"file": PATH, "name": TEXT}``, its own columns optional, or absent."""
+def _check_ood(ood: Any, where: str, key: str = "ood") -> None:
+    """``ood`` (or ``ood_matched``: out-of-domain texts cut to the in-domain texts' form, for the
+    length-matched OOD figure): ``{"file": PATH, "name": TEXT}``, its own columns optional, or
+    absent."""
     if ood is not None and (
         not isinstance(ood, dict)
         or set(ood) - {"file", "name", *OOD_COLUMNS}
@@ -295,7 +299,7 @@ def _check_ood(ood: Any, where: str) -> None:
         or not all(_column(ood.get(k, "x")) for k in OOD_COLUMNS)
     ):
         raise ConfigError(
-            f'{where}: ood must be {{"file": PATH, "name": TEXT}} (with "text_column" and '
+            f'{where}: {key} must be {{"file": PATH, "name": TEXT}} (with "text_column" and '
             '"label_column" when its columns are not named as the task\'s) or left out.'
         )
 

@@ -64,10 +64,8 @@ def _reference(model, texts) -> torch.Tensor:
 )
 def test_the_curvature_equals_laplace_torch(extra):
     torch.manual_seed(0)
-    cfg = ModelConfig(
-        **{"family": "laplace", "vocab_size": 40, "max_len": 12, "n_layers": 2, "n_heads": 2,
-           "d_model": 16, "d_ff": 32, **extra}
-    )  # fmt: skip
+    shape = {"vocab_size": 40, "max_len": 12, "n_layers": 2, "n_heads": 2, "d_model": 16}
+    cfg = ModelConfig(family="laplace", d_ff=32, **shape, **extra)
     model = build_model(cfg)
     for name, p in model.named_parameters():  # B starts at 0: give the adapters a direction
         if name.endswith("lora_b"):

@@ -31,10 +31,10 @@ def test_it_covers_what_training_makes_and_nothing_else():
     post = posterior_of(model)
     assert set(post.names) == {n for n, _ in model.named_parameters()}  # word-level: all
     assert all(float(post.curvature(n).abs().sum()) == 0 for n in post.names)  # not yet fitted
+    shape = {"vocab_size": 50, "max_len": 16, "n_layers": 2, "n_heads": 2, "d_model": 16}
     bert = ModelConfig(
-        family="laplace", backbone="bert", vocab_size=50, num_classes=2, max_len=16,
-        n_layers=2, n_heads=2, d_model=16, d_ff=32, adapters={"rank": 2},
-    )  # fmt: skip
+        family="laplace", backbone="bert", num_classes=2, d_ff=32, adapters={"rank": 2}, **shape
+    )
     names = posterior_of(build_model(bert)).names
     assert names and not set(names) & frozen_names(bert)  # never the frozen base
     assert any(n.endswith("lora_a") for n in names) and any(n.endswith("lora_b") for n in names)

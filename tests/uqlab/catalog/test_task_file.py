@@ -178,3 +178,20 @@ def test_an_out_of_domain_file_names_its_own_columns(tmp_path):
     bad = {**ood, "text_column": ""}
     with pytest.raises(ConfigError, match="text_column"):
         read_task_file(colour_task(tmp_path, "bad", ood=bad))
+
+
+def test_a_task_file_asks_for_out_of_domain_texts_cut_to_its_own_form(tmp_path, data_dir):
+    """Issue 47: ``ood_matched`` names out-of-domain texts of the in-domain texts' form, read in
+    file order beside the OOD set (CR: its IMDB reviews cut into sentences); a wrong entry is one
+    line, and an upload's data-free description drops it with the other files."""
+    from uqlab.catalog.task_file import data_free
+    from uqlab.data import load_task
+
+    cr = read_task_file(Path(__file__).resolve().parents[3] / "configs" / "tasks" / "cr.json")
+    data = load_task(cr.name, data_dir)
+    assert len(data.ood) == 500 and len(data.ood_matched) == 977
+    assert data.ood_matched.texts[0] == "The story's also new and shocking."
+    with pytest.raises(ConfigError, match="ood_matched must be"):
+        read_task_file(colour_task(tmp_path, "bad", ood_matched={"name": "no file"}))
+    kept, named = data_free(cr.description)
+    assert "ood_matched" in named and "ood_matched" not in kept
