@@ -19,6 +19,7 @@ differences from 1 − max p and the length-matched OOD AUROCs shows "—" in th
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable
 
 SCORES = {
@@ -98,8 +99,20 @@ def matched(m: dict, score: str = "mutual_information") -> str:
     auroc = _num(got, "auroc", score)
     if auroc is None:
         return f"none: lengths hardly overlap ({n} a side)" if isinstance(n, int) else "—"
-    drawn = f"; {got['set']}" if isinstance(got.get("set"), str) else ""
-    return f"{auroc:.3f} ({n} a side{drawn})"
+    drawn = drawn_set(m)
+    return f"{auroc:.3f} ({n} a side{f'; {drawn}' if drawn else ''})"
+
+
+_SET_NAME = re.compile(r"[A-Za-z0-9 ,.'()-]{1,40}")  # as a task file may name a set
+
+
+def drawn_set(m: dict) -> str | None:
+    """The name of the out-of-domain texts the length-matched figure drew when they are not the
+    OOD set itself (``set``: a task's ``ood_matched``), or None. A metrics.json may be an
+    upload's: a name of other characters or length is not shown (None)."""
+    got = m.get("ood_detection_length_matched")
+    name = got.get("set") if isinstance(got, dict) else None
+    return name if isinstance(name, str) and _SET_NAME.fullmatch(name) else None
 
 
 def detection_rows(entries: Iterable[Entry]) -> list[dict]:
@@ -187,11 +200,13 @@ def length_note(m: dict) -> str | None:
         return f"{lo} (cut)" if read is not None and lo == read else f"{lo}–{hi - 1}"
 
     need = _num(by, "min_per_side")
+    matched_on = drawn_set(m)
     return (
         "Length could not be controlled: no bin of tokens read holds "
         f"{'enough' if need is None else f'{need:.0f}+'} texts of both domains (most "
         f"in-domain texts read {most('id')} tokens, most out-of-domain {most('ood')}), so "
-        "every OOD AUROC here may measure text length as much as domain."
+        "every OOD AUROC here may measure text length as much as domain"
+        + (f"; the length-matched figure draws {matched_on} instead." if matched_on else ".")
     )
 
 

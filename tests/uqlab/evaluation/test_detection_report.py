@@ -160,3 +160,24 @@ def test_the_paired_verdict_and_the_length_matched_auroc_are_columns():
         "mutual_information": {"difference": "x"}
     }
     assert detection_rows([("c", garbled)])[0]["errors: MI − 1−p, 95 % CI"] == "—"
+
+
+def test_the_texts_the_length_matched_figure_drew_are_named_and_junk_names_are_not():
+    """Issue 47: where a task names out-of-domain texts cut to its own form (``set``), the cell
+    and the length note say so; a name an uploaded metrics.json could carry (markup, too long,
+    not a string) is not shown."""
+    p = np.stack([np.full((3, 50), 0.8), np.full((3, 50), 0.2)], axis=-1)  # [T, N, 2]
+    m = _sst2_vs_imdb()
+    got = matched_ood_detection(p, p, np.arange(50) % 30 + 1, np.arange(50) % 30 + 1, read_len=64)
+    m["ood_detection_length_matched"] = got | {"set": "IMDB review sentences"}
+    r = detection_rows([("a-hsto", m)])[0]
+    assert r["OOD AUROC 1−p, lengths matched"] == "0.500 (50 a side; IMDB review sentences)"
+    note = next(n for n in metric_notes(m) if n.startswith("Length could not"))
+    assert note.endswith("domain; the length-matched figure draws IMDB review sentences instead.")
+    for junk in ("<script>x</script>", "a" * 41, ["IMDB"], "**bold**"):
+        m["ood_detection_length_matched"] = got | {"set": junk}
+        r = detection_rows([("a-hsto", m)])[0]
+        assert r["OOD AUROC 1−p, lengths matched"] == "0.500 (50 a side)"
+        assert all("draws" not in n for n in metric_notes(m))
+    m["ood_detection_length_matched"] = "x"  # not an object: no name, no error
+    assert any(n.endswith("text length as much as domain.") for n in metric_notes(m))
