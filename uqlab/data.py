@@ -37,7 +37,13 @@ from uqcore.exceptions import InputError
 from uqlab.catalog.paths import EVAL_DIR
 from uqlab.catalog.sentences import review_sentences
 from uqlab.catalog.task_file import read_split, resolve
-from uqlab.catalog.tasks import OOD_COLUMNS, TASK_NAMES, TaskSpec, eval_subset_domains
+from uqlab.catalog.tasks import (
+    OOD_COLUMNS,
+    TASK_NAMES,
+    TaskSpec,
+    eval_subset_domains,
+    sentence_sets,
+)
 from uqlab.catalog.tasks import TASKS as TASK_TABLE
 
 _SPLIT_OF = {"id": "test", "ood": "ood"}  # domain key -> the split that holds it
@@ -383,7 +389,7 @@ def export_eval_subsets(
 
 
 # a bundled review set -> the file of its sentences (uqlab.catalog.sentences), both in assets/eval
-SENTENCE_SETS = {"imdb_test_sample": "imdb_sentences"}
+SENTENCE_SETS = sentence_sets()
 
 
 def export_sentences(eval_dir: str | os.PathLike) -> dict[str, int]:

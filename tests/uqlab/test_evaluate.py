@@ -50,6 +50,9 @@ def test_metrics_json_has_every_required_field(checkpoint, data_dir):
             m["sizes"]["id"],
         )
         assert 0.0 <= r["low"] <= r["mean"] <= r["high"] <= 1.0
+    stored = m["conformal_calibration"]["scores"]  # what the explorer's slider reads: LAC only
+    assert set(stored) == {"lac"} and len(stored["lac"]) == m["temperature"]["dev_size"]
+    assert stored["lac"] == sorted(stored["lac"])
     rows = m["table3"]
     assert len(rows) == len(PAPER_TABLE3) + 4  # the paper's sentences + 2 picks per domain
     assert {r["domain"] for r in rows} == {"id", "ood"}

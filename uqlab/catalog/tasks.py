@@ -94,6 +94,8 @@ class TaskSpec:
     itself (its ``data`` and ``ood`` files; ``base``: the folder relative paths start from);
     ``test_in_pool``: the test split is drawn from the pool (else a file of its own);
     ``eval_subsets``: domain key -> file stem under ``assets/eval`` (built-in tasks);
+    ``eval_sentences``: domain key -> the file stem of that subset cut into sentences
+    (:mod:`uqlab.catalog.sentences`: another task's out-of-domain texts in its own form);
     ``eval_id_sample``: the in-domain subset is a label-balanced sample of the test split;
     ``train_defaults``: the base of every training config (``uqlab.training.recipe``);
     ``paper_tables``: the numbers of the paper's tables that report this task; ``builtin``:
@@ -111,6 +113,7 @@ class TaskSpec:
     layout: str  # the data files, as the error hint describes them
     hub: HubSource | None
     eval_subsets: dict[str, str] = field(hash=False)
+    eval_sentences: dict[str, str] = field(hash=False)
     eval_id_sample: bool
     ood_name: str  # the OOD set as the paper calls it
     train_defaults: dict[str, Any] = field(hash=False)
@@ -155,7 +158,14 @@ USER_KEYS = {
     "notes",
     "label_words",
 }
-BUILTIN_KEYS = USER_KEYS | {"layout", "hub", "eval_subsets", "eval_id_sample", "paper_tables"}
+BUILTIN_KEYS = USER_KEYS | {
+    "layout",
+    "hub",
+    "eval_subsets",
+    "eval_sentences",
+    "eval_id_sample",
+    "paper_tables",
+}
 MAX_LABELS = 100
 DEFAULT_TRAINING = {  # a small word-level recipe: trains in minutes on 2 cores
     "max_len": 64,
@@ -209,6 +219,7 @@ def describe(
         layout=str(doc.get("layout") or f"the files named in {where}"),
         hub=_hub(doc.get("hub")),
         eval_subsets=dict(doc.get("eval_subsets", {})),
+        eval_sentences=dict(doc.get("eval_sentences", {})),
         eval_id_sample=bool(doc.get("eval_id_sample", False)),
         ood_name=str((ood or {}).get("name") or "out-of-domain")[:40],
         train_defaults=defaults,
@@ -429,3 +440,13 @@ def task_title(name: str) -> str:
 def eval_subset_domains() -> dict[str, str]:
     """Every bundled evaluation subset: file stem -> domain key, in table order."""
     return {stem: d for spec in TASKS.values() for d, stem in spec.eval_subsets.items()}
+
+
+def sentence_sets() -> dict[str, str]:
+    """Every bundled subset cut into sentences: the subset's file stem -> the stem of its
+    sentences (``TaskSpec.eval_sentences``), in table order."""
+    return {
+        spec.eval_subsets[d]: stem
+        for spec in TASKS.values()
+        for d, stem in spec.eval_sentences.items()
+    }
