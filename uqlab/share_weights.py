@@ -33,21 +33,13 @@ def share(name: str, source: str, root: Path) -> str:
     """Make checkpoint ``name`` of ``root`` read ``source``'s weights; return a summary line.
     Raises :class:`UQError` (nothing changed) when the two are not byte-identical."""
     here, there = root / check_name(name), root / check_name(source)
-    mine, theirs = here / WEIGHTS_FILE, there / WEIGHTS_FILE
-    for path in (mine, theirs):
-        if not path.is_file():
-            raise UQError(f"{path} does not exist: both checkpoints need their own weights first.")
-    digest = file_sha256(theirs)
-    if file_sha256(mine) != digest:
-        raise UQError(f"{mine} and {theirs} differ: only identical weights can be shared.")
+    mine, theirs, digest = _identical(here, there, WEIGHTS_FILE, "weights")
     mine_ck, theirs_ck = (load_checkpoint(p, shared_weights=True) for p in (here, there))
     words = [getattr(c.vocab, "words", None) for c in (mine_ck, theirs_ck)]  # word-level only
     if words[0] != words[1]:  # a vocabulary read from a sibling's file counts as its own
         raise UQError(f"{name} and {source} have different vocabularies: weights not shared.")
     before = mine_ck.model.state_dict()
-    doc = json.loads((here / CONFIG_FILE).read_text(encoding="utf-8"))
-    doc["weights"] = {"checkpoint": source, "sha256": digest}
-    write_atomic(here / CONFIG_FILE, json.dumps(doc, indent=2, ensure_ascii=False).encode())
+    _record(here, "weights", source, digest)
     mine.unlink()
     after = load_checkpoint(here, shared_weights=True).model.state_dict()
     assert before.keys() == after.keys() and all(torch.equal(before[k], after[k]) for k in before)
@@ -55,22 +47,34 @@ def share(name: str, source: str, root: Path) -> str:
     return f"{name} now reads the weights of {source} ({size:.2f} MB saved)"
 
 
+def _identical(here: Path, there: Path, filename: str, what: str) -> tuple[Path, Path, str]:
+    """Both folders' ``filename``, and its sha256, when both hold their own, byte-identical
+    copy; else :class:`UQError` naming which (``what``: the files, plural, for the message)."""
+    mine, theirs = here / filename, there / filename
+    for path in (mine, theirs):
+        if not path.is_file():
+            raise UQError(f"{path} does not exist: both checkpoints need their own {what} first.")
+    digest = file_sha256(theirs)
+    if file_sha256(mine) != digest:
+        raise UQError(f"{mine} and {theirs} differ: only identical {what} can be shared.")
+    return mine, theirs, digest
+
+
+def _record(here: Path, key: str, source: str, digest: str) -> None:
+    """Write ``{key: {"checkpoint": source, "sha256": digest}}`` into ``here``'s config.json."""
+    doc = json.loads((here / CONFIG_FILE).read_text(encoding="utf-8"))
+    doc[key] = {"checkpoint": source, "sha256": digest}
+    write_atomic(here / CONFIG_FILE, json.dumps(doc, indent=2, ensure_ascii=False).encode())
+
+
 def share_vocab(name: str, source: str, root: Path) -> str:
     """Make word-level checkpoint ``name`` of ``root`` read ``source``'s ``vocab.json`` (a
     ``vocab`` record); return a summary line. Raises :class:`UQError` (nothing changed) unless
     both hold their own, byte-identical vocabularies."""
     here, there = root / check_name(name), root / check_name(source)
-    mine, theirs = here / VOCAB_FILE, there / VOCAB_FILE
-    for path in (mine, theirs):
-        if not path.is_file():
-            raise UQError(f"{path} does not exist: both checkpoints need their own vocabulary.")
-    digest = file_sha256(theirs)
-    if file_sha256(mine) != digest:
-        raise UQError(f"{mine} and {theirs} differ: only identical vocabularies can be shared.")
+    mine, theirs, digest = _identical(here, there, VOCAB_FILE, "vocabularies")
     before = load_checkpoint(here, shared_weights=True).vocab
-    doc = json.loads((here / CONFIG_FILE).read_text(encoding="utf-8"))
-    doc["vocab"] = {"checkpoint": source, "sha256": digest}
-    write_atomic(here / CONFIG_FILE, json.dumps(doc, indent=2, ensure_ascii=False).encode())
+    _record(here, "vocab", source, digest)
     mine.unlink()
     after = load_checkpoint(here, shared_weights=True).vocab
     assert before.words == after.words
