@@ -293,7 +293,7 @@ def evaluate_checkpoint(
         "on": "dev",  # these alone; APS's were 40 % of the shipped metrics.json, never read)
         "samples": T,
         "seed": seed,
-        "scores": {CALIBRATION_STORED: [round(float(x), 5) for x in cal_scores["lac"]]},
+        "scores": {"lac": [round(float(x), 5) for x in cal_scores["lac"]]},
     }
     for method in CONFORMAL_METHODS:
         cal = conformal_from_scores(cal_scores[method], 0.9, method)
@@ -401,7 +401,6 @@ def _say(name: str, on: bool):
     return say
 
 
-CALIBRATION_STORED = "lac"  # the conformal method whose dev scores metrics.json keeps
 PREVIOUS = "metrics.previous.json"  # the metrics.json an evaluation replaced, kept once
 
 
