@@ -16,6 +16,8 @@ from ui.logic.tables import fitted
 from uqcore.settings import SamplingSettings
 from uqcore.stats import conformal_from_scores
 from uqlab.catalog.tasks import TASKS, get_task, task_title
+from uqlab.evaluation.comparison_report import CAPTION as COMPARISON_CAPTION
+from uqlab.evaluation.comparison_report import comparison_rows, verdict_lines
 from uqlab.evaluation.detection_report import (
     backwards_notes,
     detection_rows,
@@ -96,6 +98,26 @@ if caught:
         st.warning(note)
     for note in length_notes((i.name, i.metrics) for i in mine):  # equal length: all "—"
         st.info(note)
+worth = comparison_rows((i.name, i.metrics) for i in mine)
+if worth:
+    st.subheader("Which uncertainty is worth having")
+    st.caption(COMPARISON_CAPTION)
+    frame = pd.DataFrame(worth)
+    st.dataframe(
+        frame, hide_index=True, width="stretch", column_config=fitted(frame, pinned="checkpoint")
+    )
+    download(
+        st,
+        "Download this comparison (CSV)",
+        lambda: csv_text(
+            frame, {"task": task, "from": "each checkpoint's metrics.json -> comparison"}
+        ),
+        f"comparison-{task}.csv",
+        "text/csv",
+        key=K.RES_COMPARISON_CSV,
+    )
+    for line in verdict_lines((i.name, i.metrics) for i in mine):
+        st.info(line)
 st.header("Example by example")
 picked = data_source.choose(get_task(task).label_names, task_title(task), "results")
 if picked is None:

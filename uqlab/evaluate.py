@@ -28,7 +28,11 @@ AUROC of each probability score within bins of tokens read (is it length?);
 (:func:`uqcore.inference.detection.matched_ood_detection`; against the task's ``ood_matched``
 texts, named under ``set``, when its description has them: CR's IMDB reviews cut into
 sentences); ``read_len`` the tokens each text was
-read at (:attr:`uqcore.checkpoint.Checkpoint.read_len`: the length it was trained at). ``notes``:
+read at (:attr:`uqcore.checkpoint.Checkpoint.read_len`: the length it was trained at);
+``comparison``: the checkpoint against the plain transformer of its task and backbone on the same
+texts, its uncertainty chosen on dev, with bootstrap intervals and paired verdicts
+(:mod:`uqlab.evaluation.comparison`; ``--baseline NAME|auto|none``, and ``--comparison-only``
+redoes that block alone at the samples, seed and parts the file records). ``notes``:
 the sentences a reader must see beside these figures (scores whose AUROC is below 0.5, OOD AUROCs
 length could not be checked for, temperature scaling that raises ECE:
 :func:`uqlab.evaluation.detection_report.metric_notes`), also printed. ``--ood-limit N`` cuts the
@@ -107,6 +111,7 @@ from uqlab.catalog.presets import preset_rows
 from uqlab.catalog.task_file import checkpoint_task
 from uqlab.catalog.tasks import TASKS
 from uqlab.data import Split, TaskData, load_task, resolve_data_dir
+from uqlab.evaluation.comparison import comparison, comparison_line, deterministic, find_baseline
 from uqlab.evaluation.detection_report import metric_notes
 from uqlab.evaluation.paper import examples
 from uqlab.evaluation.pending import Pending
@@ -211,6 +216,7 @@ def evaluate_checkpoint(
     task: str | None = None,
     ood_limit: int | None = None,
     mahalanobis: bool = True,
+    keep: dict | None = None,
 ) -> dict | None:
     """Metrics of one checkpoint (see the module docstring) on ``task`` (default: its own,
     :func:`_task_of`). Under torchrun every rank samples its block of each split (``shards``)
@@ -219,18 +225,16 @@ def evaluate_checkpoint(
     shuffling, as ``limit`` cuts every split; recorded). ``mahalanobis`` False: the second pass
     over the texts (their features, for the Mahalanobis baseline) is not run, and metrics.json
     says so under ``skipped``; it never runs without an out-of-domain set, which it serves.
-    ``notes``: :func:`uqlab.evaluation.detection_report.metric_notes` of the figures."""
+    ``notes``: :func:`uqlab.evaluation.detection_report.metric_notes` of the figures.
+    ``keep``: a dict that receives the splits' samples (``probs``), token ids (``encoded``) and
+    the task's data (``data``) on rank 0, for :func:`_comparison`."""
     shards = shards or Shards()
     info = ck.training or {}
     task = task or _task_of(ck)
     data = load_task(
         task, resolve_data_dir(data_dir), split_seed=int(info.get("seed", 0)), limit=limit
     )
-    if ood_limit is not None:
-        if isinstance(ood_limit, bool) or not isinstance(ood_limit, int) or ood_limit < 1:
-            raise UQError(f"--ood-limit must be a positive integer, got {ood_limit!r}.")
-        cut = Split("ood", data.ood.texts[:ood_limit], data.ood.labels[:ood_limit])
-        data = dataclasses.replace(data, ood=cut)
+    data = _cut_ood(data, ood_limit)
     splits = _splits(data)
     encoded = {k: _encode(ck, s.texts) for k, s in splits.items()}
     total = sum(_my_rows(ck, e, T, shards) for e in encoded.values())
@@ -257,6 +261,8 @@ def evaluate_checkpoint(
     if not shards.main:
         return None
     probs = {k: p for k, (p, _) in both.items()}
+    if keep is not None:
+        keep.update(probs=probs, encoded=encoded, data=data)
     scored = tuple(k for k in ("id", "ood") if k in splits)
     metrics = {
         "task": data.task,
@@ -284,14 +290,31 @@ def evaluate_checkpoint(
             "ece": ece(mean, y),
             "aece": adaptive_ece(mean, y),
         }
-    # split conformal sets at 90 % coverage, calibrated on dev (the mean prediction)
+    _conformal(metrics, probs, data, splits, seed)
+    if "ood" in splits:
+        metrics["ood_detection"] = _detection(probs, both, train_feats, feats, data, fit_rows)
+        if not mahalanobis:
+            metrics["skipped"] = {"mahalanobis": "--no-mahalanobis: its features were not read"}
+        metrics.update(_length_checks(probs, encoded, ck.read_len, seed, data.task))
+    if ck.config.backbone != "word":  # said only when not the original word-level encoder
+        metrics["backbone"] = ck.config.backbone
+    metrics["table3"] = table3_rows(picks, table3_probs[0])
+    metrics["notes"] = metric_notes(metrics)  # for whoever reads the file (pages recompute them)
+    return metrics
+
+
+def _conformal(metrics: dict, probs: dict, data: TaskData, splits: dict, seed: int) -> None:
+    """Split conformal sets at 90 % coverage calibrated on dev (the mean prediction): the dev
+    LAC scores, each scored split's coverage and set sizes, and the in-domain coverage over
+    random re-splits, into ``metrics``."""
+    scored = tuple(k for k in ("id", "ood") if k in splits)
     means = {k: p.mean(axis=0) for k, p in probs.items()}  # [N, C] per split
     cal_scores = {
         m: calibration_scores(means["dev"], data.dev.labels, m) for m in CONFORMAL_METHODS
     }
     metrics["conformal_calibration"] = {  # LAC sets at any coverage (the app's slider reads
         "on": "dev",  # these alone; APS's were 40 % of the shipped metrics.json, never read)
-        "samples": T,
+        "samples": metrics["samples"],
         "seed": seed,
         "scores": {"lac": [round(float(x), 5) for x in cal_scores["lac"]]},
     }
@@ -307,16 +330,6 @@ def evaluate_checkpoint(
         metrics["id"]["conformal_90"][method]["resampled"] = resampled_coverage(
             cal_scores[method], held, 0.9, RESPLITS, seed
         ).as_dict()
-    if "ood" in splits:
-        metrics["ood_detection"] = _detection(probs, both, train_feats, feats, data, fit_rows)
-        if not mahalanobis:
-            metrics["skipped"] = {"mahalanobis": "--no-mahalanobis: its features were not read"}
-        metrics.update(_length_checks(probs, encoded, ck.read_len, seed, data.task))
-    if ck.config.backbone != "word":  # said only when not the original word-level encoder
-        metrics["backbone"] = ck.config.backbone
-    metrics["table3"] = table3_rows(picks, table3_probs[0])
-    metrics["notes"] = metric_notes(metrics)  # for whoever reads the file (pages recompute them)
-    return metrics
 
 
 def _detection(probs, both, train_feats, feats, data, fit_rows) -> dict:
@@ -437,7 +450,8 @@ def _kept(ck: Checkpoint, task: str) -> str:
     )
 
 
-def main(argv: list[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
+    """The command line of :func:`main`."""
     p = argparse.ArgumentParser(
         prog="python -m uqlab.evaluate", description=__doc__.splitlines()[0]
     )
@@ -490,6 +504,24 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="only write the stored samples of the bundled examples (uqlab.evaluation.stored)",
     )
+    p.add_argument(
+        "--baseline",
+        default="auto",
+        help="the deterministic checkpoint the comparison block pairs this one with on the "
+        "same texts (default auto: same task, backbone and base; none: no pairing)",
+    )
+    p.add_argument(
+        "--comparison-only",
+        action="store_true",
+        help="only (re)compute the comparison block of an evaluated checkpoint: its samples "
+        "on dev, test and the length-matched texts, and its baseline's, at the settings "
+        "its metrics.json records (uqlab.evaluation.comparison)",
+    )
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = _parser()
     args = p.parse_args(argv)
     if args.ood_limit is not None and args.ood_limit < 1:
         p.error(f"--ood-limit must be a positive integer, got {args.ood_limit}")
@@ -507,25 +539,17 @@ def main(argv: list[str] | None = None) -> int:
             ck.model.to(device if shards.world > 1 else pick_device(args.device))
             task = _task_of(ck, args.task_file)
             ck.training = {**ck.training, "task": task}  # this run's task, for every writer
+            if args.comparison_only:  # the evaluation stands; its comparison block is redone
+                _comparison_only(ck, path, task, args)
+                continue
             pending = Pending()  # nothing is written into the checkpoint before all succeeded
-            stored_file = map_file = None  # rank 0 computes them
-            if shards.main and not bundled_rows(task):  # nothing to store: keep what is there
-                print(f"{ck.name}: {_kept(ck, task)}", flush=True)
-            elif shards.main:  # the stored samples are small: rank 0 alone
-                bar = tqdm(
-                    total=len(bundled_rows(task)) + len(preset_rows(task)),
-                    unit="text",
-                    desc=f"{ck.name} stored",
-                    disable=args.quiet,
-                )
-                stored_file = write_stored(ck, seed=args.seed, bar=bar, sink=pending.put)
-                bar.close()
-                map_file = write_map(ck, sink=pending.put)
+            stored_file, map_file = _stored(ck, task, args, shards, pending)
             shards.barrier()
             if args.stored_only:
                 _commit(ck.name, pending, stored_file, map_file)
                 continue
             started = time.perf_counter()
+            keep: dict = {}
             metrics = evaluate_checkpoint(
                 ck,
                 args.data_dir,
@@ -538,29 +562,141 @@ def main(argv: list[str] | None = None) -> int:
                 task=task,
                 ood_limit=args.ood_limit,
                 mahalanobis=args.mahalanobis,
+                keep=keep,
             )
             if metrics is None:  # not rank 0: its samples went to rank 0
                 continue
+            metrics["comparison"] = _comparison(ck, keep, args)
             write_metrics(path, metrics, sink=pending.put)
             _commit(ck.name, pending, stored_file, map_file)
-            m = metrics
-            ood = "no ood set "
-            if "ood" in m:
-                auroc = m["ood_detection"]["mutual_information"]["auroc"]
-                ood = f"ood acc {m['ood']['accuracy_mean']:.4f} AUROC(MI) {auroc:.3f} "
-            print(
-                f"{ck.name}: id acc {m['id']['accuracy_mean']:.4f}±{m['id']['accuracy_std']:.4f} "
-                f"{ood}-> {path}/metrics.json "
-                f"({time.perf_counter() - started:.1f} s, {shards.world} process(es))"
-            )
-            for note in m["notes"]:  # beside the figures: backwards scores, length, scaling
-                print(f"{ck.name}: note: {note}")
+            _report(ck.name, metrics, path, time.perf_counter() - started, shards.world)
     except UQError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     finally:
         leave()
     return 0
+
+
+def _stored(ck: Checkpoint, task: str, args, shards: Shards, pending: Pending):
+    """``(stored_file, map_file)``: the stored samples and map of the task's bundled examples,
+    put in ``pending`` by rank 0 (None where nothing is stored: other ranks, or a task without
+    bundled examples, whose files are kept as they are)."""
+    if shards.main and not bundled_rows(task):  # nothing to store: keep what is there
+        print(f"{ck.name}: {_kept(ck, task)}", flush=True)
+    if not shards.main or not bundled_rows(task):
+        return None, None
+    total = len(bundled_rows(task)) + len(preset_rows(task))
+    with tqdm(total=total, unit="text", desc=f"{ck.name} stored", disable=args.quiet) as bar:
+        stored_file = write_stored(ck, seed=args.seed, bar=bar, sink=pending.put)
+    return stored_file, write_map(ck, sink=pending.put)
+
+
+def _report(name: str, m: dict, path: Path, seconds: float, world: int) -> None:
+    """The evaluation's summary line and its notes, printed."""
+    ood = "no ood set "
+    if "ood" in m:
+        auroc = m["ood_detection"]["mutual_information"]["auroc"]
+        ood = f"ood acc {m['ood']['accuracy_mean']:.4f} AUROC(MI) {auroc:.3f} "
+    print(
+        f"{name}: id acc {m['id']['accuracy_mean']:.4f}±{m['id']['accuracy_std']:.4f} "
+        f"{ood}-> {path}/metrics.json ({seconds:.1f} s, {world} process(es))"
+    )
+    for note in m["notes"]:  # beside the figures: backwards scores, length, scaling
+        print(f"{name}: note: {note}")
+    said = comparison_line(m.get("comparison"))
+    if said:
+        print(f"{name}: {said}")
+
+
+def _cut_ood(data: TaskData, ood_limit: int | None) -> TaskData:
+    """``data`` with its out-of-domain set cut to its first ``ood_limit`` rows (None: whole)."""
+    if ood_limit is None:
+        return data
+    if isinstance(ood_limit, bool) or not isinstance(ood_limit, int) or ood_limit < 1:
+        raise UQError(f"--ood-limit must be a positive integer, got {ood_limit!r}.")
+    cut = Split("ood", data.ood.texts[:ood_limit], data.ood.labels[:ood_limit])
+    return dataclasses.replace(data, ood=cut)
+
+
+def _baseline(ck: Checkpoint, args) -> Checkpoint | None:
+    """The deterministic checkpoint ``ck`` is compared with (``--baseline``: a name or folder,
+    ``auto`` or ``none``; auto looks among ``ck``'s sibling folders,
+    :func:`uqlab.evaluation.comparison.find_baseline`), loaded; None when there is none."""
+    if args.baseline == "none":
+        return None
+    home = Path(ck.path).parent  # the folder of checkpoints ck sits in
+    name = args.baseline
+    if name == "auto":
+        name = find_baseline(Path(ck.path).name, list_checkpoints(home))
+    if name is None or Path(name).name == Path(ck.path).name:
+        return None
+    base = load_checkpoint(_locate(name, str(home)), shared_weights=True)
+    base.model.to(pick_device(args.device))
+    return base
+
+
+def _comparison(ck: Checkpoint, keep: dict, args) -> dict:
+    """The ``comparison`` block (:mod:`uqlab.evaluation.comparison`) from the samples an
+    evaluation kept (``keep``: ``probs``, ``encoded``, ``data``), the baseline sampled here on
+    the same texts (once when its samples never differ)."""
+    probs, encoded, data = keep["probs"], keep["encoded"], keep["data"]
+    side = next((k for k in ("ood_matched", "ood") if k in probs), None)  # what is matched
+    mine = {"id": probs["id"], "dev": probs["dev"], **({"ood": probs[side]} if side else {})}
+    lengths = {"id": [len(e) for e in encoded["id"]]}
+    texts = {"id": data.test.texts}
+    if side:
+        lengths["ood"] = [len(e) for e in encoded[side]]
+        texts["ood"] = getattr(data, side).texts
+    b = _baseline(ck, args)
+    base = None
+    if b is not None:
+        T = 1 if deterministic(b.config.family) else keep.get("T", args.samples)
+        desc = f"{ck.name} baseline {b.name}"
+        total = sum(len(t) for t in texts.values()) * T
+        with tqdm(total=total, unit="text", desc=desc, disable=args.quiet) as bar:
+            got = {
+                k: predict(b.model, b.vocab, t, b.read_len, T, args.seed, bar=bar)
+                for k, t in texts.items()
+            }
+        base = (b.name, {k: np.asarray(v) for k, v in got.items()})
+    named = TASKS[data.task].description.get("ood_matched") if side == "ood_matched" else None
+    matched_set = str((named or {}).get("name") or side) if named is not None else None
+    labels = {"id": data.test.labels, "dev": data.dev.labels}
+    seed = keep.get("seed", args.seed)
+    return comparison(mine, labels, lengths, ck.read_len, base, seed=seed, matched_set=matched_set)
+
+
+def _comparison_only(ck: Checkpoint, path: Path, task: str, args) -> None:
+    """Redo the ``comparison`` block of an evaluated checkpoint alone, at the samples, seed and
+    parts (``limit``, ``ood_limit``) its metrics.json records; the rest of the file is kept."""
+    file = Path(path) / "metrics.json"
+    if not file.is_file():
+        raise UQError(
+            f"{ck.name} has no metrics.json: evaluate it first (without --comparison-only)."
+        )
+    old = json.loads(file.read_text())
+    T, seed = int(old.get("samples", args.samples)), int(old.get("seed", args.seed))
+    data = load_task(
+        task,
+        resolve_data_dir(args.data_dir),
+        split_seed=int((ck.training or {}).get("seed", 0)),
+        limit=old.get("limit"),
+    )
+    data = _cut_ood(data, old.get("ood_limit"))
+    splits = _splits(data)
+    side = next((k for k in ("ood_matched", "ood") if k in splits), None)
+    wanted = ("id", "dev", *((side,) if side else ()))
+    encoded = {k: _encode(ck, splits[k].texts) for k in wanted}
+    total = sum(len(e) for e in encoded.values())
+    with tqdm(total=total, unit="text", desc=f"{ck.name} comparison", disable=args.quiet) as bar:
+        probs = {
+            k: np.asarray(predict_ids(ck.model, e, T, seed, bar=bar)) for k, e in encoded.items()
+        }
+    keep = {"probs": probs, "encoded": encoded, "data": data, "T": T, "seed": seed}
+    old["comparison"] = _comparison(ck, keep, args)
+    write_metrics(path, old)
+    print(f"{ck.name}: {comparison_line(old['comparison']) or 'comparison written'} -> {file}")
 
 
 def _task_of(ck: Checkpoint, task_file: str | None = None) -> str:

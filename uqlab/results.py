@@ -26,6 +26,8 @@ from uqlab.catalog.tasks import (
     TASKS,
     get_task,
 )
+from uqlab.evaluation.comparison_report import CAPTION as COMPARISON_CAPTION
+from uqlab.evaluation.comparison_report import markdown as comparison_markdown
 from uqlab.evaluation.detection_report import markdown as detection_markdown
 from uqlab.evaluation.detection_report import temperature_lines
 from uqlab.evaluation.first_screen import load_record, markdown
@@ -200,30 +202,8 @@ def render(
             lines += _described_table(rows, task)
     lines += _table3(rows)
     lines += _uncertainty(rows)
-    section = detection_markdown(rows)
-    if section:
-        lines += [
-            "",
-            "## What the uncertainty catches: errors, and out-of-domain texts at equal length",
-            "",
-            "Error detection: each score ranks the in-domain test texts, the model's own "
-            "mistakes (of the mean prediction) as positives; AURC is the mean error rate when "
-            "the texts are kept most-certain-first by that score (lower is better). Equal "
-            "length: the OOD AUROC of MI within bins of tokens read, where both domains hold "
-            "20 or more texts (a score that separates the domains overall but not within a "
-            "bin is measuring length). Lengths matched: both domains drawn (seed 0) to one "
-            "histogram of tokens read, equal lengths, with the texts kept a side; none where "
-            "the lengths hardly overlap; where the task names out-of-domain texts cut to its "
-            "own texts' form, those are drawn instead and named in the cell (CR: its IMDB "
-            "reviews cut into sentences, `python -m uqlab.data export-sentences`). "
-            "MI − 1−p: the AUROC of MI for the errors minus that "
-            "of 1 − max p on the same texts, with a paired bootstrap 95 % interval (1,000 "
-            "resamples within each class) and whether MI is better, tied or worse. Tokens: "
-            "those each text is read at, the checkpoint's training length; 1−p: 1 − max p. "
-            "A dash: evaluated before the figure (`python -m uqlab.evaluate --ckpt NAME`).",
-            "",
-            *section,
-        ]
+    lines += _caught(rows)
+    lines += _worth(rows)
     before = reading_length_markdown(rows)
     if before:
         lines += [
@@ -244,6 +224,54 @@ def render(
     lines += _storage(storage or {})
     lines += first_screen_section(load_record())
     return "\n".join([*lines, ""])
+
+
+def _caught(rows: list[tuple[str, dict | None]]) -> list[str]:
+    """What each checkpoint's uncertainty catches: its errors, OOD texts at equal length."""
+    section = detection_markdown(rows)
+    if not section:
+        return []
+    return [
+        "",
+        "## What the uncertainty catches: errors, and out-of-domain texts at equal length",
+        "",
+        "Error detection: each score ranks the in-domain test texts, the model's own "
+        "mistakes (of the mean prediction) as positives; AURC is the mean error rate when "
+        "the texts are kept most-certain-first by that score (lower is better). Equal "
+        "length: the OOD AUROC of MI within bins of tokens read, where both domains hold "
+        "20 or more texts (a score that separates the domains overall but not within a "
+        "bin is measuring length). Lengths matched: both domains drawn (seed 0) to one "
+        "histogram of tokens read, equal lengths, with the texts kept a side; none where "
+        "the lengths hardly overlap; where the task names out-of-domain texts cut to its "
+        "own texts' form, those are drawn instead and named in the cell (CR: its IMDB "
+        "reviews cut into sentences, `python -m uqlab.data export-sentences`). "
+        "MI − 1−p: the AUROC of MI for the errors minus that "
+        "of 1 − max p on the same texts, with a paired bootstrap 95 % interval (1,000 "
+        "resamples within each class) and whether MI is better, tied or worse. Tokens: "
+        "those each text is read at, the checkpoint's training length; 1−p: 1 − max p. "
+        "A dash: evaluated before the figure (`python -m uqlab.evaluate --ckpt NAME`).",
+        "",
+        *section,
+    ]
+
+
+def _worth(rows: list[tuple[str, dict | None]]) -> list[str]:
+    """Per task, every family beside the plain transformer of its backbone, on the same texts
+    (:mod:`uqlab.evaluation.comparison_report`)."""
+    lines: list[str] = []
+    for task in TASKS:
+        section = comparison_markdown([(n, m) for n, m in rows if (m or {}).get("task") == task])
+        if section:
+            lines += ["", f"### {get_task(task).title}", "", *section]
+    if not lines:
+        return []
+    return [
+        "",
+        "## Which uncertainty is worth having: every family beside the plain transformer",
+        "",
+        COMPARISON_CAPTION,
+        *lines,
+    ]
 
 
 def _table3(rows: list[tuple[str, dict | None]]) -> list[str]:

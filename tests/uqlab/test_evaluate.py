@@ -128,3 +128,49 @@ def test_an_ood_limit_below_one_is_refused_in_one_line(checkpoint, data_dir, cap
         evaluate_main(["--ckpt", str(checkpoint), "--ood-limit", "0", "--data-dir", str(data_dir)])
     assert exc.value.code == 2
     assert "--ood-limit must be a positive integer, got 0" in capsys.readouterr().err
+
+
+def test_a_family_is_paired_with_its_plain_sibling_and_the_comparison_alone_redoes_it(
+    tmp_path, data_dir, capsys
+):
+    """Issue 47: "does this family's uncertainty beat the deterministic model's 1 - max p?",
+    paired on the same texts: the plain sibling in the same folder is found and sampled once;
+    ``--comparison-only`` redoes the block from what metrics.json records (samples, seed,
+    parts) and leaves every other figure as it was."""
+    root = tmp_path / "cks"
+    for family in ("trans", "hsto"):
+        out = root / f"cola-{family}"
+        args = [
+            "--task",
+            "cola",
+            "--family",
+            family,
+            "--out",
+            str(out),
+            "--data-dir",
+            str(data_dir),
+        ]
+        assert train_main([*args, *TINY]) == 0
+    m = evaluate_tiny(root / "cola-hsto", data_dir)
+    block = m["comparison"]
+    assert (block["baseline"], block["baseline_samples"], block["chosen_on"]) == (
+        "cola-trans",
+        1,
+        "dev",
+    )
+    assert block["n"] == m["sizes"]["id"] and "verdict" in block["errors"]
+    assert block["ood_matched"]["n_per_side"] >= 0
+    assert evaluate_tiny(root / "cola-trans", data_dir)["comparison"]["baseline"] is None
+    capsys.readouterr()
+    hsto = root / "cola-hsto"
+    again = ["--ckpt", str(hsto), "--comparison-only", "--data-dir", str(data_dir), "--quiet"]
+    assert evaluate_main(again) == 0
+    assert json.loads((hsto / "metrics.json").read_text()) == m  # the same block, all else kept
+    assert "against cola-trans's 1−p; errors " in capsys.readouterr().out
+    assert evaluate_main([*again, "--baseline", "none"]) == 0
+    assert json.loads((hsto / "metrics.json").read_text())["comparison"]["baseline"] is None
+    bare = tmp_path / "bare"
+    shutil.copytree(root / "cola-trans", bare)
+    (bare / "metrics.json").unlink()
+    assert evaluate_main(["--ckpt", str(bare), "--comparison-only", "--quiet"]) == 2
+    assert "has no metrics.json: evaluate it first" in capsys.readouterr().err

@@ -21,6 +21,9 @@ seed. An AUROC on the matched rows cannot come from length. Where the lengths do
 rows?": the AUROC of a score minus the AUROC of 1 - max p, with a percentile bootstrap interval
 over the rows (resampled within each class, together for both scores) and a verdict, better /
 tie / worse, from whether the interval excludes 0.
+``paired_models_difference`` asks it across two models on the same rows, each scoring its own
+errors: does this family's uncertainty find its errors better than the deterministic model's
+1 - max p finds that model's?
 
 An AUROC below 0.5 means the score ranks backwards (the errors, or the out-of-domain texts, get
 *lower* uncertainty): :func:`backwards` says so in words a page can show.
@@ -235,16 +238,20 @@ def bootstrap_rows(
     stays bounded on large files), each class resampled with replacement within itself, the
     positives first (every draw keeps both classes and their counts)."""
     y = np.asarray(positive, dtype=bool)
+    return stratified_rows([np.flatnonzero(y), np.flatnonzero(~y)], resamples, seed, chunk)
+
+
+def stratified_rows(
+    strata: list[np.ndarray], resamples: int, seed: int, chunk: int = 100
+) -> Iterator[np.ndarray]:
+    """``resamples`` bootstrap draws ``[b, N]`` (``chunk`` at a time), each stratum (an array
+    of row indices; together every row once) resampled with replacement within itself and laid
+    out in the order given, so every draw keeps each stratum's count in the same columns."""
     rng = np.random.default_rng(seed)
-    pos, neg = np.flatnonzero(y), np.flatnonzero(~y)
     for start in range(0, resamples, chunk):
         b = min(chunk, resamples - start)
         yield np.concatenate(
-            [
-                pos[rng.integers(0, len(pos), size=(b, len(pos)))],
-                neg[rng.integers(0, len(neg), size=(b, len(neg)))],
-            ],
-            axis=1,
+            [s[rng.integers(0, len(s), size=(b, len(s)))] for s in strata if len(s)], axis=1
         )
 
 
@@ -282,6 +289,72 @@ def paired_auroc_difference(
     low, high = (float(v) for v in np.percentile(diffs, [tail, 100 - tail]))
     a_s, a_b = (float(roc_auc_score(y, v)) for v in (s, b))
     return PairedDifference(a_s, a_b, a_s - a_b, low, high, level, resamples)
+
+
+def auroc_interval(
+    positive: Any,
+    score: Any,
+    *,
+    level: float = VERDICT_LEVEL,
+    resamples: int = VERDICT_RESAMPLES,
+    seed: int = 0,
+) -> tuple[float, float, float] | None:
+    """``(auroc, low, high)``: the AUROC of ``score`` for the ``positive`` rows and its
+    percentile bootstrap interval at ``level`` (rows resampled within each class,
+    :func:`bootstrap_rows`); None when one class is empty."""
+    y = np.asarray(positive, dtype=bool)
+    s = np.asarray(score, dtype=np.float64)
+    if y.ndim != 1 or s.shape != y.shape:
+        raise InputError("positive and score must be 1-D and of one length.")
+    if y.all() or not y.any():
+        return None
+    y_b = np.r_[np.ones(int(y.sum()), bool), np.zeros(int((~y).sum()), bool)]  # a draw's layout
+    got = np.concatenate([_aurocs(y_b, s[rows]) for rows in bootstrap_rows(y, resamples, seed)])
+    tail = (1 - level) / 2 * 100
+    low, high = (float(v) for v in np.percentile(got, [tail, 100 - tail]))
+    return float(roc_auc_score(y, s)), low, high
+
+
+def paired_models_difference(
+    positive_a: Any,
+    score_a: Any,
+    positive_b: Any,
+    score_b: Any,
+    *,
+    level: float = VERDICT_LEVEL,
+    resamples: int = VERDICT_RESAMPLES,
+    seed: int = 0,
+) -> PairedDifference | None:
+    """Two models on the same rows, each scoring its own positives (its own errors, say):
+    AUROC(``score_a`` for ``positive_a``) - AUROC(``score_b`` for ``positive_b``), with the
+    percentile interval at ``level`` over bootstrap draws of the rows that both are scored on
+    (:func:`stratified_rows`, the four cells of (positive for A, positive for B) resampled
+    within themselves, so every draw keeps both classes of both models). ``baseline`` of the
+    result is B's AUROC. With one positive vector for both this is a stratified version of
+    :func:`paired_auroc_difference`. None when either model has one class only."""
+    ya, yb = (np.asarray(x, dtype=bool) for x in (positive_a, positive_b))
+    sa, sb = (np.asarray(x, dtype=np.float64) for x in (score_a, score_b))
+    if ya.ndim != 1 or any(x.shape != ya.shape for x in (yb, sa, sb)):
+        raise InputError("positives and scores of both models must be 1-D and of one length.")
+    if not 0 < level < 1:
+        raise InputError(f"level must be in (0, 1), got {level}.")
+    if not isinstance(resamples, int) or resamples < 2:
+        raise InputError(f"resamples must be an integer >= 2, got {resamples!r}.")
+    if any(y.all() or not y.any() for y in (ya, yb)):
+        return None
+    cells = [np.flatnonzero((ya == a) & (yb == b)) for a in (True, False) for b in (True, False)]
+    order = np.concatenate(cells)  # the columns of every draw, cell by cell
+    ya_d, yb_d = ya[order], yb[order]  # [N] each: a draw's layout of both models' positives
+    diffs = np.concatenate(
+        [
+            _aurocs(ya_d, sa[rows]) - _aurocs(yb_d, sb[rows])
+            for rows in stratified_rows(cells, resamples, seed)
+        ]
+    )  # [B]
+    tail = (1 - level) / 2 * 100
+    low, high = (float(v) for v in np.percentile(diffs, [tail, 100 - tail]))
+    a_a, a_b = float(roc_auc_score(ya, sa)), float(roc_auc_score(yb, sb))
+    return PairedDifference(a_a, a_b, a_a - a_b, low, high, level, resamples)
 
 
 def errors_versus_max_prob(probs: Any, labels: Any, seed: int = 0) -> dict[str, dict | None]:

@@ -38,7 +38,7 @@ FLAT = ("mutual_information", "variance")  # 0 for every text of a model whose s
 Entry = tuple[str, dict | None]  # (checkpoint name, its metrics.json or None)
 
 
-def _num(d: object, *keys: str) -> float | None:
+def number(d: object, *keys: str) -> float | None:
     """``d[k1][k2]...`` when it is a finite number, else None (a metrics.json may be an
     upload's: anything can be missing or of another type)."""
     for k in keys:
@@ -55,7 +55,7 @@ def _auroc(value: float | None, constant: bool) -> str:
 
 def _no_spread(m: dict) -> bool:
     """Whether the samples never differ (a deterministic model: MI is 0 for every text)."""
-    return (_num(m, "id", "mean_mutual_information") or 0.0) == 0.0
+    return (number(m, "id", "mean_mutual_information") or 0.0) == 0.0
 
 
 def equal_length(m: dict, score: str = "mutual_information") -> str:
@@ -78,9 +78,9 @@ def equal_length(m: dict, score: str = "mutual_information") -> str:
 def versus(d: object) -> str:
     """A paired difference from 1 − max p (:meth:`PairedDifference.as_dict`) as
     ``"−0.041 [−0.070, −0.012] worse"``; "—" when missing (evaluated before the figure)."""
-    diff, ends = _num(d, "difference"), d.get("interval") if isinstance(d, dict) else None
+    diff, ends = number(d, "difference"), d.get("interval") if isinstance(d, dict) else None
     ok = isinstance(ends, list) and len(ends) == 2
-    low, high = (_num({"v": v}, "v") for v in (ends if ok else (None, None)))
+    low, high = (number({"v": v}, "v") for v in (ends if ok else (None, None)))
     verdict = d.get("verdict") if isinstance(d, dict) else None
     if diff is None or low is None or high is None or verdict not in ("better", "tie", "worse"):
         return "—"
@@ -96,7 +96,7 @@ def matched(m: dict, score: str = "mutual_information") -> str:
     if not isinstance(got, dict):
         return "—"
     n = got.get("n_per_side")
-    auroc = _num(got, "auroc", score)
+    auroc = number(got, "auroc", score)
     if auroc is None:
         return f"none: lengths hardly overlap ({n} a side)" if isinstance(n, int) else "—"
     drawn = drawn_set(m)
@@ -166,7 +166,7 @@ def _backwards(m: dict) -> list[str]:
             f"{short} {auroc:.3f}"
             for key, short in labels.items()
             if not (flat and key in FLAT)
-            for auroc in [_num(m, section, *inner, key, "auroc")]
+            for auroc in [number(m, section, *inner, key, "auroc")]
             if auroc is not None and round(auroc, 3) < 0.5
         ]
         if low:
@@ -187,19 +187,19 @@ def length_note(m: dict) -> str | None:
     bins = by.get("mutual_information") if isinstance(by, dict) else None
     if not isinstance(bins, list) or not bins or not all(isinstance(b, dict) for b in bins):
         return None
-    if any(_num(b, "auroc") is not None for b in bins):
+    if any(number(b, "auroc") is not None for b in bins):
         return None
-    read = _num(m, "read_len")
+    read = number(m, "read_len")
 
     def most(side: str) -> str:
         """The bin holding most of ``side``'s texts, as the equal-length cells name bins."""
-        tokens = max(bins, key=lambda b: _num(b, side) or 0).get("tokens")
+        tokens = max(bins, key=lambda b: number(b, side) or 0).get("tokens")
         lo, hi = tokens if isinstance(tokens, list) and len(tokens) == 2 else (None, None)
         if not all(isinstance(x, int) and not isinstance(x, bool) for x in (lo, hi)):
             return "?"
         return f"{lo} (cut)" if read is not None and lo == read else f"{lo}–{hi - 1}"
 
-    need = _num(by, "min_per_side")
+    need = number(by, "min_per_side")
     matched_on = drawn_set(m)
     return (
         "Length could not be controlled: no bin of tokens read holds "
@@ -213,10 +213,10 @@ def length_note(m: dict) -> str | None:
 def temperature_notes(m: dict) -> list[str]:
     """A sentence per domain where temperature scaling (fitted on dev) raises the ECE, as
     shown (three decimals)."""
-    t = _num(m, "temperature", "value")
+    t = number(m, "temperature", "value")
     out = []
     for side, what in (("id", "in-domain test"), ("ood", "out-of-domain")):
-        before, after = _num(m, side, "ece"), _num(m, side, "scaled", "ece")
+        before, after = number(m, side, "ece"), number(m, side, "scaled", "ece")
         if before is None or after is None or round(after, 3) <= round(before, 3):
             continue
         fitted = "" if t is None else f" (t = {t:.2f}, fitted on dev)"

@@ -9,6 +9,7 @@ from sklearn.metrics import roc_auc_score
 from uqcore.exceptions import InputError
 from uqcore.inference.detection import (
     MIN_PER_SIDE,
+    auroc_interval,
     backwards,
     bootstrap_rows,
     detection_by_length,
@@ -19,6 +20,8 @@ from uqcore.inference.detection import (
     matched_ood_detection,
     matching_edges,
     paired_auroc_difference,
+    paired_models_difference,
+    stratified_rows,
 )
 from uqcore.stats import OOD_SCORES, ood_scores, risk_coverage, summarize
 
@@ -159,6 +162,47 @@ def test_the_paired_difference_equals_a_plain_bootstrap_and_says_its_verdict():
     assert paired_auroc_difference(np.ones(5, bool), good[:5], base[:5]) is None
     first = next(bootstrap_rows(y, 200, 7))
     assert first.shape == (100, 120) and (y[first].sum(axis=1) == y.sum()).all()
+
+
+def test_two_models_paired_on_the_same_rows_equal_a_plain_bootstrap():
+    rng = np.random.default_rng(11)
+    n = 150
+    wrong_a, wrong_b = rng.random(n) < 0.25, rng.random(n) < 0.35  # each model's own errors
+    good = wrong_a + rng.normal(0, 0.3, n)  # A's score finds A's errors well
+    fair = wrong_b + rng.normal(0, 1.0, n)  # B's finds B's less well
+    got = paired_models_difference(wrong_a, good, wrong_b, fair, resamples=300, seed=3)
+    cells = [np.flatnonzero((wrong_a == a) & (wrong_b == b)) for a in (1, 0) for b in (1, 0)]
+    diffs = []
+    for chunk in stratified_rows(cells, 300, 3):
+        for rows in chunk:  # a plain loop with scikit-learn over the same draws of the rows
+            diffs.append(
+                roc_auc_score(wrong_a[rows], good[rows]) - roc_auc_score(wrong_b[rows], fair[rows])
+            )
+            assert wrong_a[rows].sum() == wrong_a.sum() and wrong_b[rows].sum() == wrong_b.sum()
+    low, high = np.percentile(diffs, [2.5, 97.5])
+    assert got.low == pytest.approx(low, abs=1e-12) and got.high == pytest.approx(high, abs=1e-12)
+    assert got.score == pytest.approx(roc_auc_score(wrong_a, good))
+    assert got.baseline == pytest.approx(roc_auc_score(wrong_b, fair))
+    assert got.verdict == "better"
+    swapped = paired_models_difference(wrong_b, fair, wrong_a, good, resamples=300, seed=3)
+    assert swapped.verdict == "worse"
+    same = paired_models_difference(wrong_a, good, wrong_a, good, resamples=50)
+    assert (same.difference, same.low, same.high, same.verdict) == (0.0, 0.0, 0.0, "tie")
+    assert paired_models_difference(np.zeros(n, bool), good, wrong_b, fair) is None
+    with pytest.raises(InputError):
+        paired_models_difference(wrong_a, good[:-1], wrong_b, fair)
+
+
+def test_an_auroc_interval_is_the_percentiles_of_the_plain_bootstrap():
+    rng = np.random.default_rng(4)
+    y = rng.random(90) < 0.4
+    s = y + rng.normal(0, 0.8, 90)
+    value, low, high = auroc_interval(y, s, resamples=200, seed=9)
+    plain = [roc_auc_score(y[r], s[r]) for chunk in bootstrap_rows(y, 200, 9) for r in chunk]
+    assert value == pytest.approx(roc_auc_score(y, s))
+    assert (low, high) == pytest.approx(tuple(np.percentile(plain, [2.5, 97.5])), abs=1e-12)
+    assert low < value < high
+    assert auroc_interval(np.ones(4, bool), s[:4]) is None
 
 
 def _sure(margin: np.ndarray, T: int = 4) -> np.ndarray:

@@ -1,0 +1,205 @@
+"""Does a family's uncertainty beat the deterministic model's 1 - max p? Both on the same texts.
+
+A checkpoint's ``comparison`` block of metrics.json (written by ``uqlab.evaluate``, or alone by
+``uqlab.evaluate --comparison-only``) answers it for the question issue 47 asked, "which
+uncertainty is worth having on your model":
+
+- ``baseline``: the deterministic checkpoint of the same task, backbone and pretrained base
+  (:func:`find_baseline`: the plain transformer, :data:`uqcore.families.PLAIN`;
+  ``cr-minilm-trans`` for every ``cr-minilm-*``), sampled once on the same texts
+  (``baseline_samples``); None for that checkpoint itself, or when none is shipped.
+- ``score``: the family's best uncertainty, chosen on dev (``chosen_on``): the score of
+  :data:`uqcore.stats.OOD_SCORES` whose AUROC for the checkpoint's own dev errors is highest
+  (``dev_error_auroc``; ties to the first in that order). Never chosen on test or OOD texts.
+- ``intervals``: accuracy, NLL, Brier and ECE of the mean prediction on the in-domain test with
+  percentile bootstrap intervals (:func:`uqcore.stats.bootstrap_interval`), and the chosen
+  score's AUROC for the test errors (``error_auroc``, rows resampled within each class).
+- ``errors``: the chosen score's AUROC for this model's test errors minus the baseline's
+  1 - max p's AUROC for the baseline's errors, on the same texts, with a paired bootstrap
+  interval and a verdict, better / tie / worse
+  (:func:`uqcore.inference.detection.paired_models_difference`).
+- ``ood_matched``: the same for out-of-domain detection with length held fixed: both domains
+  drawn to one histogram of tokens read (:func:`uqcore.inference.detection.length_matched`, the
+  task's ``ood_matched`` texts when it names them), ``n_per_side`` a side, both models scored
+  on the same drawn rows; a ``note`` where the lengths do not overlap.
+
+``resamples`` (1,000), ``level`` (0.95) and ``seed`` are recorded with it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from uqcore.families import PLAIN, get_family
+from uqcore.inference.detection import (
+    MIN_PER_SIDE,
+    VERDICT_LEVEL,
+    VERDICT_RESAMPLES,
+    auroc_interval,
+    length_matched,
+    matching_edges,
+    paired_models_difference,
+)
+from uqcore.registry import CheckpointInfo
+from uqcore.stats import OOD_SCORES, accuracy, bootstrap_interval, brier, ece, nll, ood_scores
+from uqlab.evaluation.detection_report import versus
+
+METRICS = {"accuracy": accuracy, "nll": nll, "brier": brier, "ece": ece}  # of the mean prediction
+
+
+def _key(info: CheckpointInfo) -> tuple:
+    """What must agree for two checkpoints to be compared: task, backbone, pretrained base."""
+    base = info.base or {}
+    return info.task, info.config.get("backbone", "word"), base.get("distribution")
+
+
+def deterministic(family: str) -> bool:
+    """Whether ``family`` is the plain deterministic transformer (:data:`uqcore.families.PLAIN`),
+    the baseline every other family is compared with: one forward pass, softmax attention."""
+    return get_family(family) is PLAIN
+
+
+def find_baseline(name: str, infos: list[CheckpointInfo]) -> str | None:
+    """The deterministic checkpoint among ``infos`` that ``name`` is compared with: same task,
+    backbone and pretrained base (the first by name when several); None when ``name`` is
+    deterministic itself or none is listed."""
+    mine = next((i for i in infos if i.name == name and not i.error), None)
+    if mine is None or deterministic(mine.family):
+        return None
+    found = [
+        i.name
+        for i in infos
+        if not i.error and i.name != name and deterministic(i.family) and _key(i) == _key(mine)
+    ]
+    return min(found) if found else None
+
+
+def _mean(probs: Any) -> np.ndarray:
+    return np.asarray(probs, dtype=np.float64).mean(axis=0)  # [N, C]
+
+
+def _wrong(probs: Any, labels: Any) -> np.ndarray:
+    return _mean(probs).argmax(axis=-1) != np.asarray(labels)  # [N] bool
+
+
+def choose_score(dev_probs: Any, dev_labels: Any) -> tuple[str, dict[str, float | None]]:
+    """The score of :data:`OOD_SCORES` with the highest AUROC for the dev errors (ties: the
+    first), and every score's dev AUROC (None when dev has no error or no right answer:
+    then 1 - max p, the plain baseline, is kept)."""
+    from sklearn.metrics import roc_auc_score
+
+    wrong = _wrong(dev_probs, dev_labels)
+    one_class = wrong.all() or not wrong.any()
+    got = {
+        s: None if one_class else float(roc_auc_score(wrong, ood_scores(dev_probs, s)))
+        for s in OOD_SCORES
+    }
+    ranked = [s for s in OOD_SCORES if got[s] is not None]
+    best = max(ranked, key=lambda s: (got[s], -OOD_SCORES.index(s))) if ranked else "max_prob"
+    return best, got
+
+
+def _interval(value: float, low: float, high: float) -> dict:
+    return {"value": value, "interval": [low, high]}
+
+
+def comparison(
+    probs: dict[str, Any],
+    labels: dict[str, Any],
+    lengths: dict[str, list[int]],
+    read_len: int,
+    base: tuple[str, dict[str, Any]] | None,
+    *,
+    seed: int = 0,
+    matched_set: str | None = None,
+) -> dict:
+    """The ``comparison`` block (module docstring) from this checkpoint's samples ``probs``
+    (``"id"``, ``"dev"`` and, with an out-of-domain side, ``"ood"``: each ``[T, N, C]``; the
+    out-of-domain side is the one the length-matched figure draws from), the gold ``labels`` of
+    ``"id"`` and ``"dev"``, the tokens each text is read at (``lengths``, ``"id"`` and
+    ``"ood"``), and ``base``: (its name, its samples of ``"id"`` and ``"ood"`` on the same
+    texts in the same order), or None."""
+    score, dev_auroc = choose_score(probs["dev"], labels["dev"])
+    mean, y = _mean(probs["id"]), np.asarray(labels["id"])
+    out: dict[str, Any] = {
+        "baseline": None if base is None else base[0],
+        "baseline_samples": None if base is None else int(np.shape(base[1]["id"])[0]),
+        "score": score,
+        "chosen_on": "dev",
+        "dev_error_auroc": dev_auroc,
+        "level": VERDICT_LEVEL,
+        "resamples": VERDICT_RESAMPLES,
+        "seed": seed,
+        "n": int(len(y)),
+        "intervals": {},
+    }
+    for key, metric in METRICS.items():
+        got = bootstrap_interval(metric, mean, y, resamples=VERDICT_RESAMPLES, seed=seed)
+        out["intervals"][key] = _interval(got.value, got.low, got.high)
+    wrong = _wrong(probs["id"], y)
+    mine = ood_scores(probs["id"], score)  # [N]
+    found = auroc_interval(wrong, mine, seed=seed)
+    out["intervals"]["error_auroc"] = None if found is None else _interval(*found)
+    if base is not None:
+        theirs = ood_scores(base[1]["id"], "max_prob")
+        d = paired_models_difference(wrong, mine, _wrong(base[1]["id"], y), theirs, seed=seed)
+        out["errors"] = None if d is None else d.as_dict()
+    if "ood" in probs:
+        out["ood_matched"] = _ood_matched(probs, lengths, read_len, base, score, seed)
+        if matched_set:
+            out["ood_matched"]["set"] = matched_set
+    return out
+
+
+def _ood_matched(probs, lengths, read_len: int, base, score: str, seed: int) -> dict:
+    """Both domains drawn to one length histogram, this model's chosen score and (with a
+    baseline) the baseline's 1 - max p scored on the same drawn rows."""
+    m = length_matched(lengths["id"], lengths["ood"], matching_edges(read_len), seed)
+    out: dict[str, Any] = {"n_per_side": m.n}
+    if m.n < MIN_PER_SIDE:
+        out["note"] = (
+            f"the lengths of the two domains hardly overlap: {m.n} texts a side at equal "
+            f"length (fewer than {MIN_PER_SIDE}), so no length-matched figure"
+        )
+        return out
+    positive = np.r_[np.zeros(m.n, bool), np.ones(m.n, bool)]  # [2n], out of domain
+
+    def drawn(p: dict, name: str) -> np.ndarray:
+        return np.r_[ood_scores(p["id"], name)[m.id_rows], ood_scores(p["ood"], name)[m.ood_rows]]
+
+    mine = drawn(probs, score)  # [2n]
+    found = auroc_interval(positive, mine, seed=seed)
+    out["auroc"] = None if found is None else _interval(*found)
+    if base is not None:
+        theirs = drawn(base[1], "max_prob")
+        d = paired_models_difference(positive, mine, positive, theirs, seed=seed)
+        out["versus_baseline"] = None if d is None else d.as_dict()
+    return out
+
+
+SHORT = {"max_prob": "1−p", "entropy": "entropy", "mutual_information": "MI", "variance": "var"}
+
+
+def _verdict(d: object) -> str | None:
+    """``"+0.041 [+0.012, +0.070] better"`` from a paired difference's dict, or None."""
+    said = versus(d)
+    return None if said == "—" else said
+
+
+def comparison_line(block: object) -> str | None:
+    """One line of a ``comparison`` block: the chosen score against the baseline's 1 - max p,
+    for the errors and for out-of-domain texts at matched length; None without a baseline."""
+    if not isinstance(block, dict) or not isinstance(block.get("baseline"), str):
+        return None
+    score = SHORT.get(block.get("score"), "?")
+    parts = [f"{score} (chosen on dev) against {block['baseline']}'s 1−p"]
+    errors = _verdict(block.get("errors"))
+    if errors:
+        parts.append(f"errors {errors}")
+    ood = block.get("ood_matched")
+    said = _verdict(ood.get("versus_baseline")) if isinstance(ood, dict) else None
+    if said:
+        parts.append(f"OOD at matched length ({ood.get('n_per_side')} a side) {said}")
+    return "; ".join(parts)
