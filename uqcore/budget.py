@@ -81,7 +81,8 @@ def _structure_ints(cfg: ModelConfig) -> dict[str, int]:
     """Every integer of the family's and the backbone's structure, and the adapters' rank.
     Token ids (``int | None`` fields such as ``pool_skip_id``) are not structure: they are
     indices, bounded by the vocabulary in :meth:`ModelConfig.validate` (a Llama 3 pads with
-    id 128,004)."""
+    id 128,004); nor is a field whose metadata says ``structure: False`` (a record of how the
+    model was made, such as :class:`uqcore.nets.posterior.LaplaceParams`'s ``fit_rows``)."""
     out = {}
     for where, params in (
         ("attention", cfg.attention),
@@ -92,7 +93,7 @@ def _structure_ints(cfg: ModelConfig) -> dict[str, int]:
             hints = typing.get_type_hints(type(params))
             for f in dataclasses.fields(params):
                 value = getattr(params, f.name)
-                if hints[f.name] == int | None:
+                if hints[f.name] == int | None or f.metadata.get("structure") is False:
                     continue
                 if isinstance(value, int) and not isinstance(value, bool):
                     out[f"{where}.{f.name}"] = value

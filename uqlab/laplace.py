@@ -31,6 +31,7 @@ import torch
 from safetensors import safe_open
 from tqdm import tqdm
 
+from uqcore.budget import check_budget
 from uqcore.build import build_model
 from uqcore.checkpoint import (
     WEIGHTS_FILE,
@@ -284,6 +285,7 @@ def main(argv: list[str] | None = None) -> int:
         kept = {k: v for k, v in (ck.training or {}).items() if k != "storage"}
         training = {**kept, "family": model.cfg.family, RECORD: record}
         source_weights = weights_path(source)
+        check_budget(model.cfg, where=f"{name}'s config")  # before a file is written
         out = save_checkpoint(
             Path(args.out_root or args.root) / name,
             model,

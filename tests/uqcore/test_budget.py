@@ -195,6 +195,14 @@ def test_a_pad_id_is_bounded_by_the_vocabulary_not_by_max_structure():
         check_budget(ModelConfig.from_dict(doc))
 
 
+def test_a_laplace_fit_over_many_texts_is_a_record_not_a_structure_number():
+    """Issue 47: a Laplace posterior fitted over CoLA's 6,354 training texts was refused as if
+    ``fit_rows`` sized the model (its command had already written the checkpoint)."""
+    base = ModelConfig(vocab_size=100, max_len=16, n_layers=2, n_heads=2, d_model=8, d_ff=16)
+    check_budget(base.replace(family="laplace", attention={"fit_rows": 6354}))
+    check_budget(base.replace(family="laplace", attention={"fit_rows": 10**9}))
+
+
 # ------------------------------------------------------------------------------ what must pass
 @pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.name)
 def test_every_shipped_checkpoint_and_its_config_file_fit_the_budget(path):

@@ -20,7 +20,7 @@ trained model; 1: the posterior).
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 import torch
@@ -34,11 +34,12 @@ POSTERIOR = "posterior"  # the sub-module's name in a classifier (and its checkp
 class LaplaceParams:
     """The Laplace family's structure: ``prior_precision`` ``delta`` (chosen on dev by
     :mod:`uqlab.laplace`), the curvature's ``structure`` (the diagonal of the GGN) and how many
-    training texts it was summed over (``fit_rows``)."""
+    training texts it was summed over (``fit_rows``: a record of the fit, not a size of the
+    model, so the budget's structure bound does not apply to it: CoLA fits over 6,354)."""
 
     prior_precision: float = 1.0
     structure: Literal["diagonal"] = "diagonal"
-    fit_rows: int = 1
+    fit_rows: int = field(default=1, metadata={"structure": False})
 
 
 def _key(name: str) -> str:
