@@ -684,6 +684,13 @@ def _comparison_only(ck: Checkpoint, path: Path, task: str, args) -> None:
         limit=old.get("limit"),
     )
     data = _cut_ood(data, old.get("ood_limit"))
+    drawn = (old.get("ood_detection_length_matched") or {}).get("set")
+    if drawn and not len(data.ood_matched):  # the evaluation drew texts this task lacks
+        raise UQError(
+            f"{ck.name} was evaluated with length-matched texts ({drawn}) that task {task!r} "
+            "as its checkpoint describes it has none of: pass the task file it was evaluated "
+            "with (--task-file)."
+        )
     splits = _splits(data)
     side = next((k for k in ("ood_matched", "ood") if k in splits), None)
     wanted = ("id", "dev", *((side,) if side else ()))

@@ -144,3 +144,43 @@ def test_results_shows_the_checkpoints_and_settings_picked_after_the_source_swit
     assert tuple(w.value for w in widgets) == picked  # the server's state
     browser = (*picked[:2], dataset.SCORES["energy"][1])
     assert tuple(shown(w) for w in widgets) == browser  # what the browser draws
+
+
+def test_every_family_stands_beside_the_plain_transformer_with_a_verdict(
+    data_dir, tmp_path, monkeypatch
+):
+    """Issue 47: "which uncertainty is worth having" is answered per task on the page: each
+    checkpoint's intervals and its uncertainty against the plain transformer's 1 - max p on
+    the same texts, and a sentence that names the families that beat it (or says none)."""
+    from tests.helpers import TINY, evaluate_tiny
+    from uqlab.train import main as train_main
+
+    root = tmp_path / "root"
+    for family in ("trans", "hsto"):
+        out = root / f"cola-{family}"
+        args = [
+            "--task",
+            "cola",
+            "--family",
+            family,
+            "--out",
+            str(out),
+            "--data-dir",
+            str(data_dir),
+        ]
+        assert train_main([*args, *TINY]) == 0
+        evaluate_tiny(out, data_dir)
+    monkeypatch.setenv("UQ_CHECKPOINT_DIR", str(root))
+    at = open_link("app_pages/results.py", ckpt="cola-hsto")
+    assert not at.exception, at.exception
+    assert "Which uncertainty is worth having" in [s.value for s in at.subheader]
+    frames = [f.value for f in at.dataframe if "errors: beats plain 1−p?" in f.value.columns]
+    (frame,) = frames
+    assert list(frame["checkpoint"]) == ["cola-hsto", "cola-trans"]
+    assert frame.set_index("checkpoint").loc["cola-trans", "errors: beats plain 1−p?"] == (
+        "the baseline"
+    )
+    verdicts = [i.value for i in at.info if i.value.startswith("Beats cola-trans's 1 − max p")]
+    assert verdicts and "for its errors: " in verdicts[0]
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert "Download this comparison (CSV)" in labels

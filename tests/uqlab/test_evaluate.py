@@ -169,6 +169,11 @@ def test_a_family_is_paired_with_its_plain_sibling_and_the_comparison_alone_redo
     assert "against cola-trans's 1−p; errors " in capsys.readouterr().out
     assert evaluate_main([*again, "--baseline", "none"]) == 0
     assert json.loads((hsto / "metrics.json").read_text())["comparison"]["baseline"] is None
+    said = json.loads((hsto / "metrics.json").read_text())  # evaluated on texts CoLA lacks
+    said["ood_detection_length_matched"]["set"] = "review sentences"
+    (hsto / "metrics.json").write_text(json.dumps(said))
+    assert evaluate_main(again) == 2
+    assert "pass the task file it was evaluated with" in capsys.readouterr().err
     bare = tmp_path / "bare"
     shutil.copytree(root / "cola-trans", bare)
     (bare / "metrics.json").unlink()
