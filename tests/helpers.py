@@ -253,3 +253,26 @@ def copy_shipped(names, folder: Path) -> Path:
         doc = json.loads((source / "config.json").read_text(encoding="utf-8"))
         todo += [doc[key]["checkpoint"] for key in SHARED if key in doc]
     return folder
+
+
+def tiny_siblings(root, data_dir, families=("trans", "hsto"), evaluate: bool = False) -> dict:
+    """Tiny CoLA checkpoints of ``families`` side by side in ``root`` (``cola-<family>``), each
+    evaluated (:func:`evaluate_tiny`) when asked: family -> its metrics.json (or None)."""
+    from uqlab.train import main as train_main
+
+    out = {}
+    for family in families:
+        path = root / f"cola-{family}"
+        args = [
+            "--task",
+            "cola",
+            "--family",
+            family,
+            "--out",
+            str(path),
+            "--data-dir",
+            str(data_dir),
+        ]
+        assert train_main([*args, *TINY]) == 0
+        out[family] = evaluate_tiny(path, data_dir) if evaluate else None
+    return out

@@ -152,24 +152,10 @@ def test_every_family_stands_beside_the_plain_transformer_with_a_verdict(
     """Issue 47: "which uncertainty is worth having" is answered per task on the page: each
     checkpoint's intervals and its uncertainty against the plain transformer's 1 - max p on
     the same texts, and a sentence that names the families that beat it (or says none)."""
-    from tests.helpers import TINY, evaluate_tiny
-    from uqlab.train import main as train_main
+    from tests.helpers import tiny_siblings
 
     root = tmp_path / "root"
-    for family in ("trans", "hsto"):
-        out = root / f"cola-{family}"
-        args = [
-            "--task",
-            "cola",
-            "--family",
-            family,
-            "--out",
-            str(out),
-            "--data-dir",
-            str(data_dir),
-        ]
-        assert train_main([*args, *TINY]) == 0
-        evaluate_tiny(out, data_dir)
+    tiny_siblings(root, data_dir, evaluate=True)
     monkeypatch.setenv("UQ_CHECKPOINT_DIR", str(root))
     at = open_link("app_pages/results.py", ckpt="cola-hsto")
     assert not at.exception, at.exception

@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from tests.helpers import TINY, evaluate_tiny
+from tests.helpers import TINY, evaluate_tiny, tiny_siblings
 from uqcore.checkpoint import load_checkpoint, save_checkpoint
 from uqlab.evaluate import main as evaluate_main
 from uqlab.evaluation.paper import TABLE3 as PAPER_TABLE3
@@ -138,19 +138,7 @@ def test_a_family_is_paired_with_its_plain_sibling_and_the_comparison_alone_redo
     ``--comparison-only`` redoes the block from what metrics.json records (samples, seed,
     parts) and leaves every other figure as it was."""
     root = tmp_path / "cks"
-    for family in ("trans", "hsto"):
-        out = root / f"cola-{family}"
-        args = [
-            "--task",
-            "cola",
-            "--family",
-            family,
-            "--out",
-            str(out),
-            "--data-dir",
-            str(data_dir),
-        ]
-        assert train_main([*args, *TINY]) == 0
+    tiny_siblings(root, data_dir)
     m = evaluate_tiny(root / "cola-hsto", data_dir)
     block = m["comparison"]
     assert (block["baseline"], block["baseline_samples"], block["chosen_on"]) == (

@@ -255,6 +255,21 @@ def stratified_rows(
         )
 
 
+def _check_settings(level: float, resamples: int) -> None:
+    """A bootstrap's ``level`` in (0, 1) and ``resamples`` an integer >= 2, or InputError."""
+    if not 0 < level < 1:
+        raise InputError(f"level must be in (0, 1), got {level}.")
+    if not isinstance(resamples, int) or resamples < 2:
+        raise InputError(f"resamples must be an integer >= 2, got {resamples!r}.")
+
+
+def _percentile_interval(draws: np.ndarray, level: float) -> tuple[float, float]:
+    """The central ``level`` percentile interval of the bootstrap ``draws`` [B]."""
+    tail = (1 - level) / 2 * 100
+    low, high = np.percentile(draws, [tail, 100 - tail])
+    return float(low), float(high)
+
+
 def paired_auroc_difference(
     positive: Any,
     score: Any,
@@ -269,26 +284,13 @@ def paired_auroc_difference(
     (:func:`bootstrap_rows`), with the percentile interval at ``level``. None when one class is
     empty (no AUROC)."""
     y = np.asarray(positive, dtype=bool)
-    s, b = (np.asarray(x, dtype=np.float64) for x in (score, baseline))
-    if y.ndim != 1 or s.shape != y.shape or b.shape != y.shape:
+    if y.ndim != 1 or np.shape(score) != y.shape or np.shape(baseline) != y.shape:
         raise InputError("positive, score and baseline must be 1-D and of one length.")
-    if not 0 < level < 1:
-        raise InputError(f"level must be in (0, 1), got {level}.")
-    if y.all() or not y.any():
-        return None
-    if not isinstance(resamples, int) or resamples < 2:
-        raise InputError(f"resamples must be an integer >= 2, got {resamples!r}.")
-    y_b = np.r_[np.ones(int(y.sum()), bool), np.zeros(int((~y).sum()), bool)]  # a draw's layout
-    diffs = np.concatenate(
-        [
-            _aurocs(y_b, s[rows]) - _aurocs(y_b, b[rows])
-            for rows in bootstrap_rows(y, resamples, seed)
-        ]
-    )  # [B]
-    tail = (1 - level) / 2 * 100
-    low, high = (float(v) for v in np.percentile(diffs, [tail, 100 - tail]))
-    a_s, a_b = (float(roc_auc_score(y, v)) for v in (s, b))
-    return PairedDifference(a_s, a_b, a_s - a_b, low, high, level, resamples)
+    # one model's positives for both: the four cells of paired_models_difference are the two
+    # classes, drawn as bootstrap_rows draws them
+    return paired_models_difference(
+        y, score, y, baseline, level=level, resamples=resamples, seed=seed
+    )
 
 
 def auroc_interval(
@@ -306,12 +308,12 @@ def auroc_interval(
     s = np.asarray(score, dtype=np.float64)
     if y.ndim != 1 or s.shape != y.shape:
         raise InputError("positive and score must be 1-D and of one length.")
+    _check_settings(level, resamples)
     if y.all() or not y.any():
         return None
     y_b = np.r_[np.ones(int(y.sum()), bool), np.zeros(int((~y).sum()), bool)]  # a draw's layout
     got = np.concatenate([_aurocs(y_b, s[rows]) for rows in bootstrap_rows(y, resamples, seed)])
-    tail = (1 - level) / 2 * 100
-    low, high = (float(v) for v in np.percentile(got, [tail, 100 - tail]))
+    low, high = _percentile_interval(got, level)
     return float(roc_auc_score(y, s)), low, high
 
 
@@ -336,10 +338,7 @@ def paired_models_difference(
     sa, sb = (np.asarray(x, dtype=np.float64) for x in (score_a, score_b))
     if ya.ndim != 1 or any(x.shape != ya.shape for x in (yb, sa, sb)):
         raise InputError("positives and scores of both models must be 1-D and of one length.")
-    if not 0 < level < 1:
-        raise InputError(f"level must be in (0, 1), got {level}.")
-    if not isinstance(resamples, int) or resamples < 2:
-        raise InputError(f"resamples must be an integer >= 2, got {resamples!r}.")
+    _check_settings(level, resamples)
     if any(y.all() or not y.any() for y in (ya, yb)):
         return None
     cells = [np.flatnonzero((ya == a) & (yb == b)) for a in (True, False) for b in (True, False)]
@@ -351,8 +350,7 @@ def paired_models_difference(
             for rows in stratified_rows(cells, resamples, seed)
         ]
     )  # [B]
-    tail = (1 - level) / 2 * 100
-    low, high = (float(v) for v in np.percentile(diffs, [tail, 100 - tail]))
+    low, high = _percentile_interval(diffs, level)
     a_a, a_b = float(roc_auc_score(ya, sa)), float(roc_auc_score(yb, sb))
     return PairedDifference(a_a, a_b, a_a - a_b, low, high, level, resamples)
 
