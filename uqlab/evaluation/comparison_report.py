@@ -18,8 +18,11 @@ from uqlab.evaluation.detection_report import number, versus
 Entry = tuple[str, dict | None]  # (checkpoint name, its metrics.json or None)
 CAPTION = (
     "One row per checkpoint, on its task's in-domain test texts. Accuracy, NLL, Brier and ECE "
-    "of the mean prediction with 95 % bootstrap intervals (1,000 resamples of the texts); ECE "
-    "scaled: after temperature scaling fitted on dev. Uncertainty (dev): the score that finds "
+    "of the mean prediction with 95 % bootstrap intervals (1,000 resamples of the texts; "
+    "ECE's interval often sits above its value: a resample holds fewer distinct texts, and "
+    "ECE, a sum of absolute gaps, tends to grow with the noise that adds); ECE scaled: after "
+    "temperature "
+    "scaling fitted on dev. Uncertainty (dev): the score that finds "
     "the checkpoint's own dev errors best (MI, entropy, 1−p or var), chosen on dev, never on "
     "test. Error AUROC / AURC: that score on the test errors (interval: resamples within each "
     "class). OOD AUROC: that score on every out-of-domain text; lengths matched: both domains "
@@ -27,7 +30,9 @@ CAPTION = (
     "plain 1−p?: that score's AUROC minus the AUROC of 1 − max p of the plain transformer of "
     "the same task and backbone (its own row says the baseline), for each model's own errors "
     "or for the same matched out-of-domain texts, paired on the same texts with a bootstrap "
-    "95 % interval: better, tie or worse. A checkpoint without the figures is left out until "
+    "95 % interval: better, tie or worse. Read it beside accuracy: a model that errs more "
+    "has other errors to rank, so a higher error AUROC at a lower accuracy is not a better "
+    "model. A checkpoint without the figures is left out until "
     "`python -m uqlab.evaluate --ckpt NAME --comparison-only` writes them."
 )
 BASELINE = "the baseline"  # the verdict cells of the plain transformer's own row
