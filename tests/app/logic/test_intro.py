@@ -22,7 +22,7 @@ def test_the_landing_sentence_says_what_each_model_is(name):
         "cola-hsto": "in which every attention layer samples its weights (H-STO-TRANS)",
         "cola-minilm-hsto": "in which the last attention layer samples its weights",
         "cola-minilm-trans": "whose attention draws nothing at random",
-        "cola-ensemble": "5 times over with other seeds (Deep ensemble)",
+        "cola-ensemble": "3 times over with other seeds (Deep ensemble)",
         "cola-mcdropout": "with dropout kept on at inference (MC dropout)",
     }[name]
     assert expected in said, said
