@@ -192,7 +192,7 @@ def comparison_line(block: object) -> str | None:
     """One line of a ``comparison`` block: the chosen score against the baseline's 1 - max p,
     for the errors and for out-of-domain texts at matched length; None without a baseline."""
     if not isinstance(block, dict) or not isinstance(block.get("baseline"), str):
-        return None
+        return None  # (the lab's own file: printed to a terminal, never rendered)
     score = SHORT.get(block.get("score"), "?")
     parts = [f"{score} (chosen on dev) against {block['baseline']}'s 1−p"]
     errors = _verdict(block.get("errors"))

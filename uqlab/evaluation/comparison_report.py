@@ -10,6 +10,7 @@ upload's: every value is checked before it is shown, and a cell it cannot fill s
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from uqlab.evaluation.comparison import SHORT
@@ -110,6 +111,15 @@ def _matched(matched: dict) -> str:
     return f"{_with_interval(matched.get('auroc'))} ({n} a side)"
 
 
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")  # a checkpoint's folder name
+
+
+def plain_name(name: object) -> str | None:
+    """``name`` when it reads as a checkpoint's folder name, else None: a metrics.json may be an
+    upload's, and the page renders these sentences as markdown (no links, no markup)."""
+    return name if isinstance(name, str) and _NAME.fullmatch(name) else None
+
+
 def verdict_lines(entries: Iterable[Entry]) -> list[str]:
     """Per plain baseline: which families beat its 1 − max p with an interval that excludes a
     tie, for the errors and for OOD at matched length ("none" said plainly), and the lowest
@@ -118,8 +128,9 @@ def verdict_lines(entries: Iterable[Entry]) -> list[str]:
     groups: dict[str, list[tuple[str, dict]]] = {}
     for name, m in entries:
         block = _block(m)
-        if block is not None and isinstance(block.get("baseline"), str):
-            groups.setdefault(block["baseline"], []).append((name, block))
+        base = plain_name(block.get("baseline")) if block is not None else None
+        if base is not None:
+            groups.setdefault(base, []).append((name, block))
     lines = []
     for base, members in sorted(groups.items()):
         said = []

@@ -80,9 +80,11 @@ def test_the_verdicts_name_the_winners_say_none_plainly_and_weigh_the_ece_agains
         {"comparison": {"baseline": "x", "intervals": {"accuracy": {"value": "1"}}}},
         {"comparison": {"baseline": 3, "score": "<b>", "ood_matched": {"n_per_side": True}}},
         {"comparison": []},
+        {"comparison": {"baseline": "[see](http://evil.example)", "errors": {"verdict": "better"}}},
     ],
 )
 def test_an_uploaded_block_of_any_shape_gives_dashes_not_a_traceback(hostile):
     rows = comparison_rows([("up", hostile)])
     assert all(v in ("—", "up", "the baseline") or "—" in v for r in rows for v in r.values())
-    verdict_lines([("up", hostile)])
+    lines = verdict_lines([("up", hostile)])  # a baseline named with markup is not said
+    assert not any("http" in line or "[" in line for line in lines), lines
