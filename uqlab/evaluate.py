@@ -648,6 +648,7 @@ def _comparison(ck: Checkpoint, keep: dict, args) -> dict:
     if side:
         lengths["ood"] = [len(e) for e in encoded[side]]
         texts["ood"] = getattr(data, side).texts
+    seed = keep.get("seed", args.seed)  # the evaluation's: its samples were drawn with it
     b = _baseline(ck, args)
     base = None
     if b is not None:
@@ -656,14 +657,13 @@ def _comparison(ck: Checkpoint, keep: dict, args) -> dict:
         total = sum(len(t) for t in texts.values()) * T
         with tqdm(total=total, unit="text", desc=desc, disable=args.quiet) as bar:
             got = {
-                k: predict(b.model, b.vocab, t, b.read_len, T, args.seed, bar=bar)
+                k: predict(b.model, b.vocab, t, b.read_len, T, seed, bar=bar)
                 for k, t in texts.items()
             }
         base = (b.name, {k: np.asarray(v) for k, v in got.items()})
     named = TASKS[data.task].description.get("ood_matched") if side == "ood_matched" else None
     matched_set = str((named or {}).get("name") or side) if named is not None else None
     labels = {"id": data.test.labels, "dev": data.dev.labels}
-    seed = keep.get("seed", args.seed)
     return comparison(mine, labels, lengths, ck.read_len, base, seed=seed, matched_set=matched_set)
 
 
