@@ -540,7 +540,8 @@ def main(argv: list[str] | None = None) -> int:
             task = _task_of(ck, args.task_file)
             ck.training = {**ck.training, "task": task}  # this run's task, for every writer
             if args.comparison_only:  # the evaluation stands; its comparison block is redone
-                _comparison_only(ck, path, task, args)
+                if shards.main:  # by rank 0 alone (a torchrun's other ranks wait)
+                    _comparison_only(ck, path, task, args)
                 continue
             pending = Pending()  # nothing is written into the checkpoint before all succeeded
             stored_file, map_file = _stored(ck, task, args, shards, pending)
@@ -570,6 +571,7 @@ def main(argv: list[str] | None = None) -> int:
             write_metrics(path, metrics, sink=pending.put)
             _commit(ck.name, pending, stored_file, map_file)
             _report(ck.name, metrics, path, time.perf_counter() - started, shards.world)
+        shards.barrier()  # the ranks leave together: rank 0 may still be writing (gloo aborts)
     except UQError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
