@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from ui import cached, data_source, guard, sidebar, work
-from ui.logic import dataset
+from ui.logic import dataset, worth
 from ui.logic import keys as K
 from ui.logic.catalog import lac_scores, sort_key
 from ui.logic.exports import csv_text, download
@@ -98,11 +98,11 @@ if caught:
         st.warning(note)
     for note in length_notes((i.name, i.metrics) for i in mine):  # equal length: all "—"
         st.info(note)
-worth = comparison_rows((i.name, i.metrics) for i in mine)
-if worth:
+stored_worth = comparison_rows((i.name, i.metrics) for i in mine)
+if stored_worth:
     st.subheader("Which uncertainty is worth having")
     st.caption(COMPARISON_CAPTION)
-    frame = pd.DataFrame(worth)
+    frame = pd.DataFrame(stored_worth)
     st.dataframe(
         frame, hide_index=True, width="stretch", column_config=fitted(frame, pinned="checkpoint")
     )
@@ -195,27 +195,34 @@ if not chosen:
     st.stop()
 rows = dataset.pick(task, int(per) or None, view.seed, picked.rows)
 by_name = {i.name: i for i in mine}
+bases = worth.baselines_of(chosen, mine) if picked.mine else {}  # sampled on the file too
+extra = [b for b in dict.fromkeys(bases.values()) if b and b not in chosen]
+extra = guard.usable(extra) if extra else []  # the baselines that can be sampled
+everyone = chosen + extra
 
 
 def sample_every(progress) -> dict:
-    """Each chosen checkpoint's frame on ``rows`` and how many rows it skipped."""
-    done, out = Rows(len(rows) * len(chosen), progress), {}
-    for n, name in enumerate(chosen):
+    """Each checkpoint's frame on ``rows`` (the chosen ones, then the baselines they are
+    compared with on a visitor's file) and how many rows it skipped."""
+    done, out = Rows(len(rows) * len(everyone), progress), {}
+    for n, name in enumerate(everyone):
         out[name] = dataset.frame(
             rows,
             cached.sampler(name, T, view.seed, SamplingSettings(), done),
-            lambda f, n=n: done.at_least((n + f) / len(chosen)),
+            lambda f, n=n: done.at_least((n + f) / len(everyone)),
             sidebar.temperature_of(by_name[name]),
         )
     return out
 
 
 got = work.run(
-    f"Sampling {len(rows):,} examples × {len(chosen)} checkpoint(s) at T = {int(T)}",
+    f"Sampling {len(rows):,} examples × {len(everyone)} checkpoint(s) at T = {int(T)}",
     sample_every,
-    (request, tuple(chosen)),
+    (request, tuple(everyone)),
 )
-frames = {name: frame for name, (frame, _) in got.items()}
+sampled = {name: frame for name, (frame, _) in got.items()}
+frames = {name: sampled[name] for name in chosen if name in sampled}
+got = {name: got[name] for name in frames}
 for name, (_, skipped) in got.items():
     if skipped:
         st.caption(f"{name}: {skipped} example(s) without a known word skipped.")
@@ -240,6 +247,37 @@ if picked.mine:  # the file's report: one line per checkpoint and file
         "over the T samples, with 95 % bootstrap intervals over the rows (1,000 resamples)"
         + ("; macro-F1 with more than two classes." if len(get_task(task).label_names) > 2 else ".")
     )
+    compared, n_rows = cached.file_comparison(
+        sampled, worth.recorded(by_name, list(sampled)), bases, view.seed
+    )
+    st.subheader("Which uncertainty is worth having, on your file")
+    if compared:
+        said = worth.entries(compared, by_name)
+        frame = pd.DataFrame(comparison_rows(said))
+        frame = frame.loc[:, (frame != "—").any()]  # a file has no stored OOD or scaled figure
+        st.dataframe(
+            frame,
+            hide_index=True,
+            width="stretch",
+            column_config=fitted(frame, pinned="checkpoint"),
+        )
+        st.caption(worth.caption(n_rows, compared, extra))
+        download(
+            st,
+            "Download this comparison (CSV)",
+            lambda: csv_text(
+                table,
+                {"task": task, "file": picked.title, "T": int(T), "seed": view.seed}
+                | {"rows": n_rows, "baselines sampled": ", ".join(extra) or "none"},
+            ),
+            f"comparison-{task}-your-file-T{int(T)}-seed{view.seed}.csv",
+            "text/csv",
+            key=K.RES_FILE_COMPARISON_CSV,
+        )
+        for line in verdict_lines(said):
+            st.info(line)
+    else:
+        st.info(worth.too_few(n_rows))
 which = "your file" if picked.mine else "in-domain"  # a visitor's file is not in-domain
 left, right = st.columns(2)
 with left:

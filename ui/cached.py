@@ -14,7 +14,7 @@ from pathlib import Path
 import streamlit as st
 import torch
 
-from ui.logic import compute, dataset, landing, why
+from ui.logic import compute, dataset, landing, why, worth
 from ui.logic import keys as K
 from ui.logic.fair import Gate, heavy
 from uqcore.checkpoint import Checkpoint
@@ -622,3 +622,10 @@ def headlines(frame, seed: int) -> list:
     """:func:`ui.logic.dataset.headlines` of a frame, kept across reruns: its bootstrap costs
     about 1.6 s on a 5,000-row file, too much for every click on a filter or a score."""
     return dataset.headlines(frame, seed)
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def file_comparison(frames: dict, chosen: dict, baselines: dict, seed: int) -> tuple[dict, int]:
+    """:func:`ui.logic.worth.blocks`, kept across reruns: its bootstraps cost seconds on a
+    5,000-row file (about 8 s for three checkpoints with an out-of-domain file here)."""
+    return worth.blocks(frames, chosen, baselines, seed)

@@ -170,3 +170,53 @@ def test_every_family_stands_beside_the_plain_transformer_with_a_verdict(
     assert verdicts and "for its errors: " in verdicts[0]
     labels = [b.proto.label for b in at.get("download_button")]
     assert "Download this comparison (CSV)" in labels
+
+
+def _rows_csv(n: int) -> str:
+    """A labelled file of ``n`` rows built from the tiny vocabulary's sentences."""
+    from tests.app.test_data_source import SENTENCES
+
+    lines = [
+        f"{SENTENCES[i % len(SENTENCES)]} {SENTENCES[(3 * i + 1) % len(SENTENCES)]},"
+        f"{'yes' if i % 3 else 'no'}"
+        for i in range(n)
+    ]
+    return "sentence,judgement\n" + "\n".join(lines)
+
+
+def test_on_your_file_each_family_stands_beside_the_plain_transformer_sampled_on_it():
+    """Issue 47 item 3, "run it also on a visitor's labelled file": the plain transformer of
+    the chosen checkpoint's task and backbone is sampled on the same file though not chosen,
+    and the comparison table, its sentence and its CSV come with the file's report."""
+    from tests.app.test_data_source import _kept_file, _map_yes_no
+
+    at = open_link("app_pages/results.py", ckpt="cola-hsto")
+    at.radio(key=K.DATA_KIND).set_value("mine").run()
+    _map_yes_no(_kept_file(at, text=_rows_csv(60)).run())
+    at.multiselect(key=K.RES_CKPTS).set_value(["cola-hsto"]).run()
+    at.button(key=K.RES_GO).click().run()
+    assert not at.exception, at.exception
+    assert "Which uncertainty is worth having, on your file" in [s.value for s in at.subheader]
+    (frame,) = [f.value for f in at.dataframe if "errors: beats plain 1−p?" in f.value.columns]
+    cells = frame.set_index("checkpoint")["errors: beats plain 1−p?"]
+    assert cells["cola-trans"] == "the baseline"  # sampled though not chosen
+    assert cells["cola-hsto"].endswith(("better", "tie", "worse")), cells["cola-hsto"]
+    said = " ".join(c.value for c in at.caption)
+    assert "Sampled on your file as the baseline: cola-trans." in said
+    assert "30 labelled rows of your file scored (of 60" in said  # no recorded choice: halves
+    assert any(i.value.startswith("Beats cola-trans's 1 − max p") for i in at.info)
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert "Download this comparison (CSV)" in labels
+    charts = titles(at)  # the file's figures show the chosen checkpoint only
+    assert not [t for t in charts if "cola-trans" in t], charts
+
+
+def test_on_a_small_file_the_comparison_says_how_many_rows_it_needs():
+    from tests.app.test_data_source import _kept_file, _map_yes_no
+
+    at = open_link("app_pages/results.py", ckpt="cola-hsto")
+    at.radio(key=K.DATA_KIND).set_value("mine").run()
+    _map_yes_no(_kept_file(at).run())  # 8 rows
+    at.button(key=K.RES_GO).click().run()
+    assert not at.exception, at.exception
+    assert any("needs at least 40 labelled rows" in i.value for i in at.info)

@@ -96,6 +96,7 @@ RES_GO = "res_go"  # the Compute button
 RES_REQUEST = "res_request"  # the request last computed
 RES_TABLE_CSV, RES_ROWS_CSV = "res_table_csv", "res_rows_csv"  # download buttons
 RES_COMPARISON_CSV = "res_comparison_csv"  # the comparison of every family (download)
+RES_FILE_COMPARISON_CSV = "res_file_comparison_csv"  # the same on a visitor's file (download)
 
 # ----------------------------------------------------------------- app_pages/errors.py
 ERR_T = "err_T"  # samples per example

@@ -28,6 +28,7 @@ uncertainty is worth having on your model":
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -76,26 +77,41 @@ def find_baseline(name: str, infos: list[CheckpointInfo]) -> str | None:
     return min(found) if found else None
 
 
-def _mean(probs: Any) -> np.ndarray:
-    return np.asarray(probs, dtype=np.float64).mean(axis=0)  # [N, C]
+@dataclass(frozen=True)
+class Scored:
+    """One model's numbers on a list of texts: the mean prediction ``mean [N, C]`` and every
+    score of :data:`OOD_SCORES` (``scores[name]`` ``[N]``, higher = less sure). Built from
+    samples ``[T, N, C]`` (:meth:`of`) or from per-text values already computed (the app's
+    frames of a visitor's file)."""
+
+    mean: np.ndarray  # [N, C]
+    scores: dict[str, np.ndarray]  # score name -> [N]
+
+    @classmethod
+    def of(cls, probs: Any) -> Scored:
+        p = np.asarray(probs, dtype=np.float64)  # [T, N, C]
+        return cls(p.mean(axis=0), {s: ood_scores(p, s) for s in OOD_SCORES})
+
+    def wrong(self, labels: Any) -> np.ndarray:
+        """``[N]`` bool: the mean prediction's class is not the gold label."""
+        return self.mean.argmax(axis=-1) != np.asarray(labels)
+
+    def rows(self, index: Any) -> Scored:
+        """The same numbers for the texts at ``index`` only (in that order)."""
+        return Scored(self.mean[index], {k: v[index] for k, v in self.scores.items()})
 
 
-def _wrong(probs: Any, labels: Any) -> np.ndarray:
-    return _mean(probs).argmax(axis=-1) != np.asarray(labels)  # [N] bool
-
-
-def choose_score(dev_probs: Any, dev_labels: Any) -> tuple[str, dict[str, float | None]]:
+def choose_score(dev: Any, dev_labels: Any) -> tuple[str, dict[str, float | None]]:
     """The score of :data:`OOD_SCORES` with the highest AUROC for the dev errors (ties: the
     first), and every score's dev AUROC (None when dev has no error or no right answer:
-    then 1 - max p, the plain baseline, is kept)."""
+    then 1 - max p, the plain baseline, is kept). ``dev``: samples ``[T, N, C]`` or a
+    :class:`Scored`."""
     from sklearn.metrics import roc_auc_score
 
-    wrong = _wrong(dev_probs, dev_labels)
+    dev = dev if isinstance(dev, Scored) else Scored.of(dev)
+    wrong = dev.wrong(dev_labels)
     one_class = wrong.all() or not wrong.any()
-    got = {
-        s: None if one_class else float(roc_auc_score(wrong, ood_scores(dev_probs, s)))
-        for s in OOD_SCORES
-    }
+    got = {s: None if one_class else float(roc_auc_score(wrong, dev.scores[s])) for s in OOD_SCORES}
     ranked = [s for s in OOD_SCORES if got[s] is not None]
     best = max(ranked, key=lambda s: (got[s], -OOD_SCORES.index(s))) if ranked else "max_prob"
     return best, got
@@ -122,13 +138,54 @@ def comparison(
     ``"ood"``), and ``base``: (its name, its samples of ``"id"`` and ``"ood"`` on the same
     texts in the same order), or None."""
     score, dev_auroc = choose_score(probs["dev"], labels["dev"])
-    mean, y = _mean(probs["id"]), np.asarray(labels["id"])
-    out: dict[str, Any] = {
-        "baseline": None if base is None else base[0],
+    mine = {k: Scored.of(v) for k, v in probs.items() if k in ("id", "ood")}
+    theirs = None if base is None else {k: Scored.of(v) for k, v in base[1].items()}
+    ood = None
+    if "ood" in mine:
+        edges = matching_edges(read_len)
+        ood = (mine["ood"], None if theirs is None else theirs["ood"], lengths, edges)
+    out = scored_comparison(
+        mine["id"],
+        labels["id"],
+        None if base is None else (base[0], theirs["id"]),
+        score,
+        ood=ood,
+        seed=seed,
+    )
+    out = {
+        "baseline": out.pop("baseline"),
         "baseline_samples": None if base is None else int(np.shape(base[1]["id"])[0]),
-        "score": score,
+        "score": out.pop("score"),
         "chosen_on": "dev",
         "dev_error_auroc": dev_auroc,
+    } | out  # the order metrics.json has always had
+    if matched_set and "ood_matched" in out:
+        out["ood_matched"]["set"] = matched_set
+    return out
+
+
+OodSide = tuple[Scored, "Scored | None", dict[str, Any], list[int]]  # mine, base's, lengths, edges
+
+
+def scored_comparison(
+    mine: Scored,
+    labels: Any,
+    base: tuple[str, Scored] | None,
+    score: str,
+    *,
+    ood: OodSide | None = None,
+    seed: int = 0,
+) -> dict:
+    """The block's figures on in-domain texts ``mine`` (gold ``labels``) for the uncertainty
+    ``score`` (chosen beforehand, never on these texts): intervals of the mean prediction's
+    metrics and of ``score``'s AUROC for this model's errors, and with ``base`` (its name and
+    :class:`Scored` on the same texts in the same order) the paired verdict against its
+    1 - max p. ``ood``: this model's and the baseline's numbers on the out-of-domain texts,
+    ``lengths`` (``"id"``, ``"ood"``: one per text) and the bin ``edges`` to match them on."""
+    y = np.asarray(labels)
+    out: dict[str, Any] = {
+        "baseline": None if base is None else base[0],
+        "score": score,
         "level": VERDICT_LEVEL,
         "resamples": VERDICT_RESAMPLES,
         "seed": seed,
@@ -136,27 +193,29 @@ def comparison(
         "intervals": {},
     }
     for key, metric in METRICS.items():
-        got = bootstrap_interval(metric, mean, y, resamples=VERDICT_RESAMPLES, seed=seed)
+        got = bootstrap_interval(metric, mine.mean, y, resamples=VERDICT_RESAMPLES, seed=seed)
         out["intervals"][key] = _interval(got.value, got.low, got.high)
-    wrong = _wrong(probs["id"], y)
-    mine = ood_scores(probs["id"], score)  # [N]
-    found = auroc_interval(wrong, mine, seed=seed)
+    wrong = mine.wrong(y)
+    found = auroc_interval(wrong, mine.scores[score], seed=seed)
     out["intervals"]["error_auroc"] = None if found is None else _interval(*found)
     if base is not None:
-        theirs = ood_scores(base[1]["id"], "max_prob")
-        d = paired_models_difference(wrong, mine, _wrong(base[1]["id"], y), theirs, seed=seed)
+        theirs = base[1]
+        d = paired_models_difference(
+            wrong, mine.scores[score], theirs.wrong(y), theirs.scores["max_prob"], seed=seed
+        )
         out["errors"] = None if d is None else d.as_dict()
-    if "ood" in probs:
-        out["ood_matched"] = _ood_matched(probs, lengths, read_len, base, score, seed)
-        if matched_set:
-            out["ood_matched"]["set"] = matched_set
+    if ood is not None:
+        out["ood_matched"] = _ood_matched(mine, None if base is None else base[1], ood, score, seed)
     return out
 
 
-def _ood_matched(probs, lengths, read_len: int, base, score: str, seed: int) -> dict:
+def _ood_matched(
+    mine_id: Scored, base_id: Scored | None, ood: OodSide, score: str, seed: int
+) -> dict:
     """Both domains drawn to one length histogram, this model's chosen score and (with a
     baseline) the baseline's 1 - max p scored on the same drawn rows."""
-    m = length_matched(lengths["id"], lengths["ood"], matching_edges(read_len), seed)
+    mine_ood, base_ood, lengths, edges = ood
+    m = length_matched(lengths["id"], lengths["ood"], edges, seed)
     out: dict[str, Any] = {"n_per_side": m.n}
     if m.n < MIN_PER_SIDE:
         out["note"] = (
@@ -166,14 +225,14 @@ def _ood_matched(probs, lengths, read_len: int, base, score: str, seed: int) -> 
         return out
     positive = np.r_[np.zeros(m.n, bool), np.ones(m.n, bool)]  # [2n], out of domain
 
-    def drawn(p: dict, name: str) -> np.ndarray:
-        return np.r_[ood_scores(p["id"], name)[m.id_rows], ood_scores(p["ood"], name)[m.ood_rows]]
+    def drawn(id_side: Scored, ood_side: Scored, name: str) -> np.ndarray:
+        return np.r_[id_side.scores[name][m.id_rows], ood_side.scores[name][m.ood_rows]]
 
-    mine = drawn(probs, score)  # [2n]
+    mine = drawn(mine_id, mine_ood, score)  # [2n]
     found = auroc_interval(positive, mine, seed=seed)
     out["auroc"] = None if found is None else _interval(*found)
-    if base is not None:
-        theirs = drawn(base[1], "max_prob")
+    if base_id is not None and base_ood is not None:
+        theirs = drawn(base_id, base_ood, "max_prob")
         d = paired_models_difference(positive, mine, positive, theirs, seed=seed)
         out["versus_baseline"] = None if d is None else d.as_dict()
     return out

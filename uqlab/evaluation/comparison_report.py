@@ -13,8 +13,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from uqlab.evaluation.comparison import SHORT
-from uqlab.evaluation.detection_report import number, versus
+from uqcore.families import FAMILIES
+from uqlab.evaluation.comparison import SHORT, deterministic
+from uqlab.evaluation.detection_report import ends, number, versus
+from uqlab.evaluation.file_comparison import HALF
 
 Entry = tuple[str, dict | None]  # (checkpoint name, its metrics.json or None)
 CAPTION = (
@@ -41,12 +43,10 @@ BASELINE = "the baseline"  # the verdict cells of the plain transformer's own ro
 
 def _with_interval(d: object, digits: int = 3) -> str:
     """``{"value": v, "interval": [lo, hi]}`` as ``"0.893 [0.866, 0.918]"``; "—" otherwise."""
-    value = number(d, "value")
-    ends = d.get("interval") if isinstance(d, dict) else None
-    ok = isinstance(ends, list) and len(ends) == 2
-    low, high = (number({"v": v}, "v") for v in (ends if ok else (None, None)))
-    if value is None or low is None or high is None:
+    value, interval = number(d, "value"), ends(d)
+    if value is None or interval is None:
         return "—"
+    low, high = interval
     return f"{value:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]"
 
 
@@ -70,7 +70,7 @@ def comparison_rows(entries: Iterable[Entry]) -> list[dict]:
         iv = block.get("intervals") if isinstance(block.get("intervals"), dict) else {}
         scaled = number(m, "id", "scaled", "ece")
         matched = block.get("ood_matched") if isinstance(block.get("ood_matched"), dict) else {}
-        own = block.get("baseline") is None
+        own = block.get("baseline") is None and _plain(m)  # else: no plain model beside it
         row = {
             "checkpoint": name,
             "accuracy": _with_interval(iv.get("accuracy")),
@@ -78,7 +78,7 @@ def comparison_rows(entries: Iterable[Entry]) -> list[dict]:
             "Brier": _with_interval(iv.get("brier")),
             "ECE": _with_interval(iv.get("ece")),
             "ECE scaled": "—" if scaled is None else f"{scaled:.3f}",
-            "uncertainty (dev)": SHORT.get(score, "—"),
+            "uncertainty (dev)": SHORT.get(score, "—") + _elsewhere(block),
             "error AUROC": _with_interval(iv.get("error_auroc")),
             "error AURC": _aurc(m, score),
             "OOD AUROC": _ood(m, score),
@@ -90,6 +90,17 @@ def comparison_rows(entries: Iterable[Entry]) -> list[dict]:
         }
         rows.append(row)
     return rows
+
+
+def _plain(m: dict) -> bool:
+    """Whether the metrics.json is the plain transformer's (checked: it may be an upload's)."""
+    family = m.get("family")
+    return isinstance(family, str) and family in FAMILIES and deterministic(family)
+
+
+def _elsewhere(block: dict) -> str:
+    """`` (half of your file)`` where the score was not chosen on the checkpoint's dev split."""
+    return f" ({HALF})" if block.get("chosen_on") == HALF else ""
 
 
 def _aurc(m: dict, score: str | None) -> str:

@@ -47,6 +47,15 @@ def number(d: object, *keys: str) -> float | None:
     return float(d) if ok else None
 
 
+def ends(d: object, key: str = "interval") -> tuple[float, float] | None:
+    """``d[key]`` as ``(low, high)`` when it is a list of two finite numbers, else None."""
+    got = d.get(key) if isinstance(d, dict) else None
+    if not isinstance(got, list) or len(got) != 2:
+        return None
+    low, high = (number({"v": v}, "v") for v in got)
+    return None if low is None or high is None else (low, high)
+
+
 def _auroc(value: float | None, constant: bool) -> str:
     if constant:
         return "— (no spread)"
@@ -78,12 +87,11 @@ def equal_length(m: dict, score: str = "mutual_information") -> str:
 def versus(d: object) -> str:
     """A paired difference from 1 − max p (:meth:`PairedDifference.as_dict`) as
     ``"−0.041 [−0.070, −0.012] worse"``; "—" when missing (evaluated before the figure)."""
-    diff, ends = number(d, "difference"), d.get("interval") if isinstance(d, dict) else None
-    ok = isinstance(ends, list) and len(ends) == 2
-    low, high = (number({"v": v}, "v") for v in (ends if ok else (None, None)))
+    diff, interval = number(d, "difference"), ends(d)
     verdict = d.get("verdict") if isinstance(d, dict) else None
-    if diff is None or low is None or high is None or verdict not in ("better", "tie", "worse"):
+    if diff is None or interval is None or verdict not in ("better", "tie", "worse"):
         return "—"
+    low, high = interval
     return f"{diff:+.3f} [{low:+.3f}, {high:+.3f}] {verdict}".replace("-", "−")
 
 

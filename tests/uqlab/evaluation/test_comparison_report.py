@@ -27,6 +27,7 @@ def _metrics(baseline: str | None, ece: float, errors: dict | None = None, ood=N
         block["ood_matched"]["versus_baseline"] = ood
     return {
         "task": "cr",
+        "family": "hsto" if baseline else "trans",
         "comparison": block,
         "id": {"scaled": {"ece": ece / 2}},
         "error_detection": {
@@ -63,6 +64,16 @@ def test_each_row_shows_intervals_the_dev_choice_and_the_paired_verdicts():
     assert rows["a-trans"]["errors: beats plain 1−p?"] == "the baseline"
     assert rows["a-hsto"]["OOD matched: beats plain 1−p?"] == "—"  # missing: a dash
     assert rows["a-hsto"]["NLL"] == "—"
+
+
+def test_a_sampling_family_with_no_plain_model_beside_it_is_not_called_the_baseline():
+    alone = _metrics(None, 0.05) | {"family": "hsto"}  # no plain transformer of its task
+    halved = _metrics("a-trans", 0.05)
+    halved["comparison"]["chosen_on"] = "half of your file"
+    rows = {r["checkpoint"]: r for r in comparison_rows([("b-hsto", alone), ("a-x", halved)])}
+    assert rows["b-hsto"]["errors: beats plain 1−p?"] == "—"
+    assert rows["b-hsto"]["OOD matched: beats plain 1−p?"] == "—"
+    assert rows["a-x"]["uncertainty (dev)"] == "MI (half of your file)"
 
 
 def test_the_verdicts_name_the_winners_say_none_plainly_and_weigh_the_ece_against_half():

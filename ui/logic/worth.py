@@ -1,0 +1,136 @@
+"""The Results page's "Which uncertainty is worth having, on your file": the frames of a
+visitor's labelled file (:func:`ui.logic.dataset.frame`) turned into the comparison blocks of
+:mod:`uqlab.evaluation.file_comparison`, on the rows every compared checkpoint could read. No
+Streamlit here."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ui.logic.dataset import OUT, in_domain, mean_probs
+from uqcore.families import FAMILIES
+from uqcore.registry import CheckpointInfo
+from uqlab.evaluation.comparison import Scored, deterministic, find_baseline
+from uqlab.evaluation.file_comparison import HALF, OnFile, file_blocks, recorded_score
+
+MIN_ROWS = 40  # labelled rows every compared checkpoint read: fewer give no comparison
+COLUMNS = {  # score of uqcore.stats.OOD_SCORES -> its column in a frame
+    "max_prob": "one_minus_max",
+    "entropy": "entropy",
+    "mutual_information": "mi",
+    "variance": "var",
+}
+
+
+def scored(part: pd.DataFrame) -> Scored:
+    """A frame's rows as :class:`Scored` (mean prediction and the four scores, in row order)."""
+    return Scored(mean_probs(part), {s: part[c].to_numpy(float) for s, c in COLUMNS.items()})
+
+
+def baselines_of(names: list[str], infos: list[CheckpointInfo]) -> dict[str, str | None]:
+    """The plain checkpoint each of ``names`` is compared with (None for a plain one itself,
+    or when none of its task, backbone and base is listed)."""
+    return {n: find_baseline(n, infos) for n in names}
+
+
+def _key(df: pd.DataFrame) -> pd.Series:
+    return df["domain"].astype(str) + "\x00" + df["index"].astype(str)
+
+
+def recorded(infos: dict[str, CheckpointInfo], names: list[str]) -> dict[str, str | None]:
+    """The uncertainty each of ``names`` had chosen on its dev split (None: none recorded)."""
+    return {n: recorded_score(infos[n].metrics) if n in infos else None for n in names}
+
+
+def blocks(
+    frames: dict[str, pd.DataFrame],
+    chosen: dict[str, str | None],
+    baselines: dict[str, str | None],
+    seed: int,
+) -> tuple[dict[str, dict], int]:
+    """The comparison block of every checkpoint in ``frames`` (the chosen ones and their
+    baselines, each sampled on the same file; ``chosen``: each one's recorded uncertainty,
+    :func:`recorded`) and how many labelled rows they share; ``{}``
+    with fewer than :data:`MIN_ROWS`. A row one checkpoint could not read (no known word) is
+    left out for all, so every verdict is paired on the same rows."""
+    frames = {n: f for n, f in frames.items() if len(f)}
+    if not frames:
+        return {}, 0
+    shared = set.intersection(*(set(_key(f)) for f in frames.values()))
+    kept = {n: f[_key(f).isin(shared)].sort_values(["domain", "index"]) for n, f in frames.items()}
+    first = next(iter(kept.values()))
+    labelled = in_domain(first)
+    if len(labelled) < MIN_ROWS:
+        return {}, len(labelled)
+    models = {}
+    for name, f in kept.items():
+        ood = f[f["domain"] == OUT]
+        models[name] = OnFile(
+            scored(in_domain(f)), scored(ood) if len(ood) else None, chosen.get(name)
+        )
+    ood = first[first["domain"] == OUT]
+    lengths = {
+        "id": [len(t.split()) for t in labelled["text"]],
+        "ood": [len(t.split()) for t in ood["text"]],
+    }
+    got = file_blocks(
+        models,
+        labelled["gold"].to_numpy(),
+        {n: b for n, b in baselines.items() if n in models},
+        lengths if len(ood) else None,
+        seed=seed,
+    )
+    return got, len(labelled)
+
+
+def _plain(family: object) -> bool:
+    return isinstance(family, str) and family in FAMILIES and deterministic(family)
+
+
+def entries(got: dict[str, dict], infos: dict[str, CheckpointInfo]) -> list[tuple[str, dict]]:
+    """``(name, {"comparison": block, "family": ...})`` for the report's rows and sentences
+    (:mod:`uqlab.evaluation.comparison_report`), plain checkpoints first."""
+    family: dict[str, str | None] = {n: infos[n].family if n in infos else None for n in got}
+    order = sorted(got, key=lambda n: not _plain(family[n]))  # stable: the sampled order
+    return [(n, {"comparison": got[n], "family": family[n]}) for n in order]
+
+
+def caption(n_rows: int, got: dict[str, dict], extra: list[str]) -> str:
+    """What the file's comparison table is: its rows, where each uncertainty was chosen, which
+    baselines were sampled for it, how out-of-domain lengths were matched."""
+    half = any(b.get("chosen_on") == HALF for b in got.values())
+    scored = next(iter(got.values()))["n"]
+    out = [
+        f"{scored:,} labelled rows of your file scored"
+        + (f" (of {n_rows:,}: the other half chose the uncertainty)" if half else "")
+        + ", every checkpoint on the same rows (a row one could not read is left out for all).",
+        "Uncertainty: the score each checkpoint's own evaluation chose on its dev split; "
+        "where it recorded none, the one that finds the errors best on a random half of your "
+        "file (never on the rows it is scored on)."
+        if half
+        else "Uncertainty: the score each checkpoint's own evaluation chose on its dev split.",
+        "Beats plain 1−p?: that score's AUROC for the model's own errors minus the plain "
+        "transformer's 1 − max p AUROC for its errors, paired on the same rows, with a 95 % "
+        "bootstrap interval (1,000 resamples): better, tie or worse.",
+    ]
+    if extra:
+        out.append(f"Sampled on your file as the baseline: {', '.join(extra)}.")
+    if any("ood_matched" in b for b in got.values()):
+        out.append(
+            "OOD, lengths matched: your two files drawn to the same word counts, "
+            "the texts kept a side in the cell."
+        )
+    if not any(b.get("baseline") for b in got.values()):
+        out.append(
+            "No plain transformer of this task and backbone is listed, so nothing to beat: "
+            "the table gives each model's own figures."
+        )
+    return " ".join(out)
+
+
+def too_few(n_rows: int) -> str:
+    """Why there is no comparison table on the visitor's file."""
+    return (
+        f"The comparison needs at least {MIN_ROWS} labelled rows that every checkpoint could "
+        f"read; {n_rows} here. Add rows to your file (or set Rows per file to 0)."
+    )
