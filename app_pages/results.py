@@ -102,15 +102,18 @@ stored_worth = comparison_rows((i.name, i.metrics) for i in mine)
 if stored_worth:
     st.subheader("Which uncertainty is worth having")
     st.caption(COMPARISON_CAPTION)
-    frame = pd.DataFrame(stored_worth)
+    worth_frame = pd.DataFrame(stored_worth)
     st.dataframe(
-        frame, hide_index=True, width="stretch", column_config=fitted(frame, pinned="checkpoint")
+        worth_frame,
+        hide_index=True,
+        width="stretch",
+        column_config=fitted(worth_frame, pinned="checkpoint"),
     )
     download(
         st,
         "Download this comparison (CSV)",
         lambda: csv_text(
-            frame, {"task": task, "from": "each checkpoint's metrics.json -> comparison"}
+            worth_frame, {"task": task, "from": "each checkpoint's metrics.json -> comparison"}
         ),
         f"comparison-{task}.csv",
         "text/csv",
@@ -253,20 +256,23 @@ if picked.mine:  # the file's report: one line per checkpoint and file
     st.subheader("Which uncertainty is worth having, on your file")
     if compared:
         said = worth.entries(compared, by_name)
-        frame = pd.DataFrame(comparison_rows(said))
-        frame = frame.loc[:, (frame != "—").any()]  # a file has no stored OOD or scaled figure
+        shown = pd.DataFrame(comparison_rows(said))
+        shown = shown.loc[:, (shown != "—").any()]  # a file has no stored OOD or scaled figure
+        answer = [c for c in shown.columns if c.endswith("beats plain 1−p?")]  # read first
+        first = ["checkpoint", "uncertainty (dev)", *answer]
+        shown = shown[first].join(shown.drop(columns=first))
         st.dataframe(
-            frame,
+            shown,
             hide_index=True,
             width="stretch",
-            column_config=fitted(frame, pinned="checkpoint"),
+            column_config=fitted(shown, pinned="checkpoint"),
         )
         st.caption(worth.caption(n_rows, compared, extra))
         download(
             st,
             "Download this comparison (CSV)",
             lambda: csv_text(
-                table,
+                shown,
                 {"task": task, "file": picked.title, "T": int(T), "seed": view.seed}
                 | {"rows": n_rows, "baselines sampled": ", ".join(extra) or "none"},
             ),

@@ -145,10 +145,10 @@ def verdict_lines(entries: Iterable[Entry]) -> list[str]:
     lines = []
     for base, members in sorted(groups.items()):
         said = []
-        for key, what in (
-            ("errors", "its errors"),
-            ("ood", "out-of-domain texts at matched length"),
-        ):
+        sides = [("errors", "its errors")]
+        if any(isinstance(b.get("ood_matched"), dict) for _, b in members):  # (a file may not)
+            sides.append(("ood", "out-of-domain texts at matched length"))
+        for key, what in sides:
             won = [
                 f"{name} ({SHORT.get(b.get('score'), '?')} {_difference(d)})"
                 for name, b in members
