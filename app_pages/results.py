@@ -98,11 +98,13 @@ if caught:
         st.warning(note)
     for note in length_notes((i.name, i.metrics) for i in mine):  # equal length: all "—"
         st.info(note)
+
+
 stored_worth = comparison_rows((i.name, i.metrics) for i in mine)
 if stored_worth:
     st.subheader("Which uncertainty is worth having")
     st.caption(COMPARISON_CAPTION)
-    worth_frame = pd.DataFrame(stored_worth)
+    worth_frame = worth.answer_first(pd.DataFrame(stored_worth))
     st.dataframe(
         worth_frame,
         hide_index=True,
@@ -258,9 +260,7 @@ if picked.mine:  # the file's report: one line per checkpoint and file
         said = worth.entries(compared, by_name)
         shown = pd.DataFrame(comparison_rows(said))
         shown = shown.loc[:, (shown != "—").any()]  # a file has no stored OOD or scaled figure
-        answer = [c for c in shown.columns if c.endswith("beats plain 1−p?")]  # read first
-        first = ["checkpoint", "uncertainty (dev)", *answer]
-        shown = shown[first].join(shown.drop(columns=first))
+        shown = worth.answer_first(shown)
         st.dataframe(
             shown,
             hide_index=True,

@@ -27,6 +27,15 @@ def scored(part: pd.DataFrame) -> Scored:
     return Scored(mean_probs(part), {s: part[c].to_numpy(float) for s, c in COLUMNS.items()})
 
 
+def answer_first(table: pd.DataFrame) -> pd.DataFrame:
+    """A comparison table (:func:`uqlab.evaluation.comparison_report.comparison_rows`) with the
+    answer first: checkpoint, its uncertainty and whether it beats plain 1 − p (off-screen to
+    the right otherwise on a projector), then the rest in their order."""
+    answer = [c for c in table.columns if c.endswith("beats plain 1−p?")]
+    first = [c for c in ("checkpoint", "uncertainty (dev)", *answer) if c in table.columns]
+    return table[first].join(table.drop(columns=first))
+
+
 def baselines_of(names: list[str], infos: list[CheckpointInfo]) -> dict[str, str | None]:
     """The plain checkpoint each of ``names`` is compared with (None for a plain one itself,
     or when none of its task, backbone and base is listed)."""

@@ -85,3 +85,12 @@ def test_too_few_shared_rows_give_no_block_and_the_out_of_domain_file_is_matched
     block = got["a-trans"]
     assert n == 200 and block["length_unit"] == "words" and block["ood_matched"]["n_per_side"] > 20
     assert "your two files drawn to the same word counts" in worth.caption(n, got, [])
+
+
+def test_the_answer_comes_first_and_nothing_is_lost():
+    verdict = "x: beats plain 1−p?"
+    row = {"checkpoint": "a", "accuracy": "0.9", "uncertainty (dev)": "MI", verdict: "tie"}
+    table = pd.DataFrame([row])
+    got = worth.answer_first(table)
+    assert list(got.columns) == ["checkpoint", "uncertainty (dev)", verdict, "accuracy"]
+    assert got.iloc[0].to_dict() == row
