@@ -258,9 +258,7 @@ if picked.mine:  # the file's report: one line per checkpoint and file
     st.subheader("Which uncertainty is worth having, on your file")
     if compared:
         said = worth.entries(compared, by_name)
-        shown = pd.DataFrame(comparison_rows(said))
-        shown = shown.loc[:, (shown != "—").any()]  # a file has no stored OOD or scaled figure
-        shown = worth.answer_first(shown)
+        shown = worth.file_table(comparison_rows(said), compared)
         st.dataframe(
             shown,
             hide_index=True,

@@ -201,6 +201,7 @@ def test_on_your_file_each_family_stands_beside_the_plain_transformer_sampled_on
     cells = frame.set_index("checkpoint")["errors: beats plain 1−p?"]
     assert cells["cola-trans"] == "the baseline"  # sampled though not chosen
     assert cells["cola-hsto"].endswith(("better", "tie", "worse")), cells["cola-hsto"]
+    assert not [c for c in frame.columns if c.startswith("OOD")]  # no out-of-domain file
     said = " ".join(c.value for c in at.caption)
     assert "Sampled on your file as the baseline: cola-trans." in said
     assert "30 labelled rows of your file scored (of 60" in said  # no recorded choice: halves

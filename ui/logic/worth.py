@@ -36,6 +36,16 @@ def answer_first(table: pd.DataFrame) -> pd.DataFrame:
     return table[first].join(table.drop(columns=first))
 
 
+def file_table(rows: list[dict], got: dict[str, dict]) -> pd.DataFrame:
+    """The file's comparison table: the columns a file can fill (no stored OOD or scaled
+    figure; no out-of-domain column without an out-of-domain file), the answer first."""
+    table = pd.DataFrame(rows)
+    table = table.loc[:, (table != "—").any()]
+    if not any("ood_matched" in b for b in got.values()):
+        table = table.drop(columns=[c for c in table.columns if c.startswith("OOD")])
+    return answer_first(table)
+
+
 def baselines_of(names: list[str], infos: list[CheckpointInfo]) -> dict[str, str | None]:
     """The plain checkpoint each of ``names`` is compared with (None for a plain one itself,
     or when none of its task, backbone and base is listed)."""
