@@ -13,6 +13,7 @@ import pytest
 
 from tests.app_fixtures import make_checkpoints
 from tests.helpers import zip_files
+from uqlab.evaluate import PREVIOUS
 from uqlab.models import intake
 from uqlab.models.intake import UploadError, files_from_zip, from_path, install
 
@@ -200,9 +201,12 @@ SHIPPED = ROOT / "assets" / "checkpoints" / "cola-hsto"
 
 @pytest.fixture()
 def with_derived(tmp_path) -> Path:
-    """A copy of a shipped word-level checkpoint with its stored samples and map."""
+    """A copy of a shipped word-level checkpoint with its stored samples and map (without the
+    lab's own leftovers, ignored by git: a resumable state, the metrics a re-evaluation
+    replaced)."""
     out = tmp_path / "cola-hsto"
-    shutil.copytree(SHIPPED, out, ignore=shutil.ignore_patterns(".train"))
+    leftovers = shutil.ignore_patterns(".train", PREVIOUS)
+    shutil.copytree(SHIPPED, out, ignore=leftovers)
     assert (out / "samples.safetensors").is_file() and (out / "map.safetensors").is_file()
     return out
 
