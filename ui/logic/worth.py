@@ -8,7 +8,6 @@ from __future__ import annotations
 import pandas as pd
 
 from ui.logic.dataset import OUT, in_domain, mean_probs
-from uqcore.families import FAMILIES
 from uqcore.registry import CheckpointInfo
 from uqlab.evaluation.comparison import Scored, deterministic, find_baseline
 from uqlab.evaluation.file_comparison import HALF, OnFile, file_blocks, recorded_score
@@ -102,15 +101,11 @@ def blocks(
     return got, len(labelled)
 
 
-def _plain(family: object) -> bool:
-    return isinstance(family, str) and family in FAMILIES and deterministic(family)
-
-
 def entries(got: dict[str, dict], infos: dict[str, CheckpointInfo]) -> list[tuple[str, dict]]:
     """``(name, {"comparison": block, "family": ...})`` for the report's rows and sentences
     (:mod:`uqlab.evaluation.comparison_report`), plain checkpoints first."""
     family: dict[str, str | None] = {n: infos[n].family if n in infos else None for n in got}
-    order = sorted(got, key=lambda n: not _plain(family[n]))  # stable: the sampled order
+    order = sorted(got, key=lambda n: not deterministic(family[n]))  # stable: the sampled order
     return [(n, {"comparison": got[n], "family": family[n]}) for n in order]
 
 
@@ -118,9 +113,9 @@ def caption(n_rows: int, got: dict[str, dict], extra: list[str]) -> str:
     """What the file's comparison table is: its rows, where each uncertainty was chosen, which
     baselines were sampled for it, how out-of-domain lengths were matched."""
     half = any(b.get("chosen_on") == HALF for b in got.values())
-    scored = next(iter(got.values()))["n"]
+    n_scored = next(iter(got.values()))["n"]
     out = [
-        f"{scored:,} labelled rows of your file scored"
+        f"{n_scored:,} labelled rows of your file scored"
         + (f" (of {n_rows:,}: the other half chose the uncertainty)" if half else "")
         + ", every checkpoint on the same rows (a row one could not read is left out for all).",
         "Uncertainty: the score each checkpoint's own evaluation chose on its dev split; "

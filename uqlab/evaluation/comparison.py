@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from uqcore.families import PLAIN, get_family
+from uqcore.families import FAMILIES, PLAIN
 from uqcore.inference.detection import (
     MIN_PER_SIDE,
     VERDICT_LEVEL,
@@ -56,10 +56,11 @@ def _key(info: CheckpointInfo) -> tuple:
     return info.task, info.config.get("backbone", "word"), base.get("distribution")
 
 
-def deterministic(family: str) -> bool:
+def deterministic(family: object) -> bool:
     """Whether ``family`` is the plain deterministic transformer (:data:`uqcore.families.PLAIN`),
-    the baseline every other family is compared with: one forward pass, softmax attention."""
-    return get_family(family) is PLAIN
+    the baseline every other family is compared with: one forward pass, softmax attention.
+    False for anything that names no family (a metrics.json may be an upload's)."""
+    return isinstance(family, str) and FAMILIES.get(family) is PLAIN
 
 
 def find_baseline(name: str, infos: list[CheckpointInfo]) -> str | None:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from uqcore.families import FAMILIES
 from uqlab.evaluation.comparison import SHORT, deterministic
 from uqlab.evaluation.detection_report import ends, number, versus
 from uqlab.evaluation.file_comparison import HALF
@@ -70,7 +69,7 @@ def comparison_rows(entries: Iterable[Entry]) -> list[dict]:
         iv = block.get("intervals") if isinstance(block.get("intervals"), dict) else {}
         scaled = number(m, "id", "scaled", "ece")
         matched = block.get("ood_matched") if isinstance(block.get("ood_matched"), dict) else {}
-        own = block.get("baseline") is None and _plain(m)  # else: no plain model beside it
+        own = block.get("baseline") is None and deterministic(m.get("family"))
         row = {
             "checkpoint": name,
             "accuracy": _with_interval(iv.get("accuracy")),
@@ -90,12 +89,6 @@ def comparison_rows(entries: Iterable[Entry]) -> list[dict]:
         }
         rows.append(row)
     return rows
-
-
-def _plain(m: dict) -> bool:
-    """Whether the metrics.json is the plain transformer's (checked: it may be an upload's)."""
-    family = m.get("family")
-    return isinstance(family, str) and family in FAMILIES and deterministic(family)
 
 
 def _elsewhere(block: dict) -> str:
