@@ -1,8 +1,8 @@
 """The deterministic prefix of a model whose noise enters above its first layer, computed once.
 
-When a family draws noise only from layer ``k = cfg.first_stochastic_layer > 0`` on (the MiniLM
-H-STO and BAM checkpoints: the last layer only) and no dropout is on, the embeddings and layers
-``0 .. k-1`` give the same hidden states for every sample, every temperature, every noise scale
+When a family draws noise only from layer ``k = cfg.first_stochastic_layer`` on (the MiniLM
+H-STO and BAM checkpoints: the last layer only; the word-level nets: every layer, ``k = 0``) and
+no dropout is on, the embeddings and layers ``0 .. k-1`` give the same hidden states for every sample, every temperature, every noise scale
 and every T. :func:`prefix_for` computes them once per example and keeps them in a
 :class:`PrefixCache`, so a knob change or another page reruns only what the noise touches.
 When ``k`` is the last layer and its maps are not wanted, the prefix also holds that layer's
@@ -32,6 +32,7 @@ import torch
 from torch import nn
 
 from uqcore.lru import ByteLRU
+from uqcore.nets.posterior import posterior_of
 from uqcore.settings import ForwardSettings
 
 PREFIX_ROWS = 16  # examples per pass when computing missing prefixes (bounds the activations)
@@ -110,12 +111,15 @@ class PrefixCache:
 
 
 def usable(model: nn.Module, s: ForwardSettings, capture: tuple[int, ...] = ()) -> bool:
-    """Whether ``model`` has a deterministic prefix under ``s``: its noise starts above layer 0,
-    no dropout is on, no layer below is captured, and it is one network (not an ensemble)."""
+    """Whether ``model`` has a deterministic prefix under ``s``: no dropout is on, no layer
+    below its first stochastic one is captured, it is one network (not an ensemble), and no
+    weight draw reaches below that layer (a weight posterior's prefix starts above layer 0).
+    Noise from layer 0 on (the word-level nets) leaves the embeddings as the prefix, and the
+    projections of a one-layer net's only layer (:func:`with_projections`)."""
     first = model.cfg.first_stochastic_layer
     return (
         hasattr(model, "prefix_states")
-        and first > 0
+        and (first > 0 or posterior_of(model) is None)
         and s.drop_p == 0
         and not any(i < first for i in capture)
     )

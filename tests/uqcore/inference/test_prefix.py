@@ -39,10 +39,23 @@ def _model(family: str, backbone: str, last_only: bool = True):
     return build_model(cfg)
 
 
+def _one_layer(family: str, backbone: str):
+    """The shipped word-level nets' shape: one layer, noise in it (layer 0 first and last)."""
+    cfg = _model(family, backbone).cfg.replace(n_layers=1, stochastic_layers=None)
+    torch.manual_seed(0)
+    return build_model(cfg)
+
+
+@pytest.mark.parametrize("depth", ["last", "every", "one"])
 @pytest.mark.parametrize("backbone", ["word", "bert"])
 @pytest.mark.parametrize("family", ["hsto", "bam"])
-def test_cached_prefix_gives_the_numbers_of_a_full_pass(family, backbone):
-    model = _model(family, backbone)
+def test_cached_prefix_gives_the_numbers_of_a_full_pass(family, backbone, depth):
+    """Noise in the last layer only, in every layer (the prefix is the embeddings) or in a
+    one-layer net's only layer (the embeddings and that layer's projections)."""
+    if depth == "one":
+        model = _one_layer(family, backbone)
+    else:
+        model = _model(family, backbone, last_only=depth == "last")
     cache = PrefixCache(2**20)
     plain = sample(model, IDS, MASK, T=6, seed=4)  # no cache: the prefix once per call
     first = sample(model, IDS, MASK, T=6, seed=4, prefix_cache=cache, prefix_owner="m")
@@ -119,8 +132,10 @@ def test_maps_captured_below_the_noise_come_from_one_pass(family, backbone, monk
 def test_no_prefix_where_something_below_draws_noise_or_is_captured():
     s = resolve(_model("hsto", "bert").cfg)
     assert usable(_model("hsto", "bert"), s)
-    assert not usable(_model("hsto", "bert", last_only=False), s)  # noise from layer 0
+    assert usable(_model("hsto", "bert", last_only=False), s)  # noise from layer 0: embeddings
     assert not usable(_model("hsto", "bert"), s, capture=(0,))  # layer 0's maps wanted
+    word_laplace = _model("laplace", "word", last_only=False)  # every weight drawn
+    assert not usable(word_laplace, resolve(word_laplace.cfg))
     mc = _model("mcdropout", "bert")
     assert not usable(mc, dataclasses.replace(resolve(mc.cfg), dropout_on=True))
     ens = ModelConfig(
@@ -214,31 +229,36 @@ def test_prefix_states_pad_with_zeros_and_match_the_batch():
     assert plain.prepared is None and plain.x.shape == (3, 7, 16)  # maps wanted: x only
 
 
-def _hsto_model(backbone: str = "word"):
+def _hsto_model(backbone: str = "word", n_layers: int = 3):
+    """H-STO with noise in its last layer (of ``n_layers``; one layer: the word-level nets)."""
     params = get_family("hsto").params(n_centroids=3)
     cfg = ModelConfig(
         family="hsto",
         backbone=backbone,
         vocab_size=60,
         max_len=16,
-        n_layers=3,
+        n_layers=n_layers,
         n_heads=2,
         d_model=16,
         d_ff=32,
-        stochastic_layers=(2,),
+        stochastic_layers=(n_layers - 1,),
         attention=params,
     )
     torch.manual_seed(0)
     return build_model(cfg)
 
 
+@pytest.mark.parametrize("n_layers", [3, 1])
 @pytest.mark.parametrize("backbone", ["word", "bert"])
-def test_a_tau2_change_reuses_the_kept_noisy_scores_and_gives_a_fresh_runs_numbers(backbone):
+def test_a_tau2_change_reuses_the_kept_noisy_scores_and_gives_a_fresh_runs_numbers(
+    backbone, n_layers
+):
     """The noisy scores (every draw, no tau2) are kept per example: a second tau2 draws
     nothing and equals a run without any cache; a tau1, seed or T change is never served from
-    them (each gives a fresh run's numbers)."""
-    model = _hsto_model(backbone)
-    kernel = model.layers[2].attn.kernel
+    them (each gives a fresh run's numbers). One layer: the shipped word-level nets (a tau2
+    sweep of imdb-hsto redrew every value's noise before)."""
+    model = _hsto_model(backbone, n_layers)
+    kernel = model.layers[n_layers - 1].attn.kernel
     original, calls = kernel.shortcut, []
     kernel.shortcut = Shortcut(
         original.prepare,
