@@ -16,6 +16,7 @@ from ui.logic.tables import fitted
 from uqcore.settings import SamplingSettings
 from uqcore.stats import conformal_from_scores
 from uqlab.catalog.tasks import TASKS, get_task, task_title
+from uqlab.evaluation.comparison import SHORT
 from uqlab.evaluation.comparison_report import CAPTION as COMPARISON_CAPTION
 from uqlab.evaluation.comparison_report import comparison_rows, verdict_lines
 from uqlab.evaluation.detection_report import (
@@ -25,6 +26,7 @@ from uqlab.evaluation.detection_report import (
     temperature_lines,
 )
 from uqlab.evaluation.paper import PAPER_FAMILIES, metric_table
+from uqlab.evaluation.two_models import sentence as pair_sentence
 from uqlab.results import metric_rows
 from viz import figures
 
@@ -282,6 +284,45 @@ if picked.mine:  # the file's report: one line per checkpoint and file
             st.info(line)
     else:
         st.info(worth.too_few(n_rows))
+pool = sampled if picked.mine else frames  # a visitor's file: the baselines sampled too
+if len(pool) >= 2:
+    st.subheader("Two checkpoints, paired" + (" on your file" if picked.mine else ""))
+    names = list(pool)
+    first, second = worth.pair_defaults(names, by_name)
+    c_a, c_b, c_s = st.columns([2, 2, 1])
+    a = c_a.selectbox("A", names, index=first, key=K.RES_PAIR_A)
+    b = c_b.selectbox("B", names, index=second, key=K.RES_PAIR_B)
+    pair_score = c_s.selectbox(
+        "Uncertainty for errors",
+        list(worth.COLUMNS),
+        format_func=lambda s: SHORT[s],
+        key=K.RES_PAIR_SCORE,
+        help="Whose AUROC for each model's own errors is compared: the same score for both.",
+    )
+    block, n_pair = (
+        (None, 0) if a == b else cached.pair(pool[a], pool[b], a, b, pair_score, view.seed)
+    )
+    if a == b:
+        st.info("Pick two different checkpoints as A and B.")
+    elif block is None:
+        st.info(worth.too_few_pair(n_pair, picked.mine))
+    else:
+        paired = worth.pair_table(block)
+        st.dataframe(
+            paired, hide_index=True, width="stretch", column_config=fitted(paired, pinned="metric")
+        )
+        st.info(pair_sentence(block))
+        st.caption(worth.pair_caption(block))
+        pair_record = {"task": task, "rows": block["n"], "T": int(T), "seed": view.seed}
+        pair_record |= {"A": a, "B": b, "file": picked.title}
+        download(
+            st,
+            "Download the paired verdict (CSV)",
+            lambda: csv_text(paired, pair_record),
+            f"paired-{task}-T{int(T)}-seed{view.seed}.csv",
+            "text/csv",
+            key=K.RES_PAIR_CSV,
+        )
 which = "your file" if picked.mine else "in-domain"  # a visitor's file is not in-domain
 left, right = st.columns(2)
 with left:

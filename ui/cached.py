@@ -629,3 +629,10 @@ def file_comparison(frames: dict, chosen: dict, baselines: dict, seed: int) -> t
     """:func:`ui.logic.worth.blocks`, kept across reruns: its bootstraps cost seconds on a
     5,000-row file (about 8 s for three checkpoints with an out-of-domain file here)."""
     return worth.blocks(frames, chosen, baselines, seed)
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def pair(frame_a, frame_b, a: str, b: str, score: str, seed: int) -> tuple[dict | None, int]:
+    """:func:`ui.logic.worth.pair` of two checkpoints' frames, kept across reruns: its paired
+    bootstraps cost a few seconds on a 5,000-row file."""
+    return worth.pair({a: frame_a, b: frame_b}, a, b, score, seed)

@@ -29,6 +29,12 @@ def test_results_page_shows_tables_reliability_and_roc():
     at.selectbox(key="res_score").set_value("energy").run()  # a logit score picks up too
     assert not at.exception and any("energy" in x for x in titles(at))
     assert sum(x.endswith("by domain") for x in t) == 2
+    assert "Two checkpoints, paired" in [s.value for s in at.subheader]  # bundled rows too
+    assert any(
+        i.value.startswith("The paired verdict needs at least 40 labelled rows")
+        and i.value.endswith("20 here. Raise Examples per domain.")
+        for i in at.info
+    )  # 20 in-domain examples: too few for a verdict, and the control that gives more
     labels = [b.proto.label for b in at.get("download_button")]
     assert labels == ["Download this table (CSV)", "Download the per-example values (CSV)"]
 
@@ -221,3 +227,36 @@ def test_on_a_small_file_the_comparison_says_how_many_rows_it_needs():
     at.button(key=K.RES_GO).click().run()
     assert not at.exception, at.exception
     assert any("needs at least 40 labelled rows" in i.value for i in at.info)
+
+
+def test_on_your_file_two_checkpoints_are_compared_paired_with_a_verdict():
+    """Issue 49 item 4: A (the plain baseline first) against B on the same rows, one row per
+    metric with B − A and its paired interval, a sentence, a CSV; A = B is refused kindly."""
+    from tests.app.test_data_source import _kept_file, _map_yes_no
+
+    at = open_link("app_pages/results.py", ckpt="cola-hsto")
+    at.radio(key=K.DATA_KIND).set_value("mine").run()
+    _map_yes_no(_kept_file(at, text=_rows_csv(60)).run())
+    at.multiselect(key=K.RES_CKPTS).set_value(["cola-hsto"]).run()
+    at.button(key=K.RES_GO).click().run()
+    assert not at.exception, at.exception
+    assert "Two checkpoints, paired on your file" in [s.value for s in at.subheader]
+    assert (at.selectbox(key=K.RES_PAIR_A).value, at.selectbox(key=K.RES_PAIR_B).value) == (
+        "cola-trans",
+        "cola-hsto",
+    )
+    (table,) = [f.value for f in at.dataframe if "B − A [95 %]" in f.value.columns]
+    assert list(table["metric"]) == ["accuracy", "ECE", "NLL", "Brier", "AUROC for errors (1−p)"]
+    assert {"A: cola-trans", "B: cola-hsto"} <= set(table.columns)
+    for cell, better in zip(table["B − A [95 %]"], table["better"], strict=True):
+        assert cell == "—" or cell.count("[") == 1, cell
+        assert better in ("no difference", "cola-trans", "cola-hsto", "—")
+    (said,) = [i.value for i in at.info if "paired bootstrap intervals over 60 rows" in i.value]
+    assert "B − A = cola-hsto − cola-trans" in said
+    assert "Download the paired verdict (CSV)" in [b.proto.label for b in at.get("download_button")]
+    at.selectbox(key=K.RES_PAIR_SCORE).set_value("entropy").run()
+    (table,) = [f.value for f in at.dataframe if "B − A [95 %]" in f.value.columns]
+    assert table["metric"].iloc[-1] == "AUROC for errors (entropy)"
+    at.selectbox(key=K.RES_PAIR_B).set_value("cola-trans").run()
+    assert not at.exception, at.exception
+    assert any(i.value == "Pick two different checkpoints as A and B." for i in at.info)

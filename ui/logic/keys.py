@@ -97,6 +97,9 @@ RES_REQUEST = "res_request"  # the request last computed
 RES_TABLE_CSV, RES_ROWS_CSV = "res_table_csv", "res_rows_csv"  # download buttons
 RES_COMPARISON_CSV = "res_comparison_csv"  # the comparison of every family (download)
 RES_FILE_COMPARISON_CSV = "res_file_comparison_csv"  # the same on a visitor's file (download)
+RES_PAIR_A, RES_PAIR_B = "res_pair_a", "res_pair_b"  # the two checkpoints compared, paired
+RES_PAIR_SCORE = "res_pair_score"  # the uncertainty whose AUROC for errors they compare
+RES_PAIR_CSV = "res_pair_csv"  # the paired verdict (download)
 
 # ----------------------------------------------------------------- app_pages/errors.py
 ERR_T = "err_T"  # samples per example

@@ -1,6 +1,7 @@
-"""The Results page's "Which uncertainty is worth having, on your file": the frames of a
-visitor's labelled file (:func:`ui.logic.dataset.frame`) turned into the comparison blocks of
-:mod:`uqlab.evaluation.file_comparison`, on the rows every compared checkpoint could read. No
+"""The Results page's "Which uncertainty is worth having, on your file" and "Two checkpoints,
+paired": the frames of a visitor's labelled file (:func:`ui.logic.dataset.frame`) turned into
+the comparison blocks of :mod:`uqlab.evaluation.file_comparison` and the paired verdict of
+:mod:`uqlab.evaluation.two_models`, on the rows every compared checkpoint could read. No
 Streamlit here."""
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from ui.logic.dataset import OUT, in_domain, mean_probs
 from uqcore.registry import CheckpointInfo
 from uqlab.evaluation.comparison import Scored, deterministic, find_baseline
 from uqlab.evaluation.file_comparison import HALF, OnFile, file_blocks, recorded_score
+from uqlab.evaluation.two_models import rows as two_model_rows
+from uqlab.evaluation.two_models import two_models
 
 MIN_ROWS = 40  # labelled rows every compared checkpoint read: fewer give no comparison
 COLUMNS = {  # score of uqcore.stats.OOD_SCORES -> its column in a frame
@@ -55,6 +58,73 @@ def _key(df: pd.DataFrame) -> pd.Series:
     return df["domain"].astype(str) + "\x00" + df["index"].astype(str)
 
 
+def shared_rows(frames: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
+    """Each non-empty frame cut to the rows every one of them could read, in one order
+    (domain, then index), so numbers of different checkpoints are paired row by row."""
+    frames = {n: f for n, f in frames.items() if len(f)}
+    if not frames:
+        return {}
+    shared = set.intersection(*(set(_key(f)) for f in frames.values()))
+    return {n: f[_key(f).isin(shared)].sort_values(["domain", "index"]) for n, f in frames.items()}
+
+
+def pair(
+    frames: dict[str, pd.DataFrame], a: str, b: str, score: str, seed: int
+) -> tuple[dict | None, int]:
+    """:func:`uqlab.evaluation.two_models.two_models` of checkpoint ``b`` against ``a`` on the
+    labelled rows both could read (an out-of-domain file's rows have no label: left out), and
+    how many rows that is; None below :data:`MIN_ROWS`."""
+    kept = shared_rows({a: frames[a], b: frames[b]})
+    if len(kept) < 2:
+        return None, 0
+    part_a, part_b = in_domain(kept[a]), in_domain(kept[b])
+    if len(part_a) < MIN_ROWS:
+        return None, len(part_a)
+    block = two_models(
+        scored(part_a), scored(part_b), part_a["gold"].to_numpy(), (a, b), score=score, seed=seed
+    )
+    return block, len(part_a)
+
+
+def pair_table(block: dict) -> pd.DataFrame:
+    """The paired verdict as a table: one row per metric, A's and B's columns named after them."""
+    table = pd.DataFrame(two_model_rows(block))
+    return table.rename(columns={"A": f"A: {block['a']}", "B": f"B: {block['b']}"})
+
+
+def pair_caption(block: dict) -> str:
+    """What the paired table is: its rows, how the intervals were drawn, what B − A means."""
+    return (
+        f"{block['n']:,} labelled rows both checkpoints read, in the same order. B − A: B's "
+        "figure minus A's (lower is better for ECE, NLL and Brier; higher for accuracy and "
+        "AUROC). 95 % paired bootstrap intervals (1,000 resamples: each draws the rows once "
+        "and scores both models on them; for AUROC, within the four cells of which model is "
+        "wrong). 'No difference' when the interval holds 0."
+    )
+
+
+def too_few_pair(n_rows: int, mine: bool) -> str:
+    """Why there is no paired verdict, and which control gives it more rows."""
+    more = (
+        "Add rows to your file (or set Rows per file to 0)."
+        if mine
+        else "Raise Examples per domain."
+    )
+    return (
+        f"The paired verdict needs at least {MIN_ROWS} labelled rows that both checkpoints "
+        f"could read; {n_rows} here. {more}"
+    )
+
+
+def pair_defaults(names: list[str], infos: dict[str, CheckpointInfo]) -> tuple[int, int]:
+    """Which two of ``names`` to compare first: a plain checkpoint as A when there is one, and
+    the first other as B."""
+    plain = [i for i, n in enumerate(names) if n in infos and deterministic(infos[n].family)]
+    first = plain[0] if plain else 0
+    second = next(i for i in range(len(names)) if i != first)
+    return first, second
+
+
 def recorded(infos: dict[str, CheckpointInfo], names: list[str]) -> dict[str, str | None]:
     """The uncertainty each of ``names`` had chosen on its dev split (None: none recorded)."""
     return {n: recorded_score(infos[n].metrics) if n in infos else None for n in names}
@@ -71,11 +141,9 @@ def blocks(
     :func:`recorded`) and how many labelled rows they share; ``{}``
     with fewer than :data:`MIN_ROWS`. A row one checkpoint could not read (no known word) is
     left out for all, so every verdict is paired on the same rows."""
-    frames = {n: f for n, f in frames.items() if len(f)}
-    if not frames:
+    kept = shared_rows(frames)
+    if not kept:
         return {}, 0
-    shared = set.intersection(*(set(_key(f)) for f in frames.values()))
-    kept = {n: f[_key(f).isin(shared)].sort_values(["domain", "index"]) for n, f in frames.items()}
     first = next(iter(kept.values()))
     labelled = in_domain(first)
     if len(labelled) < MIN_ROWS:

@@ -17,7 +17,13 @@ front door re-exports their public names: ``from uqcore.stats import ece``.
 
 from __future__ import annotations
 
-from uqcore.stats.bootstrap import BOOTSTRAP_RESAMPLES, Interval, bootstrap_interval
+from uqcore.stats.bootstrap import (
+    BOOTSTRAP_RESAMPLES,
+    Interval,
+    PairedInterval,
+    bootstrap_interval,
+    paired_bootstrap,
+)
 from uqcore.stats.calibration import (
     ReliabilityData,
     RiskCoverage,
@@ -77,6 +83,7 @@ __all__ = [
     "Mahalanobis",
     "OODResult",
     "OOD_SCORES",
+    "PairedInterval",
     "ReliabilityData",
     "ResampledCoverage",
     "RiskCoverage",
@@ -100,6 +107,7 @@ __all__ = [
     "nll",
     "ood_detection",
     "ood_scores",
+    "paired_bootstrap",
     "predictive_entropy",
     "predictive_variance",
     "reliability_diagram",

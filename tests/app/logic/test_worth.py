@@ -94,3 +94,37 @@ def test_the_answer_comes_first_and_nothing_is_lost():
     got = worth.answer_first(table)
     assert list(got.columns) == ["checkpoint", "uncertainty (dev)", verdict, "accuracy"]
     assert got.iloc[0].to_dict() == row
+
+
+def test_two_checkpoints_are_paired_on_the_labelled_rows_both_read():
+    """Issue 49 item 4: the paired verdict leaves out a row one could not read and the
+    out-of-domain file's rows (no label), and equals two_models on exactly those rows."""
+    from uqlab.evaluation.two_models import two_models
+
+    a, b = _frame(70, 0, ood=30), _frame(70, 1, ood=30)
+    b["gold"] = a["gold"]
+    b = b.drop(index=[4, 20]).reset_index(drop=True)  # two rows B could not read
+    got, n = worth.pair({"A": a, "B": b}, "A", "B", "entropy", seed=3)
+    assert n == 68 and got["n"] == 68 and (got["a"], got["b"]) == ("A", "B")
+    keep = a[a["domain"] == YOURS].drop(index=[4, 20])
+    rest = b[b["domain"] == YOURS]
+    want = two_models(
+        worth.scored(keep),
+        worth.scored(rest),
+        keep["gold"].to_numpy(),
+        ("A", "B"),
+        score="entropy",
+        seed=3,
+    )
+    assert got == want
+    table = worth.pair_table(got)
+    assert list(table.columns) == ["metric", "A: A", "B: B", "B − A [95 %]", "better"]
+    few, n_few = worth.pair({"A": a.head(30), "B": b}, "A", "B", "max_prob", seed=3)
+    assert few is None and n_few == 28  # below MIN_ROWS: no verdict, and how many there are
+    assert "28 here" in worth.too_few_pair(n_few, mine=True)
+
+
+def test_the_plain_checkpoint_is_offered_as_a_first():
+    infos = {"x-hsto": _Info("x-hsto", "hsto"), "x-trans": _Info("x-trans", "trans")}
+    assert worth.pair_defaults(["x-hsto", "x-trans"], infos) == (1, 0)
+    assert worth.pair_defaults(["x-hsto", "upload"], infos) == (0, 1)  # no plain one listed
