@@ -7,7 +7,7 @@ import streamlit as st
 
 from ui import cached, data_source, dataset_map, sidebar, work
 from ui.explore_views import summary_metrics
-from ui.logic import dataset, slices
+from ui.logic import dataset, selection, slices
 from ui.logic import keys as K
 from ui.logic.catalog import label_names, lac_scores
 from ui.logic.compute import Summary
@@ -20,13 +20,27 @@ from uqcore.exceptions import InputError
 from uqcore.stats import conformal_from_scores
 from uqlab.catalog.tasks import task_title
 
-view, info = sidebar.page("Error analysis")
+view, info = sidebar.page("Error analysis", selection=True)
 names = label_names(info)
 source = data_source.choose(
     names, task_title(info.task), "errors", bool(dataset.subsets(info.task))
 )
 if source is None:
     st.stop()
+linked, _ = selection.parse(view.sel)  # the rows a figure or a slice selected (a link's)
+if linked is not None and linked.mine != source.mine:
+    st.warning(
+        "The link selects rows of a visitor's labelled file, which a link cannot carry: "
+        "choose your labelled file above and upload it again to see them."
+        if linked.mine
+        else "The link selects rows of the bundled examples: choose them above to see them."
+    )
+    linked = None
+fresh = linked is not None and st.session_state.get(K.ERR_SEL_DONE) != view.sel
+if fresh:  # the figure's T and examples, so the same rows are sampled
+    st.session_state[K.ERR_T] = min(linked.T, 100)
+    st.session_state[K.ERR_N] = min(linked.per, 5000 if source.mine else 2000)
+    st.session_state[K.ERR_SEL_DONE] = view.sel
 if not source.mine:
     st.caption(
         f"{info.name} on the bundled {info.task} examples ("
@@ -55,7 +69,7 @@ if not source.mine:
 else:
     note = "Sampled here: your file has no stored results."
 stored = note.startswith("Read")
-if st.button("Compute", type="primary", key=K.ERR_GO) or stored:  # stored: read at once
+if st.button("Compute", type="primary", key=K.ERR_GO) or stored or fresh:  # at once
     st.session_state[K.ERR_REQUEST] = request
 if st.session_state.get(K.ERR_REQUEST) != request:
     st.info(f"Press Compute to sample every example. {note}")
@@ -95,6 +109,17 @@ if source.mine:  # the file's own report first: how well the model does on it
         "Accuracy and expected calibration error (ECE) of the mean prediction over the T "
         "samples, with 95 % bootstrap intervals over the rows (1,000 resamples)."
     )
+whole = df  # every example computed: the slices' table reads them all
+if linked is not None:  # only the selected rows, said in words
+    df = df[linked.mask(df, names)]
+    c1, c2 = st.columns([4, 1])
+    c1.info(f"Selected: {linked.words(df)}.")
+    if c2.button("Show every row", key=K.ERR_SEL_CLEAR):
+        st.session_state.pop(K.ERR_SLICE_PICK, None)
+        sidebar.set_view(sel=None)
+        st.rerun()
+    if df.empty:
+        st.stop()
 VIEWS = {
     "all": lambda d: d.index == d.index,
     "confidently wrong (p(gold) < 0.2)": lambda d: d["p_gold"] < 0.2,
@@ -216,14 +241,17 @@ pattern = c2.text_input(
     placeholder="e.g. not|never",
 )
 try:
-    sliced = slices.table(df, by, names, pattern)
+    sliced = slices.table(whole, by, names, pattern)
 except InputError as exc:
     st.info(str(exc))
 else:
-    st.dataframe(
+    event = st.dataframe(
         sliced,
         hide_index=True,
         width="stretch",
+        key=K.ERR_SLICE_PICK,
+        on_select="rerun",
+        selection_mode="single-row",
         column_config=fitted(
             sliced,
             accuracy=st.column_config.NumberColumn("accuracy", format="%.3f"),
@@ -234,5 +262,18 @@ else:
     st.caption(
         "All the examples computed above (not only the filtered rows): each slice's "
         "accuracy of the mean prediction, its expected calibration error and its mean "
-        "mutual information, side by side."
+        "mutual information, side by side. Click a row to show that slice's examples above "
+        "(the link in the address bar then reopens them)."
     )
+    clicked = event.selection.rows if event is not None else []
+    if clicked and by in selection.LINK_BY:
+        group = str(sliced["slice"].iloc[clicked[0]])
+        chosen_slice = selection.Selection(
+            "slice", int(T), int(per), by=by, group=group, mine=source.mine
+        ).encode()
+        if chosen_slice != view.sel:
+            sidebar.set_view(sel=chosen_slice)
+            st.session_state[K.ERR_SEL_DONE] = chosen_slice  # T and examples already these
+            st.rerun()
+    elif clicked:
+        st.caption("A slice by a pattern filters nothing above: a link never carries one.")

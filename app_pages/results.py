@@ -6,10 +6,10 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from ui import cached, data_source, guard, sidebar, work
-from ui.logic import dataset, worth
+from ui import cached, data_source, guard, linked, sidebar, work
+from ui.logic import dataset, selection, worth
 from ui.logic import keys as K
-from ui.logic.catalog import lac_scores, sort_key
+from ui.logic.catalog import label_names, lac_scores, sort_key
 from ui.logic.exports import csv_text, download
 from ui.logic.progress import Rows
 from ui.logic.tables import fitted
@@ -332,12 +332,30 @@ with left:
         for n, f in frames.items()
         if "p1_scaled" in f
     }
-    st.plotly_chart(figures.reliability_figure(curves, which), width="stretch")
+    rel_event = st.plotly_chart(
+        figures.reliability_figure(curves, which),
+        width="stretch",
+        key=K.RES_REL_PICK,
+        on_select="rerun",
+        selection_mode="points",
+    )
     st.caption(
         "A calibrated model's confidence matches its accuracy: points on the diagonal. "
         "Temperature-scaled: every sample's logits divided by the temperature fitted on "
-        "the dev split (for checkpoints evaluated with it)."
+        "the dev split (for checkpoints evaluated with it). Click a marker to see its examples."
     )
+    got_bin = selection.picked_bin(rel_event, list(curves))
+    if got_bin is not None and got_bin[0] in frames:
+        bin_name, bin_index = got_bin
+        linked.offer(
+            selection.Selection("bin", int(T), int(per), bin=bin_index, mine=picked.mine),
+            bin_name,
+            frames[bin_name],
+            label_names(by_name[bin_name]),
+            K.RES_OPEN_BIN,
+        )
+    elif got_bin is not None:
+        st.caption("A temperature-scaled marker bins other confidences: click an unscaled one.")
     for note in temperature_lines((n, by_name[n].metrics) for n in frames if n in by_name):
         st.warning(note)  # the scaled curve is drawn: say where scaling made ECE worse
 with right:
@@ -358,15 +376,30 @@ with right:
             else "This task has no out-of-domain examples, so there is no out-of-domain "
             "detection to show."
         )
-st.plotly_chart(
+rc_event = st.plotly_chart(
     figures.risk_coverage_figure({n: dataset.risk_coverage(f) for n, f in frames.items()}, which),
     width="stretch",
+    key=K.RES_RC_PICK,
+    on_select="rerun",
+    selection_mode="points",
 )
 st.caption(
     "Selective prediction: answer only the most confident share of the inputs. A lower "
     "curve (smaller AURC) means the model's confidence ranks its own errors last; the "
-    "oracle ranks every error last, random selection keeps the overall error rate."
+    "oracle ranks every error last, random selection keeps the overall error rate. Click a "
+    "point of a curve to see the examples answered up to it."
 )
+sizes = {n: len(dataset.in_domain(f)) for n, f in frames.items()}
+got_top = selection.picked_top(rc_event, list(frames), sizes)
+if got_top is not None:
+    top_name, top_k = got_top
+    linked.offer(
+        selection.Selection("top", int(T), int(per), top=top_k, mine=picked.mine),
+        top_name,
+        frames[top_name],
+        label_names(by_name[top_name]),
+        K.RES_OPEN_TOP,
+    )
 conformal = []
 for name, frame in frames.items():
     scores = lac_scores(by_name[name].metrics)

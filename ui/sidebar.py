@@ -351,13 +351,17 @@ def sync_url(view: view_state.ViewState) -> None:
 
 
 def page(
-    title: str, *, needs_checkpoint: bool = True
+    title: str, *, needs_checkpoint: bool = True, selection: bool = False
 ) -> tuple[view_state.ViewState, CheckpointInfo]:
     """Start a page, the same way on every page: title, the sidebar's state.
     With ``needs_checkpoint`` and no checkpoint at all, the page stops with a hint; without it
-    the page runs on (``info`` may then be None: Learn, uploads, pages with their own picker)."""
+    the page runs on (``info`` may then be None: Learn, uploads, pages with their own picker).
+    A page that does not read a selection of rows (``selection``, :mod:`ui.logic.selection`)
+    drops it from the view and the address bar."""
     st.title(title)
     view, info = current()
+    if view.sel is not None and not selection:
+        view = set_view(sel=None)
     if info is None and needs_checkpoint:
         st.info(
             "No checkpoint available. For whoever runs this server: train one "

@@ -451,9 +451,9 @@ def reliability_figure(curves: dict, rows: str = "in-domain") -> go.Figure:
                 name=name,
                 marker={"size": 4 + 10 * np.sqrt(rd.count[keep] / rd.count.max())},
                 line={"color": _CLASS_COLORS[(i + 1) % 4] if i < 4 else None},
-                customdata=rd.count[keep],
+                customdata=np.stack([rd.count[keep], np.flatnonzero(keep)], 1),  # [k, 2]
                 hovertemplate="confidence %{x:.2f}<br>accuracy %{y:.2f}"
-                "<br>%{customdata} examples<extra></extra>",
+                "<br>%{customdata[0]} examples<extra></extra>",
             )
         )
     fig.update_layout(

@@ -100,6 +100,8 @@ RES_FILE_COMPARISON_CSV = "res_file_comparison_csv"  # the same on a visitor's f
 RES_PAIR_A, RES_PAIR_B = "res_pair_a", "res_pair_b"  # the two checkpoints compared, paired
 RES_PAIR_SCORE = "res_pair_score"  # the uncertainty whose AUROC for errors they compare
 RES_PAIR_CSV = "res_pair_csv"  # the paired verdict (download)
+RES_REL_PICK, RES_RC_PICK = "res_rel_pick", "res_rc_pick"  # selections on two figures
+RES_OPEN_BIN, RES_OPEN_TOP = "res_open_bin", "res_open_top"  # their "Open in Error analysis"
 
 # ----------------------------------------------------------------- app_pages/errors.py
 ERR_T = "err_T"  # samples per example
@@ -110,6 +112,9 @@ ERR_FRAME = "err_frame"  # (request, per-example frame, skipped): filters and so
 ERR_DOMAIN, ERR_VIEW, ERR_SORT = "err_domain", "err_view", "err_sort"  # filters and order
 ERR_OPEN = "err_open"  # the row shown below the table
 ERR_SLICE_BY, ERR_SLICE_PATTERN = "err_slice_by", "err_slice_pattern"  # the slices' grouping
+ERR_SLICE_PICK = "err_slice_pick"  # the slice clicked in the slices' table
+ERR_SEL_DONE = "err_sel_done"  # the link's selection whose T and examples were last applied
+ERR_SEL_CLEAR = "err_sel_clear"  # the button that drops the selection
 MAP_COLOR = "map_color"  # the dataset map's colouring
 MAP_PLOT = "map_plot"  # the dataset map's chart (its selection filters the table)
 

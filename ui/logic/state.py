@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from urllib.parse import quote, quote_plus
 
 from ui.logic.format import plain
+from ui.logic.selection import parse as parse_selection
 from uqcore.knobs import CONTROLLED, KNOBS, Knob
 from uqcore.settings import SamplingSettings
 
@@ -50,6 +51,7 @@ ViewState = dataclasses.make_dataclass(
         *((n, KNOBS[n].kind | None, dataclasses.field(default=None)) for n in CONTROLLED),
         ("scaled", bool, dataclasses.field(default=False)),
         ("whole", bool, dataclasses.field(default=False)),
+        ("sel", str | None, dataclasses.field(default=None)),
     ],
     bases=(_View,),
     namespace={
@@ -58,7 +60,8 @@ ViewState = dataclasses.make_dataclass(
         "then T, the seed and one field per knob with a control (:data:`uqcore.knobs."
         "CONTROLLED`: None = the checkpoint's value); ``scaled``: temperature scaling (fitted "
         "on dev) applied to every sample's logits; ``whole``: read past the training length, "
-        "up to the position table (explorer).",
+        "up to the position table (explorer); ``sel``: the rows of a dataset page a figure "
+        "selected (:mod:`ui.logic.selection`, read by Error analysis).",
     },
     frozen=True,
 )
@@ -158,8 +161,17 @@ def parse(
         **{name: _knob(params, KNOBS[name], notes) for name in CONTROLLED},
         scaled=_one(params, "scaled") in ("1", "true", "True"),
         whole=_one(params, "whole") in ("1", "true", "True"),
+        sel=_selection(params, notes),
     )
     return state, notes
+
+
+def _selection(params: Mapping, notes: list[str]) -> str | None:
+    """A link's ``sel`` in its canonical form, or None (an unreadable one is said, not run)."""
+    picked, why = parse_selection(_one(params, "sel"))
+    if why:
+        notes.append(why)
+    return None if picked is None else picked.encode()
 
 
 def link_holds(text: str | None) -> bool:

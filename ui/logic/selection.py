@@ -1,0 +1,172 @@
+"""A selection of a dataset page's examples that a link carries, from an aggregate figure to the
+rows behind it (issue 49, item 1). No Streamlit here.
+
+A selection names rows by what the figure showed, not by row numbers, so a shared link reopens the
+same rows wherever the page computes the same frame (same checkpoint, examples, T and seed):
+
+- ``bin``: the examples of one bin of the reliability diagram, binned exactly as
+  :func:`uqcore.stats.reliability_diagram` bins them (confidence = max of the mean prediction,
+  :data:`N_BINS` equal-width bins, 1.0 in the last), in-domain rows only, as the diagram;
+- ``top``: the ``k`` most confident in-domain examples, a point of the risk-coverage curve, in
+  the order :func:`uqcore.stats.risk_coverage` keeps them (ties in row order);
+- ``slice``: the examples of one slice of :func:`ui.logic.slices.groups` (length, gold label,
+  prediction or domain; never a pattern: a link never brings a regular expression to run).
+
+It also carries the page's ``T`` and examples per domain (``per``, 0 = all), so Error analysis
+samples the same rows, and whether the rows were a visitor's file (``mine``: a link cannot carry
+the file itself, so a fresh visit says so instead of selecting bundled rows). :func:`parse`
+reads the link's text strictly: anything else is refused with a sentence that says why.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ui.logic import slices
+from ui.logic.dataset import in_domain, mean_probs
+
+N_BINS = 15  # the reliability diagram's bins
+KINDS = ("bin", "top", "slice")
+LINK_BY = ("length", "gold label", "prediction", "domain")  # slices a link may name
+MAX_GROUP = 80  # characters of a slice's name in a link
+MAX_T, MAX_PER, MAX_TOP = 1000, 100_000, 1_000_000
+_SEP = "|"
+_NUMBER = re.compile(r"\d{1,7}")
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Which rows (``kind`` with ``bin``, ``top`` or ``by`` / ``group``) of the frame sampled at
+    ``T`` with ``per`` examples per domain."""
+
+    kind: str
+    T: int
+    per: int
+    bin: int = -1
+    top: int = 0
+    by: str = ""
+    group: str = ""
+    mine: bool = False
+
+    def encode(self) -> str:
+        """The link's text: ``bin|12|T10|n60``, ``top|30|T10|n60``, ``slice|length|1-10
+        words|T10|n60``; ``|f`` at the end for a visitor's file."""
+        head = {"bin": [str(self.bin)], "top": [str(self.top)], "slice": [self.by, self.group]}
+        tail = ["f"] if self.mine else []
+        return _SEP.join([self.kind, *head[self.kind], f"T{self.T}", f"n{self.per}", *tail])
+
+    def mask(self, df: pd.DataFrame, names: tuple[str, ...]) -> np.ndarray:
+        """``[len(df)]`` bool: the rows of ``df`` (a frame of :func:`ui.logic.dataset.frame`)
+        this selection names."""
+        out = np.zeros(len(df), dtype=bool)
+        if self.kind == "slice":
+            return (slices.groups(df, self.by, names) == self.group).to_numpy()
+        part = in_domain(df)
+        where = df.index.get_indexer(part.index)  # positions of the in-domain rows
+        conf = mean_probs(part).max(axis=1)  # [n]
+        if self.kind == "bin":
+            idx = np.minimum((conf * N_BINS).astype(np.int64), N_BINS - 1)  # as the library
+            out[where[idx == self.bin]] = True
+        else:  # "top": most confident first, ties in row order (as risk_coverage)
+            order = np.argsort(-conf, kind="stable")
+            out[where[order[: self.top]]] = True
+        return out
+
+    def what(self) -> str:
+        """What the rows are, in words (no counts)."""
+        if self.kind == "bin":
+            lo, hi = self.bin / N_BINS, (self.bin + 1) / N_BINS
+            close = "]" if self.bin == N_BINS - 1 else ")"
+            where = f"reliability bin {self.bin + 1} of {N_BINS}"
+            return f"confidence in [{lo:.2f}, {hi:.2f}{close} ({where})"
+        if self.kind == "top":
+            return f"the {self.top:,} most confident (a point of the risk-coverage curve)"
+        return f"slice {self.by} = {self.group}"
+
+    def words(self, picked: pd.DataFrame) -> str:
+        """``"confidence in [0.80, 0.87) (...): 23 texts, 6 wrong"`` for the rows picked."""
+        wrong = int((picked["pred"] != picked["gold"]).sum()) if len(picked) else 0
+        return f"{self.what()}: {len(picked):,} texts, {wrong:,} wrong"
+
+
+def parse(raw: str | None) -> tuple[Selection | None, str | None]:
+    """A link's selection text -> ``(Selection, None)``, or ``(None, why)`` when it is not one
+    (``(None, None)`` when there is none)."""
+    if raw is None or raw == "":
+        return None, None
+    if len(raw) > 200:
+        return None, "The selection in the link is too long; it was ignored."
+    parts = raw.split(_SEP)
+    mine = parts[-1] == "f"
+    if mine:
+        parts = parts[:-1]
+    kind = parts[0]
+    if kind not in KINDS:
+        return None, "The selection in the link is not one this app makes; it was ignored."
+    want = 5 if kind == "slice" else 4
+    if len(parts) != want:
+        return None, "The selection in the link is incomplete; it was ignored."
+    t_raw, n_raw = parts[-2], parts[-1]
+    if not (t_raw[:1] == "T" and n_raw[:1] == "n"):
+        return None, "The selection in the link has no T or examples count; it was ignored."
+    T, per = _count(t_raw[1:], 1, MAX_T), _count(n_raw[1:], 0, MAX_PER)
+    if T is None or per is None:
+        return None, "The selection's T or examples count is out of range; it was ignored."
+    if kind == "slice":
+        by, group = parts[1], parts[2]
+        if by not in LINK_BY or not group or len(group) > MAX_GROUP:
+            return None, f"A link selects a slice by {', '.join(LINK_BY)} only; ignored."
+        return Selection("slice", T, per, by=by, group=group, mine=mine), None
+    value = _count(parts[1], 0 if kind == "bin" else 1, N_BINS - 1 if kind == "bin" else MAX_TOP)
+    if value is None:
+        return None, "The selection's bin or count is out of range; it was ignored."
+    if kind == "bin":
+        return Selection("bin", T, per, bin=value, mine=mine), None
+    return Selection("top", T, per, top=value, mine=mine), None
+
+
+def _count(raw: str, low: int, high: int) -> int | None:
+    if not _NUMBER.fullmatch(raw):
+        return None
+    value = int(raw)
+    return value if low <= value <= high else None
+
+
+def coverage_top(point_index: int, n: int) -> int:
+    """The ``k`` of a risk-coverage curve's point ``point_index`` (coverage ``k / n``)."""
+    return max(1, min(n, int(point_index) + 1))
+
+
+def _points(event: object) -> list[dict]:
+    """The selected points of a ``st.plotly_chart`` selection event (none when absent)."""
+    got = event.get("selection", {}) if isinstance(event, dict) else None
+    points = got.get("points", []) if isinstance(got, dict) else []
+    return [p for p in points if isinstance(p, dict)]
+
+
+def picked_bin(event: object, traces: list[str]) -> tuple[str, int] | None:
+    """``(trace name, bin)`` of the first selected marker of the reliability diagram
+    (``traces``: its curves' names in drawing order, after the diagonal; each marker's
+    ``customdata`` is ``[examples, bin]``), or None."""
+    for p in _points(event):
+        curve, data = p.get("curve_number"), p.get("customdata")
+        if isinstance(curve, int) and 1 <= curve <= len(traces) and isinstance(data, list):
+            if len(data) == 2 and 0 <= int(data[1]) < N_BINS:
+                return traces[curve - 1], int(data[1])
+    return None
+
+
+def picked_top(event: object, traces: list[str], sizes: dict[str, int]) -> tuple[str, int] | None:
+    """``(checkpoint, k)`` of the first selected point of a risk-coverage curve (``traces``:
+    the checkpoints' curves in drawing order; the oracle and random lines after them are not
+    selections; ``sizes``: each one's in-domain rows), or None."""
+    for p in _points(event):
+        curve, index = p.get("curve_number"), p.get("point_index", p.get("point_number"))
+        if isinstance(curve, int) and 0 <= curve < len(traces) and isinstance(index, int):
+            name = traces[curve]
+            return name, coverage_top(index, sizes[name])
+    return None
