@@ -481,9 +481,11 @@ def risk_coverage_figure(curves: dict, rows: str = "in-domain") -> go.Figure:
             go.Scatter(
                 x=c["coverage"],
                 y=c["risk"],
-                mode="lines",
+                mode="lines+markers",  # the markers (unseen) make each point clickable
+                marker={"size": 6, "opacity": 0},
                 name=f"{name} (AURC {c['aurc']:.3f})",
                 line={"color": _CLASS_COLORS[(i + 1) % 4]},
+                hovertemplate="coverage %{x:.2f}<br>risk %{y:.3f}<extra>%{fullData.name}</extra>",
             )
         )
     if curves:

@@ -153,11 +153,19 @@ def picked_bin(event: object, traces: list[str]) -> tuple[str, int] | None:
     (``traces``: its curves' names in drawing order, after the diagonal; each marker's
     ``customdata`` is ``[examples, bin]``), or None."""
     for p in _points(event):
-        curve, data = p.get("curve_number"), p.get("customdata")
-        if isinstance(curve, int) and 1 <= curve <= len(traces) and isinstance(data, list):
-            if len(data) == 2 and 0 <= int(data[1]) < N_BINS:
+        curve, data = p.get("curve_number"), _listed(p.get("customdata"))
+        if isinstance(curve, int) and 1 <= curve <= len(traces) and len(data) == 2:
+            if isinstance(data[1], int | float) and 0 <= int(data[1]) < N_BINS:
                 return traces[curve - 1], int(data[1])
     return None
+
+
+def _listed(data: object) -> list:
+    """A point's ``customdata`` as a list: Streamlit sends an array row as ``{"0": .., "1":
+    ..}``; a list stays a list; anything else is empty."""
+    if isinstance(data, dict):
+        return [data.get(str(i)) for i in range(len(data))]
+    return list(data) if isinstance(data, list | tuple) else []
 
 
 def picked_top(event: object, traces: list[str], sizes: dict[str, int]) -> tuple[str, int] | None:

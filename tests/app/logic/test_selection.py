@@ -108,6 +108,9 @@ def test_clicked_markers_and_points_name_their_checkpoint_and_rows():
     event = {"selection": {"points": [{"curve_number": 1, "point_index": 3, "customdata": marker}]}}
     assert picked_bin(event, ["a", "a, temperature-scaled"]) == ("a", int(marker[1]))
     assert marker[0] == rd.count[int(marker[1])]
+    sent = {"0": marker[0], "1": marker[1]}  # as Streamlit sends an array row
+    event = {"selection": {"points": [{"curve_number": 1, "point_index": 3, "customdata": sent}]}}
+    assert picked_bin(event, ["a", "a, temperature-scaled"]) == ("a", int(marker[1]))
     assert picked_bin({"selection": {"points": [{"curve_number": 0}]}}, ["a"]) is None  # diagonal
     assert picked_bin(None, ["a"]) is None and picked_bin({"selection": "?"}, ["a"]) is None
     top = {"selection": {"points": [{"curve_number": 1, "point_index": 9}]}}
