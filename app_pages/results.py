@@ -447,8 +447,33 @@ download(
     key=K.RES_ROWS_CSV,
 )
 column, label = dataset.SCORES[score]
-for name, frame in frames.items():
+for n_hist, (name, frame) in enumerate(frames.items()):
     values = {d: frame.loc[frame["domain"] == d, column] for d in dataset.domains_of(frame)}
-    st.plotly_chart(
-        figures.domain_histograms(values, label, f"{name}: {label} by domain"), width="stretch"
+    hist_event = st.plotly_chart(
+        figures.domain_histograms(values, label, f"{name}: {label} by domain"),
+        width="stretch",
+        key=f"{K.RES_HIST_PICK}{n_hist}",
+        on_select="rerun",
+        selection_mode="points",
     )
+    got_bar = selection.picked_range(hist_event, list(values), figures.histogram_bins(values))
+    if got_bar is not None:
+        bar_domain, lo, hi = got_bar
+        linked.offer(
+            selection.Selection(
+                "range",
+                int(T),
+                int(per),
+                mine=picked.mine,
+                score=score,
+                lo=lo,
+                hi=hi,
+                domain=bar_domain,
+            ),
+            name,
+            frame,
+            label_names(by_name[name]),
+            f"{K.RES_OPEN_BAR}{n_hist}",
+        )
+if frames:
+    st.caption("Click a bar to see its examples in Error analysis.")

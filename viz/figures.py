@@ -538,16 +538,23 @@ def roc_figure(curves: dict, score: str) -> go.Figure:
     return fig
 
 
+def histogram_bins(values: dict) -> dict:
+    """The bins of :func:`domain_histograms`: 40 from 0 to the largest value of any domain
+    (``start``, ``end``, ``size``); all zeros (a deterministic model) gives one thin bar at 0
+    instead of plotly's default block from -0.5 to 0.5. A clicked bar's rows are read back from
+    these edges (Results -> Error analysis)."""
+    every = np.concatenate([np.asarray(v, float) for v in values.values()] or [np.zeros(1)])
+    top = float(every.max(initial=0.0))
+    return {"start": 0.0, "end": top * 1.0001 if top > 0 else 1e-9, "size": top / 40 or 1e-9}
+
+
 @phone_titles
 def domain_histograms(values: dict, label: str, title: str) -> go.Figure:
     """Overlaid, normalised histograms of one uncertainty score per domain
-    (``values``: domain -> 1-D array)."""
+    (``values``: domain -> 1-D array), binned by :func:`histogram_bins`."""
     fig = go.Figure()
-    every = np.concatenate([np.asarray(v, float) for v in values.values()] or [np.zeros(1)])
-    top = float(every.max(initial=0.0))
-    # bins from 0 to the largest value; all zeros (a deterministic model) gives one thin bar at
-    # 0 instead of plotly's default block from -0.5 to 0.5
-    bins = {"start": 0.0, "end": top * 1.0001 if top > 0 else 1e-9, "size": top / 40 or 1e-9}
+    bins = histogram_bins(values)
+    top = bins["end"] / 1.0001 if bins["end"] > 1e-9 else 0.0
     for i, (domain, v) in enumerate(values.items()):
         fig.add_trace(
             go.Histogram(

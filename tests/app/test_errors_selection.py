@@ -99,3 +99,16 @@ def test_a_selection_the_app_never_makes_is_said_and_ignored(sel, why):
     said = " ".join(str(w.value) for w in [*at.warning, *at.info, *at.caption, *at.markdown])
     assert why in said, said
     assert not any(i.value.startswith("Selected:") for i in at.info)
+
+
+def test_a_histogram_bar_opens_the_rows_of_its_domain_in_its_range(frame):
+    ood = frame[frame["domain"] != dataset.in_domain(frame)["domain"].iloc[0]]
+    domain = str(ood["domain"].iloc[0])
+    lo, hi = 0.0, float(ood["entropy"].median())
+    at = _linked(f"range|entropy|{lo!r}|{hi!r}|{domain}|T{T}|n{PER}")
+    want = ood[(ood["entropy"] >= lo) & (ood["entropy"] < hi)]
+    assert _shown(at) == set(want["text"]) and len(want) > 0
+    assert any(
+        i.value.startswith("Selected: predictive entropy in [0, ") and domain in i.value
+        for i in at.info
+    )

@@ -90,6 +90,16 @@ def _frame_of(page, tmp_path, name: str) -> list[dict]:
     return [r for r in rows if r["domain"] != OUT]
 
 
+def _frame_of_ood(page, tmp_path, name: str) -> list[dict]:
+    """Results' per-example values of checkpoint ``name``, out of domain."""
+    settle(page)
+    with page.expect_download() as got:
+        page.get_by_role("button", name="Download the per-example values (CSV)").click()
+    got.value.save_as(tmp_path / "rows-ood.csv")
+    rows = [r for r in csv_rows(tmp_path / "rows-ood.csv") if r["checkpoint"] == name]
+    return [r for r in rows if r["domain"] == OUT]
+
+
 def _downloaded(page, tmp_path, file: str) -> list[dict]:
     """Error analysis's rows as its "Download these rows (CSV)" gives them."""
     settle(page)
@@ -151,6 +161,28 @@ def test_a_bin_a_coverage_point_and_a_slice_open_their_rows(
     order = np.argsort(-p.max(1), kind="stable")[:k]  # as uqcore.stats.risk_coverage keeps them
     shown = {(r["domain"], r["index"]) for r in _downloaded(page, tmp_path, "top.csv")}
     assert shown == {(rows[i]["domain"], rows[i]["index"]) for i in order}
+
+    # a bar of a histogram by domain: that domain's rows in the bar's range
+    _results(page, server)
+    chart = page.locator(".js-plotly-plot", has=page.locator(".gtitle", has_text="cola-hsto"))
+    chart.first.scroll_into_view_if_needed()
+    page.wait_for_timeout(500)
+    chart.first.locator(".trace.bars").first.locator(".point path").nth(1).click(force=True)
+    page.get_by_role("button", name="Open in Error analysis", exact=False).first.wait_for()
+    settle(page)
+    rows = _frame_of(page, tmp_path, "cola-hsto") + _frame_of_ood(page, tmp_path, "cola-hsto")
+    what, n, wrong = _open_errors(page)
+    got = re.match(r"mutual information in \[([\d.e-]+), ([\d.e-]+)\), (.+)$", what)
+    assert got, what
+    shown = _downloaded(page, tmp_path, "bar.csv")
+    assert len(shown) == n == _rows_shown(page)
+    assert {r["domain"] for r in shown} == {got.group(3)}
+    low, high = float(got.group(1)), float(got.group(2))  # as said, to 3 figures
+    mi = np.array([float(r["mi"]) for r in shown])
+    assert (mi >= low * 0.999).all() and (mi < high * 1.001).all()
+    same = [r for r in rows if r["domain"] == got.group(3)]
+    edges = np.array([float(r["mi"]) for r in same])
+    assert n == int(((edges >= mi.min()) & (edges <= mi.max())).sum())  # none left out
 
     # a slice of Error analysis's table: its rows, as ui.logic.slices groups them
     page.get_by_role("button", name="Show every row").click()

@@ -10,7 +10,9 @@ same rows wherever the page computes the same frame (same checkpoint, examples, 
 - ``top``: the ``k`` most confident in-domain examples, a point of the risk-coverage curve, in
   the order :func:`uqcore.stats.risk_coverage` keeps them (ties in row order);
 - ``slice``: the examples of one slice of :func:`ui.logic.slices.groups` (length, gold label,
-  prediction or domain; never a pattern: a link never brings a regular expression to run).
+  prediction or domain; never a pattern: a link never brings a regular expression to run);
+- ``range``: the examples of one domain whose uncertainty score (a key of
+  :data:`ui.logic.dataset.SCORES`) lies in ``[lo, hi)``, a bar of a histogram by domain.
 
 It also carries the page's ``T`` and examples per domain (``per``, 0 = all), so Error analysis
 samples the same rows, and whether the rows were a visitor's file (``mine``: a link cannot carry
@@ -20,6 +22,7 @@ reads the link's text strictly: anything else is refused with a sentence that sa
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -27,15 +30,17 @@ import numpy as np
 import pandas as pd
 
 from ui.logic import slices
-from ui.logic.dataset import in_domain, mean_probs
+from ui.logic.dataset import SCORES, in_domain, mean_probs
 
 N_BINS = 15  # the reliability diagram's bins
-KINDS = ("bin", "top", "slice")
+KINDS = ("bin", "top", "slice", "range")
 LINK_BY = ("length", "gold label", "prediction", "domain")  # slices a link may name
 MAX_GROUP = 80  # characters of a slice's name in a link
 MAX_T, MAX_PER, MAX_TOP = 1000, 100_000, 1_000_000
 _SEP = "|"
 _NUMBER = re.compile(r"\d{1,7}")
+_FLOAT = re.compile(r"-?\d{1,12}(\.\d{1,20})?(e-?\d{1,3})?")
+MAX_DOMAIN = 60
 
 
 @dataclass(frozen=True)
@@ -51,11 +56,20 @@ class Selection:
     by: str = ""
     group: str = ""
     mine: bool = False
+    score: str = ""
+    lo: float = 0.0
+    hi: float = 0.0
+    domain: str = ""
 
     def encode(self) -> str:
         """The link's text: ``bin|12|T10|n60``, ``top|30|T10|n60``, ``slice|length|1-10
         words|T10|n60``; ``|f`` at the end for a visitor's file."""
-        head = {"bin": [str(self.bin)], "top": [str(self.top)], "slice": [self.by, self.group]}
+        head = {
+            "bin": [str(self.bin)],
+            "top": [str(self.top)],
+            "slice": [self.by, self.group],
+            "range": [self.score, repr(self.lo), repr(self.hi), self.domain],
+        }
         tail = ["f"] if self.mine else []
         return _SEP.join([self.kind, *head[self.kind], f"T{self.T}", f"n{self.per}", *tail])
 
@@ -65,6 +79,9 @@ class Selection:
         out = np.zeros(len(df), dtype=bool)
         if self.kind == "slice":
             return (slices.groups(df, self.by, names) == self.group).to_numpy()
+        if self.kind == "range":
+            v = df[SCORES[self.score][0]].to_numpy(dtype=float)  # [N]
+            return (df["domain"] == self.domain).to_numpy() & (v >= self.lo) & (v < self.hi)
         part = in_domain(df)
         where = df.index.get_indexer(part.index)  # positions of the in-domain rows
         conf = mean_probs(part).max(axis=1)  # [n]
@@ -85,6 +102,9 @@ class Selection:
             return f"confidence in [{lo:.2f}, {hi:.2f}{close} ({where})"
         if self.kind == "top":
             return f"the {self.top:,} most confident (a point of the risk-coverage curve)"
+        if self.kind == "range":
+            label = SCORES[self.score][1]
+            return f"{label} in [{self.lo:.3g}, {self.hi:.3g}), {self.domain}"
         return f"slice {self.by} = {self.group}"
 
     def words(self, picked: pd.DataFrame) -> str:
@@ -107,7 +127,7 @@ def parse(raw: str | None) -> tuple[Selection | None, str | None]:
     kind = parts[0]
     if kind not in KINDS:
         return None, "The selection in the link is not one this app makes; it was ignored."
-    want = 5 if kind == "slice" else 4
+    want = {"slice": 5, "range": 7}.get(kind, 4)
     if len(parts) != want:
         return None, "The selection in the link is incomplete; it was ignored."
     t_raw, n_raw = parts[-2], parts[-1]
@@ -121,12 +141,32 @@ def parse(raw: str | None) -> tuple[Selection | None, str | None]:
         if by not in LINK_BY or not group or len(group) > MAX_GROUP:
             return None, f"A link selects a slice by {', '.join(LINK_BY)} only; ignored."
         return Selection("slice", T, per, by=by, group=group, mine=mine), None
+    if kind == "range":
+        return _range(parts[1:5], T, per, mine)
     value = _count(parts[1], 0 if kind == "bin" else 1, N_BINS - 1 if kind == "bin" else MAX_TOP)
     if value is None:
         return None, "The selection's bin or count is out of range; it was ignored."
     if kind == "bin":
         return Selection("bin", T, per, bin=value, mine=mine), None
     return Selection("top", T, per, top=value, mine=mine), None
+
+
+def _range(parts: list[str], T: int, per: int, mine: bool) -> tuple[Selection | None, str | None]:
+    """A ``range`` selection's score, ends and domain, read strictly."""
+    score, lo_raw, hi_raw, domain = parts
+    lo, hi = _float(lo_raw), _float(hi_raw)
+    if score not in SCORES or lo is None or hi is None or not lo < hi:
+        return None, "The selection's score or range is not one this app makes; it was ignored."
+    if not domain or len(domain) > MAX_DOMAIN:
+        return None, "The selection's domain is missing or too long; it was ignored."
+    return Selection("range", T, per, mine=mine, score=score, lo=lo, hi=hi, domain=domain), None
+
+
+def _float(raw: str) -> float | None:
+    if not _FLOAT.fullmatch(raw):
+        return None
+    value = float(raw)
+    return value if math.isfinite(value) else None
 
 
 def _count(raw: str, low: int, high: int) -> int | None:
@@ -177,4 +217,17 @@ def picked_top(event: object, traces: list[str], sizes: dict[str, int]) -> tuple
         if isinstance(curve, int) and 0 <= curve < len(traces) and isinstance(index, int):
             name = traces[curve]
             return name, coverage_top(index, sizes[name])
+    return None
+
+
+def picked_range(event: object, domains: list[str], bins: dict) -> tuple[str, float, float] | None:
+    """``(domain, lo, hi)`` of the first selected bar of a histogram by domain (``domains``: its
+    traces in drawing order; ``bins``: its ``start`` and ``size``, as
+    :func:`viz.figures.histogram_bins` gives them), or None."""
+    for p in _points(event):
+        curve, x = p.get("curve_number"), p.get("x")
+        if isinstance(curve, int) and 0 <= curve < len(domains) and isinstance(x, int | float):
+            start, size = float(bins["start"]), float(bins["size"])
+            k = max(0, math.floor((float(x) - start) / size + 1e-9))  # the bar under the click
+            return domains[curve], start + k * size, start + (k + 1) * size
     return None

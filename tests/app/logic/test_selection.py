@@ -117,3 +117,46 @@ def test_clicked_markers_and_points_name_their_checkpoint_and_rows():
     assert picked_top(top, ["a", "b"], {"a": 50, "b": 40}) == ("b", 10)
     oracle = {"selection": {"points": [{"curve_number": 2, "point_index": 9}]}}
     assert picked_top(oracle, ["a", "b"], {"a": 50, "b": 40}) is None  # not a checkpoint's
+
+
+def test_a_histogram_bar_holds_the_rows_counted_in_its_bin():
+    """Every bar of a histogram by domain, read back from its click, holds the rows that
+    domain has in [lo, hi): together, every row once."""
+    from viz.figures import domain_histograms, histogram_bins
+
+    df = _frame()
+    df["mi"] = np.random.default_rng(3).gamma(1.0, 0.01, len(df))
+    values = {d: df.loc[df["domain"] == d, "mi"] for d in ("in", OUT)}
+    bins = histogram_bins(values)
+    fig = domain_histograms(values, "MI", "t")
+    assert fig.data[0].xbins.size == bins["size"]
+    total = 0
+    for curve, domain in enumerate(values):
+        for k in range(41):
+            x = bins["start"] + (k + 0.5) * bins["size"]  # a bar's centre, as a click sends it
+            event = {"selection": {"points": [{"curve_number": curve, "x": x}]}}
+            got_domain, lo, hi = selection.picked_range(event, list(values), bins)
+            assert got_domain == domain
+            sel = Selection("range", 10, 0, score="mutual_information", lo=lo, hi=hi, domain=domain)
+            assert parse(sel.encode()) == (sel, None)
+            inside = df[sel.mask(df, ("no", "yes"))]
+            v = values[domain].to_numpy()
+            assert len(inside) == int(((v >= lo) & (v < hi)).sum())
+            total += len(inside)
+    assert total == len(df)
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "range|mutual_information|0.2|0.1|in|T10|n60",  # lo above hi
+        "range|__class__|0.1|0.2|in|T10|n60",  # no such score
+        "range|entropy|nan|0.2|in|T10|n60",
+        "range|entropy|0.1|1e999|in|T10|n60",
+        "range|entropy|0.1|0.2||T10|n60",
+        "range|entropy|0.1|0.2|" + "d" * 61 + "|T10|n60",
+    ],
+)
+def test_a_range_the_app_never_makes_is_refused(raw):
+    got, why = parse(raw)
+    assert got is None and why and why.endswith("ignored.")
