@@ -324,6 +324,15 @@ if len(pool) >= 2:
             key=K.RES_PAIR_CSV,
         )
 which = "your file" if picked.mine else "in-domain"  # a visitor's file is not in-domain
+
+
+def offer(name: str, key: str, kind: str, **where) -> None:
+    """The button to the rows a figure's click selected (checkpoint ``name``'s; ``where``: the
+    :class:`ui.logic.selection.Selection` fields of ``kind``), on these rows, T and file."""
+    picked_rows = selection.Selection(kind, int(T), int(per), mine=picked.mine, **where)
+    linked.offer(picked_rows, name, frames[name], label_names(by_name[name]), key)
+
+
 left, right = st.columns(2)
 with left:
     curves = {n: dataset.reliability(f) for n, f in frames.items()}
@@ -347,13 +356,7 @@ with left:
     got_bin = selection.picked_bin(rel_event, list(curves))
     if got_bin is not None and got_bin[0] in frames:
         bin_name, bin_index = got_bin
-        linked.offer(
-            selection.Selection("bin", int(T), int(per), bin=bin_index, mine=picked.mine),
-            bin_name,
-            frames[bin_name],
-            label_names(by_name[bin_name]),
-            K.RES_OPEN_BIN,
-        )
+        offer(bin_name, K.RES_OPEN_BIN, "bin", bin=bin_index)
     elif got_bin is not None:
         st.caption("A temperature-scaled marker bins other confidences: click an unscaled one.")
     for note in temperature_lines((n, by_name[n].metrics) for n in frames if n in by_name):
@@ -392,14 +395,7 @@ st.caption(
 sizes = {n: len(dataset.in_domain(f)) for n, f in frames.items()}
 got_top = selection.picked_top(rc_event, list(frames), sizes)
 if got_top is not None:
-    top_name, top_k = got_top
-    linked.offer(
-        selection.Selection("top", int(T), int(per), top=top_k, mine=picked.mine),
-        top_name,
-        frames[top_name],
-        label_names(by_name[top_name]),
-        K.RES_OPEN_TOP,
-    )
+    offer(got_top[0], K.RES_OPEN_TOP, "top", top=got_top[1])
 conformal = []
 for name, frame in frames.items():
     scores = lac_scores(by_name[name].metrics)
@@ -459,21 +455,7 @@ for n_hist, (name, frame) in enumerate(frames.items()):
     got_bar = selection.picked_range(hist_event, list(values), figures.histogram_bins(values))
     if got_bar is not None:
         bar_domain, lo, hi = got_bar
-        linked.offer(
-            selection.Selection(
-                "range",
-                int(T),
-                int(per),
-                mine=picked.mine,
-                score=score,
-                lo=lo,
-                hi=hi,
-                domain=bar_domain,
-            ),
-            name,
-            frame,
-            label_names(by_name[name]),
-            f"{K.RES_OPEN_BAR}{n_hist}",
-        )
+        where = {"score": score, "lo": lo, "hi": hi, "domain": bar_domain}
+        offer(name, f"{K.RES_OPEN_BAR}{n_hist}", "range", **where)
 if frames:
     st.caption("Click a bar to see its examples in Error analysis.")

@@ -27,6 +27,14 @@ class Interval:
 BOOTSTRAP_RESAMPLES = 1000
 
 
+def _check_settings(level: float, resamples: int) -> None:
+    """``level`` in (0, 1) and ``resamples`` an integer >= 2, or InputError."""
+    if not 0 < level < 1:
+        raise InputError(f"level must be in (0, 1), got {level}.")
+    if not isinstance(resamples, int) or resamples < 2:
+        raise InputError(f"resamples must be an integer >= 2, got {resamples!r}.")
+
+
 def bootstrap_interval(
     metric: Any,
     mean_probs: Any,
@@ -43,10 +51,7 @@ def bootstrap_interval(
 
     p = check_mean_probs(mean_probs)  # [N, C]
     y = check_labels(labels, *p.shape)  # [N]
-    if not 0 < level < 1:
-        raise InputError(f"level must be in (0, 1), got {level}.")
-    if not isinstance(resamples, int) or resamples < 2:
-        raise InputError(f"resamples must be an integer >= 2, got {resamples!r}.")
+    _check_settings(level, resamples)
     value = float(metric(p, y))
     if len(y) < 2:  # nothing to resample: the interval is the value
         return Interval(value, value, value, level, resamples)
@@ -101,10 +106,7 @@ def paired_bootstrap(
             f"both models must be scored on the same rows: shapes {pa.shape} and {pb.shape}."
         )
     y = check_labels(labels, *pa.shape)  # [N]
-    if not 0 < level < 1:
-        raise InputError(f"level must be in (0, 1), got {level}.")
-    if not isinstance(resamples, int) or resamples < 2:
-        raise InputError(f"resamples must be an integer >= 2, got {resamples!r}.")
+    _check_settings(level, resamples)
     a, b = float(metric(pa, y)), float(metric(pb, y))
     n = len(y)
     if n < 2:  # nothing to resample: the interval is the value
