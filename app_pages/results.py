@@ -364,13 +364,21 @@ with left:
 with right:
     with_ood = {n: f for n, f in frames.items() if (f["domain"] == dataset.OUT).any()}
     if with_ood:
-        st.plotly_chart(
-            figures.roc_figure(
-                {n: dataset.roc(f, score) for n, f in with_ood.items()}, dataset.SCORES[score][1]
-            ),
+        rocs = {n: dataset.roc(f, score) for n, f in with_ood.items()}
+        roc_event = st.plotly_chart(
+            figures.roc_figure(rocs, dataset.SCORES[score][1]),
             width="stretch",
+            key=K.RES_ROC_PICK,
+            on_select="rerun",
+            selection_mode="points",
         )
-        st.caption("Higher curves separate out-of-domain inputs better by their uncertainty.")
+        st.caption(
+            "Higher curves separate out-of-domain inputs better by their uncertainty. Click a "
+            "point to see the texts its threshold flags."
+        )
+        got_flag = selection.picked_flag(roc_event, rocs)
+        if got_flag is not None:
+            offer(got_flag[0], K.RES_OPEN_FLAG, "flag", score=score, lo=got_flag[1])
     else:
         st.info(
             "Your file has no out-of-domain part: add an out-of-domain file above to see how "

@@ -524,7 +524,11 @@ def roc_figure(curves: dict, score: str) -> go.Figure:
     for name, c in curves.items():
         fig.add_trace(
             go.Scatter(
-                x=c["fpr"], y=c["tpr"], mode="lines", name=f"{name} (AUROC {c['auroc']:.3f})"
+                x=c["fpr"],
+                y=c["tpr"],
+                mode="lines+markers",  # the markers (unseen) make each point clickable
+                marker={"size": 6, "opacity": 0},
+                name=f"{name} (AUROC {c['auroc']:.3f})",
             )
         )
     fig.update_layout(

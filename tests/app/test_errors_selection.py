@@ -112,3 +112,10 @@ def test_a_histogram_bar_opens_the_rows_of_its_domain_in_its_range(frame):
         i.value.startswith("Selected: predictive entropy in [0, ") and domain in i.value
         for i in at.info
     )
+
+
+def test_a_roc_point_opens_every_text_its_threshold_flags(frame):
+    cut = float(frame["mi"].quantile(0.8))
+    at = _linked(f"flag|mutual_information:{cut!r}|T{T}|n{PER}")
+    assert _shown(at) == set(frame[frame["mi"] >= cut]["text"])
+    assert any(i.value.startswith("Selected: flagged by mutual information ≥ ") for i in at.info)

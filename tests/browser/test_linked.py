@@ -7,6 +7,7 @@ values Results downloads), and the address bar's link reopens them in a fresh br
 from __future__ import annotations
 
 import re
+from urllib.parse import unquote
 
 import numpy as np
 import pandas as pd
@@ -86,7 +87,7 @@ def _frame_of(page, tmp_path, name: str) -> list[dict]:
         page.get_by_role("button", name="Download the per-example values (CSV)").click()
     path = tmp_path / "rows.csv"
     got.value.save_as(path)
-    rows = [r for r in csv_rows(path) if r["checkpoint"] == name.split(" (AURC")[0]]
+    rows = [r for r in csv_rows(path) if r["checkpoint"] == name.split(" (AU")[0]]
     return [r for r in rows if r["domain"] != OUT]
 
 
@@ -96,7 +97,8 @@ def _frame_of_ood(page, tmp_path, name: str) -> list[dict]:
     with page.expect_download() as got:
         page.get_by_role("button", name="Download the per-example values (CSV)").click()
     got.value.save_as(tmp_path / "rows-ood.csv")
-    rows = [r for r in csv_rows(tmp_path / "rows-ood.csv") if r["checkpoint"] == name]
+    rows = csv_rows(tmp_path / "rows-ood.csv")
+    rows = [r for r in rows if r["checkpoint"] == name.split(" (AU")[0]]
     return [r for r in rows if r["domain"] == OUT]
 
 
@@ -161,6 +163,15 @@ def test_a_bin_a_coverage_point_and_a_slice_open_their_rows(
     order = np.argsort(-p.max(1), kind="stable")[:k]  # as uqcore.stats.risk_coverage keeps them
     shown = {(r["domain"], r["index"]) for r in _downloaded(page, tmp_path, "top.csv")}
     assert shown == {(rows[i]["domain"], rows[i]["index"]) for i in order}
+
+    # a point of the ROC curve: every text its threshold flags, in both domains
+    _results(page, server)
+    name, _ = _click_point(page, "Out-of-domain detection", 1, 20)
+    rows = _frame_of(page, tmp_path, name) + _frame_of_ood(page, tmp_path, name)
+    what, n, wrong = _open_errors(page)
+    assert what.startswith("flagged by mutual information ≥ ")
+    threshold = float(unquote(page.url).split("mutual_information:")[1].split("|")[0])
+    assert n == sum(float(r["mi"]) >= threshold for r in rows) == _rows_shown(page)
 
     # a bar of a histogram by domain: that domain's rows in the bar's range
     _results(page, server)

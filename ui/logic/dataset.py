@@ -241,6 +241,7 @@ def roc(df: pd.DataFrame, score: str) -> dict:
     ood = df.loc[df["domain"] == OUT, column].to_numpy()
     det = ood_detection(ind, ood)
     return {
+        "thresholds": det.roc_thresholds,  # point k flags the rows whose score is >= it
         "fpr": det.roc_fpr,
         "tpr": det.roc_tpr,
         "auroc": det.auroc,

@@ -12,7 +12,10 @@ same rows wherever the page computes the same frame (same checkpoint, examples, 
 - ``slice``: the examples of one slice of :func:`ui.logic.slices.groups` (length, gold label,
   prediction or domain; never a pattern: a link never brings a regular expression to run);
 - ``range``: the examples of one domain whose uncertainty score (a key of
-  :data:`ui.logic.dataset.SCORES`) lies in ``[lo, hi)``, a bar of a histogram by domain.
+  :data:`ui.logic.dataset.SCORES`) lies in ``[lo, hi)``, a bar of a histogram by domain;
+- ``flag``: the examples of every domain whose score is at least ``lo``, the texts a point of
+  the out-of-domain ROC curve flags (its threshold, as :func:`uqcore.stats.ood_detection`
+  draws the curve).
 
 It also carries the page's ``T`` and examples per domain (``per``, 0 = all), so Error analysis
 samples the same rows, and whether the rows were a visitor's file (``mine``: a link cannot carry
@@ -33,7 +36,7 @@ from ui.logic import slices
 from ui.logic.dataset import SCORES, in_domain, mean_probs
 
 N_BINS = 15  # the reliability diagram's bins
-KINDS = ("bin", "top", "slice", "range")
+KINDS = ("bin", "top", "slice", "range", "flag")
 LINK_BY = ("length", "gold label", "prediction", "domain")  # slices a link may name
 MAX_GROUP = 80  # characters of a slice's name in a link
 MAX_T, MAX_PER, MAX_TOP = 1000, 100_000, 1_000_000
@@ -69,6 +72,7 @@ class Selection:
             "top": [str(self.top)],
             "slice": [self.by, self.group],
             "range": [self.score, repr(self.lo), repr(self.hi), self.domain],
+            "flag": [f"{self.score}:{self.lo!r}"],
         }
         tail = ["f"] if self.mine else []
         return _SEP.join([self.kind, *head[self.kind], f"T{self.T}", f"n{self.per}", *tail])
@@ -82,6 +86,8 @@ class Selection:
         if self.kind == "range":
             v = df[SCORES[self.score][0]].to_numpy(dtype=float)  # [N]
             return (df["domain"] == self.domain).to_numpy() & (v >= self.lo) & (v < self.hi)
+        if self.kind == "flag":
+            return df[SCORES[self.score][0]].to_numpy(dtype=float) >= self.lo
         part = in_domain(df)
         where = df.index.get_indexer(part.index)  # positions of the in-domain rows
         conf = mean_probs(part).max(axis=1)  # [n]
@@ -105,6 +111,9 @@ class Selection:
         if self.kind == "range":
             label = SCORES[self.score][1]
             return f"{label} in [{self.lo:.3g}, {self.hi:.3g}), {self.domain}"
+        if self.kind == "flag":
+            label = SCORES[self.score][1]
+            return f"flagged by {label} ≥ {self.lo:.3g} (a point of the ROC curve)"
         return f"slice {self.by} = {self.group}"
 
     def words(self, picked: pd.DataFrame) -> str:
@@ -143,6 +152,8 @@ def parse(raw: str | None) -> tuple[Selection | None, str | None]:
         return Selection("slice", T, per, by=by, group=group, mine=mine), None
     if kind == "range":
         return _range(parts[1:5], T, per, mine)
+    if kind == "flag":
+        return _flag(parts[1], T, per, mine)
     value = _count(parts[1], 0 if kind == "bin" else 1, N_BINS - 1 if kind == "bin" else MAX_TOP)
     if value is None:
         return None, "The selection's bin or count is out of range; it was ignored."
@@ -160,6 +171,15 @@ def _range(parts: list[str], T: int, per: int, mine: bool) -> tuple[Selection | 
     if not domain or len(domain) > MAX_DOMAIN:
         return None, "The selection's domain is missing or too long; it was ignored."
     return Selection("range", T, per, mine=mine, score=score, lo=lo, hi=hi, domain=domain), None
+
+
+def _flag(raw: str, T: int, per: int, mine: bool) -> tuple[Selection | None, str | None]:
+    """A ``flag`` selection's score and threshold (``score:threshold``), read strictly."""
+    score, _, lo_raw = raw.partition(":")
+    lo = _float(lo_raw)
+    if score not in SCORES or lo is None:
+        return None, "The selection's score or threshold is not one this app makes; it was ignored."
+    return Selection("flag", T, per, mine=mine, score=score, lo=lo), None
 
 
 def _float(raw: str) -> float | None:
@@ -230,4 +250,19 @@ def picked_range(event: object, domains: list[str], bins: dict) -> tuple[str, fl
             start, size = float(bins["start"]), float(bins["size"])
             k = max(0, math.floor((float(x) - start) / size + 1e-9))  # the bar under the click
             return domains[curve], start + k * size, start + (k + 1) * size
+    return None
+
+
+def picked_flag(event: object, curves: dict[str, dict]) -> tuple[str, float] | None:
+    """``(checkpoint, threshold)`` of the first selected point of the ROC figure (``curves``:
+    checkpoint -> :func:`ui.logic.dataset.roc`, drawn in that order after the chance line), or
+    None (the chance line, or the curve's first point, which flags nothing)."""
+    names = list(curves)
+    for p in _points(event):
+        curve, index = p.get("curve_number"), p.get("point_index", p.get("point_number"))
+        if isinstance(curve, int) and 1 <= curve <= len(names) and isinstance(index, int):
+            thresholds = curves[names[curve - 1]].get("thresholds")
+            if thresholds is not None and 0 <= index < len(thresholds):
+                value = float(thresholds[index])
+                return (names[curve - 1], value) if math.isfinite(value) else None
     return None

@@ -25,6 +25,7 @@ class OODResult:
     fpr_at_95_tpr: float  # in-domain FPR at the first threshold where OOD TPR >= 0.95
     roc_fpr: np.ndarray  # [K]
     roc_tpr: np.ndarray  # [K]
+    roc_thresholds: np.ndarray | None = None  # [K] point k flags the scores >= threshold k
 
 
 def ood_scores(probs: Any, score: str) -> np.ndarray:
@@ -79,13 +80,14 @@ def ood_detection(id_scores: Any, ood_scores: Any) -> OODResult:
     y = np.concatenate([np.zeros(len(s_id)), np.ones(len(s_ood))])  # [N_id + N_ood]
     s = np.concatenate([s_id, s_ood])  # [N_id + N_ood]
     # Keep every threshold: dropping collinear points could skip the first one reaching 95% TPR.
-    fpr, tpr, _ = roc_curve(y, s, drop_intermediate=False)  # [K], [K]
+    fpr, tpr, thresholds = roc_curve(y, s, drop_intermediate=False)  # [K] each
     return OODResult(
         auroc=float(roc_auc_score(y, s)),
         aupr=float(average_precision_score(y, s)),
         fpr_at_95_tpr=float(fpr[np.argmax(tpr >= 0.95)]),
         roc_fpr=fpr,
         roc_tpr=tpr,
+        roc_thresholds=thresholds,
     )
 
 

@@ -160,3 +160,28 @@ def test_a_histogram_bar_holds_the_rows_counted_in_its_bin():
 def test_a_range_the_app_never_makes_is_refused(raw):
     got, why = parse(raw)
     assert got is None and why and why.endswith("ignored.")
+
+
+def test_a_roc_point_flags_the_rows_at_its_threshold_as_the_library_counts_them():
+    """Point k of uqcore.stats.ood_detection's curve: the rows whose score is at least its
+    threshold, out-of-domain ones over all out-of-domain = TPR, in-domain ones = FPR."""
+    from ui.logic import dataset
+    from viz.figures import roc_figure
+
+    df = _frame()
+    df["entropy"] = np.round(np.random.default_rng(5).random(len(df)), 2)  # ties
+    roc = dataset.roc(df, "entropy")
+    fig = roc_figure({"a": roc}, "entropy")
+    assert fig.data[1].mode == "lines+markers"  # clickable points
+    n_out = int((df["domain"] == OUT).sum())
+    n_in = len(df) - n_out
+    first = {"selection": {"points": [{"curve_number": 1, "point_index": 0}]}}
+    assert selection.picked_flag(first, {"a": roc}) is None  # threshold inf: flags nothing
+    for k in (1, 5, len(roc["fpr"]) // 2, len(roc["fpr"]) - 1):
+        event = {"selection": {"points": [{"curve_number": 1, "point_index": k}]}}
+        name, threshold = selection.picked_flag(event, {"a": roc})
+        sel = Selection("flag", 10, 0, score="entropy", lo=threshold)
+        assert name == "a" and parse(sel.encode()) == (sel, None)
+        flagged = df[sel.mask(df, ("no", "yes"))]
+        assert (flagged["domain"] == OUT).sum() == round(roc["tpr"][k] * n_out)
+        assert (flagged["domain"] != OUT).sum() == round(roc["fpr"][k] * n_in)
