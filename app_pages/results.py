@@ -299,11 +299,19 @@ if len(pool) >= 2:
         key=K.RES_PAIR_SCORE,
         help="Whose AUROC for each model's own errors is compared: the same score for both.",
     )
+    opened = st.session_state.get(K.RES_PAIR_ON) or st.button(
+        "Compare A and B", key=K.RES_PAIR_GO, help="Paired bootstraps: a few seconds on 5,000 rows."
+    )
+    st.session_state[K.RES_PAIR_ON] = bool(opened)  # then every pair picked is compared at once
     block, n_pair = (
-        (None, 0) if a == b else cached.pair(pool[a], pool[b], a, b, pair_score, view.seed)
+        (None, 0)
+        if a == b or not opened
+        else cached.pair(pool[a], pool[b], a, b, pair_score, view.seed)
     )
     if a == b:
         st.info("Pick two different checkpoints as A and B.")
+    elif not opened:
+        pass  # the button above says what to do
     elif block is None:
         st.info(worth.too_few_pair(n_pair, picked.mine))
     else:

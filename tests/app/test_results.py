@@ -30,6 +30,7 @@ def test_results_page_shows_tables_reliability_and_roc():
     assert not at.exception and any("energy" in x for x in titles(at))
     assert sum(x.endswith("by domain") for x in t) == 2
     assert "Two checkpoints, paired" in [s.value for s in at.subheader]  # bundled rows too
+    at.button(key=K.RES_PAIR_GO).click().run()
     assert any(
         i.value.startswith("The paired verdict needs at least 40 labelled rows")
         and i.value.endswith("20 here. Raise Examples per domain.")
@@ -241,6 +242,8 @@ def test_on_your_file_two_checkpoints_are_compared_paired_with_a_verdict():
     at.button(key=K.RES_GO).click().run()
     assert not at.exception, at.exception
     assert "Two checkpoints, paired on your file" in [s.value for s in at.subheader]
+    assert not [f for f in at.dataframe if "B − A [95 %]" in f.value.columns]  # not yet asked
+    at.button(key=K.RES_PAIR_GO).click().run()
     assert (at.selectbox(key=K.RES_PAIR_A).value, at.selectbox(key=K.RES_PAIR_B).value) == (
         "cola-trans",
         "cola-hsto",
