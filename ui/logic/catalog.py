@@ -45,7 +45,13 @@ FAMILY_SHORT = {
 }
 LABEL_CHARS = 29  # what the sidebar's picker (206 px, at any window width) shows of a label
 # where the plain word makes a label too long ("CoLA · SmolLM2 words · STO")
-COMPACT = {"trans": "TRANS", "sto": "STO", "hsto": "H-STO", "mcdropout": "MCD"}
+COMPACT = {
+    "trans": "TRANS",
+    "sto": "STO",
+    "hsto": "H-STO",
+    "mcdropout": "MCD",
+    "ensemble": "Ensemble",
+}
 
 
 def _short(title: str) -> str:
