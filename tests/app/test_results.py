@@ -191,10 +191,8 @@ def _rows_csv(n: int) -> str:
     return "sentence,judgement\n" + "\n".join(lines)
 
 
-def test_on_your_file_each_family_stands_beside_the_plain_transformer_sampled_on_it():
-    """Issue 47 item 3, "run it also on a visitor's labelled file": the plain transformer of
-    the chosen checkpoint's task and backbone is sampled on the same file though not chosen,
-    and the comparison table, its sentence and its CSV come with the file's report."""
+def _computed_on_a_file():
+    """Results on a 60-row labelled file with cola-hsto chosen, computed."""
     from tests.app.test_data_source import _kept_file, _map_yes_no
 
     at = open_link("app_pages/results.py", ckpt="cola-hsto")
@@ -203,6 +201,14 @@ def test_on_your_file_each_family_stands_beside_the_plain_transformer_sampled_on
     at.multiselect(key=K.RES_CKPTS).set_value(["cola-hsto"]).run()
     at.button(key=K.RES_GO).click().run()
     assert not at.exception, at.exception
+    return at
+
+
+def test_on_your_file_each_family_stands_beside_the_plain_transformer_sampled_on_it():
+    """Issue 47 item 3, "run it also on a visitor's labelled file": the plain transformer of
+    the chosen checkpoint's task and backbone is sampled on the same file though not chosen,
+    and the comparison table, its sentence and its CSV come with the file's report."""
+    at = _computed_on_a_file()
     assert "Which uncertainty is worth having, on your file" in [s.value for s in at.subheader]
     (frame,) = [f.value for f in at.dataframe if "errors: beats plain 1−p?" in f.value.columns]
     cells = frame.set_index("checkpoint")["errors: beats plain 1−p?"]
@@ -233,14 +239,7 @@ def test_on_a_small_file_the_comparison_says_how_many_rows_it_needs():
 def test_on_your_file_two_checkpoints_are_compared_paired_with_a_verdict():
     """Issue 49 item 4: A (the plain baseline first) against B on the same rows, one row per
     metric with B − A and its paired interval, a sentence, a CSV; A = B is refused kindly."""
-    from tests.app.test_data_source import _kept_file, _map_yes_no
-
-    at = open_link("app_pages/results.py", ckpt="cola-hsto")
-    at.radio(key=K.DATA_KIND).set_value("mine").run()
-    _map_yes_no(_kept_file(at, text=_rows_csv(60)).run())
-    at.multiselect(key=K.RES_CKPTS).set_value(["cola-hsto"]).run()
-    at.button(key=K.RES_GO).click().run()
-    assert not at.exception, at.exception
+    at = _computed_on_a_file()
     assert "Two checkpoints, paired on your file" in [s.value for s in at.subheader]
     assert not [f for f in at.dataframe if "B − A [95 %]" in f.value.columns]  # not yet asked
     at.button(key=K.RES_PAIR_GO).click().run()
