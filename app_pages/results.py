@@ -299,10 +299,15 @@ if len(pool) >= 2:
         key=K.RES_PAIR_SCORE,
         help="Whose AUROC for each model's own errors is compared: the same score for both.",
     )
-    opened = st.session_state.get(K.RES_PAIR_ON) or st.button(
-        "Compare A and B", key=K.RES_PAIR_GO, help="Paired bootstraps: a few seconds on 5,000 rows."
-    )
-    st.session_state[K.RES_PAIR_ON] = bool(opened)  # then every pair picked is compared at once
+    if not st.session_state.get(K.RES_PAIR_ON):  # once pressed: every pair at once, no button
+        st.button(
+            "Compare A and B",
+            key=K.RES_PAIR_GO,
+            help="Paired bootstraps: a few seconds on 5,000 rows.",
+            on_click=st.session_state.__setitem__,
+            args=(K.RES_PAIR_ON, True),
+        )
+    opened = bool(st.session_state.get(K.RES_PAIR_ON))
     block, n_pair = (
         (None, 0)
         if a == b or not opened

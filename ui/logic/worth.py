@@ -87,8 +87,11 @@ def pair(
 
 
 def pair_table(block: dict) -> pd.DataFrame:
-    """The paired verdict as a table: one row per metric, A's and B's columns named after them."""
+    """The paired verdict as a table: one row per metric, the answer first (which is better,
+    B − A with its interval: off-screen to the right at 1024 px otherwise), then A's and B's
+    figures under their names."""
     table = pd.DataFrame(two_model_rows(block))
+    table = table[["metric", "better", "B − A [95 %]", "A", "B"]]
     return table.rename(columns={"A": f"A: {block['a']}", "B": f"B: {block['b']}"})
 
 

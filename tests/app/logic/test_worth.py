@@ -118,7 +118,7 @@ def test_two_checkpoints_are_paired_on_the_labelled_rows_both_read():
     )
     assert got == want
     table = worth.pair_table(got)
-    assert list(table.columns) == ["metric", "A: A", "B: B", "B − A [95 %]", "better"]
+    assert list(table.columns) == ["metric", "better", "B − A [95 %]", "A: A", "B: B"]
     few, n_few = worth.pair({"A": a.head(30), "B": b}, "A", "B", "max_prob", seed=3)
     assert few is None and n_few == 28  # below MIN_ROWS: no verdict, and how many there are
     assert "28 here" in worth.too_few_pair(n_few, mine=True)
