@@ -34,6 +34,7 @@ import pandas as pd
 
 from ui.logic import slices
 from ui.logic.dataset import SCORES, in_domain, mean_probs
+from ui.logic.format import plain
 
 N_BINS = 15  # the reliability diagram's bins
 KINDS = ("bin", "top", "slice", "range", "flag")
@@ -100,7 +101,8 @@ class Selection:
         return out
 
     def what(self) -> str:
-        """What the rows are, in words (no counts)."""
+        """What the rows are, in words (no counts), as markdown: a slice's or a domain's name
+        (from a link, or a visitor's file's labels) is escaped, never live markup."""
         if self.kind == "bin":
             lo, hi = self.bin / N_BINS, (self.bin + 1) / N_BINS
             close = "]" if self.bin == N_BINS - 1 else ")"
@@ -110,11 +112,11 @@ class Selection:
             return f"the {self.top:,} most confident (a point of the risk-coverage curve)"
         if self.kind == "range":
             label = SCORES[self.score][1]
-            return f"{label} in [{self.lo:.3g}, {self.hi:.3g}), {self.domain}"
+            return f"{label} in [{self.lo:.3g}, {self.hi:.3g}), {plain(self.domain)}"
         if self.kind == "flag":
             label = SCORES[self.score][1]
             return f"flagged by {label} ≥ {self.lo:.3g} (a point of the ROC curve)"
-        return f"slice {self.by} = {self.group}"
+        return f"slice {self.by} = {plain(self.group)}"  # a link's or a file's words: inert
 
     def words(self, picked: pd.DataFrame) -> str:
         """``"confidence in [0.80, 0.87) (...): 23 texts, 6 wrong"`` for the rows picked."""

@@ -185,3 +185,16 @@ def test_a_roc_point_flags_the_rows_at_its_threshold_as_the_library_counts_them(
         flagged = df[sel.mask(df, ("no", "yes"))]
         assert (flagged["domain"] == OUT).sum() == round(roc["tpr"][k] * n_out)
         assert (flagged["domain"] != OUT).sum() == round(roc["fpr"][k] * n_in)
+
+
+def test_a_linked_name_is_shown_inert_never_as_markup():
+    """A slice or domain name comes from a link or a visitor's file: a button label and an
+    info box render markdown, so it is escaped (a link, an image, emphasis stay text)."""
+    for sel in (
+        Selection("slice", 10, 0, by="gold label", group="[click](http://evil.example)"),
+        Selection("range", 10, 0, score="entropy", lo=0.0, hi=1.0, domain="![x](http://e.x/a.png)"),
+    ):
+        said = sel.what()
+        assert "](http" not in said, said  # no live link or image
+        assert "\\[" in said, said  # the bracket escaped
+        assert parse(sel.encode())[0] == sel  # still selects the rows by the raw name
