@@ -307,16 +307,16 @@ if len(pool) >= 2:
             on_click=st.session_state.__setitem__,
             args=(K.RES_PAIR_ON, True),
         )
-    opened = bool(st.session_state.get(K.RES_PAIR_ON))
-    block, n_pair = (
-        (None, 0)
-        if a == b or not opened
-        else cached.pair(pool[a], pool[b], a, b, pair_score, view.seed)
-    )
+    opened = bool(st.session_state.get(K.RES_PAIR_ON))  # before: the button says what to do
     if a == b:
         st.info("Pick two different checkpoints as A and B.")
-    elif not opened:
-        pass  # the button above says what to do
+    block, n_pair = (
+        cached.pair(pool[a], pool[b], a, b, pair_score, view.seed)
+        if opened and a != b
+        else (None, None)
+    )
+    if n_pair is None:
+        pass  # not asked yet, or A = B (said above)
     elif block is None:
         st.info(worth.too_few_pair(n_pair, picked.mine))
     else:
