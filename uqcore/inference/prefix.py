@@ -2,9 +2,10 @@
 
 When a family draws noise only from layer ``k = cfg.first_stochastic_layer`` on (the MiniLM
 H-STO and BAM checkpoints: the last layer only; the word-level nets: every layer, ``k = 0``) and
-no dropout is on, the embeddings and layers ``0 .. k-1`` give the same hidden states for every sample, every temperature, every noise scale
-and every T. :func:`prefix_for` computes them once per example and keeps them in a
-:class:`PrefixCache`, so a knob change or another page reruns only what the noise touches.
+no dropout is on, the embeddings and layers ``0 .. k-1`` give the same hidden states for every
+sample, every temperature, every noise scale and every T. :func:`prefix_for` computes them once
+per example and keeps them in a :class:`PrefixCache`, so a knob change or another page reruns
+only what the noise touches.
 When ``k`` is the last layer and its maps are not wanted, the prefix also holds that layer's
 projections (the [CLS] query, every key and value), which are deterministic too: a sample then
 computes only the noisy parts of one attention row (:class:`uqcore.kernels.common.Shortcut`).
