@@ -15,7 +15,7 @@ from ui.map_views import WINDOW
 from uqcore.exceptions import UQError
 from uqcore.families import title as family_title
 from uqcore.settings import SamplingSettings
-from viz import figures
+from uqlab.workbench import figures
 
 view, info = sidebar.page("Compare methods on one sentence")
 names = label_names(info)

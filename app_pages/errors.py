@@ -7,10 +7,9 @@ import streamlit as st
 
 from ui import cached, data_source, dataset_map, sidebar, work
 from ui.explore_views import summary_metrics
-from ui.logic import dataset, selection, slices
 from ui.logic import keys as K
+from ui.logic import selection
 from ui.logic.catalog import label_names, lac_scores
-from ui.logic.compute import Summary
 from ui.logic.exports import csv_text, download, overrides
 from ui.logic.format import plain
 from ui.logic.progress import Rows
@@ -19,6 +18,8 @@ from ui.logic.tables import fitted
 from uqcore.exceptions import InputError
 from uqcore.stats import conformal_from_scores
 from uqlab.catalog.tasks import task_title
+from uqlab.workbench import dataset, slices
+from uqlab.workbench.compute import Summary
 
 view, info = sidebar.page("Error analysis", selection=True)
 names = label_names(info)

@@ -6,14 +6,14 @@ from __future__ import annotations
 import streamlit as st
 
 from ui import cached, data_source, guard, sidebar, work
-from ui.logic import dataset, sweep
 from ui.logic import keys as K
+from ui.logic import sweep
 from ui.logic.catalog import label_names, sort_key
 from ui.logic.exports import csv_text, download
 from ui.logic.progress import Rows
 from uqcore.settings import SamplingSettings
 from uqlab.catalog.tasks import task_title
-from viz import figures
+from uqlab.workbench import dataset, figures
 
 view, info = sidebar.page("Temperature sweep", needs_checkpoint=False)
 st.caption(

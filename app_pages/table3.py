@@ -8,10 +8,8 @@ import pandas as pd
 import streamlit as st
 
 from ui import cached, data_source, guard, sidebar, work
-from ui.logic import dataset
 from ui.logic import keys as K
 from ui.logic.catalog import label_names, picker_labels, presets
-from ui.logic.compute import table3_record
 from ui.logic.exports import csv_text, download, overrides
 from ui.logic.format import plain
 from ui.logic.inputs import MAX_ROWS, MAX_UPLOAD_BYTES, parse_csv, parse_lines, upload_mb
@@ -26,6 +24,8 @@ from ui.logic.tables import (
 )
 from uqcore.settings import SamplingSettings
 from uqlab.evaluation.paper import correct_cell, p_gold_cell
+from uqlab.workbench import dataset
+from uqlab.workbench.compute import table3_record
 
 view, info = sidebar.page("Table 3: how sure is each model, sentence by sentence?")
 st.caption(

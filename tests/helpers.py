@@ -67,7 +67,7 @@ ALL_FAMILIES = FAMILY_NAMES
 
 def chart_titles(at) -> list[str]:
     """The title of every plotly chart an AppTest run drew, its wrapped lines joined by spaces
-    (viz.titles wraps long titles for phones with <br>)."""
+    (uqlab.workbench.titles wraps long titles for phones with <br>)."""
     import json
 
     return [

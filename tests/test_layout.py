@@ -30,6 +30,7 @@ MIRRORS = {
     "uqlab/evaluation": ("uqlab/evaluation",),
     "uqlab/models": ("uqlab/models",),
     "uqlab/training": ("uqlab/training",),
+    "uqlab/workbench": ("uqlab/workbench",),
     "tools": ("tools",),
     "app": ("app_pages", "ui"),
     "app/logic": ("ui/logic",),
@@ -148,7 +149,7 @@ LONG_FUNCTIONS = {
     ("uqcore/config.py", "validate"): 88,
     ("uqlab/benches/report.py", "render_markdown"): 86,
     ("uqlab/training/loop.py", "train_model"): 83,
-    ("viz/figures.py", "attention_panels"): 82,
+    ("uqlab/workbench/figures.py", "attention_panels"): 82,
 }
 
 

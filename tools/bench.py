@@ -206,14 +206,14 @@ def _recompute_floor(ckpt: str, tau2: float) -> dict[str, float]:
     with the prefix computed (a first change) and with it reused (a second change)."""
     from torch.utils.flop_counter import FlopCounterMode
 
-    from ui.logic import dataset
-    from ui.logic.compute import many_probs
     from uqcore.checkpoint import load_checkpoint
     from uqcore.inference.prefix import PrefixCache
     from uqcore.nets.linear import matmul_linear_only
     from uqcore.settings import SamplingSettings
     from uqlab.benches.sampler import matmul_flops
     from uqlab.catalog.paths import checkpoint_dir
+    from uqlab.workbench import dataset
+    from uqlab.workbench.compute import many_probs
 
     ck = load_checkpoint(checkpoint_dir() / ckpt, shared_weights=True)
     texts = tuple(r[0] for r in dataset.pick(ck.training["task"], None))
@@ -235,13 +235,13 @@ def _floors(ckpt: str) -> dict[str, dict[str, float]]:
     goes under on this CPU."""
     from torch.utils.flop_counter import FlopCounterMode
 
-    from ui.logic import dataset
-    from ui.logic.compute import many_probs
     from uqcore.checkpoint import load_checkpoint
     from uqcore.nets.linear import matmul_linear_only
     from uqcore.settings import SamplingSettings
     from uqlab.benches.sampler import matmul_flops
     from uqlab.catalog.paths import checkpoint_dir
+    from uqlab.workbench import dataset
+    from uqlab.workbench.compute import many_probs
 
     ck = load_checkpoint(checkpoint_dir() / ckpt, shared_weights=True)
     task = ck.training["config"]["task"]

@@ -2,8 +2,8 @@
 
 Each measurement runs in a fresh process (so its peak RSS is its own) and prints one JSON line:
 
-- the explorer's computation (:func:`ui.logic.compute.explore`: every layer's maps captured, as
-  the page asks) on a shipped SmolLM2 checkpoint at ``T`` samples, for a short sentence and a
+- the explorer's computation (:func:`uqlab.workbench.compute.explore`: every layer's maps captured,
+as the page asks) on a shipped SmolLM2 checkpoint at ``T`` samples, for a short sentence and a
   300-word review (cut at the checkpoint's ``max_len`` tokens, as the page cuts it): load time,
   the first call and a second call of the same text, peak RSS;
 - the sampler on a 300-token input at ``T`` samples, H-STO in the last layer, every layer's
@@ -40,7 +40,7 @@ t0 = time.perf_counter()
 from uqcore.registry import load
 from uqcore.settings import SamplingSettings
 from uqlab.catalog.paths import SHIPPED_CHECKPOINT_DIR
-from ui.logic.compute import explore
+from uqlab.workbench.compute import explore
 ck = load(sys.argv[1], SHIPPED_CHECKPOINT_DIR)
 loaded = time.perf_counter() - t0
 out = {"checkpoint": sys.argv[1], "load_s": round(loaded, 2)}

@@ -7,10 +7,10 @@ of each visit (process CPU time, so the sampling's worker threads count; not wal
 cores are shared) into:
 
 * **sampling**: ``ui.cached.explore`` (the cache lookup on a repeat);
-* **figure building**: the builders of :mod:`viz.figures` (a figure's plotly JSON, or before
-  issue 32 the validated ``go.Figure``), the views' arrays for them included;
-* **figure objects**: :func:`viz.titles.as_figure`, the session's own figure of a cached spec;
-* **figure cache**: its lookups, and sizing what it keeps;
+* **figure building**: the builders of :mod:`uqlab.workbench.figures` (a figure's plotly JSON, or
+before issue 32 the validated ``go.Figure``), the views' arrays for them included;
+* **figure objects**: :func:`uqlab.workbench.titles.as_figure`, the session's own figure of a
+cached spec; * **figure cache**: its lookups, and sizing what it keeps;
 * **st.plotly_chart**: Streamlit's serialisation of each figure (``to_dict``, ``to_json``, the
   element id);
 * **protobuf**: each message the script sends, serialised as the server does for the websocket
@@ -124,7 +124,7 @@ class Instruments:
 
         from ui import cached, explore_views
         from ui.logic import runlog
-        from viz import figures
+        from uqlab.workbench import figures
         from viz import reference as viz_reference
 
         self.meter = Meter()

@@ -14,8 +14,8 @@ from pathlib import Path
 import streamlit as st
 import torch
 
-from ui.logic import compute, dataset, landing, why, worth
 from ui.logic import keys as K
+from ui.logic import landing, why, worth
 from ui.logic.fair import Gate, heavy
 from uqcore.checkpoint import Checkpoint
 from uqcore.config import ModelConfig
@@ -36,6 +36,7 @@ from uqlab.evaluation.stored import TOLERANCE as STORED_TOLERANCE
 from uqlab.evaluation.stored import StoredSamples
 from uqlab.evaluation.stored import read as read_stored
 from uqlab.models.stale import owner_tag, remove_stale, tag_pattern
+from uqlab.workbench import compute, dataset
 
 DEVICE_ENV = "UQ_DEVICE"
 
@@ -256,12 +257,12 @@ def explore(
     temperature: float | None = None,
     whole: bool = False,
 ) -> compute.ExploreResult:
-    """:func:`ui.logic.compute.explore` cached by value (``settings``: the sidebar's
+    """:func:`uqlab.workbench.compute.explore` cached by value (``settings``: the sidebar's
     overrides, a frozen :class:`SamplingSettings`: hashable, so it is part of the key as it is),
     temperature-scaled when a ``temperature`` is given, with its Table 3 summary for the gold
     ``label`` and its ``key`` (the values that determine it), so the explorer's figures of it
     are cached across sessions (:func:`figure`). ``whole``: read past the training length
-    (:func:`ui.logic.compute.reading`)."""
+    (:func:`uqlab.workbench.compute.reading`)."""
     version = stamp(name, folder)
     res = _explore(name, folder, version, text, T, seed, settings, whole)
     if temperature is not None:
@@ -275,16 +276,17 @@ FIGURE_BYTES = 32 * 2**20  # the explorer's finished figures kept (a 9-token vie
 
 @st.cache_resource
 def figures() -> ByteLRU:
-    """The explorer's finished figures (their plotly JSON, :mod:`viz.figures`' ``.spec``),
-    shared read-only by every session, bounded by :data:`FIGURE_BYTES`
-    (:func:`ui.logic.compute.spec_bytes`): thirty visitors of one link build each figure once."""
+    """The explorer's finished figures (their plotly JSON, :mod:`uqlab.workbench.figures`'
+    ``.spec``), shared read-only by every session, bounded by :data:`FIGURE_BYTES`
+    (:func:`uqlab.workbench.compute.spec_bytes`): thirty visitors of one link build each figure
+    once."""
     return ByteLRU(FIGURE_BYTES, compute.spec_bytes)
 
 
 def figure(key: tuple, build):
     """The value of ``build()`` (a figure's plotly JSON, or a tuple holding it and what the view
-    says about it) cached under ``key``: an :class:`ui.logic.compute.ExploreResult`'s ``key``, the
-    figure's name and every choice it depends on (layer, head, sample, window, ...)."""
+    says about it) cached under ``key``: an :class:`uqlab.workbench.compute.ExploreResult`'s
+    ``key``, the figure's name and every choice it depends on (layer, head, sample, window, ...)."""
     return figures().get(key, build)
 
 
@@ -557,8 +559,8 @@ def many(
     settings: SamplingSettings,
     on_rows: Callable[[int], None] | None = None,
 ):
-    """:func:`ui.logic.compute.many_probs` cached by value: per text ``probs [T, C]`` or a message.
-    ``on_rows(n)`` is told after each batch of ``n`` texts sampled here (a progress bar's
+    """:func:`uqlab.workbench.compute.many_probs` cached by value: per text ``probs [T, C]`` or a
+    message. ``on_rows(n)`` is told after each batch of ``n`` texts sampled here (a progress bar's
     step, and the point where a closed tab or a Cancel stops the work)."""
     return _many(name, folder, stamp(name, folder), texts, T, seed, settings, on_rows)
 
@@ -619,7 +621,7 @@ def stories(
 
 @st.cache_data(max_entries=64, show_spinner=False)
 def headlines(frame, seed: int) -> list:
-    """:func:`ui.logic.dataset.headlines` of a frame, kept across reruns: its bootstrap costs
+    """:func:`uqlab.workbench.dataset.headlines` of a frame, kept across reruns: its bootstrap costs
     about 1.6 s on a 5,000-row file, too much for every click on a filter or a score."""
     return dataset.headlines(frame, seed)
 

@@ -1,6 +1,6 @@
 """Where a dataset page's examples come from: the task's bundled examples, or the visitor's own
 labelled file (and optionally a second file as the out-of-domain set), its columns picked and its
-label values mapped to the checkpoint's labels (:mod:`ui.logic.your_data`).
+label values mapped to the checkpoint's labels (:mod:`uqlab.workbench.your_data`).
 
 A file is picked once per session and kept for every dataset page (Error analysis, Results,
 the sweep, Table 3): its parsed table stays in this session's state (never on disk), with the
@@ -17,10 +17,11 @@ import streamlit as st
 
 from ui import sidebar
 from ui.logic import keys as K
-from ui.logic.dataset import OUT, YOURS
 from ui.logic.format import plain
 from ui.logic.inputs import upload_mb
-from ui.logic.your_data import (
+from uqcore.exceptions import InputError
+from uqlab.workbench.dataset import OUT, YOURS
+from uqlab.workbench.your_data import (
     MAX_BYTES,
     MAX_ROWS,
     UPLOAD_TYPES,
@@ -31,7 +32,6 @@ from ui.logic.your_data import (
     read_upload,
     rows,
 )
-from uqcore.exceptions import InputError
 
 BUNDLED, MINE = "bundled", "mine"
 LEAVE_OUT = -1

@@ -9,11 +9,11 @@ import streamlit as st
 
 from ui import cached, work
 from ui.explore_views import PLOT_CONFIG
-from ui.logic import dataset
 from ui.logic import keys as K
 from ui.logic.catalog import backbone_of
 from ui.logic.exports import csv_text, download, figure_file
 from uqcore.backbones import get_backbone
+from uqlab.workbench import dataset
 from viz import why as W
 
 COLORS = (

@@ -1,6 +1,6 @@
 """The explorer's numbers views, one function each, from the cached result of
-:func:`ui.logic.compute.explore` (notices, the Table 3 metrics, the conformal set, the glossary,
-the prediction histogram), and the chart helpers every view draws with (:func:`chart`,
+:func:`uqlab.workbench.compute.explore` (notices, the Table 3 metrics, the conformal set, the
+glossary, the prediction histogram), and the chart helpers every view draws with (:func:`chart`,
 :func:`figure`, :func:`chart_spec`). The maps sit in :mod:`ui.map_views`, the export panel in
 :mod:`ui.export_views`. Each view has a short plain-language explanation for a classroom."""
 
@@ -12,13 +12,13 @@ import streamlit as st
 from ui import cached
 from ui.logic import keys as K
 from ui.logic.catalog import lac_scores
-from ui.logic.compute import ExploreResult, Summary, running_mean
-from ui.logic.explore_figures import sample_caption
 from ui.logic.format import mean_pm_var, plain, sig
 from ui.logic.glossary import glossary_markdown
 from uqcore.stats import conformal_from_scores
-from viz import figures
-from viz.titles import as_figure
+from uqlab.workbench import figures
+from uqlab.workbench.compute import ExploreResult, Summary, running_mean
+from uqlab.workbench.explore_figures import sample_caption
+from uqlab.workbench.titles import as_figure
 
 PLOT_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
 

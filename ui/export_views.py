@@ -7,7 +7,6 @@ from __future__ import annotations
 import streamlit as st
 
 from ui.logic import keys as K
-from ui.logic.compute import ExploreResult
 from ui.logic.exports import (
     arrays_npz,
     download,
@@ -17,6 +16,7 @@ from ui.logic.exports import (
     samples_csv,
     settings_record,
 )
+from uqlab.workbench.compute import ExploreResult
 
 
 def export(res: ExploreResult, names: tuple[str, ...], name: str, family: str) -> None:

@@ -1,7 +1,7 @@
 """The explorer's map views, one function each (a fragment: its pickers rerun it alone): the
 attention of a layer and head for every family, then the family's own maps (:data:`MAP_VIEWS`:
 H-STO's centroids, BAM's prior and posterior, the Probabilistic Transformer's EM). Their figures
-come from :mod:`ui.logic.explore_figures` and :mod:`viz.figures`."""
+come from :mod:`uqlab.workbench.explore_figures` and :mod:`uqlab.workbench.figures`."""
 
 from __future__ import annotations
 
@@ -11,12 +11,12 @@ import streamlit as st
 from ui import cached
 from ui.explore_views import chart_spec, figure
 from ui.logic import keys as K
-from ui.logic.compute import ExploreResult, identical, uniform_prior
-from ui.logic.explore_figures import attention_caption, attention_spec, tokens_for_axes
 from ui.logic.format import plain
 from ui.logic.lesson import LINKS
 from ui.logic.state import ViewState, explorer_url
-from viz import figures
+from uqlab.workbench import figures
+from uqlab.workbench.compute import ExploreResult, identical, uniform_prior
+from uqlab.workbench.explore_figures import attention_caption, attention_spec, tokens_for_axes
 
 
 @st.fragment
@@ -202,8 +202,8 @@ LEARNED_PRIOR = LINKS["prior"].ckpt  # the BAM whose prior is farthest from unif
 
 def uniform_note(res: ExploreResult, prior: np.ndarray) -> None:
     """Say so when a layer's BAM prior ``prior [H, n]`` is (nearly) uniform
-    (:func:`ui.logic.compute.uniform_prior`): its KL then only measures how peaked the posterior
-    is. Points at :data:`LEARNED_PRIOR` (a link on the same text) when it is available."""
+    (:func:`uqlab.workbench.compute.uniform_prior`): its KL then only measures how peaked the
+    posterior is. Points at :data:`LEARNED_PRIOR` (a link on the same text) when it is available."""
     if not uniform_prior(prior):
         return
     n = prior.shape[-1]

@@ -8,10 +8,11 @@ from __future__ import annotations
 import streamlit as st
 
 from ui import cached, work
-from ui.logic import dataset, landing
 from ui.logic import keys as K
+from ui.logic import landing
 from ui.logic.progress import Rows
 from uqcore.registry import CheckpointInfo
+from uqlab.workbench import dataset
 
 
 def landing_stories(info: CheckpointInfo) -> list | None:

@@ -14,16 +14,16 @@ from ui import cached, sidebar, work
 from ui.explore_views import chart
 from ui.logic import estimate, why
 from ui.logic import keys as K
-from ui.logic.compute import ExploreResult, hide_future
-from ui.logic.explore_figures import tokens_for_axes
 from ui.logic.exports import csv_text, download, export_stem, settings_record
 from ui.logic.format import mean_pm_var, plain, sig
 from ui.map_views import token_window
 from uqcore.exceptions import UQError
 from uqcore.settings import SamplingSettings
 from uqcore.stats import mutual_information
+from uqlab.workbench.compute import ExploreResult, hide_future
+from uqlab.workbench.explore_figures import tokens_for_axes
+from uqlab.workbench.figures import STD_MAX
 from viz import why as W
-from viz.figures import STD_MAX
 
 SALIENCE_T = 200  # samples explained at most (the first ones of the explorer's T)
 GRID_TOKENS = 24  # tokens per cell of the head grid (a window of a longer text)

@@ -11,7 +11,7 @@ import numpy as np
 import plotly.express as px
 import plotly.graph_objects as go
 
-from viz.titles import phone_titles
+from uqlab.workbench.titles import phone_titles
 
 TOKENS = ["[CLS]", "the", "film", "was", "not", "good"]
 LOGITS = np.array([0.5, 0.2, 1.4, 0.3, 1.1, 1.6])  # attention scores of one query

@@ -1,8 +1,8 @@
 """The explorer's figure builders as they were before issue 32 (plotly's validated API:
 ``go.Figure``, ``px.imshow``, ``update_*``), kept as the reference that the dict builders of
-:mod:`viz.figures` must match exactly (tests/app/viz/test_figures.py, a golden test): the same JSON
-reaches the browser, so every figure looks the same. No page uses them; ``python -m
-tools.bench_visit`` times them as the "before" of its table."""
+:mod:`uqlab.workbench.figures` must match exactly (tests/uqlab/workbench/test_figures.py, a golden
+test): the same JSON reaches the browser, so every figure looks the same. No page uses them;
+``python -m tools.bench_visit`` times them as the "before" of its table."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import numpy as np
 import plotly.express as px
 import plotly.graph_objects as go
 
-from viz.figures import _BLUE, _CLASS_COLORS, _MARGIN, _RED, _flat_bar, unique_labels
-from viz.titles import PANEL_NAME_CHARS, phone_titles, top_title, wrap_name
+from uqlab.workbench.figures import _BLUE, _CLASS_COLORS, _MARGIN, _RED, _flat_bar, unique_labels
+from uqlab.workbench.titles import PANEL_NAME_CHARS, phone_titles, top_title, wrap_name
 
 
 @phone_titles

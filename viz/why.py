@@ -9,8 +9,8 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from viz.figures import STD_MAX, unique_labels
-from viz.titles import phone_titles, top_title
+from uqlab.workbench.figures import STD_MAX, unique_labels
+from uqlab.workbench.titles import phone_titles, top_title
 
 _BLUE, _RED, _GREY, _INK = "#1f5fbf", "#d1495b", "#8a8f98", "#1a1d24"
 _MARGIN = {"l": 10, "r": 10, "t": 60, "b": 10}
@@ -165,10 +165,10 @@ def head_grid(maps: np.ndarray, tokens: Sequence[str], title: str, scale: str) -
     """Every layer x head at once (bertviz's model view, for distributions): ``maps
     [n_layers, H, K, K]`` of the mean (or std) attention over samples, one small heat map per
     cell (row = layer, column = head), one shared colour scale fixed for every text and setting
-    (the mean from 0 to 1, the std from 0 to :data:`viz.figures.STD_MAX`, the largest a weight
-    can have: a grid that hardly disagrees looks pale, never auto-scaled to its own largest
+    (the mean from 0 to 1, the std from 0 to :data:`uqlab.workbench.figures.STD_MAX`, the largest a
+    weight can have: a grid that hardly disagrees looks pale, never auto-scaled to its own largest
     value), its bar lying flat under the grid; hovering names the cell. The title sits at the
-    top (:func:`viz.titles.top_title`), above the heads' column titles."""
+    top (:func:`uqlab.workbench.titles.top_title`), above the heads' column titles."""
     n_layers, n_heads = maps.shape[:2]
     fig = make_subplots(
         rows=n_layers,

@@ -13,7 +13,7 @@ from tests.app_fixtures import app_checkpoints, ckdir  # noqa: F401 (fixtures)
 from tests.helpers import chart_titles, open_link
 from ui import cached, explore_views
 from ui.logic import keys as K
-from ui.logic.compute import ExploreResult
+from uqlab.workbench.compute import ExploreResult
 
 LINK = {
     "ckpt": "cola-hsto",
@@ -102,7 +102,7 @@ def _specs(at: AppTest) -> dict[str, str]:
 
 @pytest.mark.usefixtures("app_checkpoints")
 def test_a_link_opened_again_builds_no_figure_and_shows_the_same(monkeypatch):
-    from viz import figures
+    from uqlab.workbench import figures
 
     first = open_link(**LINK)
     shown = _specs(first)

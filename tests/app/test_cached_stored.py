@@ -61,8 +61,8 @@ def test_a_changed_knob_recomputes_and_says_why():
 
 
 def test_stored_and_live_rows_agree(stored_dir):
-    from ui.logic import compute, dataset
     from uqcore.settings import SamplingSettings, resolve
+    from uqlab.workbench import compute, dataset
 
     ck = load("cola-hsto", stored_dir)
     got, _ = stored.read(ck.path, "cola", resolve(ck.config))

@@ -8,10 +8,10 @@ import pytest
 
 from tests.app_fixtures import app_checkpoints, ckdir  # noqa: F401 (fixtures)
 from tests.helpers import open_link
-from ui.logic import dataset
 from ui.logic import keys as K
-from ui.logic.your_data import MAX_BYTES, read_upload
 from uqcore import stats
+from uqlab.workbench import dataset
+from uqlab.workbench.your_data import MAX_BYTES, read_upload
 
 pytestmark = pytest.mark.usefixtures("app_checkpoints")
 

@@ -10,12 +10,12 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from tests.app_fixtures import app_checkpoints, ckdir  # noqa: F401 (fixtures)
-from ui.logic import dataset, slices
 from ui.logic import keys as K
-from ui.logic.compute import many_probs
 from uqcore.checkpoint import load_checkpoint
 from uqcore.settings import SamplingSettings
 from uqcore.stats import reliability_diagram, risk_coverage
+from uqlab.workbench import dataset, slices
+from uqlab.workbench.compute import many_probs
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 pytestmark = pytest.mark.usefixtures("app_checkpoints")

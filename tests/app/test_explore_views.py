@@ -112,11 +112,11 @@ def test_identical_samples_draw_no_blank_std_map_and_say_why(ckpt, T, panel):
 def test_exports_record_their_settings_in_the_name_and_inside():
     """Defect: two CSVs made at different temperatures got the same name and held only
     ``sample, p_*``."""
-    from ui.logic.compute import explore
     from ui.logic.exports import arrays_npz, export_stem, samples_csv, settings_record
     from uqcore.registry import load
     from uqcore.settings import SamplingSettings
     from uqlab.catalog.paths import checkpoint_dir
+    from uqlab.workbench.compute import explore
 
     ck = load("cola-hsto", str(checkpoint_dir()))  # the tiny ones (pytestmark)
     stems = []
@@ -146,10 +146,10 @@ def test_the_std_panel_keeps_one_scale_so_less_disagreement_looks_paler():
     """Defect: the std map was scaled to its own largest value, so a spread of 0.004
     (tau2 = 50) looked as dark as one of 0.3 (tau2 = 0.5). Now its colours run from 0 to 0.5
     whatever the knobs: its mean colour intensity (mean z / cmax) follows the mean spread."""
-    from ui.logic.compute import explore
     from uqcore.registry import load
     from uqcore.settings import SamplingSettings
     from uqlab.catalog.paths import checkpoint_dir
+    from uqlab.workbench.compute import explore
 
     ck = load("cola-sto", str(checkpoint_dir()))
     intensity, spread = {}, {}

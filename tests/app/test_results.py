@@ -6,8 +6,8 @@ import pytest
 
 from tests.app_fixtures import app_checkpoints, ckdir  # noqa: F401 (fixtures)
 from tests.helpers import chart_titles, on_page, open_link
-from ui.logic import dataset
 from ui.logic import keys as K
+from uqlab.workbench import dataset
 
 pytestmark = pytest.mark.usefixtures("app_checkpoints")
 

@@ -70,7 +70,8 @@ def _server_limit_mb() -> int:
 def test_every_upload_limit_is_within_the_servers():
     """Issue 34: a widget's own limit above the server's would be refused by the server with no
     message; each limit of the app fits under ``server.maxUploadSize``."""
-    from ui.logic import inputs, your_data
+    from ui.logic import inputs
+    from uqlab.workbench import your_data
 
     for limit in (intake.MAX_UPLOAD_BYTES, your_data.MAX_BYTES, inputs.MAX_UPLOAD_BYTES):
         assert limit <= _server_limit_mb() * 2**20, limit

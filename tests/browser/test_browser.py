@@ -152,8 +152,8 @@ def test_table3_on_the_examples_downloads_a_csv(tab, server, shots):
 def test_concurrent_sessions_get_their_own_numbers(chrome, server, served_folder):
     """Two sessions load at the same time with different seeds (values not cached yet); each
     shows what the library computes for its own link in this test process."""
-    from ui.logic.compute import explore, summary
     from uqcore.registry import load
+    from uqlab.workbench.compute import explore, summary
 
     links = {s: MUST_SHOW.replace("seed=1", f"seed={s}").replace("T=50", "T=37") for s in (3, 4)}
     contexts = {s: chrome.new_context() for s in links}
@@ -667,8 +667,8 @@ def test_the_std_map_gets_paler_as_tau2_flattens_the_attention(
     """Issue 34: at every size the std panel of an STO checkpoint keeps one colour scale (0 to 0.5)
     from tau2 = 0.5 to tau2 = 50, so its mean colour intensity (mean z / cmax) falls by the
     ratio of the mean spreads; before, each map was scaled to its own largest value."""
-    from ui.logic.compute import explore
     from uqcore.registry import load
+    from uqlab.workbench.compute import explore
 
     text = "John is tall on several occasions."
     ck = load("tiny-sto", served_folder)

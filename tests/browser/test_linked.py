@@ -14,9 +14,9 @@ import pandas as pd
 import pytest
 
 from tests.browser.test_browser import csv_rows, settle
-from ui.logic import slices
-from ui.logic.dataset import OUT
 from uqcore.stats import reliability_diagram, risk_coverage
+from uqlab.workbench import slices
+from uqlab.workbench.dataset import OUT
 
 pytestmark = pytest.mark.browser
 
@@ -195,7 +195,7 @@ def test_a_bin_a_coverage_point_and_a_slice_open_their_rows(
     edges = np.array([float(r["mi"]) for r in same])
     assert n == int(((edges >= mi.min()) & (edges <= mi.max())).sum())  # none left out
 
-    # a slice of Error analysis's table: its rows, as ui.logic.slices groups them
+    # a slice of Error analysis's table: its rows, as uqlab.workbench.slices groups them
     page.get_by_role("button", name="Show every row").click()
     settle(page)
     every = pd.DataFrame(_downloaded(page, tmp_path, "all.csv"))

@@ -22,7 +22,7 @@ def test_the_visit_bench_splits_a_visit_before_and_after():
     import streamlit as st
 
     from tools import bench_visit as B
-    from viz import figures
+    from uqlab.workbench import figures
 
     plotly_chart, attention = st.plotly_chart, figures.attention_panels
     inst = B.Instruments()

@@ -107,7 +107,7 @@ families.FAMILIES["sto"] = dataclasses.replace(spec, knobs=(*spec.knobs, "shrink
 from tests.app_fixtures import make_checkpoints
 from tests.helpers import open_link
 from ui.logic import keys as K, state as S
-from ui.logic.compute import explore
+from uqlab.workbench.compute import explore
 from ui.logic.exports import overrides, samples_csv, settings_record
 from uqcore.checkpoint import load_checkpoint
 

@@ -2,7 +2,8 @@
 or a command-line user gives: nesting ``[`` x 200,000 (under every size limit), too many values,
 a non-UTF-8 or oversized file each get one line that names the file, never a RecursionError or a
 traceback; normal files still read. Here the reader and the library's own readers; the other
-paths: tests/uqlab/models/test_intake_untrusted.py (uploads), tests/app/logic/test_your_data.py (a
+paths: tests/uqlab/models/test_intake_untrusted.py (uploads),
+tests/uqlab/workbench/test_your_data.py (a
 visitor's labelled file), tests/uqlab/catalog/test_task_file.py, test_import_hf.py and
 test_predict.py (command lines)."""
 

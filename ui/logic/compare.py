@@ -8,9 +8,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ui.logic.compute import ExploreResult
 from ui.logic.format import mean_pm_var, sig
 from uqcore.families import title as family_title
+from uqlab.workbench.compute import ExploreResult
 
 
 @dataclass(frozen=True)

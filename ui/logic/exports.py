@@ -15,10 +15,10 @@ from html import escape
 import numpy as np
 import pandas as pd
 
-from ui.logic.compute import ExploreResult
 from ui.logic.keys import KNOBS
 from uqcore.families import get_family
-from viz.figures import for_export
+from uqlab.workbench.compute import ExploreResult
+from uqlab.workbench.figures import for_export
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 SVG_NS = "urn:stochastic-attention-explorer:settings"  # names our <metadata> element
@@ -158,7 +158,8 @@ def stamped(image: bytes, fmt: str, record: dict[str, object], title: str) -> by
 
 def figure_file(fig, fmt: str, record: dict[str, object]) -> bytes:
     """``fig`` as a static ``fmt`` file ("svg" or "png", laid out by
-    :func:`viz.figures.for_export`; kaleido drives Chromium) with ``record`` inside it."""
+    :func:`uqlab.workbench.figures.for_export`; kaleido drives Chromium) with ``record`` inside
+    it."""
     image = for_export(fig).to_image(format=fmt, scale=2 if fmt == "png" else 1)
     title = (fig.layout.title.text or "figure").replace("<br>", " ")
     return stamped(image, fmt, record, title)

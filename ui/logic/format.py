@@ -30,7 +30,8 @@ def plain(text: object) -> str:
     emphasis, headings, HTML, ``:color[...]`` directives, LaTeX) and its bare URLs and e-mail
     addresses broken by an invisible word joiner, so text that came from a visitor (a link, a
     pasted line, an uploaded file's names) shows as typed and is never live markup or a link.
-    For markdown only: tables and charts take the text itself (charts: :mod:`viz.inert`)."""
+    For markdown only: tables and charts take the text itself (charts:
+    :mod:`uqlab.workbench.inert`)."""
     escaped = _MARKDOWN.sub(r"\\\1", str(text)).replace("\n", " ")
     escaped = _LEADING.sub(lambda m: m.group(1) + "\\" + m.group(2), escaped)
     return _AUTOLINK.sub(lambda m: m.group(0) + JOINER, escaped)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from ui.logic import dataset
+from uqlab.workbench import dataset
 
 STORY_T = 10  # samples per example when the stories are picked: the stored samples' T
 STORY_SEED = 0  # and their seed: a story opens at both, so its caption's counts are the view's
@@ -33,7 +33,7 @@ class Story:
 
 
 def stories(frame: pd.DataFrame) -> list[Story]:
-    """Three stories from a :func:`ui.logic.dataset.frame` of the checkpoint on the bundled
+    """Three stories from a :func:`uqlab.workbench.dataset.frame` of the checkpoint on the bundled
     examples: the in-domain sentence it gets right with the highest mean p(gold) (every sample
     right; "Sure of it" only at :data:`SURE_P` or more, else "Its surest" says how unsure
     even that one is), the in-domain sentence with the highest mutual information among those

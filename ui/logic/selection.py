@@ -9,10 +9,10 @@ same rows wherever the page computes the same frame (same checkpoint, examples, 
   :data:`N_BINS` equal-width bins, 1.0 in the last), in-domain rows only, as the diagram;
 - ``top``: the ``k`` most confident in-domain examples, a point of the risk-coverage curve, in
   the order :func:`uqcore.stats.risk_coverage` keeps them (ties in row order);
-- ``slice``: the examples of one slice of :func:`ui.logic.slices.groups` (length, gold label,
+- ``slice``: the examples of one slice of :func:`uqlab.workbench.slices.groups` (length, gold label,
   prediction or domain; never a pattern: a link never brings a regular expression to run);
 - ``range``: the examples of one domain whose uncertainty score (a key of
-  :data:`ui.logic.dataset.SCORES`) lies in ``[lo, hi)``, a bar of a histogram by domain;
+  :data:`uqlab.workbench.dataset.SCORES`) lies in ``[lo, hi)``, a bar of a histogram by domain;
 - ``flag``: the examples of every domain whose score is at least ``lo``, the texts a point of
   the out-of-domain ROC curve flags (its threshold, as :func:`uqcore.stats.ood_detection`
   draws the curve).
@@ -32,9 +32,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ui.logic import slices
-from ui.logic.dataset import SCORES, in_domain, mean_probs
 from ui.logic.format import plain
+from uqlab.workbench import slices
+from uqlab.workbench.dataset import SCORES, in_domain, mean_probs
 
 N_BINS = 15  # the reliability diagram's bins
 KINDS = ("bin", "top", "slice", "range", "flag")
@@ -79,7 +79,7 @@ class Selection:
         return _SEP.join([self.kind, *head[self.kind], f"T{self.T}", f"n{self.per}", *tail])
 
     def mask(self, df: pd.DataFrame, names: tuple[str, ...]) -> np.ndarray:
-        """``[len(df)]`` bool: the rows of ``df`` (a frame of :func:`ui.logic.dataset.frame`)
+        """``[len(df)]`` bool: the rows of ``df`` (a frame of :func:`uqlab.workbench.dataset.frame`)
         this selection names."""
         out = np.zeros(len(df), dtype=bool)
         if self.kind == "slice":
@@ -245,7 +245,7 @@ def picked_top(event: object, traces: list[str], sizes: dict[str, int]) -> tuple
 def picked_range(event: object, domains: list[str], bins: dict) -> tuple[str, float, float] | None:
     """``(domain, lo, hi)`` of the first selected bar of a histogram by domain (``domains``: its
     traces in drawing order; ``bins``: its ``start`` and ``size``, as
-    :func:`viz.figures.histogram_bins` gives them), or None."""
+    :func:`uqlab.workbench.figures.histogram_bins` gives them), or None."""
     for p in _points(event):
         curve, x = p.get("curve_number"), p.get("x")
         if isinstance(curve, int) and 0 <= curve < len(domains) and isinstance(x, int | float):
@@ -257,8 +257,8 @@ def picked_range(event: object, domains: list[str], bins: dict) -> tuple[str, fl
 
 def picked_flag(event: object, curves: dict[str, dict]) -> tuple[str, float] | None:
     """``(checkpoint, threshold)`` of the first selected point of the ROC figure (``curves``:
-    checkpoint -> :func:`ui.logic.dataset.roc`, drawn in that order after the chance line), or
-    None (the chance line, or the curve's first point, which flags nothing)."""
+    checkpoint -> :func:`uqlab.workbench.dataset.roc`, drawn in that order after the chance line),
+    or None (the chance line, or the curve's first point, which flags nothing)."""
     names = list(curves)
     for p in _points(event):
         curve, index = p.get("curve_number"), p.get("point_index", p.get("point_number"))

@@ -7,9 +7,9 @@ from collections.abc import Callable
 
 import pandas as pd
 
-from ui.logic import dataset
 from uqcore.families import get_family
 from uqcore.registry import CheckpointInfo
+from uqlab.workbench import dataset
 
 GRID = (0.1, 0.3, 1.0, 3.0, 10.0, 20.0, 40.0, 100.0)
 DEFAULT_GRID = (0.3, 1.0, 3.0, 10.0, 40.0)

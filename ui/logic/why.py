@@ -18,13 +18,13 @@ import pandas as pd
 import torch
 
 from ui.logic import estimate
-from ui.logic.compute import encode
 from uqcore.checkpoint import Checkpoint
 from uqcore.inference.salience import attribute
 from uqcore.nets.model import PAD_ID
 from uqcore.settings import SamplingSettings, resolve
 from uqcore.stats import mutual_information
 from uqcore.text.vocab import Encoding
+from uqlab.workbench.compute import encode
 
 METHOD_TITLES = {
     "gradient_x_input": "gradient × input",

@@ -1,5 +1,5 @@
 """The Results page's "Which uncertainty is worth having, on your file" and "Two checkpoints,
-paired": the frames of a visitor's labelled file (:func:`ui.logic.dataset.frame`) turned into
+paired": the frames of a visitor's labelled file (:func:`uqlab.workbench.dataset.frame`) turned into
 the comparison blocks of :mod:`uqlab.evaluation.file_comparison` and the paired verdict of
 :mod:`uqlab.evaluation.two_models`, on the rows every compared checkpoint could read. No
 Streamlit here."""
@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ui.logic.dataset import OUT, in_domain, mean_probs
 from uqcore.registry import CheckpointInfo
 from uqlab.evaluation.comparison import Scored, deterministic, find_baseline
 from uqlab.evaluation.file_comparison import HALF, OnFile, file_blocks, recorded_score
 from uqlab.evaluation.two_models import rows as two_model_rows
 from uqlab.evaluation.two_models import two_models
+from uqlab.workbench.dataset import OUT, in_domain, mean_probs
 
 MIN_ROWS = 40  # labelled rows every compared checkpoint read: fewer give no comparison
 COLUMNS = {  # score of uqcore.stats.OOD_SCORES -> its column in a frame

@@ -14,7 +14,7 @@ read where the explorer looks first (the last layer, head 0):
   one (its most frequent), averaged over the keys: the off-diagonal mass of the explorer's
   "share of the samples" panel (0 = no key ever jumps);
 - ``prior``: the BAM prior's distance from uniform, ``max_k |n * prior[h, k] - 1|`` averaged
-  over the heads (the quantity ``ui.logic.compute.uniform_prior`` compares with 0.2);
+  over the heads (the quantity ``uqlab.workbench.compute.uniform_prior`` compares with 0.2);
 - ``em``: the total-variation distance between a query row's attention before and after EM,
   averaged over the rows (how much the "difference" panel shows);
 - ``histogram``: the share of sentences whose samples' p(predicted class) has a standard
@@ -160,7 +160,7 @@ def _centroids(r: SampleResult) -> float:
 
 def prior_distance(prior: np.ndarray) -> float:
     """``max_k |n * prior[h, k] - 1|`` averaged over the heads of ``prior [H, n]``: 0 for a
-    uniform prior; ``ui.logic.compute.uniform_prior`` calls it uniform below 0.2."""
+    uniform prior; ``uqlab.workbench.compute.uniform_prior`` calls it uniform below 0.2."""
     prior = np.asarray(prior, dtype=np.float64)
     return float(np.abs(prior.shape[-1] * prior - 1.0).max(-1).mean())
 

@@ -11,7 +11,7 @@ def test_compare_without_a_gold_label_fills_the_same_columns_for_every_checkpoin
     import numpy as np
 
     from ui.logic.compare import compare
-    from ui.logic.compute import summary
+    from uqlab.workbench.compute import summary
 
     names = ("unacceptable", "acceptable")
     probs = {"a": np.array([[0.9, 0.1], [0.7, 0.3]]), "b": np.array([[0.2, 0.8], [0.4, 0.6]])}

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from ui.logic.compare import mean_attention
-from ui.logic.compute import explore
 from uqcore.checkpoint import load_checkpoint
 from uqcore.settings import SamplingSettings
 from uqlab.catalog.paths import SHIPPED_CHECKPOINT_DIR
+from uqlab.workbench.compute import explore
 
 HSTO, BAM = "cola-minilm-hsto", "cola-minilm-bam"
 

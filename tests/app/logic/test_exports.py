@@ -96,7 +96,7 @@ def test_the_explorers_figure_files_carry_the_settings(tmp_path):
     import pytest
 
     from ui.logic.exports import figure_file, png_text
-    from viz.figures import bar_figure
+    from uqlab.workbench.figures import bar_figure
 
     fig = bar_figure([0.2, 0.8], ["centroid 0", "centroid 1"], "Centroid usage", "weight")
     try:

@@ -8,7 +8,8 @@ def test_the_unsure_story_is_a_sentence_whose_samples_disagree():
     wrong, the highest mutual information; never "the samples disagree" when they all agree."""
     import pandas as pd
 
-    from ui.logic import dataset, landing
+    from ui.logic import landing
+    from uqlab.workbench import dataset
 
     rows = pd.DataFrame(
         {
@@ -36,7 +37,8 @@ def test_a_story_is_called_sure_only_when_p_gold_means_it():
     story opens at the T and seed it was counted at."""
     import pandas as pd
 
-    from ui.logic import dataset, landing
+    from ui.logic import landing
+    from uqlab.workbench import dataset
 
     def frame(p: float) -> pd.DataFrame:
         return pd.DataFrame(

@@ -78,7 +78,7 @@ def test_the_number_recorded_on_each_sentence_is_the_one_measured(step):
 def test_the_prior_link_shows_a_learned_prior_where_the_explorer_looks_first():
     """The explorer's own computation and its own test (``uniform_prior``, the last layer):
     the linked prior is learned; cola-bam's, the one linked before, is uniform there."""
-    from ui.logic.compute import explore, uniform_prior
+    from uqlab.workbench.compute import explore, uniform_prior
 
     link = LINKS["prior"]
     for name, uniform in ((link.ckpt, False), ("cola-bam", True)):

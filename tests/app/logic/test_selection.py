@@ -8,10 +8,10 @@ import pandas as pd
 import pytest
 
 from ui.logic import selection
-from ui.logic.dataset import CLASS_P, OUT
 from ui.logic.selection import Selection, parse, picked_bin, picked_top
 from uqcore.stats import reliability_diagram, risk_coverage
-from viz.figures import reliability_figure
+from uqlab.workbench.dataset import CLASS_P, OUT
+from uqlab.workbench.figures import reliability_figure
 
 
 def _frame(n: int = 200, ood: int = 40, seed: int = 0) -> pd.DataFrame:
@@ -122,7 +122,7 @@ def test_clicked_markers_and_points_name_their_checkpoint_and_rows():
 def test_a_histogram_bar_holds_the_rows_counted_in_its_bin():
     """Every bar of a histogram by domain, read back from its click, holds the rows that
     domain has in [lo, hi): together, every row once."""
-    from viz.figures import domain_histograms, histogram_bins
+    from uqlab.workbench.figures import domain_histograms, histogram_bins
 
     df = _frame()
     df["mi"] = np.random.default_rng(3).gamma(1.0, 0.01, len(df))
@@ -165,8 +165,8 @@ def test_a_range_the_app_never_makes_is_refused(raw):
 def test_a_roc_point_flags_the_rows_at_its_threshold_as_the_library_counts_them():
     """Point k of uqcore.stats.ood_detection's curve: the rows whose score is at least its
     threshold, out-of-domain ones over all out-of-domain = TPR, in-domain ones = FPR."""
-    from ui.logic import dataset
-    from viz.figures import roc_figure
+    from uqlab.workbench import dataset
+    from uqlab.workbench.figures import roc_figure
 
     df = _frame()
     df["entropy"] = np.round(np.random.default_rng(5).random(len(df)), 2)  # ties

@@ -8,10 +8,11 @@ import pytest
 import torch
 
 from tests.app_fixtures import make_checkpoints
-from ui.logic import compute, estimate, why
+from ui.logic import estimate, why
 from uqcore.inference.sampling import sample
 from uqcore.registry import load
 from uqcore.settings import SamplingSettings
+from uqlab.workbench import compute
 
 TEXT = "the film was dull and the movie was great"
 

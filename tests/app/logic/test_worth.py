@@ -6,9 +6,9 @@ import numpy as np
 import pandas as pd
 
 from ui.logic import worth
-from ui.logic.dataset import CLASS_P, OUT, YOURS
 from uqlab.evaluation.comparison import Scored
 from uqlab.evaluation.file_comparison import OnFile, file_blocks
+from uqlab.workbench.dataset import CLASS_P, OUT, YOURS
 
 
 class _Info:
@@ -17,7 +17,7 @@ class _Info:
 
 
 def _frame(n: int, seed: int, ood: int = 0) -> pd.DataFrame:
-    """A frame as :func:`ui.logic.dataset.frame` makes it: ``n`` rows of the file, ``ood`` of
+    """A frame as :func:`uqlab.workbench.dataset.frame` makes it: ``n`` rows of the file, ``ood`` of
     the out-of-domain one."""
     rng = np.random.default_rng(seed)
     p1 = rng.uniform(0.05, 0.95, n + ood)

@@ -110,7 +110,7 @@ def test_static_exports_make_room_for_every_label():
     import numpy as np
     import pytest
 
-    from viz import figures
+    from uqlab.workbench import figures
 
     tokens = ["[CLS]", "john", "is", "extraordinarily", "tall", "."]
     m = np.full((6, 6), 1 / 6)
@@ -130,7 +130,7 @@ def test_attention_colours_are_fixed_to_0_1_and_the_std_has_its_own_scale():
     dark as a one-hot row."""
     import numpy as np
 
-    from viz import figures
+    from uqlab.workbench import figures
 
     uniform = np.full((4, 4), 0.25)
     std = np.full((4, 4), 0.01)
@@ -148,7 +148,7 @@ def test_attention_colours_are_fixed_to_0_1_and_the_std_has_its_own_scale():
 def test_the_histogram_mean_label_stays_inside_the_plot():
     """Defect: with a mean near 1 the centred "mean 0.990" label ran past the right edge (cut at
     1400x1000). Near an edge it now sits on the inner side of the dashed line."""
-    from viz import figures
+    from uqlab.workbench import figures
 
     def anchor(mean: float) -> str:
         probs = np.array([[1 - mean, mean]] * 5)
@@ -178,7 +178,7 @@ def test_the_em_step_moves_keys_toward_the_queries_and_theta_holds_them():
 
 def test_a_deterministic_models_uncertainty_histogram_is_a_bar_at_zero():
     """Defect: all-zero mutual information drew a solid block from -0.5 to 0.5."""
-    from viz import figures
+    from uqlab.workbench import figures
 
     fig = figures.domain_histograms(
         {"in-domain": np.zeros(50), "out-of-domain": np.zeros(30)},
@@ -194,8 +194,7 @@ def test_a_deterministic_models_uncertainty_histogram_is_a_bar_at_zero():
 def test_risk_coverage_of_a_frame_with_its_oracle_and_random_lines():
     import pandas as pd
 
-    from ui.logic import dataset
-    from viz import figures
+    from uqlab.workbench import dataset, figures
 
     frame = pd.DataFrame(
         {"domain": [dataset.IN] * 4, "gold": [1, 1, 1, 0], "p1": [0.9, 0.2, 0.7, 0.6]}
@@ -210,7 +209,7 @@ def test_risk_coverage_of_a_frame_with_its_oracle_and_random_lines():
 def test_conformal_rows_of_a_two_class_frame():
     import pandas as pd
 
-    from ui.logic import dataset
+    from uqlab.workbench import dataset
 
     frame = pd.DataFrame(
         {
@@ -232,8 +231,8 @@ def test_conformal_rows_of_a_two_class_frame():
 
 def test_long_figure_titles_wrap_to_fit_a_phone():
     """Defect: on a phone, titles longer than the screen were cut at its edge."""
-    from viz import figures
-    from viz.titles import TITLE_CHARS, wrap_title
+    from uqlab.workbench import figures
+    from uqlab.workbench.titles import TITLE_CHARS, wrap_title
 
     assert wrap_title("short title") == "short title"
     assert wrap_title("aaa bbb ccc", width=7) == "aaa bbb<br>ccc"

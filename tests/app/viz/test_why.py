@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from uqlab.workbench.titles import TITLE_PAD
 from viz import why as W
-from viz.titles import TITLE_PAD
 
 
 def test_the_head_grid_title_stays_above_its_column_titles():
@@ -28,7 +28,7 @@ def test_the_head_grid_has_one_fixed_scale_and_a_flat_bar():
     """Issue 45: the std grid was scaled to its own largest value, so a spread under 0.01 was
     drawn as dark orange "disagreement". The mean runs from 0 to 1 and the std from 0 to
     STD_MAX (0.5) whatever the maps hold; the bar lies flat under the grid, ticks level."""
-    from viz.figures import STD_MAX
+    from uqlab.workbench.figures import STD_MAX
 
     rng = np.random.default_rng(0)
     for scale, top in (("mean", 1.0), ("std", STD_MAX)):

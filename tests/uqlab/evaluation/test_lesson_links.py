@@ -25,7 +25,7 @@ def test_a_tie_goes_to_the_more_accurate_candidate():
 
 
 def test_the_prior_distance_is_what_the_explorer_compares_with_its_tolerance():
-    from ui.logic.compute import PRIOR_TOLERANCE, uniform_prior
+    from uqlab.workbench.compute import PRIOR_TOLERANCE, uniform_prior
 
     rng = np.random.default_rng(0)
     for scale in (0.01, 0.1, 0.5, 2.0):

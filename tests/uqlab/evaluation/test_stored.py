@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 
 from tests.helpers import copy_shipped
-from ui.logic import compute
 from uqcore.registry import list_checkpoints, load
 from uqcore.settings import SamplingSettings, resolve
 from uqlab.catalog.paths import SHIPPED_CHECKPOINT_DIR
 from uqlab.catalog.presets import preset_rows
 from uqlab.evaluation import stored
+from uqlab.workbench import compute
 
 SHIPPED = [i.name for i in list_checkpoints(SHIPPED_CHECKPOINT_DIR) if not i.error]
 ROWS = 3  # rows recomputed per checkpoint (seeded by its name)

@@ -69,7 +69,7 @@ def leaks(secret: Path) -> dict[str, dict]:
 
 @pytest.mark.parametrize("how", ["absolute", "climbing", "base"])
 def test_an_uploaded_description_names_no_file_and_is_not_registered(source, tmp_path, how):
-    from ui.logic import dataset
+    from uqlab.workbench import dataset
 
     secret = secret_csv(tmp_path)
     spec = leaks(secret)[how]
@@ -112,9 +112,9 @@ def test_two_sessions_with_one_task_name_each_see_their_own(source, tmp_path):
     file: each keeps its own labels and neither has bundled examples (on main the second got
     the first's description, and with it the first's file). The pages, two real browser
     sessions: tests/browser/test_hostile_uploads.py."""
-    from ui.logic import dataset
     from ui.logic.catalog import label_names
     from uqcore.registry import list_checkpoints
+    from uqlab.workbench import dataset
 
     secret = secret_csv(tmp_path)
     seen = []

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ui.logic.compute import ExploreResult, hide_future, identical
 from uqcore.families import FAMILIES
-from viz import figures
+from uqlab.workbench import figures
+from uqlab.workbench.compute import ExploreResult, hide_future, identical
 
 
 def tokens_for_axes(res: ExploreResult) -> list[str]:
@@ -55,7 +55,7 @@ def attention_spec(
     and whether every sample has the same map (then only that map is drawn). ``auto``: the
     weights' scale, shared by the sample and the mean, runs up to the largest weight shown
     (else to 1); ``auto_spread``: the standard deviation's scale runs up to its largest value
-    (else to :data:`viz.figures.STD_MAX`, the same for every setting)."""
+    (else to :data:`uqlab.workbench.figures.STD_MAX`, the same for every setting)."""
     kept = res.captured
     maps = res.maps[layer].attention[:, head, lo:hi, lo:hi].astype(np.float32)  # [Tc,W,W]
     same = identical(maps)  # deterministic, or T = 1: a std map would be a blank square
@@ -92,7 +92,8 @@ def attention_spec(
 def attention_caption(spec: dict, same: bool, auto_spread: bool, kept: int, total: int) -> str:
     """How to read the attention panels: rows and columns, then the spread (none when every
     sample has the same map; the std panel ``spec``'s own top with ``auto_spread``; else the
-    fixed :data:`viz.figures.STD_MAX`), and how many of the ``total`` samples kept maps."""
+    fixed :data:`uqlab.workbench.figures.STD_MAX`), and how many of the ``total`` samples kept
+    maps."""
     more = f" Maps are kept for the first {kept} samples." if kept < total else ""
     if same:
         spread = (

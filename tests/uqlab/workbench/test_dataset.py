@@ -1,5 +1,5 @@
-"""The dataset pages' per-domain numbers (ui.logic.dataset): the visitor's file as a domain of
-its own, and each domain's summary line."""
+"""The dataset pages' per-domain numbers (uqlab.workbench.dataset): the visitor's file as a domain
+of its own, and each domain's summary line."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ui.logic import dataset
 from uqcore import stats
+from uqlab.workbench import dataset
 
 
 def _frame(domains: list[str], c: int = 2, seed: int = 0) -> pd.DataFrame:

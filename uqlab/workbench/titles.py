@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import plotly.graph_objects as go
 
-from viz.inert import inert, inert_spec
+from uqlab.workbench.inert import inert, inert_spec
 
 FigureSpec = dict  # a figure written as its plotly JSON: {"data": [...], "layout": {...}}
 
@@ -65,7 +65,7 @@ def top_title(text: str, names: int = 1) -> tuple[dict, int]:
 def phone_titles(build: Callable[..., go.Figure]) -> Callable[..., go.Figure]:
     """Decorate a figure builder: its title wraps (:func:`wrap_title`) at the title font, and
     the top margin grows with the number of lines so the title never overlaps the plot; and
-    every text in it is shown as typed, never a link (:func:`viz.inert.inert`)."""
+    every text in it is shown as typed, never a link (:func:`uqlab.workbench.inert.inert`)."""
 
     @functools.wraps(build)
     def wrapped(*args, **kwargs) -> go.Figure:
@@ -101,8 +101,8 @@ def titled_spec(spec: FigureSpec) -> FigureSpec:
 
 def as_figure(spec: FigureSpec) -> go.Figure:
     """A figure of its plotly JSON without plotly's validation (the JSON is the builders' own,
-    checked against the validated builders by tests/app/viz/test_figures.py): about 1 ms where
-    validating costs 10 to 40 ms. ``spec`` is copied, never shared with the figure."""
+    checked against the validated builders by tests/uqlab/workbench/test_figures.py): about 1 ms
+    where validating costs 10 to 40 ms. ``spec`` is copied, never shared with the figure."""
     return go.Figure(spec, _validate=False)
 
 

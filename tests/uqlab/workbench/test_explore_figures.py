@@ -1,5 +1,5 @@
-"""The explorer's figures and captions without Streamlit (ui.logic.explore_figures): the tokens
-on the axes, the attention panels and how their caption reads the spread."""
+"""The explorer's figures and captions without Streamlit (uqlab.workbench.explore_figures): the
+tokens on the axes, the attention panels and how their caption reads the spread."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from ui.logic.explore_figures import attention_caption, attention_spec, tokens_for_axes
-from viz.figures import STD_MAX
+from uqlab.workbench.explore_figures import attention_caption, attention_spec, tokens_for_axes
+from uqlab.workbench.figures import STD_MAX
 
 
 def _result(maps: np.ndarray) -> SimpleNamespace:

@@ -1,8 +1,8 @@
 """Dataset-scale numbers on the bundled evaluation subsets (``assets/eval``), per example.
 
-Examples are sampled in length-sorted batches (:func:`ui.logic.compute.many_probs`); the library
-keys every draw by the example's own tokens, so a row's numbers are the explorer's numbers for that
-sentence (same checkpoint, T, seed, settings). No Streamlit here.
+Examples are sampled in length-sorted batches (:func:`uqlab.workbench.compute.many_probs`); the
+library keys every draw by the example's own tokens, so a row's numbers are the explorer's numbers
+for that sentence (same checkpoint, T, seed, settings). No Streamlit here.
 """
 
 from __future__ import annotations
@@ -107,7 +107,7 @@ def frame(
 ) -> tuple[pd.DataFrame, int]:
     """One row per readable example with prediction and uncertainty, in the order of ``rows``;
     also how many were skipped (a text with no known word cannot be sampled). ``probs_many``
-    samples a tuple of texts (:func:`ui.logic.compute.many_probs`), called on chunks of
+    samples a tuple of texts (:func:`uqlab.workbench.compute.many_probs`), called on chunks of
     :data:`CHUNK` texts of similar length (by words: each chunk's batches then carry little
     padding; an example's numbers do not depend on its chunk). With a ``temperature``,
     ``p1_scaled`` is the mean p(class 1) after temperature scaling. ``partial`` is given the
@@ -136,9 +136,9 @@ def frame(
 
 def _records(rows: list, sampled: list, temperature: float | None) -> pd.DataFrame:
     """The frame's rows for readable examples, all at once: ``sampled`` (one
-    :class:`ui.logic.compute.Sampled` each, the same T) -> the Table 3 statistics (against the gold
-    label), entropy, mutual information and the OOD scores, computed on ``[T, N, C]`` arrays
-    by the same library functions the explorer's summary uses."""
+    :class:`uqlab.workbench.compute.Sampled` each, the same T) -> the Table 3 statistics (against
+    the gold label), entropy, mutual information and the OOD scores, computed on ``[T, N, C]``
+    arrays by the same library functions the explorer's summary uses."""
     probs = np.stack([s.probs for s in sampled], axis=1)  # [T, N, C]
     logits = np.stack([s.logits for s in sampled], axis=1)  # [T, N, C]
     gold = np.array([r[1] for r in rows])  # [N]

@@ -12,7 +12,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from uqlab.catalog.tasks import DOMAINS
-from viz.titles import (
+from uqlab.workbench.titles import (
     PANEL_NAME_CHARS,
     PANEL_TITLE_CHARS,
     TITLE_FONT,
@@ -241,8 +241,8 @@ def attention_panels(
     second scale of their own, from 0 to ``own_zmax`` (e.g. :data:`STD_MAX`, the same for every
     figure, so a smaller spread looks paler), or to their largest value when it is None.
 
-    The panels' names wrap (:func:`viz.titles.wrap_name`) to share a phone's width, and the
-    title sits at the top (:func:`viz.titles.top_title`) with room for them under it."""
+    The panels' names wrap (:func:`~.titles.wrap_name`) to share a phone's width, and the title
+    sits at the top (:func:`~.titles.top_title`) with room for them under it."""
     names = list(panels)
     stack = np.stack([np.asarray(panels[n], dtype=float) for n in names])  # [P, L, L]
     if stack.shape[1:] != (len(tokens), len(tokens)):
@@ -472,9 +472,9 @@ def reliability_figure(curves: dict, rows: str = "in-domain") -> go.Figure:
 @phone_titles
 def risk_coverage_figure(curves: dict, rows: str = "in-domain") -> go.Figure:
     """Risk (error rate) against coverage when only the most confident examples are kept, one
-    line per checkpoint (``curves``: name -> ui.logic.dataset.risk_coverage), with the oracle and
-    the random selection of the first checkpoint dotted; the legend gives each AURC. ``rows``:
-    as in :func:`reliability_figure`."""
+    line per checkpoint (``curves``: name -> uqlab.workbench.dataset.risk_coverage), with the
+    oracle and the random selection of the first checkpoint dotted; the legend gives each AURC.
+    ``rows``: as in :func:`reliability_figure`."""
     fig = go.Figure()
     for i, (name, c) in enumerate(curves.items()):
         fig.add_trace(

@@ -1,5 +1,5 @@
-"""Text a visitor or a file names reaches a figure as text (viz.inert): never markup, never a link
-(issue 31). The escaper of the pages' own text: tests/app/logic/test_format.py.
+"""Text a visitor or a file names reaches a figure as text (uqlab.workbench.inert): never markup,
+never a link (issue 31). The escaper of the pages' own text: tests/app/logic/test_format.py.
 
 Defects on main 0bbfa09: an uploaded ``id2label`` of ``[sign in](https://...)`` showed as a link
 on the explorer's gold-label control, and a link's ``?ckpt=[Click here](https://...)`` had its
@@ -14,8 +14,9 @@ from pathlib import Path
 
 import numpy as np
 
-from viz import figures, learn, why
-from viz.inert import inert, inert_text
+from uqlab.workbench import figures
+from uqlab.workbench.inert import inert, inert_text
+from viz import learn, why
 
 VIZ = Path(__file__).resolve().parents[3] / "viz"
 NOT_WRAPPED = {"for_export", "centroid_figure"}  # a copy of a built figure; the Learn page's own
@@ -32,7 +33,7 @@ def test_inert_text_keeps_the_apps_own_tags_only():
 
 def test_every_figure_builder_makes_its_text_inert():
     """Every public builder of viz/ that returns a figure is wrapped by phone_titles (which
-    passes the figure through viz.inert.inert), so no new builder can forget it."""
+    passes the figure through uqlab.workbench.inert.inert), so no new builder can forget it."""
     missing = []
     for module in (figures, learn, why):
         tree = ast.parse(Path(module.__file__).read_text())

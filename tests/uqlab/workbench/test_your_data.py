@@ -1,5 +1,6 @@
-"""A visitor's labelled file on the dataset pages (ui.logic.your_data): unusual column names, label
-values mapped to the checkpoint's labels, the limits, and every bad file with its message."""
+"""A visitor's labelled file on the dataset pages (uqlab.workbench.your_data): unusual column
+names, label values mapped to the checkpoint's labels, the limits, and every bad file with its
+message."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ import pandas as pd
 import pytest
 
 from ui.logic.exports import csv_text
-from ui.logic.your_data import (
+from uqcore.exceptions import InputError
+from uqlab.catalog.labelled import read_labelled
+from uqlab.workbench.your_data import (
     MAX_ROWS,
     default_mapping,
     guess_columns,
@@ -18,8 +21,6 @@ from ui.logic.your_data import (
     read_upload,
     rows,
 )
-from uqcore.exceptions import InputError
-from uqlab.catalog.labelled import read_labelled
 
 NAMES = ("unacceptable", "acceptable")
 

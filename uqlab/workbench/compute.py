@@ -56,7 +56,7 @@ class Summary:
 
     @classmethod
     def of_row(cls, row) -> Summary:
-        """The summary of one row of :func:`ui.logic.dataset.frame` (scored against its gold
+        """The summary of one row of :func:`uqlab.workbench.dataset.frame` (scored against its gold
         label)."""
         return cls(
             int(row["gold"]),

@@ -1,5 +1,5 @@
-"""Slices of Error analysis (ui.logic.slices): each slice's accuracy, ECE and mean MI equal the
-library's numbers on that slice's rows; bad patterns get a message."""
+"""Slices of Error analysis (uqlab.workbench.slices): each slice's accuracy, ECE and mean MI equal
+the library's numbers on that slice's rows; bad patterns get a message."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ui.logic.slices import table
 from uqcore.exceptions import InputError
 from uqcore.stats import ece
+from uqlab.workbench.slices import table
 
 NAMES = ("neg", "pos")
 

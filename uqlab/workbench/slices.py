@@ -9,9 +9,9 @@ import re
 
 import pandas as pd
 
-from ui.logic.dataset import mean_probs
 from uqcore.exceptions import InputError
 from uqcore.stats import ece
+from uqlab.workbench.dataset import mean_probs
 
 BY = ("length", "gold label", "prediction", "domain", "word or pattern")
 LENGTH_BINS = (0, 10, 20, 40, 80, 10**9)  # words: 1-10, 11-20, 21-40, 41-80, more

@@ -1,13 +1,13 @@
-"""ExploreResult and spec sizes (ui.logic.compute): what the figure cache keys and counts; the
-explorer's checks of its maps (identical samples, a uniform BAM prior)."""
+"""ExploreResult and spec sizes (uqlab.workbench.compute): what the figure cache keys and counts;
+the explorer's checks of its maps (identical samples, a uniform BAM prior)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from ui.logic import compute
-from ui.logic.compute import ExploreResult, identical, spec_bytes, uniform_prior
+from uqlab.workbench import compute
+from uqlab.workbench.compute import ExploreResult, identical, spec_bytes, uniform_prior
 
 
 def _result(key) -> ExploreResult:
@@ -75,7 +75,7 @@ def test_uniform_prior_is_relative_to_an_equal_share():
 
 
 def test_a_decoders_later_keys_are_hidden_not_zero():
-    from ui.logic.compute import hide_future
+    from uqlab.workbench.compute import hide_future
 
     maps = np.full((2, 3, 3), 0.25, dtype=np.float16)  # [Tc, W, W]
     hidden = hide_future(maps, causal=True)

@@ -11,7 +11,7 @@ import plotly.graph_objects as go
 import plotly.io as pio
 import pytest
 
-from viz import figures
+from uqlab.workbench import figures
 from viz import reference as R
 
 EVIL = "<a href='https://evil.example'>x</a>"
@@ -55,7 +55,7 @@ def test_prediction_histogram(T, centre):
 
 @pytest.mark.parametrize("T", [1, 2, 50, 127, 128, 300, 40000])
 def test_running_mean(T):
-    from ui.logic.compute import running_mean
+    from uqlab.workbench.compute import running_mean
 
     p = np.random.default_rng(T).random(T)
     mean, se = running_mean(p)
@@ -144,7 +144,7 @@ def test_the_std_panel_has_a_fixed_scale_unless_asked_to_scale_itself():
 def test_long_panel_names_wrap_under_a_title_that_does_not_reach_them():
     """Issue 34: Compare's four checkpoint names ran into each other on a phone, and a wrapped
     title grew down into them (plotly centres a title in the top margin)."""
-    from viz.titles import PANEL_NAME_CHARS, TITLE_PAD
+    from uqlab.workbench.titles import PANEL_NAME_CHARS, TITLE_PAD
 
     names = ("cola-minilm-mcdropout", "cola-minilm-ensemble", "cola-bayesformer", "cola-sto")
     panels = {n: np.eye(3) for n in names}
@@ -227,8 +227,8 @@ def test_the_sweeps_panel_titles_are_whole_and_fit_half_a_phone():
     """Defect: the sweep's right panel title read "mean mutual informatior" (cut at the edge)."""
     import pandas as pd
 
-    from viz.figures import sweep_figure
-    from viz.titles import PANEL_TITLE_CHARS
+    from uqlab.workbench.figures import sweep_figure
+    from uqlab.workbench.titles import PANEL_TITLE_CHARS
 
     table = pd.DataFrame(
         {
@@ -253,7 +253,7 @@ def test_the_sweep_draws_a_visitors_file_and_its_out_of_domain_file():
     file") gave an empty figure."""
     import pandas as pd
 
-    from viz.figures import sweep_figure
+    from uqlab.workbench.figures import sweep_figure
 
     table = pd.DataFrame(
         {
