@@ -8,7 +8,7 @@ import streamlit as st
 
 from ui import cached, data_source, guard, linked, sidebar, work
 from ui.logic import keys as K
-from ui.logic import selection, worth
+from ui.logic import selection
 from ui.logic.catalog import label_names, lac_scores, sort_key
 from ui.logic.exports import csv_text, download
 from ui.logic.progress import Rows
@@ -28,7 +28,7 @@ from uqlab.evaluation.detection_report import (
 from uqlab.evaluation.paper import PAPER_FAMILIES, metric_table
 from uqlab.evaluation.two_models import sentence as pair_sentence
 from uqlab.results import metric_rows
-from uqlab.workbench import dataset, figures
+from uqlab.workbench import dataset, figures, worth
 
 view, info = sidebar.page("Results", needs_checkpoint=False)
 infos = sorted(cached.infos(), key=sort_key)

@@ -15,7 +15,7 @@ import streamlit as st
 import torch
 
 from ui.logic import keys as K
-from ui.logic import landing, why, worth
+from ui.logic import landing, why
 from ui.logic.fair import Gate, heavy
 from uqcore.checkpoint import Checkpoint
 from uqcore.config import ModelConfig
@@ -36,7 +36,7 @@ from uqlab.evaluation.stored import TOLERANCE as STORED_TOLERANCE
 from uqlab.evaluation.stored import StoredSamples
 from uqlab.evaluation.stored import read as read_stored
 from uqlab.models.stale import owner_tag, remove_stale, tag_pattern
-from uqlab.workbench import compute, dataset
+from uqlab.workbench import compute, dataset, worth
 
 DEVICE_ENV = "UQ_DEVICE"
 
@@ -628,13 +628,13 @@ def headlines(frame, seed: int) -> list:
 
 @st.cache_data(max_entries=16, show_spinner=False)
 def file_comparison(frames: dict, chosen: dict, baselines: dict, seed: int) -> tuple[dict, int]:
-    """:func:`ui.logic.worth.blocks`, kept across reruns: its bootstraps cost seconds on a
+    """:func:`uqlab.workbench.worth.blocks`, kept across reruns: its bootstraps cost seconds on a
     5,000-row file (about 8 s for three checkpoints with an out-of-domain file here)."""
     return worth.blocks(frames, chosen, baselines, seed)
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
 def pair(frame_a, frame_b, a: str, b: str, score: str, seed: int) -> tuple[dict | None, int]:
-    """:func:`ui.logic.worth.pair` of two checkpoints' frames, kept across reruns: its paired
+    """:func:`uqlab.workbench.worth.pair` of two checkpoints' frames, kept across reruns: its paired
     bootstraps cost a few seconds on a 5,000-row file."""
     return worth.pair({a: frame_a, b: frame_b}, a, b, score, seed)

@@ -1,13 +1,14 @@
-"""The file comparison's glue (ui.logic.worth): frames in, blocks out, on shared rows only."""
+"""The file comparison's glue (uqlab.workbench.worth): frames in, blocks out, on shared rows
+only."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
-from ui.logic import worth
 from uqlab.evaluation.comparison import Scored
 from uqlab.evaluation.file_comparison import OnFile, file_blocks
+from uqlab.workbench import worth
 from uqlab.workbench.dataset import CLASS_P, OUT, YOURS
 
 
