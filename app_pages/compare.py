@@ -6,7 +6,7 @@ import streamlit as st
 
 from ui import cached, guard, sidebar, work
 from ui.logic import keys as K
-from ui.logic.catalog import label_names, presets, sort_key
+from ui.logic.catalog import presets, sort_key
 from ui.logic.compare import compare, mean_attention
 from ui.logic.exports import csv_text, download
 from ui.logic.format import plain
@@ -15,6 +15,7 @@ from ui.map_views import WINDOW
 from uqcore.exceptions import UQError
 from uqcore.families import title as family_title
 from uqcore.settings import SamplingSettings
+from uqlab.catalog.tasks import label_names
 from uqlab.workbench import figures
 
 view, info = sidebar.page("Compare methods on one sentence")

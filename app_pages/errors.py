@@ -9,7 +9,7 @@ from ui import cached, data_source, dataset_map, sidebar, work
 from ui.explore_views import summary_metrics
 from ui.logic import keys as K
 from ui.logic import selection
-from ui.logic.catalog import label_names, lac_scores
+from ui.logic.catalog import lac_scores
 from ui.logic.exports import csv_text, download, overrides
 from ui.logic.format import plain
 from ui.logic.progress import Rows
@@ -17,8 +17,8 @@ from ui.logic.state import explorer_url
 from ui.logic.tables import fitted
 from uqcore.exceptions import InputError
 from uqcore.stats import conformal_from_scores
-from uqlab.catalog.tasks import task_title
-from uqlab.workbench import dataset, slices
+from uqlab.catalog.tasks import label_names, task_title
+from uqlab.workbench import dataset, dataset_views, slices
 from uqlab.workbench.compute import Summary
 
 view, info = sidebar.page("Error analysis", selection=True)
@@ -121,27 +121,14 @@ if linked is not None:  # only the selected rows, said in words
         st.rerun()
     if df.empty:
         st.stop()
-VIEWS = {
-    "all": lambda d: d.index == d.index,
-    "confidently wrong (p(gold) < 0.2)": lambda d: d["p_gold"] < 0.2,
-    "uncertain (entropy > 0.5 nats)": lambda d: d["entropy"] > 0.5,
-    "correct but unstable (some samples wrong)": lambda d: (
-        (d["pred"] == d["gold"]) & (d["correct"] < d["T"])
-    ),
-    "wrong": lambda d: d["pred"] != d["gold"],
-}
+VIEWS = dict(dataset_views.VIEWS)
 calibration = lac_scores(info.metrics)
 if calibration and len(names) == 2:
     sets = conformal_from_scores(calibration, 0.9, "lac")
     VIEWS["conformal set has both labels (90 %)"] = lambda d: dataset.conformal_members(
         d, sets
     ).all(1)
-SORTS = {
-    "mutual information": "mi",
-    "predictive entropy": "entropy",
-    "variance of p(gold)": "var_gold",
-    "p(gold), lowest first": "p_gold",
-}
+SORTS = dataset_views.SORTS
 c1, c2, c3 = st.columns(3)
 sidebar.keep(K.ERR_DOMAIN, K.ERR_VIEW, K.ERR_SORT)  # the filters survive a recompute
 domains = dataset.domains_of(df)
@@ -150,10 +137,7 @@ if st.session_state.get(K.ERR_DOMAIN) not in ("all", *domains):
 domain = c1.selectbox("Domain", ("all", *domains), key=K.ERR_DOMAIN)
 which = c2.selectbox("Show", list(VIEWS), key=K.ERR_VIEW)
 sort = c3.selectbox("Sort by", list(SORTS), key=K.ERR_SORT)
-part = df[VIEWS[which](df)]
-if domain != "all":
-    part = part[part["domain"] == domain]
-part = part.sort_values(SORTS[sort], ascending=SORTS[sort] == "p_gold")
+part = dataset_views.shown(df, which, sort, domain, VIEWS)
 if part.empty:
     st.info("No example matches these filters.")
     st.stop()

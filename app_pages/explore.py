@@ -7,14 +7,14 @@ import streamlit as st
 from ui import cached, explore_views, export_views, map_views, sidebar, why_views, work
 from ui.logic import intro
 from ui.logic import keys as K
-from ui.logic.catalog import label_names, presets
+from ui.logic.catalog import presets
 from ui.logic.format import plain
 from ui.logic.state import MAX_TEXT_CHARS, link_holds
 from ui.stories import find_stories, landing_stories
 from uqcore.checkpoint import read_length
 from uqcore.exceptions import UQError
 from uqcore.families import get_family
-from uqlab.catalog.tasks import DEFAULT_CHECKPOINT, PAPER_CHECKPOINT
+from uqlab.catalog.tasks import DEFAULT_CHECKPOINT, PAPER_CHECKPOINT, label_names
 
 QUOTE_CHARS = 160  # the landing's result names its text in at most two lines at 1024 x 768
 

@@ -9,13 +9,13 @@ import streamlit as st
 from ui import cached, data_source, guard, linked, sidebar, work
 from ui.logic import keys as K
 from ui.logic import selection
-from ui.logic.catalog import label_names, lac_scores, sort_key
+from ui.logic.catalog import lac_scores, sort_key
 from ui.logic.exports import csv_text, download
 from ui.logic.progress import Rows
 from ui.logic.tables import fitted
 from uqcore.settings import SamplingSettings
 from uqcore.stats import conformal_from_scores
-from uqlab.catalog.tasks import TASKS, get_task, task_title
+from uqlab.catalog.tasks import TASKS, get_task, label_names, task_title
 from uqlab.evaluation.comparison import SHORT
 from uqlab.evaluation.comparison_report import CAPTION as COMPARISON_CAPTION
 from uqlab.evaluation.comparison_report import comparison_rows, verdict_lines
@@ -28,7 +28,7 @@ from uqlab.evaluation.detection_report import (
 from uqlab.evaluation.paper import PAPER_FAMILIES, metric_table
 from uqlab.evaluation.two_models import sentence as pair_sentence
 from uqlab.results import metric_rows
-from uqlab.workbench import dataset, figures, worth
+from uqlab.workbench import dataset, dataset_views, figures, worth
 
 view, info = sidebar.page("Results", needs_checkpoint=False)
 infos = sorted(cached.infos(), key=sort_key)
@@ -336,7 +336,6 @@ if len(pool) >= 2:
             "text/csv",
             key=K.RES_PAIR_CSV,
         )
-which = "your file" if picked.mine else "in-domain"  # a visitor's file is not in-domain
 
 
 def offer(name: str, key: str, kind: str, **where) -> None:
@@ -348,14 +347,9 @@ def offer(name: str, key: str, kind: str, **where) -> None:
 
 left, right = st.columns(2)
 with left:
-    curves = {n: dataset.reliability(f) for n, f in frames.items()}
-    curves |= {
-        f"{n}, temperature-scaled": dataset.reliability(f, column="p1_scaled")
-        for n, f in frames.items()
-        if "p1_scaled" in f
-    }
+    curves = dataset_views.reliability_curves(frames)
     rel_event = st.plotly_chart(
-        figures.reliability_figure(curves, which),
+        dataset_views.reliability(frames, picked.mine),
         width="stretch",
         key=K.RES_REL_PICK,
         on_select="rerun",
@@ -375,11 +369,10 @@ with left:
     for note in temperature_lines((n, by_name[n].metrics) for n in frames if n in by_name):
         st.warning(note)  # the scaled curve is drawn: say where scaling made ECE worse
 with right:
-    with_ood = {n: f for n, f in frames.items() if (f["domain"] == dataset.OUT).any()}
-    if with_ood:
-        rocs = {n: dataset.roc(f, score) for n, f in with_ood.items()}
+    if dataset_views.with_ood(frames):
+        rocs = dataset_views.rocs(frames, score)
         roc_event = st.plotly_chart(
-            figures.roc_figure(rocs, dataset.SCORES[score][1]),
+            dataset_views.roc(frames, score),
             width="stretch",
             key=K.RES_ROC_PICK,
             on_select="rerun",
@@ -401,7 +394,7 @@ with right:
             "detection to show."
         )
 rc_event = st.plotly_chart(
-    figures.risk_coverage_figure({n: dataset.risk_coverage(f) for n, f in frames.items()}, which),
+    dataset_views.risk_coverage(frames, picked.mine),
     width="stretch",
     key=K.RES_RC_PICK,
     on_select="rerun",
@@ -463,11 +456,10 @@ download(
     "text/csv",
     key=K.RES_ROWS_CSV,
 )
-column, label = dataset.SCORES[score]
 for n_hist, (name, frame) in enumerate(frames.items()):
-    values = {d: frame.loc[frame["domain"] == d, column] for d in dataset.domains_of(frame)}
+    values = dataset_views.score_values(frame, score)
     hist_event = st.plotly_chart(
-        figures.domain_histograms(values, label, f"{name}: {label} by domain"),
+        dataset_views.histogram(name, frame, score),
         width="stretch",
         key=f"{K.RES_HIST_PICK}{n_hist}",
         on_select="rerun",

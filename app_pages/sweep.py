@@ -8,11 +8,11 @@ import streamlit as st
 from ui import cached, data_source, guard, sidebar, work
 from ui.logic import keys as K
 from ui.logic import sweep
-from ui.logic.catalog import label_names, sort_key
+from ui.logic.catalog import sort_key
 from ui.logic.exports import csv_text, download
 from ui.logic.progress import Rows
 from uqcore.settings import SamplingSettings
-from uqlab.catalog.tasks import task_title
+from uqlab.catalog.tasks import label_names, task_title
 from uqlab.workbench import dataset, figures
 
 view, info = sidebar.page("Temperature sweep", needs_checkpoint=False)

@@ -9,7 +9,7 @@ import streamlit as st
 
 from ui import cached, data_source, guard, sidebar, work
 from ui.logic import keys as K
-from ui.logic.catalog import label_names, picker_labels, presets
+from ui.logic.catalog import picker_labels, presets
 from ui.logic.exports import csv_text, download, overrides
 from ui.logic.format import plain
 from ui.logic.inputs import MAX_ROWS, MAX_UPLOAD_BYTES, parse_csv, parse_lines, upload_mb
@@ -23,6 +23,7 @@ from ui.logic.tables import (
     wide_tables,
 )
 from uqcore.settings import SamplingSettings
+from uqlab.catalog.tasks import label_names
 from uqlab.evaluation.paper import correct_cell, p_gold_cell
 from uqlab.workbench import dataset
 from uqlab.workbench.compute import table3_record

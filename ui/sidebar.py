@@ -16,7 +16,6 @@ from ui.logic import state as view_state
 from ui.logic.catalog import (
     base_line,
     headline,
-    label_names,
     picker_labels,
     reading,
     sort_key,
@@ -29,7 +28,7 @@ from uqcore.families import title as family_title
 from uqcore.knobs import KNOBS
 from uqcore.registry import CheckpointInfo
 from uqcore.settings import resolve
-from uqlab.catalog.tasks import DEFAULT_CHECKPOINT, PAPER_CHECKPOINT, task_title
+from uqlab.catalog.tasks import DEFAULT_CHECKPOINT, PAPER_CHECKPOINT, label_names, task_title
 from uqlab.evaluation.detection_report import temperature_notes
 from uqlab.models.intake import UPLOAD_PREFIX
 

@@ -170,15 +170,6 @@ def reading(info: CheckpointInfo) -> str:
     return f"up to {read} tokens"
 
 
-def label_names(info: CheckpointInfo) -> tuple[str, ...]:
-    """The checkpoint's own label names, else its task's (``uqlab.catalog.tasks``), else generic."""
-    names = info.training.get("label_names")
-    if isinstance(names, list | tuple) and names and all(isinstance(n, str) for n in names):
-        return tuple(names)
-    spec = TASKS.get(info.task)
-    return spec.label_names if spec else ("class 0", "class 1")
-
-
 def lac_scores(metrics: dict | None) -> list | None:
     """The dev split's LAC calibration scores a checkpoint's evaluation stored (for conformal
     sets at any coverage), or None when it has none."""

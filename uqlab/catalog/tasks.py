@@ -450,3 +450,13 @@ def sentence_sets() -> dict[str, str]:
         for spec in TASKS.values()
         for d, stem in spec.eval_sentences.items()
     }
+
+
+def label_names(info) -> tuple[str, ...]:
+    """The label names of a checkpoint (a :class:`uqcore.registry.CheckpointInfo`): its own
+    (``training.label_names``), else its task's (:data:`TASKS`), else generic."""
+    names = info.training.get("label_names")
+    if isinstance(names, list | tuple) and names and all(isinstance(n, str) for n in names):
+        return tuple(names)
+    spec = TASKS.get(info.task)
+    return spec.label_names if spec else ("class 0", "class 1")

@@ -112,8 +112,8 @@ def test_two_sessions_with_one_task_name_each_see_their_own(source, tmp_path):
     file: each keeps its own labels and neither has bundled examples (on main the second got
     the first's description, and with it the first's file). The pages, two real browser
     sessions: tests/browser/test_hostile_uploads.py."""
-    from ui.logic.catalog import label_names
     from uqcore.registry import list_checkpoints
+    from uqlab.catalog.tasks import label_names
     from uqlab.workbench import dataset
 
     secret = secret_csv(tmp_path)
