@@ -18,8 +18,9 @@ from ui.logic.tables import fitted
 from uqcore.exceptions import InputError
 from uqcore.stats import conformal_from_scores
 from uqlab.catalog.tasks import label_names, task_title
-from uqlab.workbench import dataset, dataset_views, slices
+from uqlab.workbench import dataset, dataset_views, report, slices
 from uqlab.workbench.compute import Summary
+from uqlab.workbench.notebook import Analysis
 
 view, info = sidebar.page("Error analysis", selection=True)
 names = label_names(info)
@@ -54,7 +55,9 @@ else:
         f"{view.seed}; the sidebar's temperatures apply."
     )
 c1, c2 = st.columns(2)
-T = c1.number_input("T", 1, 100, 10, key=K.ERR_T, help="Samples per example (paper: 10).")
+T = c1.number_input(
+    "T", 1, 100, dataset.DATASET_T, key=K.ERR_T, help="Samples per example (paper: 10)."
+)
 per = c2.number_input(
     "Rows per file (0 = all)" if source.mine else "Examples per domain (0 = all)",
     0,
@@ -129,6 +132,7 @@ if calibration and len(names) == 2:
         d, sets
     ).all(1)
 SORTS = dataset_views.SORTS
+VIEW_KEYS = ("domain", "show", "sorted by")  # the record's filters: a report holds every row
 c1, c2, c3 = st.columns(3)
 sidebar.keep(K.ERR_DOMAIN, K.ERR_VIEW, K.ERR_SORT)  # the filters survive a recompute
 domains = dataset.domains_of(df)
@@ -206,9 +210,27 @@ st.link_button(
     type="primary",
     help="The explorer shows the same numbers for this sentence.",
 )
+report_of = Analysis.of(  # every row computed, whatever the filters show
+    info,
+    whole,
+    {k: v for k, v in record.items() if k not in VIEW_KEYS},
+    source.mine,
+    view.seed,
+    skipped,
+)
 record["selected on the map"] = len(picked) or "none"
+left, right = st.columns(2)
 download(
-    st,
+    right,
+    "Download a report of every row (HTML)",
+    lambda a=report_of: report.build([a]).encode("utf-8"),
+    f"report-{info.name}-T{int(T)}-seed{view.seed}.html",
+    "text/html",
+    help="One file that opens offline: the summary with intervals, reliability, "
+    "risk-coverage, the worst errors, the most uncertain rows, slices, the card, the settings.",
+)
+download(
+    left,
     "Download these rows (CSV)",
     lambda: csv_text(part, record),
     f"errors-{info.name}-T{int(T)}-seed{view.seed}.csv",

@@ -28,7 +28,8 @@ from uqlab.evaluation.detection_report import (
 from uqlab.evaluation.paper import PAPER_FAMILIES, metric_table
 from uqlab.evaluation.two_models import sentence as pair_sentence
 from uqlab.results import metric_rows
-from uqlab.workbench import dataset, dataset_views, figures, worth
+from uqlab.workbench import dataset, dataset_views, figures, report, worth
+from uqlab.workbench.notebook import Analysis, Paired
 
 view, info = sidebar.page("Results", needs_checkpoint=False)
 infos = sorted(cached.infos(), key=sort_key)
@@ -144,7 +145,13 @@ chosen = sidebar.multiselect(
     follow=info.name if info else None,
 )  # the sidebar's first
 T = c2.number_input(
-    "T", 1, 100, 10, key=K.RES_T, help="Samples per example (paper: 10).", persist_state="session"
+    "T",
+    1,
+    100,
+    dataset.DATASET_T,
+    key=K.RES_T,
+    help="Samples per example (paper: 10).",
+    persist_state="session",
 )
 if picked.mine:  # a visitor's file: every row unless they cap it
     per = c3.number_input(
@@ -285,6 +292,7 @@ if picked.mine:  # the file's report: one line per checkpoint and file
     else:
         st.info(worth.too_few(n_rows))
 pool = sampled if picked.mine else frames  # a visitor's file: the baselines sampled too
+pair_block = None  # the paired verdict shown, for the report
 if len(pool) >= 2:
     st.subheader("Two checkpoints, paired" + (" on your file" if picked.mine else ""))
     names = list(pool)
@@ -320,6 +328,7 @@ if len(pool) >= 2:
     elif block is None:
         st.info(worth.too_few_pair(n_pair, picked.mine))
     else:
+        pair_block = block
         paired = worth.pair_table(block)
         st.dataframe(
             paired, hide_index=True, width="stretch", column_config=fitted(paired, pinned="metric")
@@ -448,13 +457,30 @@ record = {
     "examples per domain": int(per) or "all",
     "settings": "each checkpoint's own trained settings",
 }
+reported = [
+    Analysis.of(by_name[n], f, record, picked.mine, view.seed, got[n][1]) for n, f in frames.items()
+]
+left, right = st.columns(2)
 download(
-    st,
+    left,
     "Download the per-example values (CSV)",
     lambda: csv_text(every, record),
     f"results-{task}-T{int(T)}-seed{view.seed}.csv",
     "text/csv",
     key=K.RES_ROWS_CSV,
+)
+download(
+    right,
+    "Download the report (HTML)",
+    lambda shown=reported, block=pair_block, s=score: report.build(
+        shown, Paired(block) if block else None, s
+    ).encode("utf-8"),
+    f"report-{task}-T{int(T)}-seed{view.seed}.html",
+    "text/html",
+    key=K.RES_REPORT,
+    help="One file that opens offline: the summary with intervals, the paired verdict when "
+    "you compared two, reliability, risk-coverage, out-of-domain detection, the worst errors, "
+    "the most uncertain rows, slices, the cards and every setting.",
 )
 for n_hist, (name, frame) in enumerate(frames.items()):
     values = dataset_views.score_values(frame, score)

@@ -16,7 +16,13 @@ from ui.logic.lesson import LINKS
 from ui.logic.state import ViewState, explorer_url
 from uqlab.workbench import figures
 from uqlab.workbench.compute import ExploreResult, identical, uniform_prior
-from uqlab.workbench.explore_figures import attention_caption, attention_spec, tokens_for_axes
+from uqlab.workbench.explore_figures import (
+    WINDOW,
+    attention_caption,
+    attention_spec,
+    tokens_for_axes,
+    window,
+)
 
 
 @st.fragment
@@ -82,14 +88,11 @@ def attention(res: ExploreResult, n_layers: int, n_heads: int) -> None:
 ATTENTION_KEYS = ("attention", "attention_mean", "attention_std")  # the panels' figure names
 
 
-WINDOW = 64  # tokens shown at once in the token x token maps (a 512-token map is unreadable)
-
-
 def token_window(n: int, key: str) -> tuple[int, int]:
     """``(lo, hi)`` of the tokens shown: all of them up to WINDOW, else a window the user moves
     (the rows keep summing to 1 over all keys; the window only crops the picture)."""
     if n <= WINDOW:
-        return 0, n
+        return window(n)
     start = st.slider(
         f"First token shown (a window of {WINDOW} of the {n} tokens)",
         0,
@@ -98,7 +101,7 @@ def token_window(n: int, key: str) -> tuple[int, int]:
         step=8,
         key=key,
     )
-    return start, start + WINDOW
+    return window(n, start)
 
 
 @st.fragment

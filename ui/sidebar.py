@@ -31,6 +31,7 @@ from uqcore.settings import resolve
 from uqlab.catalog.tasks import DEFAULT_CHECKPOINT, PAPER_CHECKPOINT, label_names, task_title
 from uqlab.evaluation.detection_report import temperature_notes
 from uqlab.models.intake import UPLOAD_PREFIX
+from uqlab.workbench.dataset import fitted_temperature
 
 PAPERS_SETUP = (
     "The paper's word-level set-up: a small transformer trained from scratch on "
@@ -422,8 +423,7 @@ def keep(*keys: str) -> None:
 
 def temperature_of(info: CheckpointInfo) -> float | None:
     """The temperature the checkpoint's evaluation fitted on dev, or None."""
-    value = ((info.metrics or {}).get("temperature") or {}).get("value")
-    return float(value) if isinstance(value, int | float) and value > 0 else None
+    return fitted_temperature(info.metrics)
 
 
 _UNSET = object()  # a copy whose widget state Streamlit dropped (a run that never drew it)

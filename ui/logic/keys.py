@@ -100,6 +100,7 @@ RES_FILE_COMPARISON_CSV = "res_file_comparison_csv"  # the same on a visitor's f
 RES_PAIR_A, RES_PAIR_B = "res_pair_a", "res_pair_b"  # the two checkpoints compared, paired
 RES_PAIR_SCORE = "res_pair_score"  # the uncertainty whose AUROC for errors they compare
 RES_PAIR_CSV = "res_pair_csv"  # the paired verdict (download)
+RES_REPORT = "res_report"  # Results: the HTML report (download)
 RES_PAIR_GO, RES_PAIR_ON = "res_pair_go", "res_pair_on"  # its button; pressed once this session
 RES_REL_PICK, RES_RC_PICK = "res_rel_pick", "res_rc_pick"  # selections on two figures
 RES_OPEN_BIN, RES_OPEN_TOP = "res_open_bin", "res_open_top"  # their "Open in Error analysis"

@@ -21,12 +21,13 @@ from ui.logic.format import plain
 from ui.logic.selection import parse as parse_selection
 from uqcore.knobs import CONTROLLED, KNOBS, Knob
 from uqcore.settings import SamplingSettings
+from uqlab.workbench.compute import EXPLORE_T
 
 MAX_T = 1000  # samples per request in the app (the library allows more)
 MAX_SEED = 2**31 - 1
 MAX_TEXT_CHARS = 20_000  # longer texts are cut (a model reads at most max_len tokens anyway)
 MAX_LINK_TEXT_BYTES = 4_000  # a text longer than this (URL-encoded) is left out of the link
-DEFAULT_T = 50
+DEFAULT_T = EXPLORE_T  # the explorer's (uqlab.workbench.compute: the notebook's too)
 
 
 class _View:

@@ -28,6 +28,7 @@ from uqcore.runtime import model_device
 from uqcore.settings import ForwardSettings, SamplingSettings, resolve
 from uqcore.stats import mutual_information, predictive_entropy, scaled_probs, table3_stats
 
+EXPLORE_T = 50  # the explorer's default T
 MAP_BUDGET = 32 * 2**20  # bytes of captured maps (fp16) kept per explored sentence
 
 

@@ -36,7 +36,14 @@ from uqlab.data import task_examples
 from uqlab.evaluation.stored import bundled_rows
 
 IN, OUT = DOMAINS["id"], DOMAINS["ood"]  # the ``domain`` column's values
+DATASET_T = 10  # the dataset pages' default T (the paper's)
 YOURS = "your file"  # the domain of a visitor's labelled file's rows (its second file: OUT)
+
+
+def fitted_temperature(metrics: dict | None) -> float | None:
+    """The temperature a checkpoint's evaluation fitted on dev (its ``metrics.json``), or None."""
+    value = ((metrics or {}).get("temperature") or {}).get("value")
+    return float(value) if isinstance(value, int | float) and value > 0 else None
 
 
 def domains_of(df: pd.DataFrame) -> list[str]:

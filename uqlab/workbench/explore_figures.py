@@ -9,6 +9,18 @@ from uqcore.families import FAMILIES
 from uqlab.workbench import figures
 from uqlab.workbench.compute import ExploreResult, hide_future, identical
 
+WINDOW = 64  # tokens shown at once in the token x token maps (a 512-token map is unreadable)
+
+
+def window(n: int, start: int = 0) -> tuple[int, int]:
+    """``(lo, hi)`` of the tokens a map shows: all ``n`` up to :data:`WINDOW`, else the window of
+    :data:`WINDOW` tokens from ``start`` (the rows keep summing to 1 over all keys; the window
+    only crops the picture)."""
+    if n <= WINDOW:
+        return 0, n
+    start = min(max(0, start), n - WINDOW)
+    return start, start + WINDOW
+
 
 def tokens_for_axes(res: ExploreResult) -> list[str]:
     return [f"{t}⟨unk⟩" if u else t for t, u in zip(res.tokens, res.unknown, strict=True)]
