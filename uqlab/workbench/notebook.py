@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pandas as pd
 import plotly.graph_objects as go
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 from uqcore.checkpoint import Checkpoint
 from uqcore.exceptions import InputError, UQError
