@@ -117,7 +117,7 @@ whole = df  # every example computed: the slices' table reads them all
 if linked is not None:  # only the selected rows, said in words
     df = df[linked.mask(df, names)]
     c1, c2 = st.columns([4, 1])
-    c1.info(f"Selected: {linked.words(df)}.")
+    c1.info(f"Selected: {linked.words(df, names)}.")
     if c2.button("Show every row", key=K.ERR_SEL_CLEAR):
         st.session_state.pop(K.ERR_SLICE_PICK, None)
         sidebar.set_view(sel=None)

@@ -419,6 +419,27 @@ sizes = {n: len(dataset.in_domain(f)) for n, f in frames.items()}
 got_top = selection.picked_top(rc_event, list(frames), sizes)
 if got_top is not None:
     offer(got_top[0], K.RES_OPEN_TOP, "top", top=got_top[1])
+st.subheader("Confusion matrices")
+cells, clicked = st.columns(min(2, len(frames))), []
+for n_cell, (name, frame) in enumerate(frames.items()):
+    with cells[n_cell % len(cells)]:
+        labels = label_names(by_name[name])
+        cell_event = st.plotly_chart(
+            dataset_views.confusion(name, frame, labels, picked.mine),
+            width="stretch",
+            key=f"{K.RES_CELL_PICK}{n_cell}",
+            on_select="rerun",
+            selection_mode="points",
+        )
+        got_cell = selection.picked_cell(cell_event)
+        if got_cell is not None:
+            clicked.append((name, n_cell, *got_cell))
+for name, n_cell, gold, pred in clicked:  # full width: the button says what it opens
+    offer(name, f"{K.RES_OPEN_CELL}{n_cell}", "cell", gold=gold, pred=pred)
+st.caption(
+    "Rows: the gold label; columns: the class of the mean prediction. Click a cell to see its "
+    "texts in Error analysis."
+)
 conformal = []
 for name, frame in frames.items():
     scores = lac_scores(by_name[name].metrics)

@@ -21,7 +21,7 @@ def offer(picked: Selection, name: str, frame: pd.DataFrame, names: tuple, key: 
     the sidebar with the checkpoint's own settings (as Results sampled it) and opens Error
     analysis on exactly those rows."""
     rows = frame[picked.mask(frame, names)]
-    label = f"Open in Error analysis: {name}, {picked.words(rows)}"
+    label = f"Open in Error analysis: {name}, {picked.words(rows, names)}"
     if st.button(label, key=key, icon=":material/troubleshoot:", disabled=rows.empty):
         st.session_state[K.SELECT_CKPT] = name  # the sidebar resets the knobs to its own
         view = sidebar.set_view(ckpt=name, sel=picked.encode())

@@ -29,6 +29,9 @@ POINT = """([title, curve, index]) => {
   const y = L.yaxis.l2p(tr.y[index]) + L._size.t + box.top;
   return [x, y, tr.name, tr.customdata ? tr.customdata[index] : null];
 }"""
+CELL = POINT.replace("l2p(tr.x[index])", "d2p(tr.x[index])").replace(
+    "l2p(tr.y[index])", "d2p(tr.y[index])"
+)  # a category axis: data to pixels
 SAID = re.compile(r"Selected: (.*): ([\d,]+) texts, ([\d,]+) wrong\.")
 
 
@@ -43,13 +46,16 @@ def _results(page, server: str) -> None:
     settle(page)
 
 
-def _click_point(page, title: str, curve: int, index: int) -> tuple[str, list | None]:
+def _click_point(
+    page, title: str, curve: int, index: int, script: str = POINT
+) -> tuple[str, list | None]:
     """Click point ``index`` of trace ``curve`` of the chart titled ``title`` (scrolled into
-    view first); the trace's name and the point's customdata."""
+    view first); the trace's name and the point's customdata. ``script``: :data:`CELL` for a
+    chart whose axes are categories."""
     chart = page.locator(".js-plotly-plot", has=page.locator(".gtitle", has_text=title[:20]))
     chart.first.scroll_into_view_if_needed()
     page.wait_for_timeout(500)
-    x, y, name, data = page.evaluate(POINT, [title, curve, index])
+    x, y, name, data = page.evaluate(script, [title, curve, index])
     page.mouse.move(x, y)
     page.wait_for_timeout(300)
     page.mouse.click(x, y)
@@ -175,7 +181,9 @@ def test_a_bin_a_coverage_point_and_a_slice_open_their_rows(
 
     # a bar of a histogram by domain: that domain's rows in the bar's range
     _results(page, server)
-    chart = page.locator(".js-plotly-plot", has=page.locator(".gtitle", has_text="cola-hsto"))
+    chart = page.locator(
+        ".js-plotly-plot", has=page.locator(".gtitle", has_text="cola-hsto: mutual")
+    )
     chart.first.scroll_into_view_if_needed()
     page.wait_for_timeout(500)
     chart.first.locator(".trace.bars").first.locator(".point path").nth(1).click(force=True)
@@ -194,6 +202,20 @@ def test_a_bin_a_coverage_point_and_a_slice_open_their_rows(
     same = [r for r in rows if r["domain"] == got.group(3)]
     edges = np.array([float(r["mi"]) for r in same])
     assert n == int(((edges >= mi.min()) & (edges <= mi.max())).sum())  # none left out
+
+    # a cell of the confusion matrix: the in-domain rows of that gold label and prediction
+    _results(page, server)
+    _, data = _click_point(page, "cola-hsto: confusion", 1, 1, CELL)  # gold 0, predicted 1
+    gold, pred = int(data[0]), int(data[1])
+    rows = _frame_of(page, tmp_path, "cola-hsto")
+    what, n, wrong = _open_errors(page)
+    names = ("unacceptable", "acceptable")
+    assert what.startswith(f"gold {names[gold]}, predicted {names[pred]}"), what
+    inside = [r for r in rows if int(r["gold"]) == gold and int(r["pred"]) == pred]
+    assert n == len(inside) == _rows_shown(page) and wrong == (n if gold != pred else 0)
+    shown = {(r["domain"], r["index"]) for r in _downloaded(page, tmp_path, "cell.csv")}
+    assert shown == {(r["domain"], r["index"]) for r in inside}
+    assert "sel=cell" in page.url
 
     # a slice of Error analysis's table: its rows, as uqlab.workbench.slices groups them
     page.get_by_role("button", name="Show every row").click()

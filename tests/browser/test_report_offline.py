@@ -43,7 +43,7 @@ def test_the_report_opens_offline_with_every_section(chrome, written, shots, siz
     for anchor, heading in SECTIONS:
         section = page.locator(f"section#{anchor}")
         assert section.locator("h2").inner_text() == heading
-    for div in ("reliability", "risk-coverage", "roc", "histogram-0", "histogram-1"):
+    for div in ("reliability", "risk-coverage", "confusion-0", "roc", "histogram-1"):
         assert page.locator(f"#{div} .main-svg").count() >= 1, div
     page.locator("section#paired").scroll_into_view_if_needed()
     assert "B − A" in page.locator("section#paired").inner_text()

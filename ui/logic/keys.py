@@ -105,6 +105,7 @@ RES_PAIR_GO, RES_PAIR_ON = "res_pair_go", "res_pair_on"  # its button; pressed o
 RES_REL_PICK, RES_RC_PICK = "res_rel_pick", "res_rc_pick"  # selections on two figures
 RES_OPEN_BIN, RES_OPEN_TOP = "res_open_bin", "res_open_top"  # their "Open in Error analysis"
 RES_HIST_PICK, RES_OPEN_BAR = "res_hist_pick_", "res_open_bar_"  # a histogram's bar (+ index)
+RES_CELL_PICK, RES_OPEN_CELL = "res_cell_pick_", "res_open_cell_"  # a confusion cell (+ index)
 RES_ROC_PICK, RES_OPEN_FLAG = "res_roc_pick", "res_open_flag"  # a point of the ROC curve
 
 # ----------------------------------------------------------------- app_pages/errors.py

@@ -15,7 +15,9 @@ same rows wherever the page computes the same frame (same checkpoint, examples, 
   :data:`uqlab.workbench.dataset.SCORES`) lies in ``[lo, hi)``, a bar of a histogram by domain;
 - ``flag``: the examples of every domain whose score is at least ``lo``, the texts a point of
   the out-of-domain ROC curve flags (its threshold, as :func:`uqcore.stats.ood_detection`
-  draws the curve).
+  draws the curve);
+- ``cell``: the in-domain examples of gold label ``gold`` predicted ``pred`` (the class of the
+  mean prediction), a cell of the confusion matrix (:func:`uqlab.workbench.dataset.confusion`).
 
 It also carries the page's ``T`` and examples per domain (``per``, 0 = all), so Error analysis
 samples the same rows, and whether the rows were a visitor's file (``mine``: a link cannot carry
@@ -37,7 +39,8 @@ from uqlab.workbench import slices
 from uqlab.workbench.dataset import SCORES, in_domain, mean_probs
 
 N_BINS = 15  # the reliability diagram's bins
-KINDS = ("bin", "top", "slice", "range", "flag")
+KINDS = ("bin", "top", "slice", "range", "flag", "cell")
+MAX_CLASS = 49  # the largest label id a link may name (a file has at most 50 labels)
 LINK_BY = ("length", "gold label", "prediction", "domain")  # slices a link may name
 MAX_GROUP = 80  # characters of a slice's name in a link
 MAX_T, MAX_PER, MAX_TOP = 1000, 100_000, 1_000_000
@@ -64,6 +67,8 @@ class Selection:
     lo: float = 0.0
     hi: float = 0.0
     domain: str = ""
+    gold: int = -1
+    pred: int = -1
 
     def encode(self) -> str:
         """The link's text: ``bin|12|T10|n60``, ``top|30|T10|n60``, ``slice|length|1-10
@@ -74,6 +79,7 @@ class Selection:
             "slice": [self.by, self.group],
             "range": [self.score, repr(self.lo), repr(self.hi), self.domain],
             "flag": [f"{self.score}:{self.lo!r}"],
+            "cell": [str(self.gold), str(self.pred)],
         }
         tail = ["f"] if self.mine else []
         return _SEP.join([self.kind, *head[self.kind], f"T{self.T}", f"n{self.per}", *tail])
@@ -91,6 +97,10 @@ class Selection:
             return df[SCORES[self.score][0]].to_numpy(dtype=float) >= self.lo
         part = in_domain(df)
         where = df.index.get_indexer(part.index)  # positions of the in-domain rows
+        if self.kind == "cell":
+            hit = (part["gold"] == self.gold).to_numpy() & (part["pred"] == self.pred).to_numpy()
+            out[where[hit]] = True
+            return out
         conf = mean_probs(part).max(axis=1)  # [n]
         if self.kind == "bin":
             idx = np.minimum((conf * N_BINS).astype(np.int64), N_BINS - 1)  # as the library
@@ -100,9 +110,15 @@ class Selection:
             out[where[order[: self.top]]] = True
         return out
 
-    def what(self) -> str:
+    def what(self, names: tuple[str, ...] = ()) -> str:
         """What the rows are, in words (no counts), as markdown: a slice's or a domain's name
-        (from a link, or a visitor's file's labels) is escaped, never live markup."""
+        (from a link, or a visitor's file's labels) is escaped, never live markup; ``names``:
+        the label names a confusion cell is said with (else its ids)."""
+        if self.kind == "cell":
+            gold, pred = (
+                plain(names[i]) if i < len(names) else f"label {i}" for i in (self.gold, self.pred)
+            )
+            return f"gold {gold}, predicted {pred} (a cell of the confusion matrix)"
         if self.kind == "bin":
             lo, hi = self.bin / N_BINS, (self.bin + 1) / N_BINS
             close = "]" if self.bin == N_BINS - 1 else ")"
@@ -118,10 +134,10 @@ class Selection:
             return f"flagged by {label} ≥ {self.lo:.3g} (a point of the ROC curve)"
         return f"slice {self.by} = {plain(self.group)}"  # a link's or a file's words: inert
 
-    def words(self, picked: pd.DataFrame) -> str:
+    def words(self, picked: pd.DataFrame, names: tuple[str, ...] = ()) -> str:
         """``"confidence in [0.80, 0.87) (...): 23 texts, 6 wrong"`` for the rows picked."""
         wrong = int((picked["pred"] != picked["gold"]).sum()) if len(picked) else 0
-        return f"{self.what()}: {len(picked):,} texts, {wrong:,} wrong"
+        return f"{self.what(names)}: {len(picked):,} texts, {wrong:,} wrong"
 
 
 def parse(raw: str | None) -> tuple[Selection | None, str | None]:
@@ -138,7 +154,7 @@ def parse(raw: str | None) -> tuple[Selection | None, str | None]:
     kind = parts[0]
     if kind not in KINDS:
         return None, "The selection in the link is not one this app makes; it was ignored."
-    want = {"slice": 5, "range": 7}.get(kind, 4)
+    want = {"slice": 5, "cell": 5, "range": 7}.get(kind, 4)
     if len(parts) != want:
         return None, "The selection in the link is incomplete; it was ignored."
     t_raw, n_raw = parts[-2], parts[-1]
@@ -156,6 +172,11 @@ def parse(raw: str | None) -> tuple[Selection | None, str | None]:
         return _range(parts[1:5], T, per, mine)
     if kind == "flag":
         return _flag(parts[1], T, per, mine)
+    if kind == "cell":
+        gold, pred = _count(parts[1], 0, MAX_CLASS), _count(parts[2], 0, MAX_CLASS)
+        if gold is None or pred is None:
+            return None, "The selection's labels are out of range; it was ignored."
+        return Selection("cell", T, per, mine=mine, gold=gold, pred=pred), None
     value = _count(parts[1], 0 if kind == "bin" else 1, N_BINS - 1 if kind == "bin" else MAX_TOP)
     if value is None:
         return None, "The selection's bin or count is out of range; it was ignored."
@@ -267,4 +288,16 @@ def picked_flag(event: object, curves: dict[str, dict]) -> tuple[str, float] | N
             if thresholds is not None and 0 <= index < len(thresholds):
                 value = float(thresholds[index])
                 return (names[curve - 1], value) if math.isfinite(value) else None
+    return None
+
+
+def picked_cell(event: object) -> tuple[int, int] | None:
+    """``(gold, pred)`` of the first selected cell of a confusion figure (its clickable cells'
+    ``customdata`` is ``[gold, pred, count]``: :func:`uqlab.workbench.figures.confusion_figure`),
+    or None."""
+    for p in _points(event):
+        data = _listed(p.get("customdata"))
+        if len(data) == 3 and all(isinstance(v, int | float) for v in data[:2]):
+            if all(0 <= v <= MAX_CLASS for v in data[:2]):
+                return int(data[0]), int(data[1])
     return None

@@ -225,6 +225,15 @@ def risk_coverage(df: pd.DataFrame) -> dict:
     }
 
 
+def confusion(df: pd.DataFrame, n_classes: int) -> np.ndarray:
+    """``[C, C]`` counts of the in-domain rows by gold label (row) and predicted class (column:
+    the class of the mean prediction, the frame's ``pred``)."""
+    part = in_domain(df)
+    out = np.zeros((n_classes, n_classes), dtype=np.int64)
+    np.add.at(out, (part["gold"].to_numpy(int), part["pred"].to_numpy(int)), 1)
+    return out
+
+
 def conformal_members(df: pd.DataFrame, sets: ConformalSets) -> np.ndarray:
     """Which classes are in each row's conformal set, ``[N, C]`` bool; the set rule is the
     library's (:meth:`ConformalSets.sets`)."""

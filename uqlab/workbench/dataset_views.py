@@ -74,6 +74,12 @@ def histogram(name: str, frame: pd.DataFrame, score: str) -> go.Figure:
     )
 
 
+def confusion(name: str, frame: pd.DataFrame, names: tuple[str, ...], mine: bool) -> go.Figure:
+    """Results' confusion matrix of checkpoint ``name`` on its in-domain rows."""
+    title = f"{name}: confusion matrix ({rows_name(mine)})"
+    return figures.confusion_figure(dataset.confusion(frame, len(names)), names, title)
+
+
 # Error analysis's views ("Show") and sorts; a page may add views of its own (conformal sets)
 VIEWS = {
     "all": lambda d: d.index == d.index,

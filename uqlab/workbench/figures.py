@@ -593,6 +593,50 @@ def domain_histograms(values: dict, label: str, title: str) -> go.Figure:
 
 
 @phone_titles
+def confusion_figure(counts: np.ndarray, names: Sequence[str], title: str) -> go.Figure:
+    """The confusion matrix ``counts [C, C]`` (row = gold label, column = predicted) as a heat
+    map with each cell's count written in it; an unseen marker at each cell's centre carries
+    ``customdata`` ``[gold, pred, count]`` and the hover, so a click selects the cell (Results ->
+    Error analysis; a trace whose hover is skipped sends no click). Rows read top-down in label
+    order."""
+    counts = np.asarray(counts, dtype=np.int64)  # [C, C]
+    labels = list(names) if len(set(names)) == len(names) else unique_labels(names)
+    gold, pred = np.meshgrid(np.arange(len(names)), np.arange(len(names)), indexing="ij")
+    fig = go.Figure(
+        go.Heatmap(
+            z=counts,
+            x=labels,
+            y=labels,
+            colorscale="Blues",
+            showscale=False,
+            text=counts,
+            texttemplate="%{text}",
+            hoverinfo="skip",
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=[labels[p] for p in pred.ravel()],
+            y=[labels[g] for g in gold.ravel()],
+            mode="markers",
+            marker={"size": 40, "opacity": 0},
+            customdata=np.stack([gold.ravel(), pred.ravel(), counts.ravel()], 1),
+            hovertemplate="gold %{y}<br>predicted %{x}<br>%{customdata[2]} texts<extra></extra>",
+            showlegend=False,
+        )
+    )
+    fig.update_layout(
+        title=title,
+        xaxis_title="predicted",
+        yaxis_title="gold label",
+        yaxis_autorange="reversed",
+        margin=_MARGIN,
+        height=200 + 50 * len(names),
+    )
+    return fig
+
+
+@phone_titles
 def compare_histograms(samples: dict, name: str) -> go.Figure:
     """One histogram of ``p(name)`` per checkpoint on a shared [0, 1] axis (``samples``:
     checkpoint -> [T] array), stacked vertically so their spreads compare at a glance."""

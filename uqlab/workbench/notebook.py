@@ -201,13 +201,16 @@ class Analysis:
         return pd.DataFrame([{"domain": h.domain, **h.cells()} for h in lines])
 
     def figures(self, score: str = "mutual_information") -> dict[str, go.Figure]:
-        """Results' figures of this checkpoint: reliability, risk-coverage, the ROC of
+        """Results' figures of this checkpoint: reliability, risk-coverage, confusion, the ROC of
         ``score`` (a :data:`uqlab.workbench.dataset.SCORES` name) when there are out-of-domain
         rows, and the histogram of ``score`` by domain."""
         frames = {self.checkpoint: self.frame}
         out = {
             "reliability": dataset_views.reliability(frames, self.mine),
             "risk_coverage": dataset_views.risk_coverage(frames, self.mine),
+            "confusion": dataset_views.confusion(
+                self.checkpoint, self.frame, self.names, self.mine
+            ),
         }
         roc = dataset_views.roc(frames, score)
         if roc is not None:

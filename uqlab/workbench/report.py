@@ -24,7 +24,7 @@ from uqlab.workbench.notebook import Analysis, Paired
 SECTIONS = (  # (anchor, heading): the report's sections, in order
     ("summary", "Summary"),
     ("paired", "Two checkpoints, paired"),
-    ("calibration", "Reliability and selective prediction"),
+    ("calibration", "Reliability, selective prediction and confusion"),
     ("ood", "Out-of-domain detection"),
     ("errors", "Worst confident errors"),
     ("uncertain", "Most uncertain rows"),
@@ -90,7 +90,12 @@ def _paired(paired: Paired | None) -> str:
     )
 
 
-def _calibration(frames: dict[str, pd.DataFrame], mine: bool) -> str:
+def _calibration(analyses: list[Analysis], mine: bool) -> str:
+    frames = {a.checkpoint: a.frame for a in analyses}
+    confusion = "".join(
+        _figure(dataset_views.confusion(a.checkpoint, a.frame, a.names, mine), f"confusion-{i}")
+        for i, a in enumerate(analyses)
+    )
     return (
         _figure(dataset_views.reliability(frames, mine), "reliability")
         + '<p class="note">A calibrated model\'s confidence matches its accuracy: points on the '
@@ -99,6 +104,8 @@ def _calibration(frames: dict[str, pd.DataFrame], mine: bool) -> str:
         + _figure(dataset_views.risk_coverage(frames, mine), "risk-coverage")
         + '<p class="note">Selective prediction: answer only the most confident share of the '
         "rows. A lower curve (smaller AURC) ranks the model's own errors last.</p>"
+        + confusion
+        + '<p class="note">Rows: the gold label; columns: the class of the mean prediction.</p>'
     )
 
 
@@ -148,7 +155,7 @@ def build(
     body = {
         "summary": _summary(analyses),
         "paired": _paired(paired),
-        "calibration": _calibration(frames, mine),
+        "calibration": _calibration(analyses, mine),
         "ood": _ood(frames, score),
         "errors": _per_checkpoint(analyses, lambda a: _table(a.worst_errors(ROWS))),
         "uncertain": _per_checkpoint(analyses, lambda a: _table(a.most_uncertain(ROWS))),

@@ -10,8 +10,8 @@ import pytest
 from ui.logic import selection
 from ui.logic.selection import Selection, parse, picked_bin, picked_top
 from uqcore.stats import reliability_diagram, risk_coverage
-from uqlab.workbench.dataset import CLASS_P, OUT
-from uqlab.workbench.figures import reliability_figure
+from uqlab.workbench.dataset import CLASS_P, OUT, confusion
+from uqlab.workbench.figures import confusion_figure, reliability_figure
 
 
 def _frame(n: int = 200, ood: int = 40, seed: int = 0) -> pd.DataFrame:
@@ -68,6 +68,8 @@ def test_a_coverage_point_keeps_the_most_confident_as_the_library_orders_them():
         Selection("top", 1, 0, top=30, mine=True),
         Selection("slice", 100, 2000, by="length", group="1-10 words"),
         Selection("slice", 5, 20, by="gold label", group="acceptable", mine=True),
+        Selection("cell", 10, 300, gold=0, pred=1),
+        Selection("cell", 10, 0, gold=49, pred=49, mine=True),
     ],
 )
 def test_a_selection_survives_its_link(sel):
@@ -90,6 +92,10 @@ def test_a_selection_survives_its_link(sel):
         "drop table|1|T10|n60",
         "x" * 300,
         "bin|1|10|60",
+        "cell|0|50|T10|n60",  # at most 50 labels
+        "cell|-1|0|T10|n60",
+        "cell|0|T10|n60",
+        "cell|a|b|T10|n60",
     ],
 )
 def test_anything_else_is_refused_with_a_reason(raw):
@@ -198,3 +204,31 @@ def test_a_linked_name_is_shown_inert_never_as_markup():
         assert "](http" not in said, said  # no live link or image
         assert "\\[" in said, said  # the bracket escaped
         assert parse(sel.encode())[0] == sel  # still selects the rows by the raw name
+
+
+def test_a_confusion_cell_holds_the_in_domain_rows_of_its_gold_label_and_prediction():
+    df = _frame()
+    counts = confusion(df, 2)
+    part = df[df["domain"] != OUT]
+    fig = confusion_figure(counts, ("no", "yes"), "a: confusion")
+    for k, data in enumerate(fig.data[1].customdata.tolist()):  # every clickable cell
+        sent = {str(i): v for i, v in enumerate(data)}  # as Streamlit sends an array row
+        event = {
+            "selection": {"points": [{"curve_number": 1, "point_index": k, "customdata": sent}]}
+        }
+        gold, pred = selection.picked_cell(event)
+        sel = Selection("cell", 10, 0, gold=gold, pred=pred)
+        picked = df[sel.mask(df, ("no", "yes"))]
+        expect = part[(part["gold"] == gold) & (part["pred"] == pred)]
+        assert set(picked.index) == set(expect.index) and len(picked) == counts[gold, pred]
+        assert data[2] == counts[gold, pred]
+        wrong = 0 if gold == pred else len(expect)
+        assert sel.words(picked, ("no", "yes")) == (
+            f"gold {('no', 'yes')[gold]}, predicted {('no', 'yes')[pred]} (a cell of the "
+            f"confusion matrix): {len(expect):,} texts, {wrong:,} wrong"
+        )
+    assert counts.sum() == len(part)
+    assert selection.picked_cell({"selection": {"points": [{"customdata": [0, 99, 3]}]}}) is None
+    assert selection.picked_cell(None) is None
+    said = Selection("cell", 10, 0, gold=0, pred=1).what(("[x](http://e.vil)", "b"))
+    assert "[x](http" not in said  # a visitor's label name is escaped

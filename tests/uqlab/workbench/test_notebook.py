@@ -109,7 +109,7 @@ def test_analyze_reads_a_file_as_the_pages_do_and_compare_is_results_verdict(min
     pd.testing.assert_frame_equal(a.frame, frame)
     assert a.mine and a.settings["T"] == 4 and a.settings["examples"] == "your file mine.csv"
     assert list(a.summary["domain"]) == [dataset.YOURS]
-    assert set(a.figures()) == {"reliability", "risk_coverage", "histogram"}  # no OOD rows
+    assert set(a.figures()) == {"reliability", "risk_coverage", "confusion", "histogram"}  # no OOD
     assert len(a.worst_errors(5)) <= 5 and (a.most_uncertain(3)["mi"].diff().dropna() <= 0).all()
     block, n = worth.pair(
         {"cola-trans": a.frame, "cola-hsto": b.frame}, "cola-trans", "cola-hsto", "max_prob", 0

@@ -41,9 +41,10 @@ def test_every_section_is_there_with_its_figures_and_nothing_from_the_network(pa
     html = report.build([a, b], compare(a, b))
     for anchor, heading in report.SECTIONS:
         assert f'<section id="{anchor}"><h2>{heading}</h2>' in html
-    assert html.count("<script") == 1 + 5  # plotly.js once, then one call per figure
+    assert html.count("<script") == 1 + 7  # plotly.js once, then one call per figure
     assert not re.search(r"<script[^>]+src=", html)  # plotly.js inside the file
-    for div in ("reliability", "risk-coverage", "roc", "histogram-0", "histogram-1"):
+    figures = ("reliability", "risk-coverage", "confusion-0", "confusion-1", "roc", "histogram-0")
+    for div in (*figures, "histogram-1"):
         assert f'id="{div}"' in html
     assert "cola-hsto is better" in html or "no difference" in html
     assert html == report.build([a, b], compare(a, b))  # the same bytes
