@@ -37,7 +37,12 @@ def test_results_page_shows_tables_reliability_and_roc():
         for i in at.info
     )  # 20 in-domain examples: too few for a verdict, and the control that gives more
     labels = [b.proto.label for b in at.get("download_button")]
-    assert labels == ["Download this table (CSV)", "Download the per-example values (CSV)"]
+    assert labels == [
+        "Download this table (CSV)",
+        "Download the per-example values (CSV)",
+        "Download the report (HTML)",
+    ]
+    assert any(t.endswith("confusion matrix (in-domain)") for t in chart_titles(at))
 
 
 def test_results_keeps_a_checkpoint_choice_when_the_task_changes(tmp_path, monkeypatch):
