@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from html import escape
 from pathlib import Path
 
 import pandas as pd
@@ -231,7 +232,7 @@ class Analysis:
         return slices.table(self.frame, by, self.names, pattern)
 
     def _repr_html_(self) -> str:
-        head = f"<p><b>{self.checkpoint}</b>: {len(self.frame):,} rows</p>"
+        head = f"<p><b>{escape(self.checkpoint)}</b>: {len(self.frame):,} rows</p>"
         return head + self.summary.to_html(index=False)
 
 
@@ -325,7 +326,7 @@ class Paired:
         return worth.pair_caption(self.block)
 
     def _repr_html_(self) -> str:
-        return f"<p>{self.sentence}</p>" + self.table.to_html(index=False)
+        return f"<p>{escape(self.sentence)}</p>" + self.table.to_html(index=False)
 
 
 def compare(a: Analysis, b: Analysis, score: str = "max_prob", seed: int = 0) -> Paired:
