@@ -358,7 +358,7 @@ left, right = st.columns(2)
 with left:
     curves = dataset_views.reliability_curves(frames)
     rel_event = st.plotly_chart(
-        dataset_views.reliability(frames, picked.mine),
+        dataset_views.reliability(frames, picked.mine, curves),
         width="stretch",
         key=K.RES_REL_PICK,
         on_select="rerun",
@@ -381,7 +381,7 @@ with right:
     if dataset_views.with_ood(frames):
         rocs = dataset_views.rocs(frames, score)
         roc_event = st.plotly_chart(
-            dataset_views.roc(frames, score),
+            dataset_views.roc(frames, score, rocs),
             width="stretch",
             key=K.RES_ROC_PICK,
             on_select="rerun",

@@ -32,9 +32,13 @@ def reliability_curves(frames: dict[str, pd.DataFrame]) -> dict[str, dict]:
     return curves
 
 
-def reliability(frames: dict[str, pd.DataFrame], mine: bool) -> go.Figure:
-    """Results' reliability diagram of ``frames`` (:func:`reliability_curves`)."""
-    return figures.reliability_figure(reliability_curves(frames), rows_name(mine))
+def reliability(
+    frames: dict[str, pd.DataFrame], mine: bool, curves: dict | None = None
+) -> go.Figure:
+    """Results' reliability diagram of ``frames`` (their :func:`reliability_curves`, or
+    ``curves`` when the caller already has them)."""
+    curves = reliability_curves(frames) if curves is None else curves
+    return figures.reliability_figure(curves, rows_name(mine))
 
 
 def risk_coverage(frames: dict[str, pd.DataFrame], mine: bool) -> go.Figure:
@@ -54,9 +58,10 @@ def rocs(frames: dict[str, pd.DataFrame], score: str) -> dict[str, dict]:
     return {n: dataset.roc(f, score) for n, f in with_ood(frames).items()}
 
 
-def roc(frames: dict[str, pd.DataFrame], score: str) -> go.Figure | None:
-    """Results' ROC figure of ``score``; None when no frame has out-of-domain rows."""
-    got = rocs(frames, score)
+def roc(frames: dict[str, pd.DataFrame], score: str, got: dict | None = None) -> go.Figure | None:
+    """Results' ROC figure of ``score`` (from :func:`rocs`, or ``got`` when the caller already
+    has them); None when no frame has out-of-domain rows."""
+    got = rocs(frames, score) if got is None else got
     return figures.roc_figure(got, dataset.SCORES[score][1]) if got else None
 
 

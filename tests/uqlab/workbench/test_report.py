@@ -4,6 +4,7 @@ paired bootstrap's."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import numpy as np
@@ -61,7 +62,7 @@ def test_visitor_text_is_escaped_everywhere(pair, monkeypatch):
 
 def test_without_out_of_domain_rows_the_report_says_so(pair):
     a, _ = pair
-    alone = type(a)(**{**a.__dict__, "frame": dataset.in_domain(a.frame)})
+    alone = dataclasses.replace(a, frame=dataset.in_domain(a.frame))
     html = report.build([alone])
     assert "No out-of-domain rows" in html and 'id="roc"' not in html
 
