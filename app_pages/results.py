@@ -18,7 +18,7 @@ from uqcore.stats import conformal_from_scores
 from uqlab.catalog.tasks import TASKS, get_task, label_names, task_title
 from uqlab.evaluation.comparison import SHORT
 from uqlab.evaluation.comparison_report import CAPTION as COMPARISON_CAPTION
-from uqlab.evaluation.comparison_report import comparison_rows, verdict_lines
+from uqlab.evaluation.comparison_report import comparison_rows, left_out, verdict_lines
 from uqlab.evaluation.detection_report import (
     backwards_notes,
     detection_rows,
@@ -126,6 +126,8 @@ if stored_worth:
     )
     for line in verdict_lines((i.name, i.metrics) for i in mine):
         st.info(line)
+    if missing := left_out((i.name, i.metrics) for i in mine):
+        st.caption(missing)
 st.header("Example by example")
 picked = data_source.choose(get_task(task).label_names, task_title(task), "results")
 if picked is None:

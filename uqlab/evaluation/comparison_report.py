@@ -178,8 +178,22 @@ def _ece(base: str, members: list[tuple[str, dict]], entries: list[Entry]) -> st
     return f" Lowest ECE beside it: {name} {best:.3f} against {base_ece:.3f} ({change}; {half})."
 
 
+def left_out(entries: Iterable[Entry]) -> str:
+    """The sentence naming the checkpoints left out of the table (no comparison block yet) with
+    the command that writes it; "" when none is (or none could be named)."""
+    names = [plain_name(n) for n, m in entries if _block(m) is None]
+    names = [n for n in names if n is not None]
+    if not names:
+        return ""
+    return (
+        f"Not in the table yet (no comparison block): {', '.join(names)}; "
+        "`python -m uqlab.evaluate --ckpt NAME --comparison-only` writes it."
+    )
+
+
 def markdown(entries: list[Entry]) -> list[str]:
-    """The section of docs/results.md: the table and the verdicts (nothing without rows)."""
+    """The section of docs/results.md: the table, the verdicts and who is left out (nothing
+    without rows)."""
     rows = comparison_rows(entries)
     if not rows:
         return []
@@ -190,4 +204,6 @@ def markdown(entries: list[Entry]) -> list[str]:
     ]
     out += ["| " + " | ".join(str(r.get(k, "")) for k in head) + " |" for r in rows]
     lines = verdict_lines(entries)
+    missing = left_out(entries)
+    lines += [missing] if missing else []
     return out + ([""] + [f"- {line}" for line in lines] if lines else [])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from uqlab.evaluation.comparison_report import comparison_rows, markdown, verdict_lines
+from uqlab.evaluation.comparison_report import comparison_rows, left_out, markdown, verdict_lines
 
 
 def _pair(difference: float, low: float, high: float, verdict: str) -> dict:
@@ -82,7 +82,18 @@ def test_the_verdicts_name_the_winners_say_none_plainly_and_weigh_the_ece_agains
     assert "out-of-domain texts at matched length: a-laplace (MI +0.050 [+0.020, +0.080])" in line
     assert "Lowest ECE beside it: a-laplace 0.040 against 0.100 (−60 %; at most half)." in line
     table = markdown(ENTRIES)
-    assert table[0].startswith("| checkpoint | accuracy |") and table[-1] == f"- {line}"
+    assert table[0].startswith("| checkpoint | accuracy |") and table[-2] == f"- {line}"
+    assert table[-1] == f"- {left_out(ENTRIES)}"
+
+
+def test_the_checkpoints_left_out_are_named_with_the_command_that_adds_them():
+    """A checkpoint without a comparison block is named under the table, not silently absent;
+    a name that is not a folder name (an upload's) is not said; none left out: no sentence."""
+    said = left_out(ENTRIES + [("<b>x</b>", None)])
+    assert said.startswith("Not in the table yet (no comparison block): old; ")
+    assert "--comparison-only" in said and "<b>" not in said
+    assert left_out(ENTRIES[:3]) == ""
+    assert markdown(ENTRIES[:3])[-1].startswith("- Beats a-trans")
 
 
 @pytest.mark.parametrize(
