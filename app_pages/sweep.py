@@ -72,9 +72,10 @@ rows = dataset.pick(ck.task, int(per) or None, view.seed, picked.rows)
 
 def sweep_all(progress):
     done = Rows(len(rows) * len(grid), progress)
+    sampler = cached.grid_sampler(name, T, view.seed, done)
     return sweep.records(
         rows,
-        lambda v: cached.sampler(name, T, view.seed, SamplingSettings(**{swept: v}), done),
+        lambda texts, values: sampler(texts, [SamplingSettings(**{swept: v}) for v in values]),
         grid,
         lambda f, v: done.at_least(f),
     )

@@ -565,6 +565,73 @@ def many(
     return _many(name, folder, stamp(name, folder), texts, T, seed, settings, on_rows)
 
 
+def many_grid(
+    name: str,
+    folder: str,
+    texts: tuple[str, ...],
+    T: int,
+    seed: int,
+    grid: tuple[SamplingSettings, ...],
+    on_rows: Callable[[int], None] | None = None,
+) -> list[list]:
+    """:func:`many` for every setting of ``grid`` (one list each, in its order): the settings
+    not kept are sampled together (:func:`uqlab.workbench.compute.many_probs_grid`: a
+    temperature sweep draws its noise once and runs its values in one pass) and each is kept
+    under the key :func:`many` reads, so a page asking for one of them later finds it.
+    ``on_rows(n)``: told the texts times the settings of each batch sampled here."""
+    version = stamp(name, folder)
+    keys = [(name, folder, version, texts, int(T), int(seed), s) for s in grid]
+    done: dict[int, list] = {}
+
+    def load_from(g: int):
+        def load() -> list:
+            if g not in done:  # the first value not kept: it and every other one missing
+                todo = [h for h, k in enumerate(keys) if h == g or samples().peek(k) is None]
+                done.update(
+                    _grid_samples(name, folder, version, texts, T, seed, grid, todo, on_rows)
+                )
+            return done.pop(g)
+
+        return load
+
+    return [samples().get(k, load_from(g), heavy) for g, k in enumerate(keys)]
+
+
+def _grid_samples(name, folder, version, texts, T, seed, grid, todo, on_rows) -> dict[int, list]:
+    """Settings ``todo`` of ``grid``: per text its stored samples where the file holds them,
+    the others sampled together here."""
+    got = {g: _from_stored(name, folder, version, texts, T, seed, grid[g]) for g in todo}
+    missing = sorted({i for part in got.values() for i, v in enumerate(part) if v is None})
+    if missing:
+        heavy()
+        live = compute.many_probs_grid(
+            _checkpoint(name, folder, version),
+            tuple(texts[i] for i in missing),
+            T,
+            seed,
+            tuple(grid[g] for g in todo),
+            prefix_cache(),
+            (name, folder, version),
+            bar=None if on_rows is None else _Rows(lambda n: on_rows(n * len(todo))),
+        )
+        for g, part in zip(todo, live, strict=True):
+            for i, value in zip(missing, part, strict=True):
+                if got[g][i] is None:
+                    got[g][i] = value
+    return got
+
+
+def grid_sampler(
+    name: str, T: int, seed: int, on_rows: Callable[[int], None] | None = None
+) -> Callable[[tuple[str, ...], tuple[SamplingSettings, ...]], list[list]]:
+    """``(texts, grid) -> one list of samples per setting`` for checkpoint ``name`` through
+    :func:`many_grid` (its folder looked up once)."""
+    folder = where(name)
+    return lambda texts, grid: many_grid(
+        name, folder, tuple(texts), int(T), int(seed), tuple(grid), on_rows
+    )
+
+
 def sampler(
     name: str, T: int, seed: int, ov: SamplingSettings, on_rows: Callable[[int], None] | None = None
 ):

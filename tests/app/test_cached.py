@@ -40,3 +40,23 @@ def test_uploading_again_under_the_same_name_serves_the_new_model(tmp_path):
         own = SamplingSettings()  # the checkpoint's trained settings
         res = cached.explore("upload-mine", str(folder), "john is tall", 5, 0, own, None)
         assert (res.maps[0].prior is not None) == (family == "bam")
+
+
+def test_a_grid_keeps_each_setting_where_one_setting_is_looked_for():
+    """The sweep samples its values together (many_grid); each value is then kept under the
+    key many() reads, so another page asking for one of them samples nothing."""
+    from ui import cached
+
+    name = "cola-hsto"
+    folder = cached.where(name)
+    texts = ("a great movie", "the film was dull", "")
+    grid = tuple(SamplingSettings(tau2=t) for t in (0.7, 7.0))
+    rows = []
+    got = cached.many_grid(name, folder, texts, 3, 11, grid, rows.append)
+    assert sum(rows) == 2 * 2  # two readable texts, two settings
+    for s, part in zip(grid, got, strict=True):
+        assert isinstance(part[2], str)
+        again = cached.many(name, folder, texts, 3, 11, s, lambda n: pytest.fail("resampled"))
+        assert again is part
+    assert cached.many_grid(name, folder, texts, 3, 11, grid, rows.append) == got
+    assert sum(rows) == 4  # all kept: nothing sampled the second time

@@ -22,3 +22,26 @@ def test_page_bench_times_first_views_and_knob_changes(tmp_path, monkeypatch):
     assert sec > 0 and floor["first change gflop"] > 0 and floor["matmul_gflops"] > 0
     # noise in every layer: a second change recomputes as much as the first
     assert floor["second change gflop"] == floor["first change gflop"]
+
+
+def test_the_sweeps_compute_is_timed_at_the_pages_defaults_and_set_beside_its_floor(
+    tmp_path, monkeypatch
+):
+    from tests.app_fixtures import make_checkpoints
+    from tools import bench as app_bench
+
+    root = make_checkpoints(tmp_path, families=("hsto",))
+    monkeypatch.setenv("UQ_CHECKPOINT_DIR", str(root))
+    got = app_bench._sweep_compute("cola-hsto")
+    assert got["knob"] == "tau2" and got["seconds"] > 0  # the page's first knob
+    floor = {"gflop": 1.0, "floor_s": 0.01, "matmul_gflops": 100.0, "compute_s": 0.03}
+    report = {
+        "explore": {},
+        "pages": {},
+        "floors": {"cola-hsto": {"Temperature sweep": {**floor, "knob": "tau2"}}},
+    }
+    text = app_bench.render_markdown(report)
+    assert (
+        "| cola-hsto | Temperature sweep | 1 GFLOP | 0.010 s at 100 GFLOP/s | "
+        "0.030 s (tau2) | 3.0 |" in text
+    )

@@ -34,19 +34,32 @@ def trained(info: CheckpointInfo, knob: str) -> float:
 
 def records(
     rows: list,
-    probs_for: Callable[[float], Callable],
+    probs_grid: Callable[[tuple[str, ...], list[float]], list[list]],
     grid: list[float],
     progress: Callable[[float, float], None] | None = None,
 ) -> pd.DataFrame:
     """Accuracy, mean MI and mean entropy per domain at every value of ``grid``.
-    ``probs_for(value)`` gives the ``texts -> [probs [T, C]]`` sampler with the swept knob at
-    ``value``; ``progress(fraction, value)`` is told how far the sweep is."""
+    ``probs_grid(texts, values)`` gives, for each value of the swept knob, the samples of
+    ``texts`` (``[probs [T, C] or message]``): every value of a chunk of texts in one call, so
+    the sampler can draw the noise once for the whole sweep (``ui.cached.grid_sampler``);
+    ``progress(fraction, value)`` is told how far the tables are."""
+    values = [float(v) for v in sorted(grid)]
+    got: dict[tuple[str, ...], list[list]] = {}  # chunk of texts -> its samples per value
+
+    def at(n: int) -> Callable[[tuple[str, ...]], list]:
+        def probs(texts: tuple[str, ...]) -> list:
+            if texts not in got:
+                got[texts] = probs_grid(texts, values)
+            return got[texts][n]
+
+        return probs
+
     out = []
-    for n, value in enumerate(sorted(grid)):
+    for n, value in enumerate(values):
         step = (
             None if progress is None else (lambda f, n=n, v=value: progress((n + f) / len(grid), v))
         )
-        frame, _ = dataset.frame(rows, probs_for(float(value)), step)
+        frame, _ = dataset.frame(rows, at(n), step)
         for domain, part in frame.groupby("domain"):
             out.append(
                 {

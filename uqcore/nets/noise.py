@@ -250,3 +250,42 @@ def dropout_attend(
         v.new_empty(()), dropped, v.reshape(n * h, lk, -1), beta=0.0, alpha=1.0 / (1.0 - p)
     )
     return out.view(n, h, lq, -1)
+
+
+class TiledNoise(Draws):
+    """The draws of ``base`` for ``tiles`` copies of its rows, tile-major: row
+    ``g * base.rows + r`` gets row ``r``'s numbers. Each draw is made once by ``base`` (its
+    hashing and logarithms) and repeated, so a grid of settings sampled together
+    (:mod:`uqcore.inference.grid`) sees exactly the noise each setting sees alone."""
+
+    def __init__(self, base: SampleNoise, tiles: int):
+        if tiles < 1:
+            raise ValueError(f"TiledNoise needs tiles >= 1, got {tiles}.")
+        self.base, self.tiles = base, int(tiles)
+        self.device = base.device
+
+    @property
+    def rows(self) -> int:
+        return self.base.rows * self.tiles
+
+    @property
+    def draws(self) -> int:
+        return self.base.draws
+
+    def skip(self, n: int) -> None:
+        self.base.skip(n)
+
+    def side(self) -> TiledNoise:
+        return TiledNoise(self.base.side(), self.tiles)
+
+    def _tile(self, x: torch.Tensor) -> torch.Tensor:
+        return x.repeat(self.tiles, *([1] * (x.dim() - 1)))  # [tiles * rows, *shape]
+
+    def uniform(self, *shape: int) -> torch.Tensor:
+        return self._tile(self.base.uniform(*shape))
+
+    def neg_gumbel(self, *shape: int) -> torch.Tensor:
+        return self._tile(self.base.neg_gumbel(*shape))
+
+    def keep_mask(self, p: float, *shape: int) -> torch.Tensor:
+        return self._tile(self.base.keep_mask(p, *shape))

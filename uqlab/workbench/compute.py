@@ -20,7 +20,7 @@ import torch
 from uqcore.backbones import get_backbone
 from uqcore.checkpoint import Checkpoint
 from uqcore.exceptions import UQError
-from uqcore.inference.batch_predict import predict_ids
+from uqcore.inference.batch_predict import predict_grid_ids, predict_ids
 from uqcore.inference.sampling import Capture, sample
 from uqcore.lru import ByteLRU
 from uqcore.nets.maps import LayerMaps
@@ -347,6 +347,24 @@ def _token_ids(ck: Checkpoint, text: str, owner) -> tuple[int, ...] | list[int]:
     return _ENCODED.get((owner, ck.read_len, text), load)[0]
 
 
+def _encoded(ck: Checkpoint, texts: tuple[str, ...], owner) -> tuple[list, dict[int, list[int]]]:
+    """``texts``' token ids by index, and for each text that cannot be read (an empty text, no
+    known word) the message why, at its place in a list of ``len(texts)`` ("" elsewhere)."""
+    out: list[Sampled | str] = [""] * len(texts)
+    encoded: dict[int, list[int]] = {}
+    for i, text in enumerate(texts):
+        try:
+            encoded[i] = _token_ids(ck, text, owner)
+        except UQError as exc:
+            out[i] = str(exc)
+    return out, encoded
+
+
+def _sampled(probs: torch.Tensor, logits: torch.Tensor, j: int) -> Sampled:
+    """Text ``j``'s samples of ``probs`` / ``logits [T, N, C]`` as float64 arrays."""
+    return Sampled(probs[:, j].numpy().astype(np.float64), logits[:, j].numpy().astype(np.float64))
+
+
 def many_probs(
     ck: Checkpoint,
     texts: tuple[str, ...],
@@ -364,13 +382,7 @@ def many_probs(
     (:mod:`uqcore.inference.prefix`); ``bar``: told ``update(n)`` after each batch of ``n``
     texts."""
     fs = resolve(ck.config, overrides)  # ConfigError for a bad setting: nothing to compute
-    out: list[Sampled | str] = [""] * len(texts)
-    encoded: dict[int, list[int]] = {}
-    for i, text in enumerate(texts):
-        try:
-            encoded[i] = _token_ids(ck, text, owner)
-        except UQError as exc:
-            out[i] = str(exc)
+    out, encoded = _encoded(ck, texts, owner)
     if encoded:
         with torch.inference_mode():  # length-sorted batches (uqcore.inference.batch_predict)
             probs, logits = predict_ids(
@@ -385,7 +397,41 @@ def many_probs(
                 bar=bar,
             )  # [T, N, C] each
         for j, i in enumerate(encoded):
-            out[i] = Sampled(
-                probs[:, j].numpy().astype(np.float64), logits[:, j].numpy().astype(np.float64)
-            )
+            out[i] = _sampled(probs, logits, j)
     return out
+
+
+def many_probs_grid(
+    ck: Checkpoint,
+    texts: tuple[str, ...],
+    T: int,
+    seed: int,
+    grid: tuple[SamplingSettings, ...],
+    prefix_cache=None,
+    owner=None,
+    bar=None,
+) -> list[list[Sampled | str]]:
+    """:func:`many_probs` under each setting of ``grid`` (one list per setting, in its order),
+    sampled together: a temperature sweep draws its noise once and runs its values in one pass
+    (:func:`uqcore.inference.batch_predict.predict_grid_ids`); the numbers are those
+    :func:`many_probs` gives per setting. ``bar``: told ``update(n)`` after each batch of ``n``
+    texts, all of the grid's values of them done."""
+    resolved = [resolve(ck.config, s) for s in grid]  # ConfigError first: nothing computed
+    out, encoded = _encoded(ck, texts, owner)
+    per = [list(out) for _ in grid]
+    if encoded:
+        with torch.inference_mode():
+            probs, logits = predict_grid_ids(
+                ck.model,
+                list(encoded.values()),
+                T,
+                seed,
+                resolved,
+                bar=bar,
+                prefix_cache=prefix_cache,
+                prefix_owner=owner,
+            )  # [G, T, N, C] each
+        for g, part in enumerate(per):
+            for j, i in enumerate(encoded):
+                part[i] = _sampled(probs[g], logits[g], j)
+    return per

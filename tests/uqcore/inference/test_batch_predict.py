@@ -62,3 +62,30 @@ def test_a_texts_numbers_do_not_depend_on_the_batches_chosen():
     ids, mask = pad([rows[7]], len(rows[7]))
     alone = sample(model, ids, mask, T=5, seed=3).probs[:, 0]  # [T, C]
     assert torch.allclose(together[:, 7], alone, atol=1e-6)
+
+
+@pytest.mark.parametrize("n_layers", [1, 2])  # the grid folds / runs one value at a time
+def test_a_grid_gives_each_setting_what_predict_ids_gives(n_layers):
+    from uqcore.inference.batch_predict import predict_grid_ids
+    from uqcore.settings import SamplingSettings, resolve
+
+    cfg = ModelConfig(
+        family="hsto", vocab_size=40, max_len=32, n_layers=n_layers, n_heads=2, d_model=16, d_ff=16
+    )
+    torch.manual_seed(0)
+    model = build_model(cfg).eval()
+    rng = random.Random(1)
+    encoded = [[2] + [rng.randint(4, 39) for _ in range(rng.randint(0, 25))] for _ in range(40)]
+    grid = [resolve(cfg, SamplingSettings(tau1=t)) for t in (0.3, 3.0, 30.0)]
+    seen = []
+
+    class Bar:
+        def update(self, n):
+            seen.append(n)
+
+    probs, logits = predict_grid_ids(model, encoded, 4, 5, grid, rows=8, bar=Bar())
+    assert probs.shape == logits.shape == (3, 4, 40, 2) and sum(seen) == 40
+    for g, s in enumerate(grid):
+        alone, raw = predict_ids(model, encoded, 4, 5, settings=s, with_logits=True)
+        torch.testing.assert_close(probs[g], alone, atol=1e-6, rtol=0)
+        torch.testing.assert_close(logits[g], raw, atol=1e-5, rtol=0)

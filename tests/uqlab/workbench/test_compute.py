@@ -1,5 +1,6 @@
 """ExploreResult and spec sizes (uqlab.workbench.compute): what the figure cache keys and counts;
-the explorer's checks of its maps (identical samples, a uniform BAM prior)."""
+the explorer's checks of its maps (identical samples, a uniform BAM prior); a grid of settings
+sampled together gives what each setting gives alone."""
 
 from __future__ import annotations
 
@@ -109,3 +110,36 @@ def test_every_page_path_reads_at_the_training_length_unless_asked_further(
     far = compute.explore(ck, long, 2, 0, SamplingSettings(), whole=True)
     assert set(seen) == {512} and (far.read_len, far.trained_len) == (512, 64)
     assert len(far.tokens) > 64
+
+
+def test_a_grid_of_settings_gives_each_what_many_probs_gives(tmp_path):
+    """A one-layer H-STO net (the grid folds into one pass) and the two-layer test nets (it
+    does not): per setting the samples of :func:`compute.many_probs`, messages kept in place."""
+    import torch
+
+    from tests.app_fixtures import make_checkpoints
+    from uqcore.checkpoint import load_checkpoint, save_checkpoint
+    from uqcore.settings import SamplingSettings
+
+    folder = make_checkpoints(tmp_path, families=("hsto",))
+    two = load_checkpoint(folder / "cola-hsto")
+    torch.manual_seed(0)
+    one_cfg = two.config.replace(n_layers=1)
+    from uqcore.build import build_model
+
+    save_checkpoint(
+        tmp_path / "one", build_model(one_cfg), one_cfg, two.vocab, training=two.training
+    )
+    texts = ("the cat sat on the mat", "", "colourless green ideas sleep", "zzqx")
+    grid = tuple(SamplingSettings(tau1=t) for t in (0.5, 5.0)) + (SamplingSettings(tau2=9.0),)
+    for ck in (two, load_checkpoint(tmp_path / "one")):
+        got = compute.many_probs_grid(ck, texts, 3, 1, grid)
+        assert len(got) == len(grid)
+        for s, part in zip(grid, got, strict=True):
+            alone = compute.many_probs(ck, texts, 3, 1, s)
+            for a, b in zip(alone, part, strict=True):
+                if isinstance(a, str):
+                    assert a == b and a  # why the text cannot be read
+                else:
+                    np.testing.assert_allclose(b.probs, a.probs, atol=1e-6)
+                    np.testing.assert_allclose(b.logits, a.logits, atol=1e-5)
