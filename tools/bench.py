@@ -269,35 +269,20 @@ SWEEP_TRIES = 3  # the sweep's compute is timed this often after a warm-up; the 
 
 def _sweep_compute(ckpt: str) -> dict[str, float]:
     """Seconds of the Temperature sweep's compute at the page's defaults (its first knob, the
-    default values, 60 examples per domain, T = 10, seed 0): the tables
-    (:func:`ui.logic.sweep.records`) over the grid sampler the page calls
-    (:func:`uqlab.workbench.compute.many_probs_grid`), each try with empty prefix and samples
-    caches (the page's first sweep of the checkpoint), no Streamlit; the least of
-    :data:`SWEEP_TRIES`."""
+    default values, 60 examples per domain, T = 10, seed 0): the tables over the grid sampler
+    the page calls (:func:`tools.bench_sweep.sweep_seconds`), each try with empty caches (the
+    page's first sweep of the checkpoint), no Streamlit; the least of :data:`SWEEP_TRIES`."""
+    from tools.bench_sweep import WAYS, sweep_seconds
     from ui.logic import sweep
-    from uqcore.inference.prefix import PrefixCache
-    from uqcore.settings import SamplingSettings
     from uqlab.workbench import dataset
-    from uqlab.workbench.compute import many_probs_grid
     from uqlab.workbench.notebook import checkpoint
 
     ck, info = checkpoint(ckpt)
     knob = sweep.knobs(info)[0]
     rows = dataset.pick(info.task, 60, 0)
-
-    def once() -> float:
-        cache = PrefixCache(2**30, 2**30)
-
-        def probs_grid(texts, values):
-            grid = tuple(SamplingSettings(**{knob: v}) for v in values)
-            return many_probs_grid(ck, tuple(texts), 10, 0, grid, cache, ("bench", ckpt))
-
-        started = time.perf_counter()
-        sweep.records(rows, probs_grid, list(sweep.DEFAULT_GRID))
-        return time.perf_counter() - started
-
-    once()  # imports, the checkpoint, the encodings
-    return {"knob": knob, "seconds": round(min(once() for _ in range(SWEEP_TRIES)), 3)}
+    sweep_seconds(ck, rows, knob, WAYS[1])  # imports, the checkpoint, the encodings
+    best = min(sweep_seconds(ck, rows, knob, WAYS[1]) for _ in range(SWEEP_TRIES))
+    return {"knob": knob, "seconds": round(best, 3)}
 
 
 def _peak_rss_mb() -> float:

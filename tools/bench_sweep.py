@@ -37,41 +37,45 @@ WAYS = ("one value at a time", "one grid")
 WHERE = ("main thread", "new thread")
 
 
+def sweep_seconds(ck, rows: list, knob: str, way: str) -> float:
+    """Seconds of the sweep's tables over ``rows`` for ``knob`` at the page's default values,
+    T = 10, seed 0, with empty prefix and samples caches, computed ``way``."""
+    from ui.logic import sweep
+    from uqcore.inference.prefix import PrefixCache
+    from uqcore.settings import SamplingSettings
+    from uqlab.workbench.compute import many_probs, many_probs_grid
+
+    cache, owner = PrefixCache(2**30, 2**30), ("bench", ck.name)
+
+    def probs_grid(texts, values):
+        grid = tuple(SamplingSettings(**{knob: v}) for v in values)
+        if way == WAYS[1]:
+            return many_probs_grid(ck, tuple(texts), 10, 0, grid, cache, owner)
+        return [many_probs(ck, tuple(texts), 10, 0, s, cache, owner) for s in grid]
+
+    started = time.perf_counter()
+    sweep.records(rows, probs_grid, list(sweep.DEFAULT_GRID))
+    return time.perf_counter() - started
+
+
 def time_sweep(name: str, repeats: int, fresh_threads: bool = False) -> dict:
     """``{knob: {way: seconds}}`` for checkpoint ``name``; with ``fresh_threads`` every call
     (the checkpoint's load too) runs in a thread of its own, as Streamlit runs each script run,
     so no other thread of the process holds an OpenMP pool, as in the server."""
     from ui.logic import sweep
-    from uqcore.inference.prefix import PrefixCache
-    from uqcore.settings import SamplingSettings
     from uqlab.workbench import dataset
-    from uqlab.workbench.compute import many_probs, many_probs_grid
     from uqlab.workbench.notebook import checkpoint
 
     call = _in_thread if fresh_threads else (lambda f: f())
     ck, info = call(lambda: checkpoint(name))
     rows = dataset.pick(info.task, 60, 0)
-
-    def run(knob: str, way: str) -> float:
-        cache, owner = PrefixCache(2**30, 2**30), ("bench", name)
-
-        def probs_grid(texts, values):
-            grid = tuple(SamplingSettings(**{knob: v}) for v in values)
-            if way == WAYS[1]:
-                return many_probs_grid(ck, tuple(texts), 10, 0, grid, cache, owner)
-            return [many_probs(ck, tuple(texts), 10, 0, s, cache, owner) for s in grid]
-
-        started = time.perf_counter()
-        sweep.records(rows, probs_grid, list(sweep.DEFAULT_GRID))
-        return time.perf_counter() - started
-
     out: dict = {}
     for knob in sweep.knobs(info):
         out[knob] = {}
         for way in WAYS:
-            call(lambda k=knob, w=way: run(k, w))  # warm-up: encodings, the allocator
-            times = [call(lambda k=knob, w=way: run(k, w)) for _ in range(repeats)]
-            out[knob][way] = round(min(times), 3)
+            run = lambda k=knob, w=way: sweep_seconds(ck, rows, k, w)  # noqa: E731
+            call(run)  # warm-up: encodings, the allocator
+            out[knob][way] = round(min(call(run) for _ in range(repeats)), 3)
     return out
 
 

@@ -29,6 +29,17 @@ def pad(rows: Sequence[Sequence[int]], length: int) -> tuple[torch.Tensor, torch
     return ids, mask
 
 
+def max_rows(device: torch.device, rows: int | None = None) -> int:
+    """``rows``, or the most rows a batch takes by default: 64 on the CPU, 512 on a GPU."""
+    return rows or (64 if device.type == "cpu" else 512)
+
+
+def _padded(encoded, chunk: list[int], device) -> tuple[torch.Tensor, torch.Tensor]:
+    """Rows ``chunk`` of ``encoded`` padded to their longest, on ``device``: ids and mask."""
+    ids, mask = pad([tuple(encoded[i]) for i in chunk], max(len(encoded[i]) for i in chunk))
+    return ids.to(device), mask.to(device)
+
+
 CALL_COST = 100  # one sampling call's fixed cost, in padded token-samples (CPU, measured)
 # a grid call's (uqcore.inference.grid): its values share the call's prefix, noise and chunks, so
 # bigger batches pay (the temperature sweep of imdb-hsto on 2 cores: 0.17 s at 100, 0.12 s here)
@@ -93,7 +104,7 @@ def predict_ids(
     ``batches``: run only these batches of row indices (a part of :func:`batch_plan`, so that a
     process computes exactly what one process would: the rows of other batches stay unset)."""
     device = model_device(model) if device is None else torch.device(device)
-    rows = rows or (64 if device.type == "cpu" else 512)
+    rows = max_rows(device, rows)
     if batches is None and noise == "counter":
         batches = length_batches([len(e) for e in encoded], rows, T)
     elif batches is None:
@@ -102,11 +113,11 @@ def predict_ids(
     out = torch.empty(T, len(encoded), model.cfg.num_classes)
     raw = torch.empty_like(out) if with_logits else None
     for chunk in batches:
-        ids, mask = pad([tuple(encoded[i]) for i in chunk], max(len(encoded[i]) for i in chunk))
+        ids, mask = _padded(encoded, chunk, device)
         r = sample(
             model,
-            ids.to(device),
-            mask.to(device),
+            ids,
+            mask,
             T,
             seed,
             settings,
@@ -139,17 +150,17 @@ def predict_grid_ids(
     noise for a temperature grid). Batches are chosen as :func:`length_batches` chooses them for
     ``G * T`` samples a row. ``bar``: told ``update(n)`` with each batch's rows."""
     device = model_device(model)
-    rows = rows or (64 if device.type == "cpu" else 512)
+    rows = max_rows(device, rows)
     grid = list(grid)
     batches = length_batches([len(e) for e in encoded], rows, T * len(grid), GRID_CALL_COST)
     shape = (len(grid), T, len(encoded), model.cfg.num_classes)
     probs, logits = torch.empty(shape), torch.empty(shape)  # [G, T, N, C]
     for chunk in batches:
-        ids, mask = pad([tuple(encoded[i]) for i in chunk], max(len(encoded[i]) for i in chunk))
+        ids, mask = _padded(encoded, chunk, device)
         got = sample_grid(
             model,
-            ids.to(device),
-            mask.to(device),
+            ids,
+            mask,
             T,
             seed,
             grid,
@@ -168,9 +179,7 @@ def batch_plan(model, encoded, T: int, rows: int | None = None, device=None) -> 
     """The batches :func:`predict_ids` runs (counter noise) for these rows, so several processes
     can share them out and compute each batch as one process would."""
     device = model_device(model) if device is None else torch.device(device)
-    return length_batches(
-        [len(e) for e in encoded], rows or (64 if device.type == "cpu" else 512), T
-    )
+    return length_batches([len(e) for e in encoded], max_rows(device, rows), T)
 
 
 def predict(
@@ -192,7 +201,7 @@ def predict(
 
 def feature_batches(model, encoded, rows: int | None = None) -> list[list[int]]:
     """The length-sorted batches :func:`features_ids` runs."""
-    rows = rows or (64 if model_device(model).type == "cpu" else 512)
+    rows = max_rows(model_device(model), rows)
     order = sorted(range(len(encoded)), key=lambda i: len(encoded[i]))
     return [order[start : start + rows] for start in range(0, len(order), rows)]
 
@@ -213,8 +222,7 @@ def features_ids(
     out = torch.empty(len(encoded), model.cfg.d_model)
     with torch.inference_mode():
         for chunk in feature_batches(model, encoded, rows) if batches is None else batches:
-            ids, mask = pad([tuple(encoded[i]) for i in chunk], max(len(encoded[i]) for i in chunk))
-            ids, mask = ids.to(device), mask.to(device)
+            ids, mask = _padded(encoded, chunk, device)
             feats = torch.stack([m(ids, mask).features for m in members]).mean(0)  # [B, D]
             out[chunk] = feats.float().cpu()
             if bar is not None:
