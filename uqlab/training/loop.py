@@ -39,17 +39,22 @@ def evaluate(model, data: Encoded, metric: str, samples: int, seed: int, device)
     probs = predict_ids(
         model, data.ids, samples, seed, rows=256, device=device, noise="stream"
     )  # [T, N, C]
-    predicted, labels = probs.mean(0).argmax(-1), data.labels
+    predicted = probs.mean(0).argmax(-1).numpy()  # [N]
+    return metric_of(predicted, data.labels.numpy(), metric, probs.shape[-1])
+
+
+def metric_of(predicted, labels, metric: str, classes: int) -> float:
+    """A task's metric (``"accuracy"``, ``"mcc"`` or ``"macro_f1"`` over ``classes``) of class
+    predictions ``predicted [N]`` against ``labels [N]`` (integer arrays)."""
     if metric == "mcc":
-        return float(matthews_corrcoef(labels.numpy(), predicted.numpy()))
+        return float(matthews_corrcoef(labels, predicted))
     if metric == "macro_f1":
-        classes = list(range(probs.shape[-1]))
         return float(
             f1_score(
-                labels.numpy(), predicted.numpy(), labels=classes, average="macro", zero_division=0
+                labels, predicted, labels=list(range(classes)), average="macro", zero_division=0
             )
         )
-    return float((predicted == labels).float().mean())
+    return float((predicted == labels).mean())
 
 
 def train_model(
