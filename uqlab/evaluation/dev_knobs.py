@@ -37,12 +37,15 @@ from uqcore.exceptions import ConfigError, InputError
 from uqcore.families import get_family
 from uqcore.inference.batch_predict import predict_ids
 from uqcore.inference.detection import errors_versus_max_prob
+from uqcore.inference.prefix import PrefixCache
 from uqcore.registry import load
 from uqcore.settings import SamplingSettings, resolve
 from uqcore.stats import mutual_information
 from uqlab.catalog.paths import checkpoint_dir
-from uqlab.evaluation.first_screen import VISIBLE_STD, _dev
+from uqlab.evaluation.first_screen import VISIBLE_STD, dev_rows
 from uqlab.training.loop import metric_of
+
+PREFIX_BYTES = 2 * 2**30  # the prefixes kept between values (a 500-text dev split fits)
 
 
 @dataclass(frozen=True)
@@ -94,12 +97,16 @@ def sweep(name: str, knob: str, values: list[float], rows: int, T: int, seed: in
             f"{name} ({ck.config.family}) does not read {knob!r} at inference; its knobs: "
             f"{', '.join(family.knobs)}."
         )
-    texts, labels = _dev(ck.training["task"], rows)
+    texts, labels = dev_rows(ck.training["task"], rows)
     ids = [ck.vocab.encode(t, ck.read_len, allow_all_unknown=True).ids for t in texts]
     out = []
+    # the layers below the first noisy one are computed once for every value (same numbers)
+    cache, owner = PrefixCache(PREFIX_BYTES), ("dev_knobs", name)
     for value in values:
         settings = resolve(ck.model.cfg, SamplingSettings(**{knob: value}))
-        probs = predict_ids(ck.model, ids, T, seed, settings=settings)  # [T, N, C]
+        probs = predict_ids(
+            ck.model, ids, T, seed, settings=settings, prefix_cache=cache, prefix_owner=owner
+        )  # [T, N, C]
         out.append(measure(probs.cpu().numpy(), labels, ck.training["metric"], value))
         if bar is not None:
             bar(value)

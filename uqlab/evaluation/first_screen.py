@@ -69,7 +69,8 @@ class Measured:
     tokens_ood: float
 
 
-def _dev(task: str, rows: int) -> tuple[list[str], np.ndarray]:
+def dev_rows(task: str, rows: int) -> tuple[list[str], np.ndarray]:
+    """The first ``rows`` texts and labels of ``task``'s dev split (a task of configs/tasks too)."""
     if task not in TASKS:  # a task described by a file of configs/tasks (CR)
         register(read_task_file(CONFIG_DIR / "tasks" / f"{task}.json"))
     split = load_task(task).dev
@@ -89,7 +90,7 @@ def measure(name: str, ood_task: str | None, rows: int, T: int, seed: int) -> Me
         probs = predict_ids(ck.model, rows_ids, T, seed).cpu().numpy()  # [T, N, C]
         return probs, np.asarray(mutual_information(probs))
 
-    texts, labels = _dev(task, rows)
+    texts, labels = dev_rows(task, rows)
     ids_id = encode(texts)
     probs, mi_id = mi_of(ids_id)
     votes = probs.argmax(-1)  # [T, N]
@@ -101,7 +102,7 @@ def measure(name: str, ood_task: str | None, rows: int, T: int, seed: int) -> Me
     nan = float("nan")
     auroc_mi = length_sep = auroc_cut = tokens_ood = nan
     if ood_task is not None:
-        ood_texts, _ = _dev(ood_task, rows)
+        ood_texts, _ = dev_rows(ood_task, rows)
         ids_ood = encode(ood_texts)
         _, mi_ood = mi_of(ids_ood)
         len_ood = np.array([len(r) for r in ids_ood])
