@@ -1,4 +1,4 @@
-"""An inference knob measured on dev for spread and for finding errors (uqlab.evaluation.dev_knobs)."""
+"""An inference knob measured on dev for spread and for finding errors (dev_knobs)."""
 
 from __future__ import annotations
 
