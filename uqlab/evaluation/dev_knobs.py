@@ -33,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from uqcore.exceptions import ConfigError, InputError
+from uqcore.exceptions import ConfigError, UQError
 from uqcore.families import get_family
 from uqcore.inference.batch_predict import predict_ids
 from uqcore.inference.detection import errors_versus_max_prob
@@ -42,7 +42,7 @@ from uqcore.registry import load
 from uqcore.settings import SamplingSettings, resolve
 from uqcore.stats import mutual_information
 from uqlab.catalog.paths import checkpoint_dir
-from uqlab.evaluation.first_screen import VISIBLE_STD, dev_rows
+from uqlab.evaluation.first_screen import dev_rows, shares
 from uqlab.training.loop import metric_of
 
 PREFIX_BYTES = 2 * 2**30  # the prefixes kept between values (a 500-text dev split fits)
@@ -69,8 +69,7 @@ def measure(probs: np.ndarray, labels: np.ndarray, metric: str, value: float) ->
     """The figures of samples ``probs [T, N, C]`` of dev texts with ``labels [N]``."""
     mean = probs.mean(0)  # [N, C]
     picked = mean.argmax(-1)  # [N]
-    votes = probs.argmax(-1)  # [T, N]
-    spread = probs[:, np.arange(probs.shape[1]), picked].std(0)  # [N]
+    split, visible = shares(probs)
     found = errors_versus_max_prob(probs, labels).get("mutual_information")
     nan = float("nan")
     ranks = (
@@ -81,8 +80,8 @@ def measure(probs: np.ndarray, labels: np.ndarray, metric: str, value: float) ->
     return KnobRow(
         value,
         metric_of(picked, labels, metric, probs.shape[-1]),
-        float((spread >= VISIBLE_STD).mean()),
-        float((votes != votes[0]).any(0).mean()),
+        visible,
+        split,
         float(np.mean(mutual_information(probs))),
         *(float(v) for v in ranks),
     )
@@ -162,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     done = lambda v: print(f"  {args.knob} = {v:g} done", file=sys.stderr)  # noqa: E731
     try:
         rows = sweep(args.ckpt, args.knob, args.values, args.rows, args.T, args.seed, done)
-    except (ConfigError, InputError) as exc:
+    except UQError as exc:  # a bad name, knob, value or data folder: one line, no traceback
         print(f"error: {exc}", file=sys.stderr)
         return 2
     print(table(args.ckpt, args.knob, rows, args.rows, args.T))

@@ -69,6 +69,15 @@ class Measured:
     tokens_ood: float
 
 
+def shares(probs: np.ndarray) -> tuple[float, float]:
+    """Of samples ``probs [T, N, C]``: the share of texts whose samples disagree on the class, and
+    the share whose samples' p(class of the mean) has a standard deviation >= VISIBLE_STD."""
+    votes = probs.argmax(-1)  # [T, N]
+    picked = probs.mean(0).argmax(-1)  # [N]
+    spread = probs[:, np.arange(probs.shape[1]), picked].std(0)  # [N]
+    return float((votes != votes[0]).any(0).mean()), float((spread >= VISIBLE_STD).mean())
+
+
 def dev_rows(task: str, rows: int) -> tuple[list[str], np.ndarray]:
     """The first ``rows`` texts and labels of ``task``'s dev split (a task of configs/tasks too)."""
     if task not in TASKS:  # a task described by a file of configs/tasks (CR)
@@ -93,11 +102,8 @@ def measure(name: str, ood_task: str | None, rows: int, T: int, seed: int) -> Me
     texts, labels = dev_rows(task, rows)
     ids_id = encode(texts)
     probs, mi_id = mi_of(ids_id)
-    votes = probs.argmax(-1)  # [T, N]
-    split = (votes != votes[0]).any(0)
+    split_share, visible_share = shares(probs)
     acc = float((probs.mean(0).argmax(-1) == labels).mean())
-    picked = probs.mean(0).argmax(-1)  # [N]
-    spread = probs[:, np.arange(probs.shape[1]), picked].std(0)  # [N]
     len_id = np.array([len(r) for r in ids_id])
     nan = float("nan")
     auroc_mi = length_sep = auroc_cut = tokens_ood = nan
@@ -124,8 +130,8 @@ def measure(name: str, ood_task: str | None, rows: int, T: int, seed: int) -> Me
         length_sep,
         auroc_cut,
         float(np.quantile(mi_id, 0.9)),
-        float(split.mean()),
-        float((spread >= VISIBLE_STD).mean()),
+        split_share,
+        visible_share,
         float(len_id.mean()),
         tokens_ood,
     )
