@@ -185,6 +185,20 @@ def test_micro_batches_give_the_model_of_whole_batches(tmp_path, monkeypatch):
     assert all(torch.allclose(a[k], b[k], atol=1e-5) for k in a)
 
 
+def test_bfloat16_autocast_trains_near_the_float32_model_and_is_recorded(tmp_path):
+    """``autocast=bfloat16`` (the SmolLM2 IMDB recipe on a CPU): its matmuls round to 8 bits of
+    mantissa, so the weights differ from a float32 run's, by little; the weights stay float32
+    and the setting is part of the recorded config (a rerun needs it)."""
+    plain = train(tmp_path, "hsto", "--epochs", "1", name="plain")
+    mixed = train(tmp_path, "hsto", "--epochs", "1", "--set", "autocast=bfloat16", name="mixed")
+    a, b = weights(plain), weights(mixed)
+    assert not same(a, b)
+    assert all(b[k].dtype == a[k].dtype for k in a)
+    moved = {k: (a[k] - b[k]).abs().max().item() for k in a if a[k].is_floating_point()}
+    assert max(moved.values()) < 0.05, moved
+    assert load_checkpoint(mixed).training["config"]["autocast"] == "bfloat16"
+
+
 def test_a_config_file_alone_names_the_run(tmp_path):
     config = tmp_path / "cola-sto-t5.json"
     config.write_text(

@@ -99,9 +99,10 @@ def train_model(
                 last = lo + step >= len(batch.positions)
                 sync = contextlib.nullcontext() if last or dist_ctx.world == 1 else runner.no_sync()
                 with sync:  # DDP all-reduces once, on the last micro-batch
-                    part = _loss(
-                        runner, cfg, batch, lo, step, settings, epoch_seed, kl_weight, device
-                    )
+                    with _autocast(tc, device):
+                        part = _loss(
+                            runner, cfg, batch, lo, step, settings, epoch_seed, kl_weight, device
+                        )
                     (part * dist_ctx.world / batch.global_size).backward()  # DDP averages
                 loss += part.item()
             if tc.grad_clip > 0:
@@ -166,13 +167,23 @@ def _loss(
     ids, mask = batch.ids[lo : lo + step].to(device), batch.mask[lo : lo + step].to(device)
     noise = StreamNoise.for_indices(epoch_seed, batch.positions[lo : lo + step], device=device)
     out = runner(ids, mask, settings, noise)
-    loss = F.cross_entropy(out.logits, batch.labels[lo : lo + step].to(device), reduction="sum")
+    loss = F.cross_entropy(
+        out.logits.float(), batch.labels[lo : lo + step].to(device), reduction="sum"
+    )
     if out.kl is not None:
         real = mask.sum(1).float()  # [n] real tokens
         # attention entries the KL covers: all rows of the earlier layers, [CLS] in the last
         entries = cfg.n_heads * ((cfg.n_layers - 1) * real * real + real)
         loss = loss + kl_weight * (out.kl / entries).sum()  # mean KL per attention entry
     return loss
+
+
+def _autocast(tc, device):
+    """The context a training step's forward runs in: ``torch.autocast`` in ``tc.autocast``'s
+    dtype (its backward follows the same casts), or nothing."""
+    if tc.autocast is None:
+        return contextlib.nullcontext()
+    return torch.autocast(torch.device(device).type, dtype=getattr(torch, tc.autocast))
 
 
 def _shared(value: float, device, dist_ctx: Dist) -> float:

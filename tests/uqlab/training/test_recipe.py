@@ -41,6 +41,7 @@ def test_config_layers_defaults_file_overrides_and_flags(tmp_path):
         ({"overrides": ["model.attention.taux=1"]}, "Unknown field"),
         ({"overrides": ["epochs=0"]}, "epochs"),
         ({"overrides": ["nokey"]}, "key=value"),
+        ({"overrides": ["autocast=float16"]}, "autocast must be null or 'bfloat16'"),
     ],
 )
 def test_bad_configs_fail_before_training(kwargs, message):
