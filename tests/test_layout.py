@@ -148,7 +148,6 @@ LONG_FUNCTIONS = {
     ("uqlab/benches/sampler.py", "main"): 93,
     ("uqcore/config.py", "validate"): 88,
     ("uqlab/benches/report.py", "render_markdown"): 86,
-    ("uqlab/training/loop.py", "train_model"): 83,
     ("uqlab/workbench/figures.py", "attention_panels"): 82,
 }
 

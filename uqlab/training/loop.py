@@ -93,18 +93,7 @@ def train_model(
         for batch in batches[progress.step :]:
             optimizer.zero_grad(set_to_none=True)
             kl_weight = tc.kl_coef * min(1.0, (progress.global_step + 1) / tc.kl_anneal_steps)
-            step = micro_batch_size(cfg, batch.ids.shape[1], device, len(batch.positions))
-            loss = 0.0
-            for lo in range(0, len(batch.positions), step):  # gradient accumulation
-                last = lo + step >= len(batch.positions)
-                sync = contextlib.nullcontext() if last or dist_ctx.world == 1 else runner.no_sync()
-                with sync:  # DDP all-reduces once, on the last micro-batch
-                    with _autocast(tc, device):
-                        part = _loss(
-                            runner, cfg, batch, lo, step, settings, epoch_seed, kl_weight, device
-                        )
-                    (part * dist_ctx.world / batch.global_size).backward()  # DDP averages
-                loss += part.item()
+            loss = _accumulate(runner, tc, batch, settings, epoch_seed, kl_weight, dist_ctx)
             if tc.grad_clip > 0:
                 torch.nn.utils.clip_grad_norm_(model.parameters(), tc.grad_clip)
             optimizer.step()
@@ -175,6 +164,24 @@ def _loss(
         # attention entries the KL covers: all rows of the earlier layers, [CLS] in the last
         entries = cfg.n_heads * ((cfg.n_layers - 1) * real * real + real)
         loss = loss + kl_weight * (out.kl / entries).sum()  # mean KL per attention entry
+    return loss
+
+
+def _accumulate(runner, tc, batch, settings, epoch_seed: int, kl_weight: float, dist_ctx) -> float:
+    """Backward passes over a batch's micro-batches (gradient accumulation); returns the summed
+    loss. Under DDP the gradients are all-reduced once, on the last micro-batch."""
+    model = getattr(runner, "module", runner)
+    cfg, device = model.cfg, next(model.parameters()).device
+    step = micro_batch_size(cfg, batch.ids.shape[1], device, len(batch.positions))
+    loss = 0.0
+    for lo in range(0, len(batch.positions), step):
+        last = lo + step >= len(batch.positions)
+        sync = contextlib.nullcontext() if last or dist_ctx.world == 1 else runner.no_sync()
+        with sync:
+            with _autocast(tc, device):
+                part = _loss(runner, cfg, batch, lo, step, settings, epoch_seed, kl_weight, device)
+            (part * dist_ctx.world / batch.global_size).backward()  # DDP averages
+        loss += part.item()
     return loss
 
 
