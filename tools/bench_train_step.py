@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import sys
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -22,6 +23,7 @@ from types import SimpleNamespace
 import torch
 
 from uqcore.build import build_model, frozen_names, load_base
+from uqcore.exceptions import ConfigError, UQError
 from uqcore.nets.noise import sample_seed
 from uqcore.settings import resolve
 from uqlab.bases import get_base
@@ -30,6 +32,17 @@ from uqlab.training.loop import _autocast, _loss
 from uqlab.training.recipe import TrainConfig, build_config, read_config_file
 
 PRECISIONS = (None, "bfloat16")  # TrainConfig.autocast values
+
+
+def config_of(path: str) -> TrainConfig:
+    """The training config of a config file, its task named in it or by its ``task_file``."""
+    raw = read_config_file(path)
+    task = raw.get("task")
+    if not task and isinstance(raw.get("task_file"), str):  # a task file beside the config
+        task = read_task_file(Path(path).parent / raw["task_file"]).name
+    if not task or not raw.get("family"):
+        raise ConfigError(f"{path} names no task (or task_file) and family.")
+    return build_config(task, raw["family"], "-", config_file=path)
 
 
 def model_of(tc: TrainConfig) -> torch.nn.Module:
@@ -75,11 +88,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rows", type=int, default=4, help="rows a step (default 4)")
     parser.add_argument("--repeats", type=int, default=3, help="timed steps a round (default 3)")
     args = parser.parse_args(argv)
-    raw = read_config_file(args.config)
-    task = raw.get("task")
-    if not task:  # a task described by a file beside the config (configs/tasks/cr.json)
-        task = read_task_file(Path(args.config).parent / raw["task_file"]).name
-    tc = build_config(task, raw["family"], "-", config_file=args.config)
+    try:
+        tc = config_of(args.config)
+    except (OSError, UQError) as exc:  # a missing, unreadable or bad config: one line
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     model = model_of(tc)
     out: dict = {"config": args.config, "rows": args.rows, "max_len": tc.max_len}
     out["threads"] = torch.get_num_threads()
