@@ -12,6 +12,7 @@ import argparse
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import torch
@@ -32,7 +33,7 @@ from uqlab.data import load_task, resolve_data_dir
 from uqlab.evaluation.shards import join, leave
 from uqlab.training.batches import encode_split
 from uqlab.training.centroids import init_centroids_from_keys
-from uqlab.training.loop import Dist, train_model
+from uqlab.training.loop import Dist, slow_autocast, train_model
 from uqlab.training.pretrained import word_vectors
 from uqlab.training.recipe import TrainConfig, build_config, read_config_file
 from uqlab.training.storage import storage_check
@@ -106,10 +107,20 @@ def deterministic_cuda() -> None:
     torch.use_deterministic_algorithms(True)
 
 
-def run(tc: TrainConfig, quiet: bool = False) -> Path:
+def _start(tc: TrainConfig) -> tuple[Dist, torch.device, Callable]:
+    """The run's process group, device and log (rank 0 prints), TF32 set as the recipe says;
+    warns first when the recipe's autocast would crawl on this CPU (:func:`slow_autocast`)."""
     dist_ctx, device = setup_distributed(tc.device)
     torch.backends.cuda.matmul.allow_tf32 = bool(tc.tf32)  # CUDA only (TrainConfig.tf32)
     log = print if dist_ctx.main else (lambda *a, **k: None)
+    note = slow_autocast(tc, device)
+    if note:
+        log(note, flush=True)
+    return dist_ctx, device, log
+
+
+def run(tc: TrainConfig, quiet: bool = False) -> Path:
+    dist_ctx, device, log = _start(tc)
     started = time.time()
     data = load_task(tc.task, resolve_data_dir(tc.data_dir), split_seed=tc.seed, limit=tc.limit)
     base = get_base(tc.base) if tc.base else None

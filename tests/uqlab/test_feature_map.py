@@ -56,4 +56,5 @@ def test_every_shipped_map_is_trusted_and_one_is_recomputed_the_same():
     with torch.inference_mode():
         xy, _ = feature_map.project(feature_map.features(ck, texts))
     stored, _ = feature_map.read(ck.path, "cola")[0]
-    np.testing.assert_allclose(xy, stored, atol=1e-3, equal_nan=True)
+    # stored in float16: within its resolution (2^-11 relative) of what this machine computes
+    np.testing.assert_allclose(xy, stored, rtol=1e-3, atol=1e-3, equal_nan=True)

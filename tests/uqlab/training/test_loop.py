@@ -20,3 +20,21 @@ def test_a_state_is_due_every_save_every_steps_or_after_save_seconds(monkeypatch
     assert _save_due(tc, 7, saved_at=1000.0)  # a minute since the last save
     assert not _save_due(SimpleNamespace(save_every=0, save_seconds=0), 7, saved_at=0.0)
     assert _save_due(SimpleNamespace(save_every=0, save_seconds=60.0), 7, saved_at=0.0)
+
+
+def test_bfloat16_autocast_on_a_cpu_without_native_bfloat16_is_warned_of(monkeypatch):
+    """On an AVX2 CPU PyTorch emulates bfloat16: a step ran ~20x slower than in float32, so the
+    trainer says so (and how to train without it) before the first step."""
+    import torch
+
+    from uqlab.training.loop import slow_autocast
+
+    tc = SimpleNamespace(autocast="bfloat16")
+    monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda: False)
+    monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: False)
+    note = slow_autocast(tc, "cpu")
+    assert "no native bfloat16" in note and "--set autocast=null" in note
+    assert slow_autocast(SimpleNamespace(autocast=None), "cpu") is None
+    assert slow_autocast(tc, "cuda") is None  # GPUs have it
+    monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda: True)
+    assert slow_autocast(tc, "cpu") is None
