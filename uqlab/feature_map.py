@@ -8,8 +8,9 @@ two components; the file also keeps the share of variance each explains. UMAP is
 package pulls numba and llvmlite (a JIT compiler) into the app's install for a picture PCA
 already gives deterministically.
 
-File ``map.safetensors`` beside ``samples.safetensors``: ``xy [N, 2]`` stored as float16 (row
-``i`` = :func:`uqlab.evaluation.stored.bundled_rows` ``i``; NaN: a text it cannot read) and
+File ``map.safetensors`` beside ``samples.safetensors``: ``xy [N, 2]`` stored as float16
+(float32 past its range; row ``i`` = :func:`uqlab.evaluation.stored.bundled_rows` ``i``; NaN: a
+text it cannot read) and
 metadata (format, task, method, explained variance, the sha256 of the subsets and of the weights).
 :func:`read` trusts nothing else and says why, as :mod:`uqlab.evaluation.stored` does, and gives
 float32. Float16 (format 2; format 1 was float32): a scatter's coordinates need 3 significant
@@ -97,8 +98,20 @@ def write(ck: Checkpoint, sink=write_atomic) -> Path:
         "command": f"python -m uqlab.feature_map --ckpt {ck.name}",
     }
     path = Path(ck.path) / FILE
-    sink(path, save({"xy": np.ascontiguousarray(xy.astype(np.float16))}, metadata=meta))
+    sink(path, _encoded(xy, meta))
     return path
+
+
+F16_MAX = float(np.finfo(np.float16).max)
+
+
+def _encoded(xy: np.ndarray, meta: dict[str, str]) -> bytes:
+    """The file's bytes: ``xy`` in float16, or float32 where a coordinate is past float16's range
+    (a visitor's model with huge features would otherwise plot as infinities)."""
+    finite = xy[np.isfinite(xy)]
+    wide = finite.size and float(np.abs(finite).max()) > F16_MAX
+    stored = xy.astype(np.float32 if wide else np.float16)
+    return save({"xy": np.ascontiguousarray(stored)}, metadata=meta)
 
 
 def read(path: str | Path, task: str) -> tuple[tuple[np.ndarray, list[float]] | None, str]:
@@ -121,7 +134,7 @@ def read(path: str | Path, task: str) -> tuple[tuple[np.ndarray, list[float]] | 
     stale = provenance(meta, subsets, path, task, "the stored map")
     if stale:
         return None, stale
-    if xy.shape != (len(bundled_rows(task)), 2) or xy.dtype != np.float16:
+    if xy.shape != (len(bundled_rows(task)), 2) or xy.dtype not in (np.float16, np.float32):
         return None, "the stored map has the wrong shape"
     return (xy.astype(np.float32), explained), ""
 
@@ -140,7 +153,7 @@ def recast(path: str | Path) -> bool:
     if meta.get("format") != "1" or xy.dtype != np.float32:
         return False
     meta["format"] = FORMAT
-    write_atomic(file, save({"xy": np.ascontiguousarray(xy.astype(np.float16))}, metadata=meta))
+    write_atomic(file, _encoded(xy, meta))
     return True
 
 

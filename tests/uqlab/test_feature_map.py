@@ -58,3 +58,14 @@ def test_every_shipped_map_is_trusted_and_one_is_recomputed_the_same():
     stored, _ = feature_map.read(ck.path, "cola")[0]
     # stored in float16: within its resolution (2^-11 relative) of what this machine computes
     np.testing.assert_allclose(xy, stored, rtol=1e-3, atol=1e-3, equal_nan=True)
+
+
+def test_coordinates_past_float16s_range_are_kept_in_float32():
+    """A visitor's model with huge features must not plot as infinities."""
+    from safetensors.numpy import load
+
+    small = np.array([[1.5, -2.0], [np.nan, np.nan]], dtype=np.float32)
+    huge = np.array([[1e6, 3.0], [np.nan, np.nan]], dtype=np.float32)
+    assert load(feature_map._encoded(small, {}))["xy"].dtype == np.float16
+    back = load(feature_map._encoded(huge, {}))["xy"]
+    assert back.dtype == np.float32 and back[0, 0] == 1e6

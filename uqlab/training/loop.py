@@ -188,7 +188,8 @@ def _accumulate(runner, tc, batch, settings, epoch_seed: int, kl_weight: float, 
 def slow_autocast(tc, device) -> str | None:
     """A warning when ``tc.autocast`` asks for bfloat16 on a CPU without native bfloat16
     (AVX512-BF16 or AMX): there PyTorch emulates it and a step runs ~20x slower (measured on an
-    AVX2 EPYC: a cola-smollm2-hsto step 73 s under autocast against 3.5 s in float32), or None."""
+    AVX2 EPYC: the first cola-smollm2-hsto step 73.6 s under autocast, 3.1-3.5 s in float32),
+    or None."""
     if tc.autocast != "bfloat16" or torch.device(device).type != "cpu":
         return None
     if torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported():

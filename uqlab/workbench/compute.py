@@ -364,9 +364,8 @@ def _per_text(probs: torch.Tensor, logits: torch.Tensor) -> list[Sampled]:
     """Each text's samples of ``probs`` / ``logits [T, N, C]`` as float64 arrays ``[T, C]``,
     converted once for all texts (one conversion a text cost the temperature sweep 1,200
     tensor-to-numpy calls and 2,400 indexings of a tensor)."""
-    p = probs.numpy().astype(np.float64).transpose(1, 0, 2)  # [N, T, C]
-    z = logits.numpy().astype(np.float64).transpose(1, 0, 2)  # [N, T, C]
-    return [Sampled(p[j].copy(), z[j].copy()) for j in range(p.shape[0])]  # each its own
+    p, z = probs.numpy().transpose(1, 0, 2), logits.numpy().transpose(1, 0, 2)  # [N, T, C] views
+    return [Sampled(p[j].astype(np.float64), z[j].astype(np.float64)) for j in range(len(p))]
 
 
 def many_probs(
