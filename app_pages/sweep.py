@@ -84,6 +84,12 @@ def sweep_all(progress):
 table = work.run(
     f"Sweeping {swept} over {len(grid)} values ({len(rows):,} examples each)", sweep_all, request
 )
+if table.empty:
+    st.warning(
+        "None of these examples can be sampled by this checkpoint (every text is empty or has "
+        "no word it knows): pick other examples or another checkpoint."
+    )
+    st.stop()
 st.plotly_chart(figures.sweep_figure(table, swept), width="stretch")
 st.caption(
     "Low temperatures make the Gumbel-softmax samples sharper and more varied; high ones "

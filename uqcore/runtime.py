@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import lru_cache
 
 import torch
 
@@ -58,6 +61,44 @@ def release_memory() -> bool:
         return libc is not None and bool(libc.malloc_trim(0))
     except AttributeError:
         return False
+
+
+ONE_THREAD_BLOCKS = True  # False: :func:`one_thread` does nothing (tools.bench_sweep compares)
+
+
+@lru_cache(maxsize=1)
+def _openmp() -> tuple | None:
+    """``(omp_get_max_threads, omp_set_num_threads)`` of the OpenMP runtime PyTorch loaded, or
+    None where the process has none (a build with another thread pool)."""
+    try:
+        process = ctypes.CDLL(None)
+        return process.omp_get_max_threads, process.omp_set_num_threads
+    except (OSError, AttributeError):
+        return None
+
+
+@contextmanager
+def one_thread(device: torch.device | str = "cpu") -> Iterator[None]:
+    """Run the calling thread's PyTorch operations in the block on one intra-op thread (CPU).
+
+    For chains of cheap elementwise passes (the counter noise's integer hashing): under the
+    server's ``OMP_WAIT_POLICY=PASSIVE`` each parallel pass wakes a sleeping thread, which on
+    a 2-core machine costs more than the second thread gives (``python -m tools.bench_sweep``
+    in docs/performance.md). OpenMP's thread count is per thread, so other threads (other
+    visitors' script runs) keep theirs; the caller's is restored, even on an error.
+    Elementwise operations give the same bits on any number of threads (matmuls may round
+    differently). A no-op on other devices and where PyTorch has no OpenMP runtime."""
+    cpu = ONE_THREAD_BLOCKS and torch.device(device).type == "cpu"
+    omp = _openmp() if cpu else None
+    before = omp[0]() if omp is not None else 1
+    if before <= 1:
+        yield
+        return
+    omp[1](1)
+    try:
+        yield
+    finally:
+        omp[1](before)
 
 
 def tune_cpu(threads: int | None = None) -> dict[str, object]:

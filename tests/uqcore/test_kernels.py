@@ -197,3 +197,26 @@ def test_training_keeps_pytorchs_softmax_bit_for_bit():
     x = torch.randn(6, SOFTMAX_MIN_ROW - 4, requires_grad=True)
     assert torch.equal(softmax_last(x), torch.softmax(x, -1))
     assert torch.equal(log_softmax_last(x), torch.log_softmax(x, -1))
+
+
+@pytest.mark.parametrize("noise_scale", [1.0, 0.7])
+@pytest.mark.parametrize("tau", [1.0, 0.3, "per row"])
+def test_tiled_gumbel_softmax_gives_the_bits_of_the_copied_logits(noise_scale, tau):
+    from uqcore.kernels.gumbel import gumbel_softmax, gumbel_softmax_tiled
+
+    repeats, batch = 3, 2
+    logits = torch.randn(batch, 4, 9, 5)  # [B, H, L, c]
+    if tau == "per row":
+        tau = torch.tensor([0.3, 1.0, 3.0]).repeat_interleave(batch).view(-1, 1, 1, 1)
+    copied = logits.repeat(repeats, 1, 1, 1)
+    want = gumbel_softmax(copied, tau, noise_scale, SampleNoise(5, 0, repeats, batch), False)
+    before = logits.clone()
+    got = gumbel_softmax_tiled(
+        logits, repeats, tau, noise_scale, SampleNoise(5, 0, repeats, batch), False
+    )
+    assert torch.equal(got, want)
+    assert torch.equal(logits, before)  # the unique rows' logits are not written
+    plain = gumbel_softmax_tiled(logits, repeats, tau, 0.0, None, False)
+    assert torch.equal(
+        plain, gumbel_softmax(logits.repeat(repeats, 1, 1, 1), tau, 0.0, None, False)
+    )

@@ -44,6 +44,28 @@ def gumbel_softmax(
     return soft_or_hard(softmax_last(logits.div_(tau)), hard)
 
 
+def gumbel_softmax_tiled(
+    logits: torch.Tensor,  # [B, ...]
+    repeats: int,
+    tau: float | torch.Tensor,
+    noise_scale: float,
+    noise: SampleNoise | None,
+    hard: bool,
+) -> torch.Tensor:
+    """``gumbel_softmax(logits.repeat(repeats, 1, ...), ...)`` (``R`` sample-major copies of
+    the unique rows' ``logits``, not modified) without the copy: the fresh noise tensor takes
+    ``logits - lambda * (-g)`` in place, the same operation on the same operands, hence the same
+    bits. -> ``[R*B, ...]``"""
+    if noise is None or noise_scale == 0.0:
+        return gumbel_softmax(
+            logits.repeat(repeats, *([1] * (logits.dim() - 1))), tau, 0, None, hard
+        )
+    z = noise.neg_gumbel(*logits.shape[1:])  # [R*B, ...] = -g, fresh
+    tiles = z.view(repeats, *logits.shape)  # [R, B, ...]
+    torch.sub(logits, tiles, alpha=noise_scale, out=tiles)  # + lambda * g, each copy
+    return soft_or_hard(softmax_last(z.div_(tau)), hard)
+
+
 def soft_or_hard(y: torch.Tensor, hard: bool) -> torch.Tensor:
     """``y`` itself, or in hard mode ``one_hot(argmax y) - y.detach() + y`` (straight-through)."""
     if not hard:
@@ -168,7 +190,7 @@ def hsto_shortcut() -> Shortcut:
 
     def noisy(parts, v, mask, s, noise, repeats) -> torch.Tensor:
         kc, qc = parts
-        p = gumbel_softmax(kc.repeat(repeats, 1, 1, 1), s.tau1, s.noise_scale, noise, s.hard)
+        p = gumbel_softmax_tiled(kc, repeats, s.tau1, s.noise_scale, noise, s.hard)
         raw = torch.matmul(qc.repeat(repeats, 1, 1, 1), p.transpose(-1, -2))  # [R*B,H,Lq,L]
         return _noisy_scores(raw, mask, s.noise_scale, noise, repeats)
 

@@ -24,6 +24,7 @@ from uqcore.nets.maps import LayerMaps
 from uqcore.nets.noise import SampleNoise, add_dropout, dropout, dropout_attend
 from uqcore.nets.projection import masked_head_projection
 from uqcore.nets.rotary import apply_rotary
+from uqcore.runtime import one_thread
 from uqcore.settings import ForwardSettings
 
 
@@ -212,17 +213,18 @@ class MultiHeadAttention(nn.Module):
         or kept for a later call."""
         cut = self.kernel.shortcut
         unique = mask[: mask.shape[0] // repeats]  # [B, L]
-        if memo is not None and memo.value is not None:
-            z = memo.value  # [R*B, H, Lq, L]
-            if noise is not None:
-                noise.skip(memo.draws)
-        else:
-            counted = memo is not None and noise is not None  # a memo comes with SampleNoise
-            before = noise.draws if counted else 0
-            z = cut.noisy(parts, v, unique, s, noise, repeats)  # [R*B, H, Lq, L]
-            if memo is not None:
-                memo.value, memo.draws = z, (noise.draws - before) if counted else 0
-        out = cut.finish(z, v, s, repeats)  # [R*B, H, Lq, d_h]
+        with one_thread(v.device):  # per-sample elementwise passes and small matmuls
+            if memo is not None and memo.value is not None:
+                z = memo.value  # [R*B, H, Lq, L]
+                if noise is not None:
+                    noise.skip(memo.draws)
+            else:
+                counted = memo is not None and noise is not None  # a memo comes with SampleNoise
+                before = noise.draws if counted else 0
+                z = cut.noisy(parts, v, unique, s, noise, repeats)  # [R*B, H, Lq, L]
+                if memo is not None:
+                    memo.value, memo.draws = z, (noise.draws - before) if counted else 0
+            out = cut.finish(z, v, s, repeats)  # [R*B, H, Lq, d_h]
         n, _, length, _ = out.shape
         return linear(out.transpose(1, 2).reshape(n, length, self.cfg.d_model), self.proj)
 

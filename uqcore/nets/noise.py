@@ -29,6 +29,8 @@ import math
 
 import torch
 
+from uqcore.runtime import one_thread
+
 EPS = 1e-6  # uniforms are clamped to [EPS, 1 - EPS] so log(-log(u)) stays finite
 _MIX = 0x9E3779B97F4A7C15  # golden-ratio constant used to decorrelate per-sample seeds
 _MASK64 = (1 << 64) - 1
@@ -204,15 +206,17 @@ class SampleNoise(Draws):
     # ---------------------------------------------------------- distributions
     def uniform(self, *shape: int) -> torch.Tensor:
         """U(0,1) with 24-bit resolution, clamped to [1e-6, 1 - 1e-6]. -> [rows, *shape]"""
-        words = self._hash(shape).bitwise_right_shift_(8).bitwise_and_(0xFFFFFF)
-        return words.to(torch.float32).mul_(2.0**-24).clamp_(EPS, 1.0 - EPS)
+        with one_thread(self.device):  # a dozen cheap passes: see one_thread
+            words = self._hash(shape).bitwise_right_shift_(8).bitwise_and_(0xFFFFFF)
+            return words.to(torch.float32).mul_(2.0**-24).clamp_(EPS, 1.0 - EPS)
 
     def keep_mask(self, p: float, *shape: int) -> torch.Tensor:
         """Bool mask, False with probability ``p`` (quantised to a multiple of 1/65536).
         -> [rows, *shape] bool"""
         if not 0.0 <= p < 1.0 or math.isnan(p):
             raise ValueError(f"dropout probability must be in [0, 1), got {p}.")
-        return self._hash(shape).bitwise_and_(0xFFFF) >= math.ceil(p * 65536)
+        with one_thread(self.device):
+            return self._hash(shape).bitwise_and_(0xFFFF) >= math.ceil(p * 65536)
 
 
 def dropout(

@@ -105,6 +105,14 @@ CHUNK = 256  # texts per call of the sampler: the progress bar and the table mov
 Sampler = Callable[[tuple[str, ...]], list]  # texts -> per text Sampled or an error message
 
 
+def chunks(rows: list) -> list[tuple[int, list[int]]]:
+    """The order in which the dataset pages sample ``rows``: ``(start, indices)`` of chunks of
+    :data:`CHUNK` texts, the texts sorted by words (each chunk's batches then carry little
+    padding; an example's numbers do not depend on its chunk)."""
+    order = sorted(range(len(rows)), key=lambda i: len(rows[i][0].split()))
+    return [(lo, order[lo : lo + CHUNK]) for lo in range(0, len(order), CHUNK)]
+
+
 def frame(
     rows: list[tuple[str, int, str, int]],
     probs_many: Sampler,
@@ -114,15 +122,12 @@ def frame(
 ) -> tuple[pd.DataFrame, int]:
     """One row per readable example with prediction and uncertainty, in the order of ``rows``;
     also how many were skipped (a text with no known word cannot be sampled). ``probs_many``
-    samples a tuple of texts (:func:`uqlab.workbench.compute.many_probs`), called on chunks of
-    :data:`CHUNK` texts of similar length (by words: each chunk's batches then carry little
-    padding; an example's numbers do not depend on its chunk). With a ``temperature``,
+    samples a tuple of texts (:func:`uqlab.workbench.compute.many_probs`), called on the chunks
+    of :func:`chunks`. With a ``temperature``,
     ``p1_scaled`` is the mean p(class 1) after temperature scaling. ``partial`` is given the
     rows finished so far after each chunk but the last (to fill a table while it computes)."""
-    order = sorted(range(len(rows)), key=lambda i: len(rows[i][0].split()))
     frames, kept, skipped = [], [], 0
-    for lo in range(0, len(order), CHUNK):
-        part = order[lo : lo + CHUNK]
+    for lo, part in chunks(rows):
         got = probs_many(tuple(rows[i][0] for i in part))
         keep = [j for j, p in enumerate(got) if not isinstance(p, str)]  # str: why unreadable
         skipped += len(part) - len(keep)
@@ -133,7 +138,7 @@ def frame(
             kept += [part[j] for j in keep]
         if progress is not None:
             progress(min(1.0, (lo + CHUNK) / max(1, len(rows))))
-        if partial is not None and frames and lo + CHUNK < len(order):
+        if partial is not None and frames and lo + CHUNK < len(rows):
             partial(pd.concat(frames, ignore_index=True))
     if not frames:
         return pd.DataFrame(), skipped

@@ -44,3 +44,28 @@ def test_each_chunk_is_asked_once_for_every_value_and_each_value_gets_its_own_ta
         [(p > 0.5) == g for p, g in zip(mean_p, (1, 0), strict=True)]
     )
     assert seen[-1] == (1.0, 3.0)
+
+
+def test_the_tables_are_the_dataset_frames_statistics_at_every_value():
+    from uqlab.workbench import dataset
+
+    def probs_grid(texts, values):
+        return [[_samples(t, v) for t in texts] for v in values]
+
+    table = sweep.records(ROWS, probs_grid, [0.5, 2.0, 7.0])
+    for value in (0.5, 2.0, 7.0):
+        frame, skipped = dataset.frame(ROWS, lambda texts, v=value: [_samples(t, v) for t in texts])
+        assert skipped == 1
+        for domain, part in frame.groupby("domain"):
+            row = table[(table.tau == value) & (table.domain == domain)].iloc[0]
+            assert row["n"] == len(part)
+            assert row["accuracy"] == (part["pred"] == part["gold"]).mean()
+            assert np.isclose(row["mi"], part["mi"].mean(), rtol=1e-12, atol=0)
+            assert np.isclose(row["entropy"], part["entropy"].mean(), rtol=1e-12, atol=0)
+
+
+def test_a_sweep_of_texts_none_of_which_can_be_sampled_gives_an_empty_table():
+    table = sweep.records(
+        [("", 1, "in", 0)], lambda texts, values: [["empty"] for _ in values], [1.0]
+    )
+    assert table.empty and list(table.columns) == list(sweep.COLUMNS)
