@@ -13,6 +13,7 @@ from uqcore.registry import list_checkpoints, load
 from uqlab.catalog.paths import SHIPPED_CHECKPOINT_DIR
 from uqlab.catalog.task_file import read_task_file
 from uqlab.catalog.tasks import TASKS
+from uqlab.provenance import is_absolute
 from uqlab.training.recipe import TrainConfig, build_config
 from uqlab.training.storage import LOGIT_TOLERANCE
 
@@ -55,6 +56,35 @@ def test_assets_fit_the_budget():
     assert sum(sizes) <= budget, f"assets/ holds {sum(sizes) / 2**20:.2f} MiB"
     on_disk = sum(-(-size // block) * block for size in sizes) + folders * block
     assert on_disk <= budget, f"assets/ takes {on_disk // 1024:,} KiB of 4 KiB blocks"
+
+
+def _strings(node, where=""):
+    """(where, value) for every string in a JSON document."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            yield from _strings(value, f"{where}.{key}")
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            yield from _strings(value, f"{where}[{i}]")
+    elif isinstance(node, str):
+        yield where, node
+
+
+def _path_like(value: str) -> bool:
+    """A string with a separator after its first character (a lone "/" is a vocabulary word)."""
+    return "/" in value[1:] or "\\" in value
+
+
+@pytest.mark.parametrize("name", [i.name for i in INFOS])
+def test_records_name_no_build_machine_path(name):
+    """config.json and metrics.json ship to every clone and visitor: a path in them is relative to
+    the checkout (``python -m uqlab.provenance`` rewrites an old record), never ``/home/...``."""
+    folder = SHIPPED_CHECKPOINT_DIR / name
+    for file in ("config.json", "metrics.json"):
+        if (folder / file).is_file():
+            doc = json.loads((folder / file).read_text(encoding="utf-8"))
+            found = [(w, v) for w, v in _strings(doc) if _path_like(v) and is_absolute(v)]
+            assert not found, f"{name}/{file}: {found[:3]}; run python -m uqlab.provenance"
 
 
 def test_every_config_file_has_its_checkpoint_and_the_reverse():

@@ -121,6 +121,7 @@ from uqlab.evaluation.stored import bundled_rows
 from uqlab.evaluation.stored import write as write_stored
 from uqlab.feature_map import FILE as MAP_FILE
 from uqlab.feature_map import write as write_map
+from uqlab.provenance import portable
 
 MAHALANOBIS_FIT = 5000  # training examples the distance baseline is fitted on (seeded draw)
 RESPLITS = 1000  # random dev + test re-splits behind the resampled conformal coverage
@@ -269,7 +270,7 @@ def evaluate_checkpoint(
         "family": ck.config.family,
         "samples": T,
         "seed": seed,
-        "data_source": data.source,
+        "data_source": portable(data.source),
         "sizes": {k: len(splits[k]) for k in scored},
         **({"limit": limit} if limit is not None else {}),  # a part of each split: said
         **({"ood_limit": ood_limit} if ood_limit is not None else {}),  # a part of OOD: said

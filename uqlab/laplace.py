@@ -52,6 +52,7 @@ from uqlab.catalog.paths import checkpoint_dir
 from uqlab.catalog.task_file import checkpoint_task
 from uqlab.data import load_task, resolve_data_dir
 from uqlab.evaluation.laplace_report import RECORD
+from uqlab.provenance import portable_training
 from uqlab.share_weights import share
 
 GRID: tuple[float, ...] = tuple(10.0 ** (k / 2) for k in range(15))  # 1 .. 1e7, half-decades
@@ -283,7 +284,7 @@ def main(argv: list[str] | None = None) -> int:
         command = "python -m uqlab.laplace " + " ".join(argv if argv is not None else sys.argv[1:])
         # the source's training record, less its float16 storage check (of the source's file)
         kept = {k: v for k, v in (ck.training or {}).items() if k != "storage"}
-        training = {**kept, "family": model.cfg.family, RECORD: record}
+        training = {**portable_training(kept), "family": model.cfg.family, RECORD: record}
         source_weights = weights_path(source)
         check_budget(model.cfg, where=f"{name}'s config")  # before a file is written
         out = save_checkpoint(

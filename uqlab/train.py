@@ -31,6 +31,7 @@ from uqlab.catalog.task_file import read_task_file
 from uqlab.catalog.tasks import TASK_NAMES, get_task
 from uqlab.data import load_task, resolve_data_dir
 from uqlab.evaluation.shards import join, leave
+from uqlab.provenance import portable, portable_training
 from uqlab.training.batches import encode_split
 from uqlab.training.centroids import init_centroids_from_keys
 from uqlab.training.loop import Dist, slow_autocast, train_model
@@ -190,10 +191,10 @@ def run(tc: TrainConfig, quiet: bool = False) -> Path:
             "seed": tc.seed,
             "label_names": data.label_names,
             "metric": data.metric,
-            "data_source": data.source,
+            "data_source": portable(data.source),
             "members": history,
             "splits": {s: len(getattr(data, s)) for s in ("train", "dev", "test", "ood")},
-            "config": tc.to_dict(),
+            "config": portable_training({"config": tc.to_dict()})["config"],
             "seconds": round(time.time() - started, 1),
             "command": "python -m uqlab.train " + " ".join(sys.argv[1:]),
             # same bits need the same thread count: it sets the order of float sums on the CPU

@@ -11,12 +11,14 @@ from tests.helpers import TINY, evaluate_tiny, tiny_siblings
 from uqcore.checkpoint import load_checkpoint, save_checkpoint
 from uqlab.evaluate import main as evaluate_main
 from uqlab.evaluation.paper import TABLE3 as PAPER_TABLE3
+from uqlab.provenance import is_absolute
 from uqlab.train import main as train_main
 
 
 def test_metrics_json_has_every_required_field(checkpoint, data_dir):
     m = evaluate_tiny(checkpoint, data_dir)
     assert (m["task"], m["family"], m["samples"]) == ("cola", "hsto", 4)
+    assert not is_absolute(m["data_source"]), m["data_source"]  # names no build machine
     for side in ("id", "ood"):
         for key in (
             "accuracy_mean",

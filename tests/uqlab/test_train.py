@@ -17,6 +17,7 @@ from safetensors import safe_open
 from uqcore.checkpoint import load_checkpoint
 from uqcore.exceptions import ConfigError
 from uqcore.inference.sampling import sample
+from uqlab.provenance import is_absolute
 from uqlab.train import main
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -89,6 +90,9 @@ def test_training_is_deterministic_and_the_checkpoint_loads(tmp_path):
     assert len(ck.training["members"][0]["history"]) == 2
     # what a bit-exact rerun must match: the CPU thread count orders the float sums
     assert (ck.training["threads"], ck.training["processes"]) == (torch.get_num_threads(), 1)
+    # provenance names no build machine: the data beside the checkout, the folder by its name
+    recorded = (ck.training["data_source"], ck.training["config"]["out"])
+    assert not any(is_absolute(v) for v in recorded), recorded
     c = train(tmp_path, "hsto", "--epochs", "2", "--seed", "1", name="c")
     assert not same(weights(a), weights(c))
 
