@@ -3,11 +3,14 @@
 
 For each checkpoint and each temperature it can sweep, the sweep's tables at the page's defaults
 (the default values, 60 examples per domain, T = 10, seed 0; :func:`ui.logic.sweep.records`)
-are computed three ways: one value at a time (what the page did before: a
+are computed four ways: one value at a time (what the page did before: a
 :func:`uqlab.workbench.compute.many_probs` call per value), as one grid
-(:func:`uqlab.workbench.compute.many_probs_grid`: the noise drawn once, the values in one pass)
-and as one grid with every pass on every thread (:func:`uqcore.runtime.one_thread` off: the
-noise's hashing and the shortcut as they ran before 2026-12-02).
+(:func:`uqlab.workbench.compute.many_probs_grid`: the noise drawn once, the values in one pass,
+its batches on one worker thread per core: :func:`uqcore.runtime.across_cores`), as one grid
+on the caller's one pool of threads (the batches one after another: the grid until the
+afternoon of 2026-12-02) and as that with every pass on every thread
+(:func:`uqcore.runtime.one_thread` off: the noise's hashing and the shortcut as they ran before
+2026-12-02).
 Each runs with empty prefix and samples caches (a first sweep), in the process's main thread and
 in new threads (as Streamlit runs a script), under three OpenMP wait policies
 (:data:`POLICIES`), each in processes of their own. Each figure is the least of ``--repeats``
@@ -35,16 +38,22 @@ POLICIES = {  # OpenMP wait policy -> the environment that sets it
     "spin 10000": {"GOMP_SPINCOUNT": "10000"},
     "default": {},
 }
-WAYS = ("one value at a time", "one grid", "one grid, all threads")  # see sweep_seconds
+WAYS = (  # see sweep_seconds
+    "one value at a time",
+    "one grid",
+    "one grid, one pool",
+    "one grid, all threads",
+)
 WHERE = ("main thread", "new thread")
 
 
 def sweep_seconds(ck, rows: list, knob: str, way: str) -> float:
     """Seconds of the sweep's tables over ``rows`` for ``knob`` at the page's default values,
     T = 10, seed 0, with empty prefix and samples caches, computed ``way``: one sampler call
-    per value, or one grid; "one grid, all threads" is the grid with
-    :func:`uqcore.runtime.one_thread` switched off, so that every pass of the noise and the
-    shortcut may use every thread (what the library did before)."""
+    per value, or one grid; "one grid, one pool" is the grid with its batches one after
+    another on the caller's threads (:data:`uqcore.runtime.SPLIT_ACROSS_CORES` off), "one grid,
+    all threads" that with :func:`uqcore.runtime.one_thread` switched off too, so that every
+    pass of the noise and the shortcut may use every thread (what the library did before)."""
     from ui.logic import sweep
     from uqcore import runtime
     from uqcore.inference.prefix import PrefixCache
@@ -59,13 +68,14 @@ def sweep_seconds(ck, rows: list, knob: str, way: str) -> float:
             return many_probs_grid(ck, tuple(texts), 10, 0, grid, cache, owner)
         return [many_probs(ck, tuple(texts), 10, 0, s, cache, owner) for s in grid]
 
-    runtime.ONE_THREAD_BLOCKS = way != WAYS[2]
+    runtime.ONE_THREAD_BLOCKS = way != WAYS[3]
+    runtime.SPLIT_ACROSS_CORES = way in WAYS[:2]
     try:
         started = time.perf_counter()
         sweep.records(rows, probs_grid, list(sweep.DEFAULT_GRID))
         return time.perf_counter() - started
     finally:
-        runtime.ONE_THREAD_BLOCKS = True
+        runtime.ONE_THREAD_BLOCKS = runtime.SPLIT_ACROSS_CORES = True
 
 
 def time_sweep(name: str, repeats: int, fresh_threads: bool = False) -> dict:

@@ -11,13 +11,18 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from functools import lru_cache
+from typing import TypeVar
 
 import torch
 
 from uqcore.exceptions import ConfigError
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 _M_TRIM_THRESHOLD = -1
 _M_MMAP_THRESHOLD = -3
@@ -99,6 +104,63 @@ def one_thread(device: torch.device | str = "cpu") -> Iterator[None]:
         yield
     finally:
         omp[1](before)
+
+
+SPLIT_ACROSS_CORES = True  # False: :func:`across_cores` runs in the caller (benchmarks compare)
+
+
+def core_workers(device: torch.device | str) -> int:
+    """How many workers :func:`across_cores` runs on ``device``: the calling thread's intra-op
+    thread count on the CPU (what it would have used), 1 on other devices or when switched off
+    (:data:`SPLIT_ACROSS_CORES`) or where PyTorch has no OpenMP runtime."""
+    if not SPLIT_ACROSS_CORES or torch.device(device).type != "cpu" or _openmp() is None:
+        return 1
+    return max(1, torch.get_num_threads())
+
+
+def across_cores(
+    fn: Callable[[T], R],
+    items: Sequence[T],
+    device: torch.device | str = "cpu",
+    cost: Callable[[T], float] | None = None,
+) -> Iterator[R]:
+    """``fn(item)`` for each of ``items``, yielded in their order, computed by
+    :func:`core_workers` threads at once, each on one intra-op thread.
+
+    For many independent calls of a chain of small passes (a temperature sweep's batches): one
+    OpenMP pool splits each pass over the cores and, under the server's
+    ``OMP_WAIT_POLICY=PASSIVE``, wakes its sleeping threads for every one of them; whole calls
+    on threads of their own keep every core busy without those wakes (PyTorch releases the GIL
+    in its operations). ``fn`` runs under ``torch.inference_mode`` (for inference only) and must
+    not touch shared state that is not thread-safe. Results are yielded in the calling thread,
+    so progress bars may be told there. ``cost``: the calls start costliest first (the last to
+    start is then a short one, so the workers end together). Elementwise passes give the same
+    bits on one thread as on several; a matmul may round differently in its last bits. An
+    error in any call is raised here once the calls already running have ended; the ones not
+    started are cancelled."""
+    workers = min(core_workers(device), len(items))
+    if workers <= 1:
+        for item in items:
+            yield fn(item)
+        return
+
+    def work(item: T) -> R:
+        omp = _openmp()
+        if omp is not None:
+            omp[1](1)  # this worker thread's own count (OpenMP's is per thread)
+        with torch.inference_mode():
+            return fn(item)
+
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="uq-core")
+    try:
+        order = range(len(items))
+        if cost is not None:
+            order = sorted(order, key=lambda i: -cost(items[i]))
+        futures = {i: pool.submit(work, items[i]) for i in order}
+        for i in range(len(items)):
+            yield futures[i].result()
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def tune_cpu(threads: int | None = None) -> dict[str, object]:

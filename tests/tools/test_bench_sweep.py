@@ -17,10 +17,10 @@ def test_the_sweep_is_timed_every_way_in_both_threads_and_rendered(tmp_path, mon
             assert set(ways) == set(bench_sweep.WAYS) and all(s > 0 for s in ways.values())
     per = {"main thread": {"cola-hsto": main}, "new thread": {"cola-hsto": fresh}}
     text = bench_sweep.render({"PASSIVE": per, "default": per})
-    assert text.count("| cola-hsto | tau") == 12 and '"PASSIVE"' in text
+    assert text.count("| cola-hsto | tau") == 16 and '"PASSIVE"' in text
 
 
-def test_the_all_threads_way_switches_one_thread_off_for_its_run_only(tmp_path, monkeypatch):
+def test_each_grid_way_switches_its_runtime_flags_for_its_run_only(tmp_path, monkeypatch):
     from tests.app_fixtures import make_checkpoints
     from tools import bench_sweep
     from ui.logic import sweep
@@ -34,9 +34,12 @@ def test_the_all_threads_way_switches_one_thread_off_for_its_run_only(tmp_path, 
     seen = []
     real = sweep.records
     monkeypatch.setattr(
-        sweep, "records", lambda *a: seen.append(runtime.ONE_THREAD_BLOCKS) or real(*a)
+        sweep,
+        "records",
+        lambda *a: seen.append((runtime.ONE_THREAD_BLOCKS, runtime.SPLIT_ACROSS_CORES)) or real(*a),
     )
     rows = dataset.pick(info.task, 3, 0)
     for way in bench_sweep.WAYS:
         bench_sweep.sweep_seconds(ck, rows, "tau2", way)
-    assert seen == [True, True, False] and runtime.ONE_THREAD_BLOCKS
+    assert seen == [(True, True), (True, True), (True, False), (False, False)]
+    assert runtime.ONE_THREAD_BLOCKS and runtime.SPLIT_ACROSS_CORES

@@ -202,6 +202,8 @@ def test_training_keeps_pytorchs_softmax_bit_for_bit():
 @pytest.mark.parametrize("noise_scale", [1.0, 0.7])
 @pytest.mark.parametrize("tau", [1.0, 0.3, "per row"])
 def test_tiled_gumbel_softmax_gives_the_bits_of_the_copied_logits(noise_scale, tau):
+    """The same bits as the copied logits' Gumbel-softmax; where lambda equals tau the race
+    (exp once per example, divided by each sample's E = -log u) gives them within rounding."""
     from uqcore.kernels.gumbel import gumbel_softmax, gumbel_softmax_tiled
 
     repeats, batch = 3, 2
@@ -214,9 +216,33 @@ def test_tiled_gumbel_softmax_gives_the_bits_of_the_copied_logits(noise_scale, t
     got = gumbel_softmax_tiled(
         logits, repeats, tau, noise_scale, SampleNoise(5, 0, repeats, batch), False
     )
-    assert torch.equal(got, want)
+    if isinstance(tau, float) and tau == noise_scale:  # the exponential race: another order
+        torch.testing.assert_close(got, want, atol=1e-6, rtol=0)
+    else:
+        assert torch.equal(got, want)
     assert torch.equal(logits, before)  # the unique rows' logits are not written
     plain = gumbel_softmax_tiled(logits, repeats, tau, 0.0, None, False)
     assert torch.equal(
         plain, gumbel_softmax(logits.repeat(repeats, 1, 1, 1), tau, 0.0, None, False)
     )
+
+
+@pytest.mark.parametrize("hard", [False, True])
+def test_the_exponential_race_stays_finite_and_normalised_at_the_uniforms_extremes(hard):
+    """Logits far apart (one key at +-80 from the others) and every sample's draws: no 0 / 0,
+    no overflow, rows summing to 1, the argmax of the copied logits' softmax."""
+    from uqcore.kernels.gumbel import gumbel_softmax, gumbel_softmax_tiled
+
+    repeats, batch = 50, 3
+    logits = torch.randn(batch, 2, 7, 4)
+    logits[0, :, :, 0] += 80.0
+    logits[1, :, :, 1] -= 80.0
+    with torch.inference_mode():
+        got = gumbel_softmax_tiled(
+            logits, repeats, 2.0, 2.0, SampleNoise(1, 0, repeats, batch), hard
+        )
+        copied = logits.repeat(repeats, 1, 1, 1)
+        want = gumbel_softmax(copied, 2.0, 2.0, SampleNoise(1, 0, repeats, batch), hard)
+    assert torch.isfinite(got).all()
+    torch.testing.assert_close(got.sum(-1), torch.ones(got.shape[:-1]), atol=1e-6, rtol=0)
+    torch.testing.assert_close(got, want, atol=1e-6, rtol=0)

@@ -15,7 +15,7 @@ import torch
 from uqcore.inference.grid import sample_grid
 from uqcore.inference.sampling import sample
 from uqcore.nets.model import PAD_ID
-from uqcore.runtime import model_device
+from uqcore.runtime import across_cores, core_workers, memory_budget, model_device
 from uqcore.text.vocab import Vocab
 
 
@@ -155,18 +155,18 @@ def predict_grid_ids(
     batches = length_batches([len(e) for e in encoded], rows, T * len(grid), GRID_CALL_COST)
     shape = (len(grid), T, len(encoded), model.cfg.num_classes)
     probs, logits = torch.empty(shape), torch.empty(shape)  # [G, T, N, C]
-    for chunk in batches:
+    # the batches at once, one per core: each keeps its share of the activations' budget
+    budget = memory_budget(device) // core_workers(device)
+
+    def one(chunk: list[int]) -> list:
         ids, mask = _padded(encoded, chunk, device)
-        got = sample_grid(
-            model,
-            ids,
-            mask,
-            T,
-            seed,
-            grid,
-            prefix_cache=prefix_cache,
-            prefix_owner=prefix_owner,
-        )
+        kw = {"prefix_cache": prefix_cache, "prefix_owner": prefix_owner}
+        return sample_grid(model, ids, mask, T, seed, grid, memory_budget=budget, **kw)
+
+    def cost(chunk: list[int]) -> int:  # padded token-samples, as length_batches counts them
+        return len(chunk) * max(len(encoded[i]) for i in chunk)
+
+    for chunk, got in zip(batches, across_cores(one, batches, device, cost), strict=True):
         for g, r in enumerate(got):
             probs[g][:, chunk] = r.probs.cpu()
             logits[g][:, chunk] = r.logits.cpu()

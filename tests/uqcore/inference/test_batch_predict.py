@@ -89,3 +89,25 @@ def test_a_grid_gives_each_setting_what_predict_ids_gives(n_layers):
         alone, raw = predict_ids(model, encoded, 4, 5, settings=s, with_logits=True)
         torch.testing.assert_close(probs[g], alone, atol=1e-6, rtol=0)
         torch.testing.assert_close(logits[g], raw, atol=1e-5, rtol=0)
+
+
+def test_a_grid_split_across_cores_gives_what_one_pool_gives(monkeypatch):
+    """The sweep's batches on one worker thread per core (uqcore.runtime.across_cores): the same
+    numbers as one after another on one pool of threads, within float rounding, the bar told
+    each batch in order."""
+    import uqcore.runtime as runtime
+    from uqcore.inference.batch_predict import predict_grid_ids
+    from uqcore.settings import SamplingSettings, resolve
+
+    cfg = ModelConfig(family="hsto", vocab_size=40, max_len=32, n_layers=1, n_heads=2, d_model=16)
+    torch.manual_seed(0)
+    model = build_model(cfg).eval()
+    rng = random.Random(2)
+    encoded = [[2] + [rng.randint(4, 39) for _ in range(rng.randint(0, 30))] for _ in range(30)]
+    grid = [resolve(cfg, SamplingSettings(tau2=t)) for t in (0.5, 1.0, 8.0)]
+    split = predict_grid_ids(model, encoded, 3, 1, grid, rows=4)
+    assert torch.equal(split[0], predict_grid_ids(model, encoded, 3, 1, grid, rows=4)[0])
+    monkeypatch.setattr(runtime, "SPLIT_ACROSS_CORES", False)
+    pooled = predict_grid_ids(model, encoded, 3, 1, grid, rows=4)
+    torch.testing.assert_close(split[0], pooled[0], atol=1e-6, rtol=0)
+    torch.testing.assert_close(split[1], pooled[1], atol=1e-5, rtol=0)
