@@ -11,9 +11,9 @@ import pytest
 
 from uqcore.registry import list_checkpoints, load
 from uqlab.catalog.paths import SHIPPED_CHECKPOINT_DIR
+from uqlab.catalog.provenance import is_absolute
 from uqlab.catalog.task_file import read_task_file
 from uqlab.catalog.tasks import TASKS
-from uqlab.provenance import is_absolute
 from uqlab.training.recipe import TrainConfig, build_config
 from uqlab.training.storage import LOGIT_TOLERANCE
 
@@ -78,13 +78,14 @@ def _path_like(value: str) -> bool:
 @pytest.mark.parametrize("name", [i.name for i in INFOS])
 def test_records_name_no_build_machine_path(name):
     """config.json and metrics.json ship to every clone and visitor: a path in them is relative to
-    the checkout (``python -m uqlab.provenance`` rewrites an old record), never ``/home/...``."""
+    the checkout (``python -m uqlab.catalog.provenance`` rewrites an old record), never
+    ``/home/...``."""
     folder = SHIPPED_CHECKPOINT_DIR / name
     for file in ("config.json", "metrics.json"):
         if (folder / file).is_file():
             doc = json.loads((folder / file).read_text(encoding="utf-8"))
             found = [(w, v) for w, v in _strings(doc) if _path_like(v) and is_absolute(v)]
-            assert not found, f"{name}/{file}: {found[:3]}; run python -m uqlab.provenance"
+            assert not found, f"{name}/{file}: {found[:3]}; run python -m uqlab.catalog.provenance"
 
 
 def test_every_config_file_has_its_checkpoint_and_the_reverse():

@@ -108,6 +108,7 @@ from uqcore.stats import (
 from uqcore.text.vocab import write_atomic
 from uqlab.catalog.paths import checkpoint_dir
 from uqlab.catalog.presets import preset_rows
+from uqlab.catalog.provenance import portable
 from uqlab.catalog.task_file import checkpoint_task
 from uqlab.catalog.tasks import TASKS
 from uqlab.data import Split, TaskData, load_task, resolve_data_dir
@@ -121,7 +122,6 @@ from uqlab.evaluation.stored import bundled_rows
 from uqlab.evaluation.stored import write as write_stored
 from uqlab.feature_map import FILE as MAP_FILE
 from uqlab.feature_map import write as write_map
-from uqlab.provenance import portable
 
 MAHALANOBIS_FIT = 5000  # training examples the distance baseline is fitted on (seeded draw)
 RESPLITS = 1000  # random dev + test re-splits behind the resampled conformal coverage

@@ -49,10 +49,10 @@ from uqcore.runtime import tune_cpu
 from uqcore.settings import SamplingSettings, resolve
 from uqcore.stats import ece, nll
 from uqlab.catalog.paths import checkpoint_dir
+from uqlab.catalog.provenance import portable_training
 from uqlab.catalog.task_file import checkpoint_task
 from uqlab.data import load_task, resolve_data_dir
 from uqlab.evaluation.laplace_report import RECORD
-from uqlab.provenance import portable_training
 from uqlab.share_weights import share
 
 GRID: tuple[float, ...] = tuple(10.0 ** (k / 2) for k in range(15))  # 1 .. 1e7, half-decades

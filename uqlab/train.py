@@ -27,11 +27,11 @@ from uqcore.nets.noise import sample_seed
 from uqcore.text.vocab import N_SPECIALS, Vocab
 from uqlab.bases import get_base
 from uqlab.catalog.paths import checkpoint_dir
+from uqlab.catalog.provenance import portable, portable_training
 from uqlab.catalog.task_file import read_task_file
 from uqlab.catalog.tasks import TASK_NAMES, get_task
 from uqlab.data import load_task, resolve_data_dir
 from uqlab.evaluation.shards import join, leave
-from uqlab.provenance import portable, portable_training
 from uqlab.training.batches import encode_split
 from uqlab.training.centroids import init_centroids_from_keys
 from uqlab.training.loop import Dist, slow_autocast, train_model

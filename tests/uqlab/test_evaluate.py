@@ -9,9 +9,9 @@ import pytest
 
 from tests.helpers import TINY, evaluate_tiny, tiny_siblings
 from uqcore.checkpoint import load_checkpoint, save_checkpoint
+from uqlab.catalog.provenance import is_absolute
 from uqlab.evaluate import main as evaluate_main
 from uqlab.evaluation.paper import TABLE3 as PAPER_TABLE3
-from uqlab.provenance import is_absolute
 from uqlab.train import main as train_main
 
 

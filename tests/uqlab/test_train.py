@@ -17,7 +17,7 @@ from safetensors import safe_open
 from uqcore.checkpoint import load_checkpoint
 from uqcore.exceptions import ConfigError
 from uqcore.inference.sampling import sample
-from uqlab.provenance import is_absolute
+from uqlab.catalog.provenance import is_absolute
 from uqlab.train import main
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,4 +1,5 @@
-"""uqlab.provenance: records name folders relative to the checkout, never the build machine's."""
+"""uqlab.catalog.provenance: records name folders relative to the checkout, never the build
+machine's."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from uqlab.provenance import is_absolute, main, portable, portable_training
+from uqlab.catalog.provenance import is_absolute, main, portable, portable_training
 
 
 @pytest.fixture()

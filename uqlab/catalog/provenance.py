@@ -8,7 +8,7 @@ ships to every visitor. :func:`portable` writes a folder relative to this checko
 beside it reads ``../shared/data``); a folder outside the checkout's parent keeps only its last
 part, so the record still says which folder it was and nothing about the machine.
 
-``python -m uqlab.provenance [ROOT]`` rewrites the records of every checkpoint under ROOT
+``python -m uqlab.catalog.provenance [ROOT]`` rewrites the records of every checkpoint under ROOT
 (default ``assets/checkpoints``) in place, each file whole or not at all; it prints what it
 changed.
 """
@@ -108,7 +108,7 @@ def _has_absolute(training: dict[str, Any]) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
-        prog="python -m uqlab.provenance",
+        prog="python -m uqlab.catalog.provenance",
         description="Make the path fields of every checkpoint's records checkout-relative.",
     )
     p.add_argument("root", nargs="?", default=str(SHIPPED_CHECKPOINT_DIR))
