@@ -147,7 +147,9 @@ def across_cores(
     def work(item: T) -> R:
         omp = _openmp()
         if omp is not None:
-            omp[1](1)  # this worker thread's own count (OpenMP's is per thread)
+            # PyTorch sets a new thread's count to the process's at its first call: that first
+            torch.get_num_threads()
+            omp[1](1)  # then this worker thread's own count (OpenMP's is per thread)
         with torch.inference_mode():
             return fn(item)
 
