@@ -133,11 +133,12 @@ def across_cores(
     on threads of their own keep every core busy without those wakes (PyTorch releases the GIL
     in its operations). ``fn`` runs under ``torch.inference_mode`` (for inference only) and must
     not touch shared state that is not thread-safe. Results are yielded in the calling thread,
-    so progress bars may be told there. ``cost``: the calls start costliest first (the last to
-    start is then a short one, so the workers end together). Elementwise passes give the same
-    bits on one thread as on several; a matmul may round differently in its last bits. An
-    error in any call is raised here once the calls already running have ended; the ones not
-    started are cancelled."""
+    so progress bars may be told there; each call holds its own memory, so up to
+    :func:`core_workers` calls' worth is held at once. ``cost``: the calls start costliest
+    first (the last to start is then a short one, so the workers end together). Elementwise
+    passes give the same bits on one thread as on several; a matmul may round differently in
+    its last bits. An error in any call is raised here once the calls already running have
+    ended; the ones not started are cancelled."""
     workers = min(core_workers(device), len(items))
     if workers <= 1:
         for item in items:
