@@ -12,9 +12,11 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
+from uqcore.build import DeepEnsemble
 from uqcore.inference.grid import sample_grid
 from uqcore.inference.sampling import sample
 from uqcore.nets.model import PAD_ID
+from uqcore.nets.posterior import posterior_of
 from uqcore.runtime import across_cores, model_device
 from uqcore.text.vocab import Vocab
 
@@ -133,6 +135,13 @@ def predict_ids(
     return (out, raw) if with_logits else out
 
 
+def shareable(model) -> bool:
+    """Whether threads may run ``model``'s forward passes at once: not a deep ensemble nor a
+    weight posterior, whose passes go through ``torch.func.functional_call``, which swaps the
+    module's parameters for the call's duration (two threads would see each other's weights)."""
+    return not isinstance(model, DeepEnsemble) and posterior_of(model) is None
+
+
 def predict_grid_ids(
     model,
     encoded,
@@ -168,7 +177,8 @@ def predict_grid_ids(
     def cost(chunk: list[int]) -> int:  # padded token-samples, as length_batches counts them
         return len(chunk) * max(len(encoded[i]) for i in chunk)
 
-    for chunk, got in zip(batches, across_cores(one, batches, device, cost), strict=True):
+    split = across_cores(one, batches, device, cost) if shareable(model) else map(one, batches)
+    for chunk, got in zip(batches, split, strict=True):
         for g, r in enumerate(got):
             probs[g][:, chunk] = r.probs.cpu()
             logits[g][:, chunk] = r.logits.cpu()

@@ -111,3 +111,26 @@ def test_a_grid_split_across_cores_gives_what_one_pool_gives(monkeypatch):
     pooled = predict_grid_ids(model, encoded, 3, 1, grid, rows=4)
     torch.testing.assert_close(split[0], pooled[0], atol=1e-6, rtol=0)
     torch.testing.assert_close(split[1], pooled[1], atol=1e-5, rtol=0)
+
+
+@pytest.mark.parametrize("family", ["hsto", "ensemble"])
+def test_only_a_model_threads_may_share_runs_its_batches_across_cores(family, monkeypatch):
+    """A deep ensemble's (and a weight posterior's) passes swap the module's parameters through
+    torch.func.functional_call for their duration: two threads at once would read each other's
+    weights, so those batches run one after another in the caller."""
+    import uqcore.inference.batch_predict as bp
+    from uqcore.settings import SamplingSettings, resolve
+
+    cfg = ModelConfig(family=family, vocab_size=40, max_len=32, n_layers=1, n_heads=2, d_model=16)
+    cfg = cfg.replace(ensemble_size=2) if family == "ensemble" else cfg
+    torch.manual_seed(0)
+    model = build_model(cfg).eval()
+    split = []
+    real = bp.across_cores
+    monkeypatch.setattr(bp, "across_cores", lambda *a, **k: split.append(1) or real(*a, **k))
+    encoded = [[2] + [random.Random(i).randint(4, 39) for _ in range(i % 9)] for i in range(12)]
+    grid = [resolve(cfg, SamplingSettings(tau2=t)) for t in (0.5, 2.0)]
+    probs, _ = bp.predict_grid_ids(model, encoded, 2, 1, grid, rows=4)
+    assert bp.shareable(model) is (family == "hsto") and bool(split) is (family == "hsto")
+    for g, s in enumerate(grid):  # either way the numbers of predict_ids
+        torch.testing.assert_close(probs[g], predict_ids(model, encoded, 2, 1, settings=s))
