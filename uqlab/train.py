@@ -194,7 +194,7 @@ def run(tc: TrainConfig, quiet: bool = False) -> Path:
             "data_source": portable(data.source),
             "members": history,
             "splits": {s: len(getattr(data, s)) for s in ("train", "dev", "test", "ood")},
-            "config": portable_training({"config": tc.to_dict()})["config"],
+            "config": portable_training({"config": tc.to_dict()}, fresh=True)["config"],
             "seconds": round(time.time() - started, 1),
             "command": "python -m uqlab.train " + " ".join(sys.argv[1:]),
             # same bits need the same thread count: it sets the order of float sums on the CPU

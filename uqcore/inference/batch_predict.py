@@ -12,11 +12,9 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
-from uqcore.build import DeepEnsemble
-from uqcore.inference.grid import sample_grid
+from uqcore.inference.grid import one_network, sample_grid
 from uqcore.inference.sampling import sample
 from uqcore.nets.model import PAD_ID
-from uqcore.nets.posterior import posterior_of
 from uqcore.runtime import across_cores, model_device
 from uqcore.text.vocab import Vocab
 
@@ -135,13 +133,6 @@ def predict_ids(
     return (out, raw) if with_logits else out
 
 
-def shareable(model) -> bool:
-    """Whether threads may run ``model``'s forward passes at once: not a deep ensemble nor a
-    weight posterior, whose passes go through ``torch.func.functional_call``, which swaps the
-    module's parameters for the call's duration (two threads would see each other's weights)."""
-    return not isinstance(model, DeepEnsemble) and posterior_of(model) is None
-
-
 def predict_grid_ids(
     model,
     encoded,
@@ -167,9 +158,9 @@ def predict_grid_ids(
 
     def one(chunk: list[int]) -> list:
         """One batch on a core of its own: its chunks of samples each within the per-chunk
-        budget (:func:`uqcore.runtime.memory_budget`), so one chunk per core is in flight. Half
-        the budget each cut the long reviews' chunks to one sample: 22 % slower a sweep for
-        15 MB less peak RSS (docs/performance.md)."""
+        budget (:func:`uqcore.runtime.memory_budget`), so one chunk per core is in flight (half
+        the budget each cut the long reviews' chunks to one sample: slower,
+        docs/performance.md)."""
         ids, mask = _padded(encoded, chunk, device)
         kw = {"prefix_cache": prefix_cache, "prefix_owner": prefix_owner}
         return sample_grid(model, ids, mask, T, seed, grid, **kw)
@@ -177,7 +168,7 @@ def predict_grid_ids(
     def cost(chunk: list[int]) -> int:  # padded token-samples, as length_batches counts them
         return len(chunk) * max(len(encoded[i]) for i in chunk)
 
-    split = across_cores(one, batches, device, cost) if shareable(model) else map(one, batches)
+    split = across_cores(one, batches, device, cost) if one_network(model) else map(one, batches)
     for chunk, got in zip(batches, split, strict=True):
         for g, r in enumerate(got):
             probs[g][:, chunk] = r.probs.cpu()

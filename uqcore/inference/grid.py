@@ -45,11 +45,19 @@ from uqcore.settings import ForwardSettings, is_stochastic
 ROW_KNOBS = ("tau1", "tau2")  # settings the shortcut only divides by: they may vary per row
 
 
+def one_network(model: nn.Module) -> bool:
+    """Whether ``model`` is one network with its own weights: not a deep ensemble nor a weight
+    posterior. Those run their passes through ``torch.func.functional_call``, which swaps the
+    module's parameters for the call's duration: such a model neither folds a grid nor lets two
+    threads run it at once (:func:`uqcore.inference.batch_predict.predict_grid_ids`)."""
+    return not isinstance(model, DeepEnsemble) and posterior_of(model) is None
+
+
 def folds(model: nn.Module, grid: Sequence[ForwardSettings]) -> bool:
     """Whether ``grid`` runs as one pass (see the module doc): at least two settings that
     differ in :data:`ROW_KNOBS` only, every one stochastic, no dropout, one network without a
     weight posterior, and its noise in the last layer's shortcut."""
-    if len(grid) < 2 or isinstance(model, DeepEnsemble) or posterior_of(model) is not None:
+    if len(grid) < 2 or not one_network(model):
         return False
     if not all(isinstance(s, ForwardSettings) for s in grid):
         return False

@@ -9,8 +9,8 @@ beside it reads ``../shared/data``); a folder outside the checkout's parent keep
 part, so the record still says which folder it was and nothing about the machine.
 
 ``python -m uqlab.catalog.provenance [ROOT]`` rewrites the records of every checkpoint under ROOT
-(default ``assets/checkpoints``) in place, each file whole or not at all; it prints what it
-changed.
+(default ``assets/checkpoints``) in place, each file whole or not at all, every file read
+(under the checkpoint loader's bounds) before any is written; it prints what it changed.
 """
 
 from __future__ import annotations
@@ -22,7 +22,10 @@ import sys
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
+from uqcore.checkpoint import MAX_JSON_BYTES
+from uqcore.exceptions import ConfigError, UQError
 from uqcore.text.vocab import write_atomic
+from uqcore.untrusted import read_json_file
 from uqlab.catalog.paths import REPO_ROOT, SHIPPED_CHECKPOINT_DIR
 
 REPO = REPO_ROOT
@@ -56,18 +59,37 @@ def portable(path: str | os.PathLike, repo: Path = REPO) -> str:
     return resolved.name
 
 
-def portable_training(training: dict[str, Any], repo: Path = REPO) -> dict[str, Any]:
-    """A copy of a checkpoint's ``training`` record with its paths made :func:`portable`."""
+def portable_training(
+    training: dict[str, Any], repo: Path = REPO, *, fresh: bool = False
+) -> dict[str, Any]:
+    """A copy of a checkpoint's ``training`` record with its paths made :func:`portable`.
+
+    ``fresh``: the paths as a run just saw them (a relative one read against the working
+    directory: :mod:`uqlab.train`). Otherwise the record is a stored one, whose relative paths
+    are the checkout's already and stay as they are; only absolute ones are rewritten
+    (:mod:`uqlab.laplace` copying its source's record, the command below)."""
+
+    def fix(value: Any) -> Any:
+        if isinstance(value, str) and (fresh or is_absolute(value)):
+            return portable(value, repo)
+        return value
+
     out = dict(training)
-    if isinstance(out.get("data_source"), str):
-        out["data_source"] = portable(out["data_source"], repo)
+    if "data_source" in out:
+        out["data_source"] = fix(out["data_source"])
     if isinstance(out.get("config"), dict):
-        config = dict(out["config"])
-        for key in CONFIG_PATHS:
-            if isinstance(config.get(key), str):
-                config[key] = portable(config[key], repo)
-        out["config"] = config
+        out["config"] = {k: fix(v) if k in CONFIG_PATHS else v for k, v in out["config"].items()}
     return out
+
+
+def _read(path: Path) -> dict[str, Any] | None:
+    """A record file's JSON object, read under the checkpoint loader's bounds; None if absent."""
+    if not path.is_file():
+        return None
+    doc = read_json_file(path, max_bytes=MAX_JSON_BYTES, allow_nan=True, error=ConfigError)
+    if not isinstance(doc, dict):
+        raise ConfigError(f"{path.name} of {path.parent.name} is not a JSON object.")
+    return doc
 
 
 def _rewritten(folder: Path, repo: Path) -> list[tuple[Path, str]]:
@@ -77,33 +99,23 @@ def _rewritten(folder: Path, repo: Path) -> list[tuple[Path, str]]:
     copied there: where a retrain writes is that folder)."""
     changes = []
     config_file, metrics_file = folder / "config.json", folder / "metrics.json"
-    if config_file.is_file():
-        config = json.loads(config_file.read_text(encoding="utf-8"))
-        training = config.get("training")
-        if isinstance(training, dict) and _has_absolute(training):
-            fixed = portable_training(training, repo)
-            if isinstance(fixed.get("config"), dict) and is_absolute(
-                str(training["config"].get("out", ""))
-            ):
-                fixed["config"]["out"] = portable(folder, repo)
-            config["training"] = fixed
-            changes.append((config_file, json.dumps(config, indent=2, ensure_ascii=False)))
-    if metrics_file.is_file():
-        metrics = json.loads(metrics_file.read_text(encoding="utf-8"))
-        source = metrics.get("data_source")
-        if isinstance(source, str) and is_absolute(source):
-            metrics["data_source"] = portable(source, repo)
-            text = json.dumps(metrics, separators=(",", ":"))  # as uqlab.evaluate writes it
-            changes.append((metrics_file, text))
+    config = _read(config_file)
+    training = config.get("training") if config is not None else None
+    if isinstance(training, dict) and portable_training(training, repo) != training:
+        fixed = portable_training(training, repo)
+        if isinstance(fixed.get("config"), dict) and is_absolute(
+            str(training["config"].get("out", ""))
+        ):
+            fixed["config"]["out"] = portable(folder, repo)
+        config["training"] = fixed
+        changes.append((config_file, json.dumps(config, indent=2, ensure_ascii=False)))
+    metrics = _read(metrics_file)
+    source = metrics.get("data_source") if metrics is not None else None
+    if isinstance(source, str) and is_absolute(source):
+        metrics["data_source"] = portable(source, repo)
+        text = json.dumps(metrics, separators=(",", ":"))  # as uqlab.evaluate writes it
+        changes.append((metrics_file, text))
     return changes
-
-
-def _has_absolute(training: dict[str, Any]) -> bool:
-    """Whether any path field of a ``training`` record is absolute."""
-    fields = [training.get("data_source")]
-    if isinstance(training.get("config"), dict):
-        fields += [training["config"].get(k) for k in CONFIG_PATHS]
-    return any(isinstance(v, str) and is_absolute(v) for v in fields)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -118,7 +130,11 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"{args.root} is not a folder of checkpoints")
     # every file's new text first: a failure before writing leaves every file as it was
     folders = [f for f in sorted(root.iterdir()) if f.is_dir()]
-    planned = [change for folder in folders for change in _rewritten(folder, REPO)]
+    try:
+        planned = [change for folder in folders for change in _rewritten(folder, REPO)]
+    except UQError as exc:  # nothing written yet
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     for path, text in planned:
         write_atomic(path, text.encode("utf-8"))
         print(f"rewrote {path.relative_to(root)}")

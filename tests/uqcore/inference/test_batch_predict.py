@@ -131,6 +131,6 @@ def test_only_a_model_threads_may_share_runs_its_batches_across_cores(family, mo
     encoded = [[2] + [random.Random(i).randint(4, 39) for _ in range(i % 9)] for i in range(12)]
     grid = [resolve(cfg, SamplingSettings(tau2=t)) for t in (0.5, 2.0)]
     probs, _ = bp.predict_grid_ids(model, encoded, 2, 1, grid, rows=4)
-    assert bp.shareable(model) is (family == "hsto") and bool(split) is (family == "hsto")
+    assert bp.one_network(model) is (family == "hsto") and bool(split) is (family == "hsto")
     for g, s in enumerate(grid):  # either way the numbers of predict_ids
         torch.testing.assert_close(probs[g], predict_ids(model, encoded, 2, 1, settings=s))

@@ -90,3 +90,28 @@ def test_a_missing_folder_is_refused_in_one_line(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main([str(tmp_path / "nowhere")])
     assert "is not a folder of checkpoints" in capsys.readouterr().err
+
+
+def test_a_stored_records_relative_paths_stay_from_any_working_directory(repo, monkeypatch):
+    """uqlab.laplace copies its source's record: "../shared/data" is the checkout's already and
+    must not be read again against wherever the command runs."""
+    monkeypatch.chdir(repo / "assets")
+    stored = {"data_source": "../shared/data", "config": {"out": "assets/checkpoints/x"}}
+    assert portable_training(stored, repo) == stored
+    fresh = portable_training({"config": {"out": "x"}}, repo, fresh=True)
+    assert fresh["config"]["out"] == "assets/x"  # a run's own path: read where it ran
+
+
+def test_a_hostile_record_is_refused_in_one_line_and_nothing_is_written(tmp_path, capsys):
+    root = tmp_path / "checkpoints"
+    good, bad = root / "a-good", root / "b-bad"
+    for folder in (good, bad):
+        folder.mkdir(parents=True)
+    (good / "metrics.json").write_text(json.dumps({"data_source": "/far/data"}))
+    (bad / "config.json").write_text("[" * 200_000 + "]" * 200_000)  # nested 200,000 deep
+    before = (good / "metrics.json").read_bytes()
+    assert main([str(root)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: ") and len(err.splitlines()) == 1 and "Traceback" not in err
+    assert (good / "metrics.json").read_bytes() == before  # read all first, then write
+    assert sorted(p.name for p in good.iterdir()) == ["metrics.json"]  # no temp file left
