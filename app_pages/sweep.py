@@ -31,14 +31,22 @@ name = st.selectbox("Checkpoint", names, index=default, key=K.SW_CKPT)
 ck = next(i for i in ok if i.name == name)
 labels = {"tau2": "tau2 (attention over values)", "tau1": "tau1 (keys → centroids)"}
 swept = st.radio("Sweep", sweep.knobs(ck), horizontal=True, key=K.SW_WHICH, format_func=labels.get)
-c1, c2, c3 = st.columns([3, 1, 1])
-grid = c1.multiselect(
+grid = st.multiselect(  # its own row: at 1024x768 a third of one clipped the last value
     f"{swept} values",
     sorted({*sweep.GRID, sweep.trained(ck, swept)}),
     default=list(sweep.DEFAULT_GRID),
     key=K.SW_GRID,
 )
-T = c3.number_input("T", 2, 50, 10, key=K.SW_T)
+c2, c3, _ = st.columns(3)
+T = c3.number_input(
+    "T",
+    2,
+    50,
+    10,
+    key=K.SW_T,
+    help="Samples per example at each value; the sidebar's T is for the other pages (a sweep "
+    "samples every example once per value, so it keeps its own, smaller one).",
+)
 for other in sweep.knobs(ck):
     if other != swept:
         st.caption(f"{other} stays at its trained value {sweep.trained(ck, other):g}.")
