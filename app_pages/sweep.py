@@ -45,7 +45,7 @@ T = c3.number_input(
     10,
     key=K.SW_T,
     help="Samples per example at each value; the sidebar's T is for the other pages (a sweep "
-    "samples every example once per value, so it keeps its own, smaller one).",
+    "draws T samples of every example for each value, so it keeps its own, smaller one).",
 )
 for other in sweep.knobs(ck):
     if other != swept:
