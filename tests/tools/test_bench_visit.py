@@ -16,13 +16,21 @@ def _fresh_cache():
 
 
 @pytest.mark.usefixtures("app_checkpoints")
-def test_the_visit_bench_splits_a_visit_before_and_after():
+def test_the_visit_bench_splits_a_visit_before_and_after(monkeypatch):
     """tools.bench_visit's plumbing on a tiny checkpoint (not its speed): before issue 32 every
-    visit builds its figures, after it a repeat visit builds none; its patches are undone."""
+    visit builds its figures, after it a repeat visit builds none; a fresh visit samples and a
+    repeat reads the cache (counted, not timed: CPU seconds of a 5-sample draw are noise);
+    its patches are undone."""
     import streamlit as st
 
     from tools import bench_visit as B
-    from uqlab.workbench import figures
+    from uqlab.workbench import compute, figures
+
+    sampled = []
+    explore = compute.explore
+    monkeypatch.setattr(
+        compute, "explore", lambda *a, **k: sampled.append(a[3]) or explore(*a, **k)
+    )
 
     plotly_chart, attention = st.plotly_chart, figures.attention_panels
     inst = B.Instruments()
@@ -34,5 +42,6 @@ def test_the_visit_bench_splits_a_visit_before_and_after():
     before, after = got["before"], got["after"]
     assert before["repeat"]["figure building"] > 0 and after["fresh"]["figure building"] > 0
     assert after["repeat"]["figure building"] == 0 and after["repeat"]["figure objects"] > 0
-    assert before["fresh"]["sampling"] > before["repeat"]["sampling"]
+    # one draw per fresh visit (seed 0: each mode's warm-up; seed 1: its link), none on a repeat
+    assert sorted(sampled) == [0, 0, 1, 1]
     assert "after / before" in B.table("cola-hsto", got)
