@@ -16,6 +16,7 @@ STORY_SEED = 0  # and their seed: a story opens at both, so its caption's counts
 SURE_P = 0.9  # the least mean p(gold) a story may call "sure" (a 0.51 is a coin toss)
 STORY_PER_DOMAIN = 300  # examples per domain looked at when stored samples hold them
 STORY_LIVE_PER_DOMAIN = 16  # examples per domain sampled here when they do not (an upload)
+VISIBLE_SD = 0.005  # the least spread of p(gold) between samples that shows as "± 0.01"
 
 
 @dataclass(frozen=True)
@@ -37,8 +38,10 @@ def stories(frame: pd.DataFrame) -> list[Story]:
     examples: the in-domain sentence it gets right with the highest mean p(gold) (every sample
     right; "Sure of it" only at :data:`SURE_P` or more, else "Its surest" says how unsure
     even that one is), the in-domain sentence with the highest mutual information among those
-    whose samples disagree (some right, some wrong; any in-domain sentence when none does), and the
-    out-of-domain sentence with the highest mutual information. Fewer when a kind is missing;
+    whose samples disagree (some right, some wrong; when none does, among those whose p(gold)
+    moves by :data:`VISIBLE_SD` or more between samples; when none moves either, as on a
+    deterministic model, the least sure one by its mean p), and the out-of-domain sentence with
+    the highest mutual information. Fewer when a kind is missing;
     none for a task without bundled examples (an uploaded checkpoint's own task)."""
     out = []
     if frame.empty or "domain" not in frame:
@@ -65,8 +68,22 @@ def stories(frame: pd.DataFrame) -> list[Story]:
         )
     if not ind.empty:
         split = ind[(ind["correct"] > 0) & (ind["correct"] < ind["T"])]  # the samples disagree
-        r = (split if not split.empty else ind).sort_values("mi", ascending=False).iloc[0]
-        out.append(Story("Unsure", _unsure(r), r["text"], int(r["gold"])))
+        moving = ind[ind["var_gold"] >= VISIBLE_SD**2]  # p(gold) moves visibly between samples
+        if not split.empty or not moving.empty:
+            r = (split if not split.empty else moving).sort_values("mi", ascending=False).iloc[0]
+            out.append(Story("Unsure", _unsure(r), r["text"], int(r["gold"])))
+        else:  # no spread to show (a deterministic model): its doubt is its mean p alone
+            doubt = ind["one_minus_max"] if "one_minus_max" in ind else -(ind["p_gold"] - 0.5).abs()
+            r = ind.loc[doubt.sort_values(ascending=False, kind="stable").index[0]]
+            out.append(
+                Story(
+                    "Unsure",
+                    f"its least sure sentence (p(gold) {r['p_gold']:.2f}): its samples do not "
+                    "spread here, so its doubt is its p alone",
+                    r["text"],
+                    int(r["gold"]),
+                )
+            )
     if not ood.empty:
         r = ood.sort_values("mi", ascending=False).iloc[0]
         out.append(

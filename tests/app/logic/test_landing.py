@@ -31,6 +31,35 @@ def test_the_unsure_story_is_a_sentence_whose_samples_disagree():
     assert agreeing.text == "b" and "disagree" not in agreeing.why and "± 0.10" in agreeing.why
 
 
+def test_on_a_model_without_spread_the_unsure_story_is_its_least_sure_sentence():
+    """A deterministic checkpoint's samples are one: its "Unsure" story read "its samples move
+    p(gold) most (± 0.00 ...)" about an arbitrary sentence. With no visible spread anywhere it is
+    the in-domain sentence whose mean prediction is least sure, and it says so."""
+    import pandas as pd
+
+    from ui.logic import landing
+    from uqlab.workbench import dataset
+
+    rows = pd.DataFrame(
+        {
+            "domain": [dataset.IN] * 3 + [dataset.OUT],
+            "text": ["a", "b", "c", "d"],
+            "gold": [1, 1, 0, 0],
+            "pred": [1, 0, 0, 1],
+            "p_gold": [0.97, 0.35, 0.58, 0.4],
+            "var_gold": [0.0, 1e-6, 0.0, 0.0],  # an sd of 0.001 prints as "± 0.00"
+            "correct": [10, 0, 10, 0],
+            "T": [10] * 4,
+            "mi": [0.0, 1e-7, 0.0, 0.0],
+            "one_minus_max": [0.03, 0.35, 0.42, 0.4],
+        }
+    )
+    unsure = landing.stories(rows)[1]
+    assert unsure.title == "Unsure" and unsure.text == "c"  # max p 0.58: the least sure
+    assert "± 0.00" not in unsure.why and "least sure" in unsure.why and "0.58" in unsure.why
+    assert landing.stories(rows.drop(columns="one_minus_max"))[1].text == "c"
+
+
 def test_a_story_is_called_sure_only_when_p_gold_means_it():
     """Issue 45: an upload whose best sentence had p(gold) 0.51 was labelled "Sure of it". A
     story is "sure" from SURE_P (0.9) on; below, it is "Its surest" and says how unsure. Every
