@@ -78,8 +78,8 @@ def stories(frame: pd.DataFrame) -> list[Story]:
             out.append(
                 Story(
                     "Unsure",
-                    f"its least sure sentence (p(gold) {r['p_gold']:.2f}): its samples do not "
-                    "spread here, so its doubt is its p alone",
+                    f"its least sure sentence, p(gold) {r['p_gold']:.2f}; its samples do not "
+                    "spread",
                     r["text"],
                     int(r["gold"]),
                 )
