@@ -40,8 +40,8 @@ def stories(frame: pd.DataFrame) -> list[Story]:
     even that one is), the in-domain sentence with the highest mutual information among those
     whose samples disagree (some right, some wrong; when none does, among those whose p(gold)
     moves by :data:`VISIBLE_SD` or more between samples; when none moves either, as on a
-    deterministic model, the least sure one by its mean p), and the out-of-domain sentence with
-    the highest mutual information. Fewer when a kind is missing;
+    deterministic model, the least sure one by its mean p, ``one_minus_max``), and the
+    out-of-domain sentence with the highest mutual information. Fewer when a kind is missing;
     none for a task without bundled examples (an uploaded checkpoint's own task)."""
     out = []
     if frame.empty or "domain" not in frame:
@@ -73,8 +73,7 @@ def stories(frame: pd.DataFrame) -> list[Story]:
             r = (split if not split.empty else moving).sort_values("mi", ascending=False).iloc[0]
             out.append(Story("Unsure", _unsure(r), r["text"], int(r["gold"])))
         else:  # no spread to show (a deterministic model): its doubt is its mean p alone
-            doubt = ind["one_minus_max"] if "one_minus_max" in ind else -(ind["p_gold"] - 0.5).abs()
-            r = ind.loc[doubt.sort_values(ascending=False, kind="stable").index[0]]
+            r = ind.sort_values("one_minus_max", ascending=False, kind="stable").iloc[0]
             out.append(
                 Story(
                     "Unsure",
