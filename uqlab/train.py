@@ -150,6 +150,7 @@ def run(tc: TrainConfig, quiet: bool = False) -> Path:
         vectors, covered = word_vectors(vocab.words, cfg.d_model)  # [V - 3, D]
         log(f"MiniLM input vectors for {len(vocab.words)} words ({covered:.1%} without [UNK])")
     history = []
+    earlier = 0.0  # seconds the members' loops ran in the processes before this one
     for m, member in enumerate(members):
         seed = sample_seed(tc.seed, m) if len(members) > 1 else tc.seed
         torch.manual_seed(seed)  # each member's own initial weights
@@ -168,9 +169,12 @@ def run(tc: TrainConfig, quiet: bool = False) -> Path:
             if placed:
                 log(f"H-STO centroids of layer(s) {placed} start from k-means of the base's keys")
         state_dir = out / ".train" / (f"member-{m}" if len(members) > 1 else "model")
+        here = time.monotonic()
         best, progress = train_model(
             member, train, dev, tc, data.metric, seed, state_dir, dist_ctx, bar
         )
+        # a resumed member's loop also ran in earlier processes: their time counts too
+        earlier += max(0.0, progress.seconds - (time.monotonic() - here))
         member.load_state_dict(best)
         history.append(
             {
@@ -195,7 +199,8 @@ def run(tc: TrainConfig, quiet: bool = False) -> Path:
             "members": history,
             "splits": {s: len(getattr(data, s)) for s in ("train", "dev", "test", "ood")},
             "config": portable_training({"config": tc.to_dict()}, fresh=True)["config"],
-            "seconds": round(time.time() - started, 1),
+            # wall time of the run: this process, and the loops of earlier ones it resumed
+            "seconds": round(time.time() - started + earlier, 1),
             "command": "python -m uqlab.train " + " ".join(sys.argv[1:]),
             # same bits need the same thread count: it sets the order of float sums on the CPU
             "threads": torch.get_num_threads(),

@@ -121,8 +121,23 @@ def test_an_interrupted_run_resumes_from_its_last_save(tmp_path, monkeypatch):
     monkeypatch.setattr(torch.optim.Adam, "step", real_step)
     state = json.loads((tmp_path / "cut" / ".train" / "model" / "state.json").read_text())
     assert state["progress"]["global_step"] == 2  # saved every 2 steps: step 3 is lost, no more
+    assert state["progress"]["seconds"] > 0  # the loop's time up to that save
     resumed = train(tmp_path, "mcdropout", "--epochs", "1", name="cut")
     assert same(weights(whole), weights(resumed))
+
+
+def test_a_resumed_run_records_the_time_of_its_earlier_processes(tmp_path):
+    """training.seconds of a run finished in a second process counts the first's loop too (it
+    read only the last process's wall time: a 1 h 10 min run stopped at a session's end and
+    resumed said 34 min)."""
+    train(tmp_path, "trans", "--epochs", "1", name="cut")
+    path = tmp_path / "cut" / ".train" / "model" / "state.json"
+    state = json.loads(path.read_text())
+    state["progress"]["seconds"] = 5000.0  # as if the first epoch had taken 5,000 s
+    path.write_text(json.dumps(state))
+    ck = load_checkpoint(train(tmp_path, "trans", "--epochs", "2", name="cut"))
+    assert 5000 <= ck.training["seconds"] < 5000 + 600
+    assert json.loads(path.read_text())["progress"]["seconds"] > 5000
 
 
 def test_ensemble_members_are_independent(tmp_path):

@@ -69,7 +69,8 @@ def train_model(
     progress_bar: Callable | None = None,
 ) -> tuple[dict[str, torch.Tensor], Progress]:
     """Train ``model`` in place; return the best state dict (by dev metric) and the progress.
-    Resumes from ``state_dir`` when it holds a state of the same configuration."""
+    Resumes from ``state_dir`` when it holds a state of the same configuration;
+    ``progress.seconds`` then counts the loop's time in the earlier processes too."""
     device = next(model.parameters()).device
     cfg = model.cfg
     trainable = [p for p in model.parameters() if p.requires_grad]  # a base's stay frozen
@@ -83,7 +84,12 @@ def train_model(
     if dist_ctx.world > 1:
         runner = torch.nn.parallel.DistributedDataParallel(model)
     settings = resolve(cfg, training=True)
-    saved_at = time.monotonic()  # an early kill still leaves a state after save_seconds
+    saved_at = started = time.monotonic()  # an early kill still leaves a state after save_seconds
+    earlier = progress.seconds  # the loop's time in the processes before this one (0: fresh)
+
+    def clock() -> None:
+        progress.seconds = earlier + time.monotonic() - started
+
     while progress.epoch < tc.epochs and not progress.done:
         order = epoch_order(len(train), seed, progress.epoch)
         batches = epoch_batches(train, order, tc.batch_size, dist_ctx.rank, dist_ctx.world)
@@ -103,6 +109,7 @@ def train_model(
                 bar.update(1)
                 bar.set_postfix(loss=f"{loss / len(batch.positions):.4f}", dev=progress.best_metric)
             if dist_ctx.main and _save_due(tc, progress.global_step, saved_at):
+                clock()
                 save_state(state_dir, model, best, optimizer, progress, fingerprint)
                 saved_at = time.monotonic()
         if bar is not None:
@@ -125,10 +132,12 @@ def train_model(
         progress.epoch += 1
         progress.step = 0
         progress.done = progress.bad_epochs >= tc.patience
+        clock()
         if dist_ctx.main:
             save_state(state_dir, model, best, optimizer, progress, fingerprint)
     if best is None:  # zero epochs asked: keep the initial weights
         best = {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
+    clock()
     return best, progress
 
 

@@ -36,6 +36,9 @@ class Progress:
     bad_epochs: int = 0
     done: bool = False
     history: list[dict[str, float]] = field(default_factory=list)
+    # wall seconds of the training loop that led to this state, summed over every process that
+    # ran it (a resumed run counts the time before its restart; work lost after a save does not)
+    seconds: float = 0.0
 
 
 def save_state(

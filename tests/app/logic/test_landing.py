@@ -28,7 +28,6 @@ def _frame(**columns: list[float]):
 def test_the_unsure_story_is_a_sentence_whose_samples_disagree():
     """The landing's "Unsure" story: among in-domain rows whose samples split between right and
     wrong, the highest mutual information; never "the samples disagree" when they all agree."""
-
     from ui.logic import landing
 
     rows = _frame(
@@ -48,7 +47,6 @@ def test_on_a_model_without_spread_the_unsure_story_is_its_least_sure_sentence()
     """A deterministic checkpoint's samples are one: its "Unsure" story read "its samples move
     p(gold) most (± 0.00 ...)" about an arbitrary sentence. With no visible spread anywhere it is
     the in-domain sentence whose mean prediction is least sure, and it says so."""
-
     from ui.logic import landing
 
     rows = _frame(
