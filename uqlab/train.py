@@ -120,6 +120,28 @@ def _start(tc: TrainConfig) -> tuple[Dist, torch.device, Callable]:
     return dist_ctx, device, log
 
 
+def _initial_weights(member, seed: int, vectors, base_folder, train, log: Callable) -> None:
+    """Give ``member`` its starting weights for ``seed``: fresh ones, then MiniLM's input
+    vectors (``vectors`` [V - 3, D], when the recipe asks) or a pretrained base's frozen
+    weights, with H-STO centroids from k-means of the base's keys on ``train``."""
+    torch.manual_seed(seed)  # each member's own initial weights
+    for module in member.modules():
+        if hasattr(module, "reset_parameters") and module is not member:
+            module.reset_parameters()
+    if vectors is not None:
+        with torch.no_grad():
+            weight = member.embed.weight
+            weight[N_SPECIALS:] = vectors.to(weight.device)  # specials stay random
+    if base_folder is not None:  # the base's weights, frozen; adapters & co. train
+        load_base(member, base_folder)
+        frozen = frozen_names(member.cfg)
+        for pname, param in member.named_parameters():
+            param.requires_grad_(pname not in frozen and param.requires_grad)
+        placed = init_centroids_from_keys(member, list(train.ids), seed)
+        if placed:
+            log(f"H-STO centroids of layer(s) {placed} start from k-means of the base's keys")
+
+
 def run(tc: TrainConfig, quiet: bool = False) -> Path:
     dist_ctx, device, log = _start(tc)
     started = time.time()
@@ -153,21 +175,7 @@ def run(tc: TrainConfig, quiet: bool = False) -> Path:
     earlier = 0.0  # seconds the members' loops ran in the processes before this one
     for m, member in enumerate(members):
         seed = sample_seed(tc.seed, m) if len(members) > 1 else tc.seed
-        torch.manual_seed(seed)  # each member's own initial weights
-        for module in member.modules():
-            if hasattr(module, "reset_parameters") and module is not member:
-                module.reset_parameters()
-        if vectors is not None:
-            with torch.no_grad():
-                member.embed.weight[N_SPECIALS:] = vectors.to(device)  # specials stay random
-        if base_folder is not None:  # the base's weights, frozen; adapters & co. train
-            load_base(member, base_folder)
-            frozen = frozen_names(cfg)
-            for pname, param in member.named_parameters():
-                param.requires_grad_(pname not in frozen and param.requires_grad)
-            placed = init_centroids_from_keys(member, list(train.ids), seed)
-            if placed:
-                log(f"H-STO centroids of layer(s) {placed} start from k-means of the base's keys")
+        _initial_weights(member, seed, vectors, base_folder, train, log)
         state_dir = out / ".train" / (f"member-{m}" if len(members) > 1 else "model")
         here = time.monotonic()
         best, progress = train_model(

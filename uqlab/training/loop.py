@@ -27,7 +27,7 @@ from uqcore.settings import resolve
 from uqlab.evaluation.shards import Shards
 from uqlab.training.batches import Encoded, epoch_batches, epoch_order
 from uqlab.training.recipe import TrainConfig
-from uqlab.training.resume import Progress, load_state, save_state
+from uqlab.training.resume import Progress, load_state, loop_clock, save_state
 
 Dist = Shards  # this process's place in a (possibly single-process) run
 ALONE = Shards()
@@ -84,12 +84,8 @@ def train_model(
     if dist_ctx.world > 1:
         runner = torch.nn.parallel.DistributedDataParallel(model)
     settings = resolve(cfg, training=True)
-    saved_at = started = time.monotonic()  # an early kill still leaves a state after save_seconds
-    earlier = progress.seconds  # the loop's time in the processes before this one (0: fresh)
-
-    def clock() -> None:
-        progress.seconds = earlier + time.monotonic() - started
-
+    saved_at = time.monotonic()  # an early kill still leaves a state after save_seconds
+    clock = loop_clock(progress)
     while progress.epoch < tc.epochs and not progress.done:
         order = epoch_order(len(train), seed, progress.epoch)
         batches = epoch_batches(train, order, tc.batch_size, dist_ctx.rank, dist_ctx.world)

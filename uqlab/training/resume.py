@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 import os
+import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,6 +41,17 @@ class Progress:
     # wall seconds of the training loop that led to this state, summed over every process that
     # ran it (a resumed run counts the time before its restart; work lost after a save does not)
     seconds: float = 0.0
+
+
+def loop_clock(progress: Progress) -> Callable[[], None]:
+    """A function that sets ``progress.seconds`` to the training loop's time so far: what the
+    processes before this one had recorded in it, plus the wall time since this call."""
+    earlier, started = progress.seconds, time.monotonic()
+
+    def stamp() -> None:
+        progress.seconds = earlier + time.monotonic() - started
+
+    return stamp
 
 
 def save_state(
