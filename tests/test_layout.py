@@ -143,7 +143,7 @@ LONG_FUNCTIONS = {
     ("uqlab/evaluate.py", "evaluate_checkpoint"): 98,
     ("uqcore/inference/salience.py", "attribute"): 109,
     ("ui/why_views.py", "_show_salience"): 113,
-    ("uqlab/train.py", "run"): 101,
+    ("uqlab/train.py", "run"): 87,
     ("uqcore/checkpoint.py", "load_checkpoint"): 92,
     ("uqlab/benches/sampler.py", "main"): 93,
     ("uqcore/config.py", "validate"): 88,

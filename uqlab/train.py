@@ -34,6 +34,7 @@ from uqlab.data import load_task, resolve_data_dir
 from uqlab.evaluation.shards import join, leave
 from uqlab.training.batches import encode_split
 from uqlab.training.centroids import init_centroids_from_keys
+from uqlab.training.continued import apply_start, load_start
 from uqlab.training.loop import Dist, slow_autocast, train_model
 from uqlab.training.pretrained import word_vectors
 from uqlab.training.recipe import TrainConfig, build_config, read_config_file
@@ -120,10 +121,13 @@ def _start(tc: TrainConfig) -> tuple[Dist, torch.device, Callable]:
     return dist_ctx, device, log
 
 
-def _initial_weights(member, seed: int, vectors, base_folder, train, log: Callable) -> None:
+def _initial_weights(
+    member, seed: int, vectors, base_folder, train, log: Callable, start=None
+) -> None:
     """Give ``member`` its starting weights for ``seed``: fresh ones, then MiniLM's input
     vectors (``vectors`` [V - 3, D], when the recipe asks) or a pretrained base's frozen
-    weights, with H-STO centroids from k-means of the base's keys on ``train``."""
+    weights, with H-STO centroids from k-means of the base's keys on ``train``, or, given
+    ``start`` (a source member's trained tensors, :mod:`uqlab.training.continued`), those."""
     torch.manual_seed(seed)  # each member's own initial weights
     for module in member.modules():
         if hasattr(module, "reset_parameters") and module is not member:
@@ -137,6 +141,9 @@ def _initial_weights(member, seed: int, vectors, base_folder, train, log: Callab
         frozen = frozen_names(member.cfg)
         for pname, param in member.named_parameters():
             param.requires_grad_(pname not in frozen and param.requires_grad)
+        if start is not None:
+            apply_start(member, start)
+            return
         placed = init_centroids_from_keys(member, list(train.ids), seed)
         if placed:
             log(f"H-STO centroids of layer(s) {placed} start from k-means of the base's keys")
@@ -171,11 +178,15 @@ def run(tc: TrainConfig, quiet: bool = False) -> Path:
     if tc.pretrained_embeddings == "minilm":
         vectors, covered = word_vectors(vocab.words, cfg.d_model)  # [V - 3, D]
         log(f"MiniLM input vectors for {len(vocab.words)} words ({covered:.1%} without [UNK])")
+    start = load_start(tc.init_from, cfg, tc.base) if tc.init_from else None
+    if start is not None:
+        log(f"starting from {start.record['checkpoint']} (trained at {start.record['max_len']})")
     history = []
     earlier = 0.0  # seconds the members' loops ran in the processes before this one
     for m, member in enumerate(members):
         seed = sample_seed(tc.seed, m) if len(members) > 1 else tc.seed
-        _initial_weights(member, seed, vectors, base_folder, train, log)
+        begin = start.members[m] if start is not None else None
+        _initial_weights(member, seed, vectors, base_folder, train, log, begin)
         state_dir = out / ".train" / (f"member-{m}" if len(members) > 1 else "model")
         here = time.monotonic()
         best, progress = train_model(
@@ -197,26 +208,8 @@ def run(tc: TrainConfig, quiet: bool = False) -> Path:
             f"at epoch {progress.best_epoch}"
         )
     if dist_ctx.main:
-        training = {
-            "task": tc.task,
-            "family": tc.family,
-            "seed": tc.seed,
-            "label_names": data.label_names,
-            "metric": data.metric,
-            "data_source": portable(data.source),
-            "members": history,
-            "splits": {s: len(getattr(data, s)) for s in ("train", "dev", "test", "ood")},
-            "config": portable_training({"config": tc.to_dict()}, fresh=True)["config"],
-            # wall time of the run: this process, and the loops of earlier ones it resumed
-            "seconds": round(time.time() - started + earlier, 1),
-            "command": "python -m uqlab.train " + " ".join(sys.argv[1:]),
-            # same bits need the same thread count: it sets the order of float sums on the CPU
-            "threads": torch.get_num_threads(),
-            "processes": dist_ctx.world,
-        }
-        spec = get_task(tc.task)
-        if not spec.builtin:  # evaluating or opening it needs no task file
-            training["task_spec"] = spec.description
+        seconds = time.time() - started + earlier
+        training = _training_record(tc, data, history, seconds, dist_ctx.world, start)
         dtype = torch.float16 if tc.save_dtype == "float16" else None
         model = model.cpu()
         if dtype is not None:
@@ -243,6 +236,36 @@ def run(tc: TrainConfig, quiet: bool = False) -> Path:
     if dist_ctx.world > 1:
         dist.barrier()
     return out
+
+
+def _training_record(
+    tc: TrainConfig, data, history: list[dict], seconds: float, world: int, start
+) -> dict:
+    """The checkpoint's ``training`` record: the recipe, data, members' dev history,
+    ``seconds`` (this process's wall time and the loops of the earlier ones it resumed),
+    ``world`` processes and, for a continued run, where it started (``init_from``)."""
+    training = {
+        "task": tc.task,
+        "family": tc.family,
+        "seed": tc.seed,
+        "label_names": data.label_names,
+        "metric": data.metric,
+        "data_source": portable(data.source),
+        "members": history,
+        "splits": {s: len(getattr(data, s)) for s in ("train", "dev", "test", "ood")},
+        "config": portable_training({"config": tc.to_dict()}, fresh=True)["config"],
+        "seconds": round(seconds, 1),
+        "command": "python -m uqlab.train " + " ".join(sys.argv[1:]),
+        # same bits need the same thread count: it sets the order of float sums on the CPU
+        "threads": torch.get_num_threads(),
+        "processes": world,
+    }
+    if start is not None:  # what the run went on from; its seconds are not in "seconds"
+        training["init_from"] = start.record
+    spec = get_task(tc.task)
+    if not spec.builtin:  # evaluating or opening it needs no task file
+        training["task_spec"] = spec.description
+    return training
 
 
 def _card(tc: TrainConfig, history: list[dict]) -> str:

@@ -30,7 +30,7 @@ from uqlab.catalog.paths import REPO_ROOT, SHIPPED_CHECKPOINT_DIR
 
 REPO = REPO_ROOT
 # the training config's fields that hold a folder or file path (None: not set)
-CONFIG_PATHS = ("out", "data_dir", "pretrained_embeddings")
+CONFIG_PATHS = ("out", "data_dir", "pretrained_embeddings", "init_from")
 NOT_PATHS = {"hub"}  # data_source when the data came from the Hugging Face hub
 
 

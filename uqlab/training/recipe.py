@@ -65,6 +65,10 @@ class TrainConfig:
     # the SmolLM2-135M decoder, converted once) fine-tuned through low-rank adapters
     # (model.adapters); the checkpoint stores only what training made
     base: str | None = None
+    # a checkpoint (name under assets/checkpoints, or a folder) on the same base, family and
+    # architecture whose trained weights the run starts from: its adapters go on training, e.g.
+    # at a longer max_len (uqlab.training.continued)
+    init_from: str | None = None
     model: dict[str, Any] = field(default_factory=dict)
 
     def validate(self) -> TrainConfig:
@@ -109,6 +113,10 @@ class TrainConfig:
             )
         if self.base is not None:
             get_base(self.base)  # ConfigError naming the known bases
+        if self.init_from is not None and not (isinstance(self.init_from, str) and self.init_from):
+            raise ConfigError(
+                f"init_from must be a checkpoint's name or folder, got {self.init_from!r}."
+            )
         if self.base is not None and not self.model.get("adapters"):
             raise ConfigError(
                 "A pretrained base trains through adapters: set model.adapters (e.g. "
