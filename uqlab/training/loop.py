@@ -75,9 +75,7 @@ def train_model(
     cfg = model.cfg
     trainable = [p for p in model.parameters() if p.requires_grad]  # a base's stay frozen
     optimizer = torch.optim.Adam(trainable, lr=tc.lr, weight_decay=tc.weight_decay)
-    fingerprint = {**tc.to_dict(), "member_seed": seed, "world": dist_ctx.world}
-    for key in ("epochs", "data_dir", "device", "save_every", "save_seconds", "save_dtype", "out"):
-        fingerprint.pop(key)  # settings that do not change the result may differ on resume
+    fingerprint = state_fingerprint(tc, seed, dist_ctx.world)
     resumed = load_state(state_dir, model, optimizer, fingerprint)
     progress, best = resumed if resumed else (Progress(), None)
     runner = model
@@ -221,6 +219,24 @@ def _shared(value: float, device, dist_ctx: Dist) -> float:
     t = torch.tensor([value], dtype=torch.float64, device=device)
     dist.broadcast(t, src=0)
     return float(t.item())
+
+
+# settings that do not change the result: they may differ when a run resumes
+RESUME_FREE = ("epochs", "data_dir", "device", "save_every", "save_seconds", "save_dtype", "out")
+# settings added after runs were saved: unset, they are left out, so that a state written
+# before they existed still resumes
+LATER_SETTINGS = ("init_from",)
+
+
+def state_fingerprint(tc: TrainConfig, seed: int, world: int) -> dict:
+    """What a resumable state must have been written with to be resumed by this run."""
+    fingerprint = {**tc.to_dict(), "member_seed": seed, "world": world}
+    for key in RESUME_FREE:
+        fingerprint.pop(key)
+    for key in LATER_SETTINGS:
+        if fingerprint[key] is None:
+            fingerprint.pop(key)
+    return fingerprint
 
 
 def _save_due(tc, global_step: int, saved_at: float) -> bool:

@@ -1,6 +1,6 @@
 """When the training loop writes its resumable state (uqlab.training.loop._save_due): every
 ``save_every`` steps, and also once ``save_seconds`` have passed, so a slow run killed before
-its 200th step still leaves a state to resume (issue 36)."""
+its 200th step still leaves a state to resume (issue 36); what a state must match to resume."""
 
 from __future__ import annotations
 
@@ -38,3 +38,21 @@ def test_bfloat16_autocast_on_a_cpu_without_native_bfloat16_is_warned_of(monkeyp
     assert slow_autocast(tc, "cuda") is None  # GPUs have it
     monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda: True)
     assert slow_autocast(tc, "cpu") is None
+
+
+def test_a_setting_added_later_leaves_the_fingerprint_of_older_states_unchanged(tmp_path):
+    """init_from came after runs had saved states: unset, it is not in the fingerprint (a
+    background run started before it resumed with 'written with another configuration' until
+    it was left out); set, it is, so a continued run never resumes a fresh one's state."""
+    import dataclasses
+
+    from uqlab.training.loop import RESUME_FREE, state_fingerprint
+    from uqlab.training.recipe import TrainConfig, build_config
+
+    tc = build_config("cola", "trans", str(tmp_path / "out"))
+    older = {f.name for f in dataclasses.fields(TrainConfig)} - set(RESUME_FREE) - {"init_from"}
+    fingerprint = state_fingerprint(tc, seed=3, world=1)
+    assert set(fingerprint) == older | {"member_seed", "world"}
+    assert fingerprint["member_seed"] == 3
+    went_on = state_fingerprint(dataclasses.replace(tc, init_from="src"), seed=3, world=1)
+    assert went_on["init_from"] == "src" and went_on != fingerprint
