@@ -96,6 +96,28 @@ def test_every_config_file_has_its_checkpoint_and_the_reverse():
     assert set(SHIPPED) <= set(names), f"checkpoints without a config: {set(SHIPPED) - set(names)}"
 
 
+def test_a_recipe_that_continues_a_checkpoint_ships_the_stage_it_starts_from():
+    """A config with ``init_from`` (uqlab.training.continued) names a first stage whose recipe
+    is in configs/stages/ under that name, and the checkpoint records that it started there,
+    from a run at the stage's reading length."""
+    continued = 0
+    for file in sorted((ROOT / "configs").glob("*.json")):
+        config = json.loads(file.read_text())
+        if not config.get("init_from"):
+            continue
+        continued += 1
+        stage_file = ROOT / "configs" / "stages" / f"{config['init_from']}.json"
+        assert stage_file.is_file(), f"{file.name}: no {stage_file.relative_to(ROOT)}"
+        stage = json.loads(stage_file.read_text())
+        assert stage["name"] == config["init_from"] and stage["family"] == config["family"]
+        recorded = json.loads((SHIPPED_CHECKPOINT_DIR / file.stem / "config.json").read_text())
+        start = recorded["training"]["init_from"]
+        assert start["checkpoint"] == config["init_from"], file.name
+        assert start["max_len"] == stage["max_len"], file.name
+        assert f"configs/stages/{stage_file.name}" in start["command"], file.name
+    assert continued, "no shipped recipe continues a checkpoint (imdb-minilm-hsto did)"
+
+
 @pytest.mark.parametrize("name", SHIPPED + ZERO_SHOT + FITTED)
 def test_shipped_checkpoint_loads_strictly_and_is_evaluated(name):
     ck = load(name, SHIPPED_CHECKPOINT_DIR)  # strict: every tensor, no extra one, right shapes

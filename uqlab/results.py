@@ -213,8 +213,11 @@ def render(
             "Until issue 36 the MiniLM checkpoints were evaluated (and shown) reading up to the "
             "base's 512 positions although their adapters were trained at 64 (CoLA, CR) or "
             "256 (IMDB) tokens. Each cell: read at 512 → read at the training length (the rows "
-            "above). Recorded by `python -m uqlab.evaluation.reading_length --before a088136`, "
-            "re-evaluated by `python -m uqlab.evaluate --ckpt NAME`.",
+            "above). A checkpoint since trained on at 512 tokens from its 256-token one "
+            "(`init_from`, docs/training.md) shows three: its first stage read at 512 → that "
+            "stage read at 256 → the continued model read at 512, the length it now trains and "
+            "reads at. Recorded by `python -m uqlab.evaluation.reading_length --before a088136 "
+            "--stage d1af3bc`, re-evaluated by `python -m uqlab.evaluate --ckpt NAME`.",
             "",
             *before,
         ]

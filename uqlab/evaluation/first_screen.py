@@ -5,7 +5,7 @@
 For each candidate (a shipped MiniLM checkpoint and the task whose *dev* split serves as its
 out-of-domain set), samples the first ``--rows`` rows of its own task's dev split (in domain) and
 of the other task's dev split (out of domain), T samples each, read as the app reads them (the
-checkpoint's vocabulary at the model's ``max_len``), and prints what a first screen needs:
+checkpoint's vocabulary at ``Checkpoint.read_len``), and prints what a first screen needs:
 
 - ``dev acc``: accuracy of the mean prediction in domain (the model is worth showing);
 - ``AUROC(MI)``: how well mutual information ranks the out-of-domain rows above the in-domain

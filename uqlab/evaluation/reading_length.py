@@ -7,6 +7,10 @@ positions although its adapters were trained at 64 (CoLA, CR) or 256 (IMDB) toke
 names the git revision whose ``metrics.json`` files were measured that way (``a088136``); this
 command keeps their headline figures in :data:`RECORD`, and :func:`markdown` sets them beside
 each checkpoint's present metrics.json (docs/results.md, written by ``python -m uqlab.results``).
+
+A checkpoint later trained on at a longer length (``init_from``, :mod:`uqlab.training.continued`:
+imdb-minilm-hsto, 256 -> 512 tokens) gets a third figure between the two: its first stage read
+at its own length, kept from the revision before it was replaced (``--stage REV``, d1af3bc).
 """
 
 from __future__ import annotations
@@ -37,20 +41,53 @@ def headline(m: dict) -> dict:
 
 
 def record(rev: str, out: Path = RECORD) -> dict:
-    """Write the headline figures of every shipped MiniLM checkpoint at ``rev``; return them."""
+    """Write the headline figures of every shipped MiniLM checkpoint at ``rev`` (a recorded
+    first stage, :func:`record_stage`, is kept); return them."""
     before = {}
     for folder in sorted(SHIPPED_CHECKPOINT_DIR.iterdir()):
         if not any(p in folder.name for p in PREFIXES):
             continue
-        path = (folder / "metrics.json").relative_to(REPO_ROOT).as_posix()
-        text = subprocess.run(
-            ["git", "show", f"{rev}:{path}"], cwd=REPO_ROOT, capture_output=True, text=True
-        )
-        if text.returncode == 0:
-            before[folder.name] = headline(json.loads(text.stdout))
+        found = _metrics_at(rev, folder)
+        if found is not None:
+            before[folder.name] = headline(found)
     doc = {"rev": rev, "read_at": "the position table (512 tokens)", "checkpoints": before}
+    kept = json.loads(out.read_text(encoding="utf-8")) if out.is_file() else {}
+    if "stage" in kept:
+        doc["stage"] = kept["stage"]
     out.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
     return doc
+
+
+def record_stage(rev: str, out: Path = RECORD) -> dict:
+    """Add to the record the headline figures at ``rev`` of every shipped checkpoint that now
+    continues a first stage (``training.init_from`` in its config.json): that stage, read at its
+    own length. The figures read at 512 stay as they are; return the stage part."""
+    doc = json.loads(out.read_text(encoding="utf-8"))
+    stages = {}
+    for folder in sorted(SHIPPED_CHECKPOINT_DIR.iterdir()):
+        found = _metrics_at(rev, folder) if _continues(folder) else None
+        if found is not None:
+            stages[folder.name] = headline(found)
+    doc["stage"] = {"rev": rev, "read_at": "the first stage's length", "checkpoints": stages}
+    out.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+    return doc["stage"]
+
+
+def _metrics_at(rev: str, folder: Path) -> dict | None:
+    """The checkpoint folder's metrics.json as git revision ``rev`` holds it (None: it has none)."""
+    path = (folder / "metrics.json").relative_to(REPO_ROOT).as_posix()
+    text = subprocess.run(
+        ["git", "show", f"{rev}:{path}"], cwd=REPO_ROOT, capture_output=True, text=True
+    )
+    return json.loads(text.stdout) if text.returncode == 0 else None
+
+
+def _continues(folder: Path) -> bool:
+    """Whether the checkpoint in ``folder`` was trained on from another (``training.init_from``)."""
+    config = folder / "config.json"
+    if not config.is_file():
+        return False
+    return bool(json.loads(config.read_text()).get("training", {}).get("init_from"))
 
 
 def _cell(x: float | None, fmt: str = ".3f") -> str:
@@ -58,7 +95,8 @@ def _cell(x: float | None, fmt: str = ".3f") -> str:
 
 
 def markdown(rows: list[tuple[str, dict | None]], path: Path = RECORD) -> list[str]:
-    """The before / after table (empty without a record)."""
+    """The before / after table (empty without a record); a checkpoint with a recorded first
+    stage shows three figures: read at 512, its first stage at that stage's length, now."""
     if not path.is_file():
         return []
     doc = json.loads(path.read_text(encoding="utf-8"))
@@ -67,14 +105,16 @@ def markdown(rows: list[tuple[str, dict | None]], path: Path = RECORD) -> list[s
         "AUROC (1 − max p) |",
         "|---|---:|---:|---:|---:|---:|---:|",
     ]
+    stages = doc.get("stage", {}).get("checkpoints", {})
+    keys = ("id_accuracy", "id_ece", "ood_accuracy", "auroc_mi", "auroc_max_prob")
     for name, m in rows:
         old = doc["checkpoints"].get(name)
         if not old or not m:
             continue
-        new = headline(m)
-        keys = ("id_accuracy", "id_ece", "ood_accuracy", "auroc_mi", "auroc_max_prob")
-        pairs = " | ".join(f"{_cell(old[k])} → {_cell(new[k])}" for k in keys)
-        out.append(f"| {name} | 512 → {new['read_len']} | {pairs} |")
+        steps = [old, *([stages[name]] if name in stages else []), headline(m)]
+        lengths = " → ".join(["512", *(str(h["read_len"]) for h in steps[1:])])
+        cells = " | ".join(" → ".join(_cell(h[k]) for h in steps) for k in keys)
+        out.append(f"| {name} | {lengths} | {cells} |")
     return out
 
 
@@ -82,10 +122,22 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
         prog="python -m uqlab.evaluation.reading_length", description=__doc__
     )
-    p.add_argument("--before", required=True, help="the git revision read at 512 tokens")
+    p.add_argument("--before", help="the git revision read at 512 tokens")
+    p.add_argument(
+        "--stage",
+        help="the git revision whose metrics.json are the first stages of the checkpoints "
+        "now continued (training.init_from), read at their own length",
+    )
     args = p.parse_args(argv)
-    doc = record(args.before)
-    print(f"wrote {RECORD.relative_to(REPO_ROOT)} ({len(doc['checkpoints'])} checkpoints)")
+    if not args.before and not args.stage:
+        p.error("give --before REV, --stage REV or both")
+    where = RECORD.relative_to(REPO_ROOT)
+    if args.before:
+        doc = record(args.before)
+        print(f"wrote {where} ({len(doc['checkpoints'])} checkpoints read at 512)")
+    if args.stage:
+        stage = record_stage(args.stage)
+        print(f"wrote {where}: first stages of {', '.join(stage['checkpoints']) or 'none'}")
     return 0
 
 
