@@ -60,7 +60,9 @@ def load_start(value: str, cfg: ModelConfig, base: str | None) -> Start:
             f"init_from: no checkpoint {value!r} (give a name under {checkpoint_dir().name}/ "
             "or a checkpoint folder)."
         )
-    ck = load_checkpoint(folder, merge=False)  # the adapters apart: they go on training
+    # the adapters apart: they go on training; a checkpoint that reads a sibling's identical
+    # weights (imdb-minilm-mcdropout reads imdb-minilm-trans's: uqlab.share_weights) is followed
+    ck = load_checkpoint(folder, merge=False, shared_weights=True)
     want = get_base(base).record()
     if ck.base is None or ck.base.sha256 != want.sha256:
         had = f"the base {ck.base.folder}" if ck.base is not None else "no base"

@@ -39,7 +39,7 @@ def dev_metric(
         raise ConfigError(
             f"No checkpoint {name!r}: give a name under assets/checkpoints/ or a folder."
         )
-    ck = load_checkpoint(folder)
+    ck = load_checkpoint(folder, shared_weights=True)  # a sibling's identical weights: followed
     lengths = lengths or [ck.read_len]
     seed = ck.training.get("seed", 0)
     task, _ = checkpoint_task(ck.name, ck.training)  # a task file's task: its kept description

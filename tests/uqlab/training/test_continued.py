@@ -110,6 +110,26 @@ def test_each_member_of_an_ensemble_goes_on_from_its_own(tmp_path, minilm):
         assert torch.allclose(a[key], b[key], atol=1e-6), key
 
 
+def test_a_source_that_reads_a_siblings_weights_is_followed(tmp_path, minilm):
+    """imdb-minilm-mcdropout holds no weights of its own: it reads imdb-minilm-trans's identical
+    file (uqlab.share_weights). Continuing it refused with "names another checkpoint's
+    model.safetensors" until the source was loaded as the app loads it."""
+    import shutil
+
+    from uqlab.share_weights import share
+
+    root = tmp_path / "checkpoints"
+    assert main(_args(root / "owner", "trans")) == 0
+    shutil.copytree(root / "owner", root / "reader")
+    share("reader", "owner", root)
+    assert not (root / "reader" / "model.safetensors").exists()
+    went_on = tmp_path / "went-on"
+    extra = ("--set", f"init_from={root / 'reader'}", "--lr", "1e-9")
+    assert main(_args(went_on, "trans", *extra)) == 0
+    a, b = _trained(root / "owner"), _trained(went_on)
+    assert a.keys() == b.keys() and all(torch.allclose(a[k], b[k], atol=1e-6) for k in a)
+
+
 def test_a_source_that_cannot_be_continued_is_refused_before_training(tmp_path, minilm, capsys):
     """Another adapter rank, no base, a missing checkpoint: a one-line error naming what to
     change, exit status 2, nothing written."""
