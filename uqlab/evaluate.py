@@ -63,6 +63,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import torch
 from tqdm import tqdm
 
 from uqcore.checkpoint import Checkpoint, load_checkpoint
@@ -70,7 +71,6 @@ from uqcore.exceptions import UQError
 from uqcore.inference.batch_predict import (
     batch_plan,
     feature_batches,
-    features_ids,
     predict,
     predict_ids,
 )
@@ -114,6 +114,7 @@ from uqlab.catalog.tasks import TASKS
 from uqlab.data import Split, TaskData, load_task, resolve_data_dir
 from uqlab.evaluation.comparison import comparison, comparison_line, deterministic, find_baseline
 from uqlab.evaluation.detection_report import metric_notes
+from uqlab.evaluation.journal import Journal, journaled_features, journaled_samples
 from uqlab.evaluation.paper import examples
 from uqlab.evaluation.pending import Pending
 from uqlab.evaluation.shards import Shards, join, leave
@@ -178,12 +179,14 @@ def _encode(ck: Checkpoint, texts) -> list[list[int]]:
     return [ck.vocab.encode(t, ck.read_len, allow_all_unknown=True).ids for t in texts]
 
 
-def _predict(ck: Checkpoint, encoded, T: int, seed: int, shards: Shards, bar=None):
+def _predict(ck: Checkpoint, encoded, T: int, seed: int, shards: Shards, bar=None, journal=None):
     """``(probs [T, N, C], logits [T, N, C])`` of token-id rows on rank 0 (None elsewhere); the
-    batches of a one-process run are shared out whole, so the numbers are that run's."""
-    mine = shards.mine(batch_plan(ck.model, encoded, T))
-    local = predict_ids(ck.model, encoded, T, seed, bar=bar, with_logits=True, batches=mine)
-    return shards.collect(mine, local, len(encoded), axis=1)
+    batches of a one-process run are shared out whole, so the numbers are that run's.
+    ``journal``: a :class:`uqlab.evaluation.journal.Journal` that keeps finished batches."""
+    plan = batch_plan(ck.model, encoded, T)
+    mine = shards.indices(len(plan))
+    local = journaled_samples(ck.model, encoded, T, seed, plan, mine, journal, bar)
+    return shards.collect([plan[i] for i in mine], local, len(encoded), axis=1)
 
 
 def _my_rows(ck: Checkpoint, encoded, T: int, shards: Shards) -> int:
@@ -191,12 +194,24 @@ def _my_rows(ck: Checkpoint, encoded, T: int, shards: Shards) -> int:
     return sum(len(b) for b in shards.mine(batch_plan(ck.model, encoded, T)))
 
 
-def _features(ck: Checkpoint, encoded, shards: Shards, bar=None):
-    """The last layer's pooled features ``[N, D]`` of token-id rows on rank 0 (None elsewhere)."""
-    mine = shards.mine(feature_batches(ck.model, encoded))
-    local = features_ids(ck.model, encoded, batches=mine, bar=bar)
-    got = shards.collect(mine, (local,), len(encoded))
+def _features(ck: Checkpoint, encoded, shards: Shards, bar=None, journal=None):
+    """The last layer's pooled features ``[N, D]`` of token-id rows on rank 0 (None elsewhere),
+    through ``journal`` as :func:`_predict`."""
+    plan = feature_batches(ck.model, encoded)
+    mine = shards.indices(len(plan))
+    local = journaled_features(ck.model, encoded, plan, mine, journal, bar)
+    got = shards.collect([plan[i] for i in mine], (local,), len(encoded))
     return None if got is None else got[0]
+
+
+def _distance_features(ck: Checkpoint, fit, encoded, shards: Shards, show: bool, journal):
+    """The Mahalanobis baseline's features: of the training rows ``fit`` and of both domains
+    (``encoded["id"]``, ``encoded["ood"]``), under one progress bar."""
+    sides = ("id", "ood")
+    rows = sum(_feature_rows(ck, e, shards) for e in (fit, *(encoded[k] for k in sides)))
+    with tqdm(total=rows, unit="text", desc=f"{ck.name} features", disable=not show) as bar:
+        train_feats = _features(ck, fit, shards, bar, journal)
+        return train_feats, {k: _features(ck, encoded[k], shards, bar, journal) for k in sides}
 
 
 def _feature_rows(ck: Checkpoint, encoded, shards: Shards) -> int:
@@ -218,6 +233,7 @@ def evaluate_checkpoint(
     ood_limit: int | None = None,
     mahalanobis: bool = True,
     keep: dict | None = None,
+    journal: Journal | None = None,  # a stopped run resumes from it
 ) -> dict | None:
     """Metrics of one checkpoint (see the module docstring) on ``task`` (default: its own,
     :func:`_task_of`). Under torchrun every rank samples its block of each split (``shards``)
@@ -228,7 +244,8 @@ def evaluate_checkpoint(
     says so under ``skipped``; it never runs without an out-of-domain set, which it serves.
     ``notes``: :func:`uqlab.evaluation.detection_report.metric_notes` of the figures.
     ``keep``: a dict that receives the splits' samples (``probs``), token ids (``encoded``) and
-    the task's data (``data``) on rank 0, for :func:`_comparison`."""
+    the task's data (``data``) on rank 0, for :func:`_comparison`. ``journal``: finished
+    batches kept on disk and reused (:mod:`uqlab.evaluation.journal`)."""
     shards = shards or Shards()
     info = ck.training or {}
     task = task or _task_of(ck)
@@ -240,7 +257,7 @@ def evaluate_checkpoint(
     encoded = {k: _encode(ck, s.texts) for k, s in splits.items()}
     total = sum(_my_rows(ck, e, T, shards) for e in encoded.values())
     bar = tqdm(total=total, unit="text", desc=ck.name, disable=not (progress and shards.main))
-    both = {k: _predict(ck, e, T, seed, shards, bar) for k, e in encoded.items()}
+    both = {k: _predict(ck, e, T, seed, shards, bar, journal) for k, e in encoded.items()}
     bar.close()
     say = _say(ck.name, progress and shards.main)
     # the distance baseline's features: the pooled feature of training examples and both domains
@@ -250,15 +267,11 @@ def evaluate_checkpoint(
     if distance:
         say(f"features of {len(fit_rows):,} training texts and both domains (Mahalanobis baseline)")
         fit = _encode(ck, [data.train.texts[i] for i in fit_rows])
-        sides = ("id", "ood")
-        rows = sum(_feature_rows(ck, e, shards) for e in (fit, *(encoded[k] for k in sides)))
         show = progress and shards.main
-        with tqdm(total=rows, unit="text", desc=f"{ck.name} features", disable=not show) as fbar:
-            train_feats = _features(ck, fit, shards, fbar)
-            feats = {k: _features(ck, encoded[k], shards, fbar) for k in sides}
+        train_feats, feats = _distance_features(ck, fit, encoded, shards, show, journal)
     picks = table3_picks(data, seed, per_domain)
     say(f"the per-example Table 3 ({len(picks)} texts)")
-    table3_probs = _predict(ck, _encode(ck, [p[0] for p in picks]), T, seed, shards)
+    table3_probs = _predict(ck, _encode(ck, [p[0] for p in picks]), T, seed, shards, None, journal)
     if not shards.main:
         return None
     probs = {k: p for k, (p, _) in both.items()}
@@ -518,7 +531,19 @@ def _parser() -> argparse.ArgumentParser:
         "on dev, test and the length-matched texts, and its baseline's, at the settings "
         "its metrics.json records (uqlab.evaluation.comparison)",
     )
+    p.add_argument(
+        "--journal",
+        metavar="DIR",
+        help="keep every finished batch of samples and features in DIR; a rerun with the same "
+        "DIR computes only the batches it lacks, to the same numbers (a long CPU evaluation "
+        "survives being stopped; uqlab.evaluation.journal). Delete DIR after a code change",
+    )
     return p
+
+
+def _journal(model, args) -> Journal | None:
+    """The ``--journal`` folder's journal for ``model``, or None without one."""
+    return Journal.open(args.journal, model) if args.journal else None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -565,6 +590,7 @@ def main(argv: list[str] | None = None) -> int:
                 ood_limit=args.ood_limit,
                 mahalanobis=args.mahalanobis,
                 keep=keep,
+                journal=_journal(ck.model, args),
             )
             if metrics is None:  # not rank 0: its samples went to rank 0
                 continue
@@ -658,16 +684,22 @@ def _comparison(ck: Checkpoint, keep: dict, args) -> dict:
         T = 1 if deterministic(b.config.family) else keep.get("T", args.samples)
         desc = f"{ck.name} baseline {b.name}"
         total = sum(len(t) for t in texts.values()) * T
+        journal = _journal(b.model, args)
         with tqdm(total=total, unit="text", desc=desc, disable=args.quiet) as bar:
-            got = {
-                k: predict(b.model, b.vocab, t, b.read_len, T, seed, bar=bar)
-                for k, t in texts.items()
-            }
+            got = {k: _sampled(b, t, T, seed, journal, bar) for k, t in texts.items()}
         base = (b.name, {k: np.asarray(v) for k, v in got.items()})
     named = TASKS[data.task].description.get("ood_matched") if side == "ood_matched" else None
     matched_set = str((named or {}).get("name") or side) if named is not None else None
     labels = {"id": data.test.labels, "dev": data.dev.labels}
     return comparison(mine, labels, lengths, ck.read_len, base, seed=seed, matched_set=matched_set)
+
+
+def _sampled(ck: Checkpoint, texts, T: int, seed: int, journal, bar) -> torch.Tensor:
+    """``probs [T, N, C]`` of ``texts`` as :func:`uqcore.inference.batch_predict.predict` gives
+    them, through ``journal`` (None: none)."""
+    encoded = _encode(ck, texts)
+    plan = batch_plan(ck.model, encoded, T)
+    return journaled_samples(ck.model, encoded, T, seed, plan, range(len(plan)), journal, bar)[0]
 
 
 def _comparison_only(ck: Checkpoint, path: Path, task: str, args) -> None:

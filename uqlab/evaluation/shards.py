@@ -37,7 +37,11 @@ class Shards:
     def mine(self, batches: list[list[int]]) -> list[list[int]]:
         """This rank's share of a batch plan: every ``world``-th batch from ``rank`` (whole
         batches, so each is computed exactly as one process computes it)."""
-        return batches[self.rank :: self.world]
+        return [batches[i] for i in self.indices(len(batches))]
+
+    def indices(self, n: int) -> list[int]:
+        """The indices of this rank's batches among ``n`` (those :meth:`mine` picks)."""
+        return list(range(self.rank, n, self.world))
 
     def collect(self, batches: list[list[int]], local: tuple, n: int, axis: int = 0):
         """Rank 0: full arrays of ``n`` rows along ``axis``, each row taken from the rank that

@@ -1,0 +1,101 @@
+"""The evaluation's journal: a stopped run resumes from its finished batches to the numbers of
+an uninterrupted run, computing only what is missing; nothing under another key is read."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+import uqlab.evaluation.journal as journal_mod
+from tests.helpers import evaluate_tiny, tiny_siblings
+from uqcore.checkpoint import load_checkpoint
+from uqlab.evaluation.journal import Journal, model_key
+
+
+class Stop(RuntimeError):
+    """What the counting stand-in raises to stop a run partway (as a kill would)."""
+
+
+def _counting(monkeypatch, stop_after: int | None = None) -> list[int]:
+    """Count the batches computed from now on (each :func:`predict_ids` / features call of the
+    journal), raising :class:`Stop` once ``stop_after`` have finished."""
+    calls: list[int] = []
+    real_samples, real_features = journal_mod.predict_ids, journal_mod.features_ids
+
+    def wrap(real):
+        def counted(*a, **kw):
+            if stop_after is not None and len(calls) >= stop_after:
+                raise Stop("stopped")
+            calls.append(len(kw["batches"][0]))
+            return real(*a, **kw)
+
+        return counted
+
+    monkeypatch.setattr(journal_mod, "predict_ids", wrap(real_samples))
+    monkeypatch.setattr(journal_mod, "features_ids", wrap(real_features))
+    return calls
+
+
+def test_a_stopped_journaled_evaluation_resumes_to_the_uninterrupted_numbers(
+    tmp_path, data_dir, monkeypatch
+):
+    root = tmp_path / "cks"
+    tiny_siblings(root, data_dir)  # cola-hsto and its baseline cola-trans
+    hsto = root / "cola-hsto"
+    plain = evaluate_tiny(hsto, data_dir)  # no journal
+    total = _counting(monkeypatch)
+    evaluate_tiny(hsto, data_dir)
+    n = len(total)  # every batch of samples, features and the baseline's samples
+    assert n >= 6, n
+    monkeypatch.undo()
+
+    folder = tmp_path / "journal"
+    _counting(monkeypatch, stop_after=n // 2)
+    with pytest.raises(Stop):
+        evaluate_tiny(hsto, data_dir, "--journal", str(folder))
+    monkeypatch.undo()
+    assert len(list(folder.glob("*.safetensors"))) == n // 2  # each finished batch kept
+
+    resumed = _counting(monkeypatch)
+    assert evaluate_tiny(hsto, data_dir, "--journal", str(folder)) == plain
+    assert len(resumed) == n - n // 2  # only the missing batches were computed
+    resumed.clear()
+    assert evaluate_tiny(hsto, data_dir, "--journal", str(folder)) == plain
+    assert resumed == []  # a finished journal computes nothing
+    # another seed is another key: computed afresh, not read from the files of seed 0
+    other = evaluate_tiny(hsto, data_dir, "--journal", str(folder), "--seed", "1")
+    assert other["id"] != plain["id"] and len(resumed) > 0
+    assert json.loads((hsto / "metrics.json").read_text()) == other
+
+
+def test_the_key_covers_the_weights_and_every_setting(tmp_path, checkpoint):
+    model = load_checkpoint(checkpoint).model
+    before = model_key(model)
+    rows = [[2, 5, 6, 3], [2, 7, 3]]
+    part = Journal.open(tmp_path, model).part("samples", rows, T=4, seed=0)
+    with torch.no_grad():
+        p = next(model.parameters())
+        p.view(-1)[0] += 1e-6  # one weight, one step
+    assert model_key(model) != before
+    changed = Journal.open(tmp_path, model).part("samples", rows, T=4, seed=0)
+    assert changed.key != part.key
+    keys = {
+        part.key,
+        Journal(tmp_path, before).part("samples", rows, T=5, seed=0).key,
+        Journal(tmp_path, before).part("samples", rows, T=4, seed=1).key,
+        Journal(tmp_path, before).part("samples", [[2, 5, 6, 3], [2, 8, 3]], T=4, seed=0).key,
+        Journal(tmp_path, before).part("features", rows, T=4, seed=0).key,
+    }
+    assert len(keys) == 5
+    assert Journal(tmp_path, before).part("samples", rows, T=4, seed=0).key == part.key
+
+
+def test_a_batch_file_of_other_rows_is_not_read(tmp_path):
+    part = Journal(tmp_path, "k").part("samples", [[2, 3]], T=1, seed=0)
+    part.save(0, [0, 1], {"probs": torch.ones(1, 2, 2)})
+    assert part.load(0, [0, 1])["probs"].shape == (1, 2, 2)
+    assert part.load(0, [1, 0]) is None  # another batch plan (device, row cap): recomputed
+    assert part.load(1, [0, 1]) is None  # not written
+    assert not list(tmp_path.glob("*.tmp"))  # written atomically: no temp file left
