@@ -618,7 +618,13 @@ def _stored(ck: Checkpoint, task: str, args, shards: Shards, pending: Pending):
     total = len(bundled_rows(task)) + len(preset_rows(task))
     with tqdm(total=total, unit="text", desc=f"{ck.name} stored", disable=args.quiet) as bar:
         stored_file = write_stored(ck, seed=args.seed, bar=bar, sink=pending.put)
-    return stored_file, write_map(ck, sink=pending.put)
+    n = len(bundled_rows(task))  # the map reads their features: minutes on a CPU for SmolLM2
+    with tqdm(total=n, unit="text", desc=f"{ck.name} map", disable=args.quiet) as bar:
+
+        def told(share: float) -> None:  # features() reports a share of the texts read
+            bar.update(round(share * n) - bar.n)
+
+        return stored_file, write_map(ck, sink=pending.put, bar=told)
 
 
 def _report(name: str, m: dict, path: Path, seconds: float, world: int) -> None:

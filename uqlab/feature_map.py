@@ -80,13 +80,14 @@ def project(feats: np.ndarray) -> tuple[np.ndarray, list[float]]:
     return xy, [float(v) for v in pca.explained_variance_ratio_]
 
 
-def write(ck: Checkpoint, sink=write_atomic) -> Path:
+def write(ck: Checkpoint, sink=write_atomic, bar=None) -> Path:
     """Compute and write the map of the checkpoint's bundled examples; its path. ``sink(path,
-    bytes)`` writes the file (as in :func:`uqlab.evaluation.stored.write`)."""
+    bytes)`` writes the file (as in :func:`uqlab.evaluation.stored.write`); ``bar(fraction)``
+    is told the share of the texts read so far (as :func:`features` tells it)."""
     task = ck.training["task"]
     texts = [r[0] for r in bundled_rows(task)]
     with torch.inference_mode():
-        xy, explained = project(features(ck, texts))
+        xy, explained = project(features(ck, texts, bar))
     meta = {
         "format": FORMAT,
         "task": task,

@@ -15,7 +15,9 @@ from uqlab import feature_map
 def test_dataset_map_is_written_read_and_refused_when_stale(tmp_path):
     src = make_checkpoints(tmp_path / "src", families=("trans",))
     ck = load("cola-trans", src)
-    path = feature_map.write(ck)
+    told: list[float] = []
+    path = feature_map.write(ck, bar=told.append)  # the evaluation's map bar reads these
+    assert told and told == sorted(told) and told[-1] == 1.0
     got, why_not = feature_map.read(ck.path, "cola")
     assert why_not == "" and got[0].shape[1] == 2 and np.isfinite(got[0]).any()
     xy, explained = got
