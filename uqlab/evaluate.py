@@ -542,8 +542,14 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _journal(model, args) -> Journal | None:
-    """The ``--journal`` folder's journal for ``model``, or None without one."""
-    return Journal.open(args.journal, model) if args.journal else None
+    """The ``--journal`` folder's journal for ``model``, or None without one; says how many
+    finished batches the folder holds (those of this run are read, not computed)."""
+    if not args.journal:
+        return None
+    journal = Journal.open(args.journal, model)
+    if not args.quiet and journal.done():
+        print(f"journal: {journal.done():,} finished batch(es) in {args.journal}", flush=True)
+    return journal
 
 
 def main(argv: list[str] | None = None) -> int:

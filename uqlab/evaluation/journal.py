@@ -75,7 +75,7 @@ class Journal:
         return Part(self.folder, what, h.hexdigest()[:24])
 
     def done(self) -> int:
-        """How many batch files the folder holds (any key)."""
+        """How many batch files the folder holds (any model or setting)."""
         return sum(1 for _ in self.folder.glob("*.safetensors"))
 
 
