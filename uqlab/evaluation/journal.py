@@ -28,6 +28,7 @@ import torch
 from safetensors.torch import load_file, save
 
 from uqcore.inference.batch_predict import features_ids, predict_ids
+from uqcore.runtime import release_memory
 from uqcore.text.vocab import write_atomic
 
 ROWS = "rows"  # the tensor in every batch file naming its rows (checked on load)
@@ -117,7 +118,13 @@ def run_batches(
 ) -> None:
     """For each batch index in ``mine`` (of ``plan``): ``fill(rows, tensors)`` with the
     journal's tensors when ``part`` holds the batch, else with ``compute(rows)``, saved into
-    ``part`` before the next batch starts. ``bar``: told ``update(len(rows))`` per batch."""
+    ``part`` before the next batch starts. ``bar``: told ``update(len(rows))`` per batch.
+
+    After each computed batch the C heap's free pages go back to the system
+    (:func:`uqcore.runtime.release_memory`): glibc kept what the growing, length-sorted batches
+    had freed, and the whole-set evaluation of imdb-smollm2-trans grew to 9.06 GB of RSS, of which
+    one ``malloc_trim`` (through gdb) handed back 6.9 GB (2.12 GB left). A call takes ~17 ms here
+    against seconds a batch."""
     for index in mine:
         rows = plan[index]
         got = part.load(index, rows) if part is not None else None
@@ -125,6 +132,7 @@ def run_batches(
             got = compute(rows)
             if part is not None:
                 part.save(index, rows, got)
+            release_memory()
         fill(rows, got)
         if bar is not None:
             bar.update(len(rows))

@@ -99,3 +99,20 @@ def test_a_batch_file_of_other_rows_is_not_read(tmp_path):
     assert part.load(0, [1, 0]) is None  # another batch plan (device, row cap): recomputed
     assert part.load(1, [0, 1]) is None  # not written
     assert not list(tmp_path.glob("*.tmp"))  # written atomically: no temp file left
+
+
+def test_each_computed_batch_hands_the_freed_heap_back(tmp_path, monkeypatch):
+    """A whole-set evaluation grew to 9 GB of RSS, 7 GB of it heap glibc kept after the batches
+    freed it: each computed batch is followed by a malloc_trim (a journal's batch is not)."""
+    released: list[int] = []
+    monkeypatch.setattr(journal_mod, "release_memory", lambda: released.append(1))
+    part = Journal(tmp_path, "k").part("samples", [[2, 3]] * 3, T=1, seed=0)
+    plan = [[0], [1], [2]]
+    part.save(1, [1], {"x": torch.zeros(1)})  # batch 1 is in the journal
+    got: dict[int, float] = {}
+
+    def fill(rows, tensors):
+        got[rows[0]] = float(tensors["x"][0])
+
+    journal_mod.run_batches(part, plan, [0, 1, 2], lambda rows: {"x": torch.ones(1)}, fill)
+    assert got == {0: 1.0, 1: 0.0, 2: 1.0} and len(released) == 2
