@@ -72,7 +72,6 @@ from uqcore.inference.batch_predict import (
     batch_plan,
     feature_batches,
     predict,
-    predict_ids,
 )
 from uqcore.inference.detection import (
     MIN_PER_SIDE,
@@ -709,7 +708,13 @@ def _comparison(ck: Checkpoint, keep: dict, args) -> dict:
 def _sampled(ck: Checkpoint, texts, T: int, seed: int, journal, bar) -> torch.Tensor:
     """``probs [T, N, C]`` of ``texts`` as :func:`uqcore.inference.batch_predict.predict` gives
     them, through ``journal`` (None: none)."""
-    encoded = _encode(ck, texts)
+    return _sampled_ids(ck, _encode(ck, texts), T, seed, journal, bar)
+
+
+def _sampled_ids(ck: Checkpoint, encoded, T: int, seed: int, journal, bar) -> torch.Tensor:
+    """``probs [T, N, C]`` of token-id rows as
+    :func:`uqcore.inference.batch_predict.predict_ids` gives them, through
+    ``journal`` (None: none)."""
     plan = batch_plan(ck.model, encoded, T)
     return journaled_samples(ck.model, encoded, T, seed, plan, range(len(plan)), journal, bar)[0]
 
@@ -743,9 +748,10 @@ def _comparison_only(ck: Checkpoint, path: Path, task: str, args) -> None:
     wanted = ("id", "dev", *((side,) if side else ()))
     encoded = {k: _encode(ck, splits[k].texts) for k in wanted}
     total = sum(len(e) for e in encoded.values())
+    journal = _journal(ck.model, args)  # an evaluation's journal holds these very batches
     with tqdm(total=total, unit="text", desc=f"{ck.name} comparison", disable=args.quiet) as bar:
         probs = {
-            k: np.asarray(predict_ids(ck.model, e, T, seed, bar=bar)) for k, e in encoded.items()
+            k: np.asarray(_sampled_ids(ck, e, T, seed, journal, bar)) for k, e in encoded.items()
         }
     keep = {"probs": probs, "encoded": encoded, "data": data, "T": T, "seed": seed}
     old["comparison"] = _comparison(ck, keep, args)

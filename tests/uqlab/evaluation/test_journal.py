@@ -11,6 +11,7 @@ import torch
 import uqlab.evaluation.journal as journal_mod
 from tests.helpers import evaluate_tiny, tiny_siblings
 from uqcore.checkpoint import load_checkpoint
+from uqlab.evaluate import main as evaluate_main
 from uqlab.evaluation.journal import Journal, model_key
 
 
@@ -64,6 +65,10 @@ def test_a_stopped_journaled_evaluation_resumes_to_the_uninterrupted_numbers(
     resumed.clear()
     assert evaluate_tiny(hsto, data_dir, "--journal", str(folder)) == plain
     assert resumed == []  # a finished journal computes nothing
+    again = ["--ckpt", str(hsto), "--comparison-only", "--data-dir", str(data_dir), "--quiet"]
+    assert evaluate_main([*again, "--journal", str(folder)]) == 0
+    assert resumed == []  # the comparison block alone reads the evaluation's batches
+    assert json.loads((hsto / "metrics.json").read_text()) == plain
     # another seed is another key: computed afresh, not read from the files of seed 0
     other = evaluate_tiny(hsto, data_dir, "--journal", str(folder), "--seed", "1")
     assert other["id"] != plain["id"] and len(resumed) > 0
