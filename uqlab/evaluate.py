@@ -546,8 +546,9 @@ def _journal(model, args) -> Journal | None:
     if not args.journal:
         return None
     journal = Journal.open(args.journal, model)
-    if not args.quiet and journal.done():
-        print(f"journal: {journal.done():,} finished batch(es) in {args.journal}", flush=True)
+    done = journal.done()
+    if not args.quiet and done:
+        print(f"journal: {done:,} finished batch(es) in {args.journal}", flush=True)
     return journal
 
 

@@ -149,8 +149,11 @@ def journaled_samples(
     part = journal.part("samples", encoded, T=T, seed=seed) if journal else None
 
     def compute(rows: list[int]) -> dict[str, torch.Tensor]:
-        p, lg = predict_ids(model, encoded, T, seed, with_logits=True, batches=[rows])
-        return {"probs": p[:, rows], "logits": lg[:, rows]}
+        # the batch's rows alone (the counter noise keys a draw by the row's tokens, not its
+        # index): no [T, N, C] buffers of the whole split a batch
+        own = [encoded[i] for i in rows]
+        p, lg = predict_ids(model, own, T, seed, with_logits=True, batches=[list(range(len(own)))])
+        return {"probs": p, "logits": lg}
 
     def fill(rows: list[int], got: dict[str, torch.Tensor]) -> None:
         probs[:, rows], logits[:, rows] = got["probs"], got["logits"]
@@ -168,8 +171,9 @@ def journaled_features(
     out = torch.empty(len(encoded), model.cfg.d_model)
     part = journal.part("features", encoded) if journal else None
 
-    def compute(rows: list[int]) -> dict[str, torch.Tensor]:
-        return {"features": features_ids(model, encoded, batches=[rows])[rows]}
+    def compute(rows: list[int]) -> dict[str, torch.Tensor]:  # the batch's rows alone
+        own = [encoded[i] for i in rows]
+        return {"features": features_ids(model, own, batches=[list(range(len(own)))])}
 
     def fill(rows: list[int], got: dict[str, torch.Tensor]) -> None:
         out[rows] = got["features"]
