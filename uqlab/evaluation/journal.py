@@ -96,7 +96,10 @@ class Part:
         path = self._path(index)
         if not path.is_file():
             return None
-        got = load_file(path)
+        try:
+            got = load_file(path)
+        except Exception:  # noqa: BLE001 - any unreadable file (truncated, not safetensors)
+            return None  # is computed again, as a missing one is
         if got.pop(ROWS, torch.empty(0)).tolist() != list(rows):
             return None  # a batch plan of another device or row cap: computed again
         return got
