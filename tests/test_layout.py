@@ -12,7 +12,11 @@ and uqlab's ``test_predict.py``) do not clash.
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -211,3 +215,36 @@ def test_the_size_checks_can_fail(tmp_path):
         "ui/long.py:grown is 81 lines (at most 80): split it by job"
     ]
     assert long_function_problems(tmp_path, {("ui/long.py", "grown"): 81}) == []
+
+
+# ------------------------------------------------------------------------------ what git holds
+MAX_TRACKED_BYTES = 512 * 1024  # a file outside assets/ (whose budget tests/test_assets.py keeps)
+
+
+def large_tracked_files(root: Path, limit: int = MAX_TRACKED_BYTES) -> list[str]:
+    """Every file git tracks under ``root`` outside assets/ that is over ``limit`` bytes: a
+    wheel, a log or a run's output committed by mistake (a 2.9 MB py-spy wheel once was)."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z"], cwd=root, capture_output=True, check=True
+    ).stdout.decode()
+    out = []
+    for name in filter(None, listed.split("\0")):
+        path = root / name
+        if not name.startswith("assets/") and path.is_file() and path.stat().st_size > limit:
+            out.append(f"{name}: {path.stat().st_size:,} bytes (at most {limit:,} outside assets/)")
+    return out
+
+
+@pytest.mark.skipif(
+    shutil.which("git") is None or not (ROOT / ".git").exists(), reason="needs a git checkout"
+)
+def test_no_large_file_is_tracked_outside_the_assets_budget(tmp_path):
+    assert large_tracked_files(ROOT) == []
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    (tmp_path / "tool.whl").write_bytes(b"0" * 2000)
+    (tmp_path / "assets").mkdir()
+    (tmp_path / "assets" / "model.safetensors").write_bytes(b"0" * 2000)
+    subprocess.run(["git", "add", "."], cwd=tmp_path, check=True)
+    assert large_tracked_files(tmp_path, limit=1000) == [
+        "tool.whl: 2,000 bytes (at most 1,000 outside assets/)"
+    ]
