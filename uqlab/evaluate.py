@@ -178,14 +178,43 @@ def _encode(ck: Checkpoint, texts) -> list[list[int]]:
     return [ck.vocab.encode(t, ck.read_len, allow_all_unknown=True).ids for t in texts]
 
 
-def _predict(ck: Checkpoint, encoded, T: int, seed: int, shards: Shards, bar=None, journal=None):
+def _predict(
+    ck: Checkpoint, encoded, T: int, seed: int, shards: Shards, bar=None, journal=None, **kw
+):
     """``(probs [T, N, C], logits [T, N, C])`` of token-id rows on rank 0 (None elsewhere); the
     batches of a one-process run are shared out whole, so the numbers are that run's.
-    ``journal``: a :class:`uqlab.evaluation.journal.Journal` that keeps finished batches."""
+    ``journal``: a :class:`uqlab.evaluation.journal.Journal` that keeps finished batches.
+    ``with_features=True`` (a model without noise): a third, the pooled features ``[N, D]`` of
+    the same passes (:func:`uqlab.evaluation.journal.journaled_samples`)."""
     plan = batch_plan(ck.model, encoded, T)
     mine = shards.indices(len(plan))
-    local = journaled_samples(ck.model, encoded, T, seed, plan, mine, journal, bar)
-    return shards.collect([plan[i] for i in mine], local, len(encoded), axis=1)
+    batches = [plan[i] for i in mine]
+    probs, logits, feats = journaled_samples(
+        ck.model, encoded, T, seed, plan, mine, journal, bar, **kw
+    )
+    got = shards.collect(batches, (probs, logits), len(encoded), axis=1)
+    if feats is None:
+        return got
+    pooled = shards.collect(batches, (feats,), len(encoded))
+    return None if got is None else (*got, pooled[0])
+
+
+def _sample_splits(ck: Checkpoint, encoded: dict, T: int, seed: int, shards, journal, show, reuse):
+    """``(both, feats)``: :func:`_predict`'s ``(probs, logits)`` of every split under one
+    progress bar (``show``), and, when ``reuse`` (a model whose one pass stands for every
+    sample, with the distance baseline to feed), the pooled features of the in- and
+    out-of-domain splits those passes read (else an empty dict): the features pass then reads
+    only the training texts."""
+    both, feats = {}, {}
+    total = sum(_my_rows(ck, e, T, shards) for e in encoded.values())
+    with tqdm(total=total, unit="text", desc=ck.name, disable=not show) as bar:
+        for k, e in encoded.items():
+            pooled = reuse and k in ("id", "ood")
+            got = _predict(ck, e, T, seed, shards, bar, journal, with_features=pooled)
+            both[k] = None if got is None else got[:2]
+            if pooled and got is not None:
+                feats[k] = got[2]
+    return both, feats
 
 
 def _my_rows(ck: Checkpoint, encoded, T: int, shards: Shards) -> int:
@@ -203,14 +232,18 @@ def _features(ck: Checkpoint, encoded, shards: Shards, bar=None, journal=None):
     return None if got is None else got[0]
 
 
-def _distance_features(ck: Checkpoint, fit, encoded, shards: Shards, show: bool, journal):
+def _distance_features(
+    ck: Checkpoint, fit, encoded, shards: Shards, show: bool, journal, have: dict
+):
     """The Mahalanobis baseline's features: of the training rows ``fit`` and of both domains
-    (``encoded["id"]``, ``encoded["ood"]``), under one progress bar."""
-    sides = ("id", "ood")
+    (``encoded["id"]``, ``encoded["ood"]``; those in ``have``, read by the sampling passes,
+    are not read again), under one progress bar."""
+    sides = tuple(k for k in ("id", "ood") if k not in have)
     rows = sum(_feature_rows(ck, e, shards) for e in (fit, *(encoded[k] for k in sides)))
     with tqdm(total=rows, unit="text", desc=f"{ck.name} features", disable=not show) as bar:
         train_feats = _features(ck, fit, shards, bar, journal)
-        return train_feats, {k: _features(ck, encoded[k], shards, bar, journal) for k in sides}
+        read = {k: _features(ck, encoded[k], shards, bar, journal) for k in sides}
+        return train_feats, {**have, **read}
 
 
 def _feature_rows(ck: Checkpoint, encoded, shards: Shards) -> int:
@@ -254,20 +287,20 @@ def evaluate_checkpoint(
     data = _cut_ood(data, ood_limit)
     splits = _splits(data)
     encoded = {k: _encode(ck, s.texts) for k, s in splits.items()}
-    total = sum(_my_rows(ck, e, T, shards) for e in encoded.values())
-    bar = tqdm(total=total, unit="text", desc=ck.name, disable=not (progress and shards.main))
-    both = {k: _predict(ck, e, T, seed, shards, bar, journal) for k, e in encoded.items()}
-    bar.close()
-    say = _say(ck.name, progress and shards.main)
+    distance = mahalanobis and "ood" in splits  # the baseline detects the out-of-domain set
+    # a plain model's sampling passes are its features passes too (no second pass over them)
+    reuse = distance and deterministic(ck.config.family)
+    show = progress and shards.main
+    both, sampled = _sample_splits(ck, encoded, T, seed, shards, journal, show, reuse)
+    say = _say(ck.name, show)
     # the distance baseline's features: the pooled feature of training examples and both domains
     fit_rows = np.random.default_rng(seed).permutation(len(data.train))[:MAHALANOBIS_FIT]
-    distance = mahalanobis and "ood" in splits  # the baseline detects the out-of-domain set
     train_feats = feats = None
     if distance:
-        say(f"features of {len(fit_rows):,} training texts and both domains (Mahalanobis baseline)")
+        domains = "(both domains': read with their samples)" if sampled else "and both domains"
+        say(f"features of {len(fit_rows):,} training texts {domains} (Mahalanobis baseline)")
         fit = _encode(ck, [data.train.texts[i] for i in fit_rows])
-        show = progress and shards.main
-        train_feats, feats = _distance_features(ck, fit, encoded, shards, show, journal)
+        train_feats, feats = _distance_features(ck, fit, encoded, shards, show, journal, sampled)
     picks = table3_picks(data, seed, per_domain)
     say(f"the per-example Table 3 ({len(picks)} texts)")
     table3_probs = _predict(ck, _encode(ck, [p[0] for p in picks]), T, seed, shards, None, journal)
@@ -717,7 +750,8 @@ def _sampled_ids(ck: Checkpoint, encoded, T: int, seed: int, journal, bar) -> to
     :func:`uqcore.inference.batch_predict.predict_ids` gives them, through
     ``journal`` (None: none)."""
     plan = batch_plan(ck.model, encoded, T)
-    return journaled_samples(ck.model, encoded, T, seed, plan, range(len(plan)), journal, bar)[0]
+    every = range(len(plan))
+    return journaled_samples(ck.model, encoded, T, seed, plan, every, journal, bar)[0]
 
 
 def _comparison_only(ck: Checkpoint, path: Path, task: str, args) -> None:

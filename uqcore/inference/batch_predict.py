@@ -13,7 +13,7 @@ import numpy as np
 import torch
 
 from uqcore.inference.grid import one_network, sample_grid
-from uqcore.inference.sampling import sample
+from uqcore.inference.sampling import SampleResult, sample
 from uqcore.nets.model import PAD_ID
 from uqcore.runtime import across_cores, model_device
 from uqcore.text.vocab import Vocab
@@ -113,13 +113,13 @@ def predict_ids(
     out = torch.empty(T, len(encoded), model.cfg.num_classes)
     raw = torch.empty_like(out) if with_logits else None
     for chunk in batches:
-        ids, mask = _padded(encoded, chunk, device)
-        r = sample(
+        r = sample_rows(
             model,
-            ids,
-            mask,
+            encoded,
+            chunk,
             T,
             seed,
+            device,
             settings,
             noise=noise,
             prefix_cache=prefix_cache,
@@ -131,6 +131,18 @@ def predict_ids(
         if bar is not None:
             bar.update(len(chunk))
     return (out, raw) if with_logits else out
+
+
+def sample_rows(
+    model, encoded, chunk: list[int], T: int, seed: int, device=None, settings=None, **kwargs
+) -> SampleResult:
+    """The :class:`SampleResult` of rows ``chunk`` of ``encoded`` as one batch, padded to its
+    longest, on ``device`` (default: the model's): what :func:`predict_ids` computes for that
+    batch; ``kwargs`` go to :func:`uqcore.inference.sampling.sample` (``noise``, ``prefix_cache``,
+    ``prefix_owner``). Its ``features`` are set when one pass stands for every sample."""
+    device = model_device(model) if device is None else torch.device(device)
+    ids, mask = _padded(encoded, chunk, device)
+    return sample(model, ids, mask, T, seed, settings, **kwargs)
 
 
 def predict_grid_ids(

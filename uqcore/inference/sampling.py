@@ -70,7 +70,9 @@ class SampleResult:
     after EM), ``kl_per_head [Tc, B, Hc]``. ``Tc = min(T, max_samples)``, ``Hc`` = number of
     captured heads. ``kl [T, B]`` is BAM's total KL when asked. ``members [T]``: the ensemble
     member behind each sample. ``logits [T, B, C]``: what the softmax of ``probs`` read (for
-    logit-based scores such as energy)."""
+    logit-based scores such as energy). ``features [B, D]``: the pooled last-layer state the
+    head read, when one pass stands for every sample (settings without noise; None otherwise:
+    each sample has its own), so a caller needing both reads the model once."""
 
     probs: torch.Tensor
     seed: int
@@ -82,6 +84,7 @@ class SampleResult:
     kl: torch.Tensor | None = None
     members: torch.Tensor | None = None
     logits: torch.Tensor | None = None
+    features: torch.Tensor | None = None
 
     @property
     def T(self) -> int:  # the paper's name
@@ -210,13 +213,10 @@ def sample(
     When the noise enters above layer 0 and no dropout is on
     (:func:`uqcore.inference.prefix.usable`), the layers below run once for the whole call;
     ``prefix_cache`` keeps them across calls, keyed by ``prefix_owner`` (what identifies the
-    weights) and each example's tokens. When maps of those layers are captured, they come from that
-    one pass (not cached: the maps are its bulk) and stand for every sample, as they are the same in
-    every sample.
-
+    weights) and each example's tokens. Maps of those layers, when captured, come from that one
+    pass (not cached: the maps are its bulk) and stand for every sample, being the same in each.
     Raises :class:`ConfigError` for out-of-range ``T``, seed or capture, settings that are not
-    :class:`ForwardSettings`, and :class:`InputError` for a malformed batch.
-    """
+    :class:`ForwardSettings`, and :class:`InputError` for a malformed batch."""
     capture = capture or Capture()
     cfg = model.cfg
     _check_args(model, T, seed, first_sample, capture, settings, noise)
@@ -229,7 +229,7 @@ def sample(
     # an ensemble's samples differ (they are its members) but do not depend on the seed
     stochastic = is_stochastic(cfg, fs) or isinstance(model, DeepEnsemble)
     maps = _Maps(keep, ids.shape[0], heads, cfg.n_heads, capture.maps)
-    members = None
+    members = features = None
     with torch.inference_mode():
         if isinstance(model, DeepEnsemble):
             logits, probs, kl, members = _ensemble(
@@ -245,7 +245,9 @@ def sample(
                 model, ids, mask, fs, capture.layers, stochastic, maps, prefix_cache, prefix_owner
             )
             if not stochastic:
-                logits, probs, kl = _deterministic(model, ids, mask, fs, T, capture, prefix, maps)
+                logits, probs, kl, features = _deterministic(
+                    model, ids, mask, fs, T, capture, prefix, maps
+                )
             else:
                 plan = _Plan(seed, first_sample, T, keep, upper, noise, memory_budget)
                 logits, probs, kl = _stochastic(
@@ -262,6 +264,7 @@ def sample(
         kl=kl,
         members=members,
         logits=logits.contiguous(),
+        features=features,
     )
 
 
@@ -317,11 +320,13 @@ def _weight_draws(model, ids, mask, fs, seed, first_sample, T, capture, maps, pr
 
 def _deterministic(model, ids, mask, fs, T, capture, prefix, maps):
     """Settings without noise: one pass stands for every sample. Returns logits and probs
-    ``[T, B, C]`` (broadcast views) and, when asked, the KL ``[T, B]``."""
+    ``[T, B, C]`` (broadcast views), when asked the KL ``[T, B]``, and the pass's pooled
+    features ``[B, D]``."""
     out = model(ids, mask, fs, None, capture.layers, prefix=prefix)
     maps.put_repeated(out.maps)
     kl = out.kl.expand(T, -1) if capture.kl and out.kl is not None else None
-    return out.logits.expand(T, -1, -1), torch.softmax(out.logits, -1).expand(T, -1, -1), kl
+    logits = out.logits.expand(T, -1, -1)
+    return logits, torch.softmax(out.logits, -1).expand(T, -1, -1), kl, out.features
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ import numpy as np
 import torch
 from safetensors.torch import load_file, save
 
-from uqcore.inference.batch_predict import features_ids, predict_ids
+from uqcore.inference.batch_predict import features_ids, sample_rows
 from uqcore.runtime import release_memory
 from uqcore.text.vocab import write_atomic
 
@@ -118,10 +118,12 @@ def run_batches(
     compute: Callable[[list[int]], dict[str, torch.Tensor]],
     fill: Callable[[list[int], dict[str, torch.Tensor]], None],
     bar=None,
+    needs: tuple[str, ...] = (),
 ) -> None:
     """For each batch index in ``mine`` (of ``plan``): ``fill(rows, tensors)`` with the
-    journal's tensors when ``part`` holds the batch, else with ``compute(rows)``, saved into
-    ``part`` before the next batch starts. ``bar``: told ``update(len(rows))`` per batch.
+    journal's tensors when ``part`` holds the batch (with every tensor named in ``needs``),
+    else with ``compute(rows)``, saved into ``part`` before the next batch starts. ``bar``:
+    told ``update(len(rows))`` per batch.
 
     After each computed batch the C heap's free pages go back to the system
     (:func:`uqcore.runtime.release_memory`): glibc kept what the growing, length-sorted batches
@@ -131,7 +133,7 @@ def run_batches(
     for index in mine:
         rows = plan[index]
         got = part.load(index, rows) if part is not None else None
-        if got is None:
+        if got is None or any(name not in got for name in needs):
             got = compute(rows)
             if part is not None:
                 part.save(index, rows, got)
@@ -142,27 +144,50 @@ def run_batches(
 
 
 def journaled_samples(
-    model, encoded, T: int, seed: int, plan, mine, journal: Journal | None, bar=None
-) -> tuple[torch.Tensor, torch.Tensor]:
+    model,
+    encoded,
+    T: int,
+    seed: int,
+    plan,
+    mine,
+    journal: Journal | None,
+    bar=None,
+    with_features: bool = False,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
     """``(probs, logits)`` ``[T, N, C]`` of the batches ``mine`` (indices into ``plan``, a
-    :func:`uqcore.inference.batch_predict.batch_plan`) as :func:`predict_ids` computes them,
-    the other rows unset; finished batches come from ``journal`` and new ones go into it."""
+    :func:`uqcore.inference.batch_predict.batch_plan`) as
+    :func:`uqcore.inference.batch_predict.predict_ids` computes them,
+    the other rows unset, and None; finished batches come from ``journal`` and new ones go
+    into it. ``with_features``: the third is the pooled features ``[N, D]`` of the same passes
+    (:attr:`uqcore.inference.sampling.SampleResult.features`: a model without noise, whose one
+    pass stands for every sample; ValueError for any other), so that they need no pass of their
+    own; kept in the journal's batch files beside the samples (a batch file without them is
+    computed again; one with them serves a call without)."""
     n, c = len(encoded), model.cfg.num_classes
     probs, logits = torch.empty(T, n, c), torch.empty(T, n, c)
+    feats = torch.empty(n, model.cfg.d_model) if with_features else None
     part = journal.part("samples", encoded, T=T, seed=seed) if journal else None
 
     def compute(rows: list[int]) -> dict[str, torch.Tensor]:
         # the batch's rows alone (the counter noise keys a draw by the row's tokens, not its
         # index): no [T, N, C] buffers of the whole split a batch
         own = [encoded[i] for i in rows]
-        p, lg = predict_ids(model, own, T, seed, with_logits=True, batches=[list(range(len(own)))])
-        return {"probs": p, "logits": lg}
+        r = sample_rows(model, own, list(range(len(own))), T, seed)
+        got = {"probs": r.probs.float().cpu(), "logits": r.logits.float().cpu()}
+        if with_features:
+            if r.features is None:
+                raise ValueError("with_features: this model's samples differ, so do its passes")
+            got["features"] = r.features.float().cpu()
+        return got
 
     def fill(rows: list[int], got: dict[str, torch.Tensor]) -> None:
         probs[:, rows], logits[:, rows] = got["probs"], got["logits"]
+        if feats is not None:
+            feats[rows] = got["features"]
 
-    run_batches(part, plan, mine, compute, fill, bar)
-    return probs, logits
+    needs = ("features",) if with_features else ()
+    run_batches(part, plan, mine, compute, fill, bar, needs)
+    return probs, logits, feats
 
 
 def journaled_features(

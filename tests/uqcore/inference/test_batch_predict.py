@@ -10,7 +10,13 @@ import torch
 
 from uqcore.build import build_model
 from uqcore.config import ModelConfig
-from uqcore.inference.batch_predict import length_batches, pad, predict_ids
+from uqcore.inference.batch_predict import (
+    batch_plan,
+    length_batches,
+    pad,
+    predict_ids,
+    sample_rows,
+)
 from uqcore.inference.sampling import sample
 
 
@@ -62,6 +68,10 @@ def test_a_texts_numbers_do_not_depend_on_the_batches_chosen():
     ids, mask = pad([rows[7]], len(rows[7]))
     alone = sample(model, ids, mask, T=5, seed=3).probs[:, 0]  # [T, C]
     assert torch.allclose(together[:, 7], alone, atol=1e-6)
+    # one batch of predict_ids's, as sample_rows computes it on its own: the same numbers
+    batches = batch_plan(model, rows, 5)
+    chunk = batches[len(batches) // 2]
+    assert torch.equal(sample_rows(model, rows, chunk, 5, 3).probs, together[:, chunk])
 
 
 @pytest.mark.parametrize("n_layers", [1, 2])  # the grid folds / runs one value at a time

@@ -46,7 +46,7 @@ def test_different_seeds_differ_and_samples_vary(family):
     model = tiny_model(family)
     a = sample(model, ids, mask, T=6, seed=1)
     b = sample(model, ids, mask, T=6, seed=2)
-    assert a.stochastic
+    assert a.stochastic and a.features is None  # each sample has a pass of its own
     assert not torch.equal(a.probs, b.probs)
     assert a.probs[:, :, 0].var(0).min() > 0
 
@@ -74,6 +74,9 @@ def test_deterministic_settings_give_zero_variance(family, settings):
     assert r.maps[1].attention.var(0).max() == 0
     other = sample(model, ids, mask, T=5, seed=4, settings=settings)
     assert torch.equal(r.probs, other.probs)
+    # the one pass's pooled features come along, as the model's own pass gives them
+    with torch.inference_mode():
+        assert torch.equal(r.features, model(ids, mask, settings).features)
 
 
 def test_bam_computes_kl_and_prior_only_when_asked(monkeypatch):

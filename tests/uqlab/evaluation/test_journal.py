@@ -8,6 +8,7 @@ import json
 import pytest
 import torch
 
+import uqlab.evaluate as evaluate_mod
 import uqlab.evaluation.journal as journal_mod
 from tests.helpers import evaluate_tiny, tiny_siblings
 from uqcore.checkpoint import load_checkpoint
@@ -19,32 +20,38 @@ class Stop(RuntimeError):
     """What the counting stand-in raises to stop a run partway (as a kill would)."""
 
 
-def _counting(monkeypatch, stop_after: int | None = None) -> list[int]:
-    """Count the batches computed from now on (each :func:`predict_ids` / features call of the
-    journal), raising :class:`Stop` once ``stop_after`` have finished."""
+def _counting(monkeypatch, stop_after: int | None = None, kinds: list | None = None) -> list[int]:
+    """Count the batches computed from now on (each samples / features call of the journal:
+    its rows), raising :class:`Stop` once ``stop_after`` have finished; ``kinds``, when given,
+    receives "samples" or "features" per batch."""
     calls: list[int] = []
-    real_samples, real_features = journal_mod.predict_ids, journal_mod.features_ids
+    real_samples, real_features = journal_mod.sample_rows, journal_mod.features_ids
 
-    def wrap(real):
+    def wrap(real, kind: str):
         def counted(*a, **kw):
             if stop_after is not None and len(calls) >= stop_after:
                 raise Stop("stopped")
-            calls.append(len(kw["batches"][0]))
+            calls.append(len(a[2]) if kind == "samples" else len(kw["batches"][0]))
+            if kinds is not None:
+                kinds.append(kind)
             return real(*a, **kw)
 
         return counted
 
-    monkeypatch.setattr(journal_mod, "predict_ids", wrap(real_samples))
-    monkeypatch.setattr(journal_mod, "features_ids", wrap(real_features))
+    monkeypatch.setattr(journal_mod, "sample_rows", wrap(real_samples, "samples"))
+    monkeypatch.setattr(journal_mod, "features_ids", wrap(real_features, "features"))
     return calls
 
 
+@pytest.mark.parametrize("family", ["hsto", "trans"])
 def test_a_stopped_journaled_evaluation_resumes_to_the_uninterrupted_numbers(
-    tmp_path, data_dir, monkeypatch
+    tmp_path, data_dir, monkeypatch, family
 ):
+    """H-STO with its baseline's samples journaled too; the plain model with the features its
+    sampling passes read kept beside its samples."""
     root = tmp_path / "cks"
     tiny_siblings(root, data_dir)  # cola-hsto and its baseline cola-trans
-    hsto = root / "cola-hsto"
+    hsto = root / f"cola-{family}"
     plain = evaluate_tiny(hsto, data_dir)  # no journal
     total = _counting(monkeypatch)
     evaluate_tiny(hsto, data_dir)
@@ -73,6 +80,32 @@ def test_a_stopped_journaled_evaluation_resumes_to_the_uninterrupted_numbers(
     other = evaluate_tiny(hsto, data_dir, "--journal", str(folder), "--seed", "1")
     assert other["id"] != plain["id"] and len(resumed) > 0
     assert json.loads((hsto / "metrics.json").read_text()) == other
+
+
+def test_a_plain_models_features_come_with_its_samples(tmp_path, data_dir, monkeypatch):
+    """The plain model's one pass over a text is its features pass too (a whole-set SmolLM2
+    evaluation read 25,500 texts twice, ~2 h here): only the training texts get a features pass
+    of their own, and every figure is what two passes give, the distance baseline's to the last
+    bits that other batch shapes move."""
+    root = tmp_path / "cks"
+    plain = root / "cola-trans"
+    tiny_siblings(root, data_dir, families=("trans",))
+    kinds: list[str] = []
+    rows = _counting(monkeypatch, kinds=kinds)
+    one = evaluate_tiny(plain, data_dir)
+    monkeypatch.undo()
+    fit = int(one["ood_detection"]["mahalanobis"]["fitted_on"].split()[0])
+    assert sum(n for n, k in zip(rows, kinds, strict=True) if k == "features") == fit
+    monkeypatch.setattr(evaluate_mod, "deterministic", lambda family: False)  # the old way
+    kinds.clear()
+    rows = _counting(monkeypatch, kinds=kinds)
+    two = evaluate_tiny(plain, data_dir)
+    sizes = two["sizes"]["id"] + two["sizes"]["ood"]
+    assert sum(n for n, k in zip(rows, kinds, strict=True) if k == "features") == fit + sizes
+    distance = (one["ood_detection"].pop("mahalanobis"), two["ood_detection"].pop("mahalanobis"))
+    assert one == two  # every other figure: the same samples
+    for key in ("auroc", "aupr", "fpr_at_95_tpr"):
+        assert distance[0][key] == pytest.approx(distance[1][key], abs=1e-3)
 
 
 def test_the_key_covers_the_weights_and_every_setting(tmp_path, checkpoint):
