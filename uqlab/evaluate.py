@@ -204,7 +204,8 @@ def _sample_splits(ck: Checkpoint, encoded: dict, T: int, seed: int, shards, jou
     progress bar (``show``), and, when ``reuse`` (a model whose one pass stands for every
     sample, with the distance baseline to feed), the pooled features of the in- and
     out-of-domain splits those passes read (else an empty dict): the features pass then reads
-    only the training texts."""
+    only the training texts. Every rank gets the same keys (None values off rank 0), so every
+    rank skips the same features batches."""
     both, feats = {}, {}
     total = sum(_my_rows(ck, e, T, shards) for e in encoded.values())
     with tqdm(total=total, unit="text", desc=ck.name, disable=not show) as bar:
@@ -212,8 +213,8 @@ def _sample_splits(ck: Checkpoint, encoded: dict, T: int, seed: int, shards, jou
             pooled = reuse and k in ("id", "ood")
             got = _predict(ck, e, T, seed, shards, bar, journal, with_features=pooled)
             both[k] = None if got is None else got[:2]
-            if pooled and got is not None:
-                feats[k] = got[2]
+            if pooled:
+                feats[k] = None if got is None else got[2]
     return both, feats
 
 

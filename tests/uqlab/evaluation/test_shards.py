@@ -49,12 +49,16 @@ def _close(a, b, path="") -> list[str]:
 
 @pytest.mark.slow
 def test_two_gloo_processes_write_the_metrics_of_one(tmp_path, data_dir):
-    one = make_checkpoints(tmp_path / "one", families=("hsto",))
+    """H-STO (with the plain model as its comparison's baseline) and the plain model, whose
+    features come with its samples: every rank must skip the same features batches."""
+    one = make_checkpoints(tmp_path / "one", families=("hsto", "trans"))
     two = tmp_path / "two"
     shutil.copytree(one, two)
     args = [
         "--ckpt",
         "cola-hsto",
+        "--ckpt",
+        "cola-trans",
         "--limit",
         "60",
         "--table3",
@@ -95,9 +99,12 @@ def test_two_gloo_processes_write_the_metrics_of_one(tmp_path, data_dir):
         env=env,
         capture_output=True,
         text=True,
+        timeout=600,  # ranks that disagree on their collective calls would wait for ever
     )
     assert run.returncode == 0, run.stderr[-3000:]
     assert "2 process(es)" in run.stdout
-    a, b = (json.loads((r / "cola-hsto" / "metrics.json").read_text()) for r in (one, two))
-    assert not _close(a, b), _close(a, b)[:10]
-    assert a == b  # each batch is computed as one process computes it: the same numbers
+    for name in ("cola-hsto", "cola-trans"):
+        a, b = (json.loads((r / name / "metrics.json").read_text()) for r in (one, two))
+        assert "mahalanobis" in a["ood_detection"], name
+        assert not _close(a, b), _close(a, b)[:10]
+        assert a == b  # each batch is computed as one process computes it: the same numbers
