@@ -5,7 +5,9 @@ and logits ``[T, b, C]``) and of features (``[b, D]``) into ``DIR`` as it goes, 
 file per batch, written atomically (a run killed mid-write leaves no half file). A rerun with the
 same ``DIR`` loads the batches it finds and computes only the others: with the counter noise a
 row's samples do not depend on its batch or on the other batches, so the joined arrays are what
-one uninterrupted run gives, bit for bit (the test checks it).
+one uninterrupted run gives, bit for bit (the test checks it). A plain model's sample files also
+hold the pooled features its one pass read, which the distance baseline takes instead of a
+second pass (:func:`journaled_samples` ``with_features``).
 
 A batch file is named by a key of everything its numbers depend on: the model's tensors and
 configuration (:func:`model_key`), the token ids of every row of the split, T, the seed, what is
