@@ -179,7 +179,14 @@ def _encode(ck: Checkpoint, texts) -> list[list[int]]:
 
 
 def _predict(
-    ck: Checkpoint, encoded, T: int, seed: int, shards: Shards, bar=None, journal=None, **kw
+    ck: Checkpoint,
+    encoded,
+    T: int,
+    seed: int,
+    shards: Shards,
+    bar=None,
+    journal=None,
+    with_features: bool = False,
 ):
     """``(probs [T, N, C], logits [T, N, C])`` of token-id rows on rank 0 (None elsewhere); the
     batches of a one-process run are shared out whole, so the numbers are that run's.
@@ -190,7 +197,7 @@ def _predict(
     mine = shards.indices(len(plan))
     batches = [plan[i] for i in mine]
     probs, logits, feats = journaled_samples(
-        ck.model, encoded, T, seed, plan, mine, journal, bar, **kw
+        ck.model, encoded, T, seed, plan, mine, journal, bar, with_features
     )
     got = shards.collect(batches, (probs, logits), len(encoded), axis=1)
     if feats is None:

@@ -173,8 +173,7 @@ def journaled_samples(
     def compute(rows: list[int]) -> dict[str, torch.Tensor]:
         # the batch's rows alone (the counter noise keys a draw by the row's tokens, not its
         # index): no [T, N, C] buffers of the whole split a batch
-        own = [encoded[i] for i in rows]
-        r = sample_rows(model, own, list(range(len(own))), T, seed)
+        r = sample_rows(model, encoded, rows, T, seed)
         got = {"probs": r.probs.float().cpu(), "logits": r.logits.float().cpu()}
         if with_features:
             if r.features is None:
