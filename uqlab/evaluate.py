@@ -617,7 +617,8 @@ def main(argv: list[str] | None = None) -> int:
                     _comparison_only(ck, path, task, args)
                 continue
             pending = Pending()  # nothing is written into the checkpoint before all succeeded
-            stored_file, map_file = _stored(ck, task, args, shards, pending)
+            journal = _journal(ck.model, args)
+            stored_file, map_file = _stored(ck, task, args, shards, pending, journal)
             shards.barrier()
             if args.stored_only:
                 _commit(ck.name, pending, stored_file, map_file)
@@ -637,7 +638,7 @@ def main(argv: list[str] | None = None) -> int:
                 ood_limit=args.ood_limit,
                 mahalanobis=args.mahalanobis,
                 keep=keep,
-                journal=_journal(ck.model, args),
+                journal=journal,
             )
             if metrics is None:  # not rank 0: its samples went to rank 0
                 continue
@@ -654,10 +655,11 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _stored(ck: Checkpoint, task: str, args, shards: Shards, pending: Pending):
+def _stored(ck: Checkpoint, task: str, args, shards: Shards, pending: Pending, journal=None):
     """``(stored_file, map_file)``: the stored samples and map of the task's bundled examples,
     put in ``pending`` by rank 0 (None where nothing is stored: other ranks, or a task without
-    bundled examples, whose files are kept as they are)."""
+    bundled examples, whose files are kept as they are); the map's feature batches go through
+    ``journal`` (a rerun of a stopped evaluation does not read them again)."""
     if shards.main and not bundled_rows(task):  # nothing to store: keep what is there
         print(f"{ck.name}: {_kept(ck, task)}", flush=True)
     if not shards.main or not bundled_rows(task):
@@ -671,7 +673,7 @@ def _stored(ck: Checkpoint, task: str, args, shards: Shards, pending: Pending):
         def told(share: float) -> None:  # features() reports a share of the texts read
             bar.update(round(share * n) - bar.n)
 
-        return stored_file, write_map(ck, sink=pending.put, bar=told)
+        return stored_file, write_map(ck, sink=pending.put, bar=told, journal=journal)
 
 
 def _report(name: str, m: dict, path: Path, seconds: float, world: int) -> None:

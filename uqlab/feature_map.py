@@ -33,13 +33,14 @@ from sklearn.decomposition import PCA
 
 from uqcore.checkpoint import Checkpoint, load_checkpoint
 from uqcore.exceptions import UQError
-from uqcore.inference.batch_predict import features_ids
+from uqcore.inference.batch_predict import feature_batches
 from uqcore.registry import list_checkpoints
 from uqcore.runtime import tune_cpu
 from uqcore.text.vocab import write_atomic
 from uqlab.catalog.paths import checkpoint_dir
 from uqlab.catalog.task_file import register_from_training
 from uqlab.catalog.tasks import TASKS
+from uqlab.evaluation.journal import Journal, journaled_features
 from uqlab.evaluation.stored import bundled_rows, provenance, subset_hashes, weights_hash
 
 FILE = "map.safetensors"
@@ -47,8 +48,14 @@ FORMAT = "2"  # 2: xy stored as float16 (1: float32)
 METHOD = "pca"
 
 
-def features(ck: Checkpoint, texts: list[str], bar=None) -> np.ndarray:
-    """``[N, D]`` float32 last-layer [CLS] features of ``texts`` (NaN rows: unreadable)."""
+def features(
+    ck: Checkpoint, texts: list[str], bar=None, journal: Journal | None = None
+) -> np.ndarray:
+    """``[N, D]`` float32 last-layer [CLS] features of ``texts`` (NaN rows: unreadable), in
+    :func:`uqcore.inference.batch_predict.feature_batches`'s length-sorted batches; ``bar(share)``
+    is told the share of the readable texts done after each batch. ``journal``: finished batches
+    are read from and written to it (:mod:`uqlab.evaluation.journal`), so that a stopped
+    evaluation does not read the examples again."""
     out = np.full((len(texts), ck.config.d_model), np.nan, dtype=np.float32)
     readable, encoded = [], []
     for i, text in enumerate(texts):
@@ -57,12 +64,24 @@ def features(ck: Checkpoint, texts: list[str], bar=None) -> np.ndarray:
             readable.append(i)
         except UQError:  # no known word: stays NaN, the page leaves it out
             continue
-    step = 64
-    for lo in range(0, len(encoded), step):
-        out[readable[lo : lo + step]] = features_ids(ck.model, encoded[lo : lo + step]).numpy()
-        if bar is not None:
-            bar(min(1.0, (lo + step) / max(1, len(encoded))))
+    plan = feature_batches(ck.model, encoded)
+    got = journaled_features(
+        ck.model, encoded, plan, range(len(plan)), journal, _Share(bar, len(encoded))
+    )
+    out[readable] = got.numpy()
     return out
+
+
+class _Share:
+    """A tqdm-like ``update(n)`` that tells ``bar(share)`` the share of ``total`` rows done."""
+
+    def __init__(self, bar, total: int):
+        self.bar, self.total, self.done = bar, max(1, total), 0
+
+    def update(self, n: int) -> None:
+        self.done += n
+        if self.bar is not None:
+            self.bar(min(1.0, self.done / self.total))
 
 
 def project(feats: np.ndarray) -> tuple[np.ndarray, list[float]]:
@@ -80,14 +99,15 @@ def project(feats: np.ndarray) -> tuple[np.ndarray, list[float]]:
     return xy, [float(v) for v in pca.explained_variance_ratio_]
 
 
-def write(ck: Checkpoint, sink=write_atomic, bar=None) -> Path:
+def write(ck: Checkpoint, sink=write_atomic, bar=None, journal: Journal | None = None) -> Path:
     """Compute and write the map of the checkpoint's bundled examples; its path. ``sink(path,
     bytes)`` writes the file (as in :func:`uqlab.evaluation.stored.write`); ``bar(fraction)``
-    is told the share of the texts read so far (as :func:`features` tells it)."""
+    is told the share of the texts read so far and ``journal`` keeps the finished batches (as
+    :func:`features` takes them)."""
     task = ck.training["task"]
     texts = [r[0] for r in bundled_rows(task)]
     with torch.inference_mode():
-        xy, explained = project(features(ck, texts, bar))
+        xy, explained = project(features(ck, texts, bar, journal))
     meta = {
         "format": FORMAT,
         "task": task,

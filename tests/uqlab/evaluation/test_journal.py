@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 import torch
 
@@ -12,6 +13,7 @@ import uqlab.evaluate as evaluate_mod
 import uqlab.evaluation.journal as journal_mod
 from tests.helpers import evaluate_tiny, tiny_siblings
 from uqcore.checkpoint import load_checkpoint
+from uqlab import feature_map
 from uqlab.evaluate import main as evaluate_main
 from uqlab.evaluation.journal import Journal, model_key
 
@@ -95,17 +97,47 @@ def test_a_plain_models_features_come_with_its_samples(tmp_path, data_dir, monke
     one = evaluate_tiny(plain, data_dir)
     monkeypatch.undo()
     fit = int(one["ood_detection"]["mahalanobis"]["fitted_on"].split()[0])
-    assert sum(n for n, k in zip(rows, kinds, strict=True) if k == "features") == fit
+    mapped = int(np.isfinite(feature_map.read(plain, "cola")[0][0]).all(1).sum())  # the map's
+    assert sum(n for n, k in zip(rows, kinds, strict=True) if k == "features") == fit + mapped
     monkeypatch.setattr(evaluate_mod, "deterministic", lambda family: False)  # the old way
     kinds.clear()
     rows = _counting(monkeypatch, kinds=kinds)
     two = evaluate_tiny(plain, data_dir)
     sizes = two["sizes"]["id"] + two["sizes"]["ood"]
-    assert sum(n for n, k in zip(rows, kinds, strict=True) if k == "features") == fit + sizes
+    assert sum(n for n, k in zip(rows, kinds, strict=True) if k == "features") == (
+        fit + sizes + mapped
+    )
     distance = (one["ood_detection"].pop("mahalanobis"), two["ood_detection"].pop("mahalanobis"))
     assert one == two  # every other figure: the same samples
     for key in ("auroc", "aupr", "fpr_at_95_tpr"):
         assert distance[0][key] == pytest.approx(distance[1][key], abs=1e-3)
+
+
+def test_a_stopped_evaluations_map_is_not_read_again(tmp_path, data_dir, monkeypatch):
+    """The map of the bundled examples is the first thing an evaluation reads (~6 min of a
+    SmolLM2 run here): through the journal, a rerun reads its finished batches instead, and the
+    file is the one a run without a journal writes."""
+    from tests.app_fixtures import make_checkpoints
+    from uqcore.registry import load
+
+    ck = load("cola-trans", make_checkpoints(tmp_path / "src", families=("trans",)))
+    with torch.inference_mode():
+        plain = feature_map.features(ck, [r[0] for r in feature_map.bundled_rows("cola")])
+    folder = tmp_path / "journal"
+    first = _counting(monkeypatch, stop_after=2)
+    with pytest.raises(Stop):
+        feature_map.write(ck, journal=Journal.open(folder, ck.model))
+    monkeypatch.undo()
+    assert first == [64, 64] and Journal(folder, "any").done() == 2
+    rest = _counting(monkeypatch)
+    path = feature_map.write(ck, journal=Journal.open(folder, ck.model))
+    n = int(np.isfinite(plain).all(1).sum())
+    assert sum(rest) == n - 128  # only the batches the stopped run had not finished
+    rest.clear()
+    assert feature_map.write(ck, journal=Journal.open(folder, ck.model)) == path
+    assert rest == []
+    xy, _ = feature_map.read(ck.path, "cola")[0]
+    np.testing.assert_array_equal(xy, feature_map.project(plain)[0].astype(np.float16))
 
 
 def test_the_key_covers_the_weights_and_every_setting(tmp_path, checkpoint):
