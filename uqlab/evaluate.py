@@ -736,13 +736,17 @@ def _comparison(ck: Checkpoint, keep: dict, args) -> dict:
     b = _baseline(ck, args)
     base = None
     if b is not None:
-        T = 1 if deterministic(b.config.family) else keep.get("T", args.samples)
+        # sampled at the evaluation's T even when one pass stands for every sample (a plain
+        # baseline, kept as that one sample): the batches, and so the --journal files, are then
+        # those of the baseline's own evaluation at that T, read back instead of computed again
+        T = keep.get("T", args.samples)
+        one = deterministic(b.config.family)
         desc = f"{ck.name} baseline {b.name}"
-        total = sum(len(t) for t in texts.values()) * T
+        total = sum(len(t) for t in texts.values())
         journal = _journal(b.model, args)
         with tqdm(total=total, unit="text", desc=desc, disable=args.quiet) as bar:
             got = {k: _sampled(b, t, T, seed, journal, bar) for k, t in texts.items()}
-        base = (b.name, {k: np.asarray(v) for k, v in got.items()})
+        base = (b.name, {k: np.asarray(v[:1] if one else v) for k, v in got.items()})
     named = TASKS[data.task].description.get("ood_matched") if side == "ood_matched" else None
     matched_set = str((named or {}).get("name") or side) if named is not None else None
     labels = {"id": data.test.labels, "dev": data.dev.labels}

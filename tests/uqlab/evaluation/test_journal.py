@@ -113,6 +113,30 @@ def test_a_plain_models_features_come_with_its_samples(tmp_path, data_dir, monke
         assert distance[0][key] == pytest.approx(distance[1][key], abs=1e-3)
 
 
+def test_the_comparison_reads_its_plain_baselines_own_evaluation(tmp_path, data_dir, monkeypatch):
+    """A plain baseline's one pass is sampled at the evaluation's T, so the comparison block of
+    cola-hsto reads the batches cola-trans's own evaluation left in the journal (for
+    imdb-smollm2-hsto: the 25,500 IMDB test and CR texts of imdb-smollm2-trans, ~2.7 h here)."""
+    root = tmp_path / "cks"
+    tiny_siblings(root, data_dir)
+    hsto, plain = root / "cola-hsto", root / "cola-trans"
+    fresh = evaluate_tiny(hsto, data_dir)["comparison"]
+    assert fresh["baseline"] == "cola-trans" and fresh["baseline_samples"] == 1
+    folder = tmp_path / "journal"
+    evaluate_tiny(plain, data_dir, "--journal", str(folder))
+    families: list[str] = []
+    real = journal_mod.sample_rows
+
+    def counted(model, *a, **kw):
+        families.append(model.cfg.family)
+        return real(model, *a, **kw)
+
+    monkeypatch.setattr(journal_mod, "sample_rows", counted)
+    got = evaluate_tiny(hsto, data_dir, "--journal", str(folder))["comparison"]
+    assert "hsto" in families and "trans" not in families  # no baseline batch computed
+    assert got == fresh
+
+
 def test_a_stopped_evaluations_map_is_not_read_again(tmp_path, data_dir, monkeypatch):
     """The map of the bundled examples is the first thing an evaluation reads (~6 min of a
     SmolLM2 run here): through the journal, a rerun reads its finished batches instead, and the
