@@ -196,7 +196,9 @@ class DeepEnsemble(nn.Module):
                 .map(lambda name, _, i=i: torch.stack([getattr(o.maps[i], name) for o in outs]))
                 for i in outs[0].maps
             }
-            return ForwardOutput(logits=torch.stack([o.logits for o in outs]), maps=maps)
+            logits = torch.stack([o.logits for o in outs])  # [M, N, C]
+            features = torch.stack([o.features for o in outs])  # [M, N, D]
+            return ForwardOutput(logits=logits, maps=maps, features=features)
         params, buffers, common = self._stacked()  # common: unbatched, one for every member
         base = self.members[0]
         capture = tuple(capture)
@@ -206,9 +208,11 @@ class DeepEnsemble(nn.Module):
             out = functional_call(
                 base, ({**p, **c}, b), (ids, mask), {"settings": s, "capture": capture}
             )
-            return out.logits, {i: dict(m.items()) for i, m in out.maps.items()}  # pytree
+            maps = {i: dict(m.items()) for i, m in out.maps.items()}  # a pytree
+            return out.logits, maps, out.features
 
         with matmul_linear_only():  # oneDNN's fused linear has no vmap batching rule
-            # [M, N, C], {layer: {name: [M..]}}
-            logits, maps = torch.vmap(one, in_dims=(0, 0, None))(params, buffers, common)
-        return ForwardOutput(logits=logits, maps={i: LayerMaps(**m) for i, m in maps.items()})
+            # [M, N, C], {layer: {name: [M..]}}, [M, N, D]
+            logits, maps, features = torch.vmap(one, in_dims=(0, 0, None))(params, buffers, common)
+        maps = {i: LayerMaps(**m) for i, m in maps.items()}
+        return ForwardOutput(logits=logits, maps=maps, features=features)

@@ -208,11 +208,11 @@ def _predict(
 
 def _sample_splits(ck: Checkpoint, encoded: dict, T: int, seed: int, shards, journal, show, reuse):
     """``(both, feats)``: :func:`_predict`'s ``(probs, logits)`` of every split under one
-    progress bar (``show``), and, when ``reuse`` (a model whose one pass stands for every
-    sample, with the distance baseline to feed), the pooled features of the in- and
-    out-of-domain splits those passes read (else an empty dict): the features pass then reads
-    only the training texts. Every rank gets the same keys (None values off rank 0), so every
-    rank skips the same features batches."""
+    progress bar (``show``), and, when ``reuse`` (the distance baseline to feed), the pooled
+    features of a pass without noise over the in- and out-of-domain splits, from the same
+    sampling calls (else an empty dict): the features pass then reads only the training texts.
+    Every rank gets the same keys (None values off rank 0), so every rank skips the same
+    features batches."""
     both, feats = {}, {}
     total = sum(_my_rows(ck, e, T, shards) for e in encoded.values())
     with tqdm(total=total, unit="text", desc=ck.name, disable=not show) as bar:
@@ -296,8 +296,9 @@ def evaluate_checkpoint(
     splits = _splits(data)
     encoded = {k: _encode(ck, s.texts) for k, s in splits.items()}
     distance = mahalanobis and "ood" in splits  # the baseline detects the out-of-domain set
-    # a plain model's sampling passes are its features passes too (no second pass over them)
-    reuse = distance and deterministic(ck.config.family)
+    # the sampling passes give the features too (a plain model's one pass is its features pass;
+    # any other runs the layers from its noise up once more without noise): no second pass
+    reuse = distance
     show = progress and shards.main
     both, sampled = _sample_splits(ck, encoded, T, seed, shards, journal, show, reuse)
     say = _say(ck.name, show)

@@ -139,7 +139,8 @@ def sample_rows(
     """The :class:`SampleResult` of rows ``chunk`` of ``encoded`` as one batch, padded to its
     longest, on ``device`` (default: the model's): what :func:`predict_ids` computes for that
     batch; ``kwargs`` go to :func:`uqcore.inference.sampling.sample` (``noise``, ``prefix_cache``,
-    ``prefix_owner``). Its ``features`` are set when one pass stands for every sample."""
+    ``prefix_owner``, ``capture``): its ``features`` as
+    :attr:`uqcore.inference.sampling.SampleResult.features` sets them."""
     device = model_device(model) if device is None else torch.device(device)
     ids, mask = _padded(encoded, chunk, device)
     return sample(model, ids, mask, T, seed, settings, **kwargs)

@@ -51,13 +51,16 @@ class Capture:
     """What to keep besides class probabilities. Maps are kept for ``layers`` only, for ``heads``
     (None = all) and for the first ``max_samples`` samples (None = all); ``maps`` names the
     :class:`uqcore.nets.maps.LayerMaps` fields to keep (None = every one the family has); ``kl``
-    keeps BAM's total KL."""
+    keeps BAM's total KL; ``features`` asks a model whose samples differ for the pooled features
+    of one pass without noise (:attr:`SampleResult.features`), at the cost of the layers from the
+    first stochastic one up run once more on the batch (all of them without a prefix: dropout)."""
 
     layers: tuple[int, ...] = ()
     heads: tuple[int, ...] | None = None
     max_samples: int | None = None
     maps: tuple[str, ...] | None = None
     kl: bool = False
+    features: bool = False
 
 
 @dataclass
@@ -70,9 +73,12 @@ class SampleResult:
     after EM), ``kl_per_head [Tc, B, Hc]``. ``Tc = min(T, max_samples)``, ``Hc`` = number of
     captured heads. ``kl [T, B]`` is BAM's total KL when asked. ``members [T]``: the ensemble
     member behind each sample. ``logits [T, B, C]``: what the softmax of ``probs`` read (for
-    logit-based scores such as energy). ``features [B, D]``: the pooled last-layer state the
-    head read, when one pass stands for every sample (settings without noise; None otherwise:
-    each sample has its own), so a caller needing both reads the model once."""
+    logit-based scores such as energy). ``features [B, D]``: the pooled last-layer state of one
+    pass without noise or dropout with the trained weights (a deep ensemble: the mean over its
+    members), as :func:`uqcore.inference.batch_predict.features_ids` computes it, so a caller
+    needing both reads the model once: set when that pass is the call's own (settings without
+    noise, whose one pass stands for every sample; an ensemble, whose members run once) and,
+    when :attr:`Capture.features` asks, for the other families (None otherwise)."""
 
     probs: torch.Tensor
     seed: int
@@ -232,7 +238,7 @@ def sample(
     members = features = None
     with torch.inference_mode():
         if isinstance(model, DeepEnsemble):
-            logits, probs, kl, members = _ensemble(
+            logits, probs, kl, members, features = _ensemble(
                 model, ids, mask, fs, T, first_sample, capture.layers, maps
             )
         elif stochastic and posterior_of(model) is not None:
@@ -240,6 +246,7 @@ def sample(
             logits, probs, kl = _weight_draws(
                 model, ids, mask, fs, seed, first_sample, T, capture, maps, prefix
             )
+            features = _noiseless(model, ids, mask, fs, prefix) if capture.features else None
         else:
             prefix, upper = _prefix(
                 model, ids, mask, fs, capture.layers, stochastic, maps, prefix_cache, prefix_owner
@@ -253,6 +260,8 @@ def sample(
                 logits, probs, kl = _stochastic(
                     model, ids, mask, fs, plan, capture, prefix, maps, prefix_cache, prefix_owner
                 )
+                if capture.features:
+                    features = _noiseless(model, ids, mask, fs, prefix)
     return SampleResult(
         probs=probs.contiguous(),
         seed=seed,
@@ -284,12 +293,20 @@ def _prefix(model, ids, mask, fs, layers, stochastic, maps, prefix_cache, prefix
 
 def _ensemble(model, ids, mask, fs, T, first_sample, layers, maps):
     """A deep ensemble's members run once together; sample ``t`` is member ``t mod M``.
-    Returns logits and probs ``[T, B, C]``, no KL, and the member of each sample ``[T]``."""
-    out = model(ids, mask, fs, None, layers)  # logits [M, B, C]
+    Returns logits and probs ``[T, B, C]``, no KL, the member of each sample ``[T]`` and the
+    members' mean pooled features ``[B, D]``."""
+    out = model(ids, mask, fs, None, layers)  # logits [M, B, C], features [M, B, D]
     members = (torch.arange(T, device=ids.device) + first_sample) % out.logits.shape[0]
     logits = out.logits[members]  # [T, B, C]
     maps.put_indexed(out.maps, members[: maps.keep])
-    return logits, torch.softmax(logits, -1), None, members
+    return logits, torch.softmax(logits, -1), None, members, out.features.mean(0)
+
+
+def _noiseless(model, ids, mask, fs, prefix) -> torch.Tensor:
+    """The pooled features ``[B, D]`` of one pass without noise (nor dropout: it draws from the
+    noise) with the model's own weights, from ``prefix`` (the layers below the noise, the same
+    in every pass) when the call has one: what ``model(ids, mask).features`` gives."""
+    return model(ids, mask, fs, None, (), prefix=prefix).features
 
 
 def _below_draws(model, ids, mask, fs, capture, cache, owner):

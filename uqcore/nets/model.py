@@ -33,7 +33,7 @@ class ForwardOutput:
     """``logits [N, C]``; ``kl [N]`` summed over layers and heads (BAM only, differentiable);
     ``maps``: layer index -> :class:`LayerMaps` of the captured layers; ``features [N, D]``: the
     last layer's [CLS] state the head reads (for distance-based OOD scores).
-    A deep ensemble adds a leading member dimension ``M`` to every tensor (features: None)."""
+    A deep ensemble adds a leading member dimension ``M`` to every tensor."""
 
     logits: torch.Tensor
     kl: torch.Tensor | None = None

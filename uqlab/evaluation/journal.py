@@ -5,9 +5,10 @@ and logits ``[T, b, C]``) and of features (``[b, D]``) into ``DIR`` as it goes, 
 file per batch, written atomically (a run killed mid-write leaves no half file). A rerun with the
 same ``DIR`` loads the batches it finds and computes only the others: with the counter noise a
 row's samples do not depend on its batch or on the other batches, so the joined arrays are what
-one uninterrupted run gives, bit for bit (the test checks it). A plain model's sample files also
-hold the pooled features its one pass read, which the distance baseline takes instead of a
-second pass (:func:`journaled_samples` ``with_features``).
+one uninterrupted run gives, bit for bit (the test checks it). The sample files of an
+evaluation with the distance baseline also hold the pooled features of a pass without noise,
+from the same calls (a plain model's one pass, or the layers from the noise up run once more),
+which the baseline takes instead of a second pass (:func:`journaled_samples` ``with_features``).
 
 A batch file is named by a key of everything its numbers depend on: the model's tensors and
 configuration (:func:`model_key`), the token ids of every row of the split, T, the seed, what is
@@ -30,6 +31,7 @@ import torch
 from safetensors.torch import load_file, save
 
 from uqcore.inference.batch_predict import features_ids, sample_rows
+from uqcore.inference.sampling import Capture
 from uqcore.runtime import release_memory
 from uqcore.text.vocab import write_atomic
 
@@ -160,11 +162,12 @@ def journaled_samples(
     :func:`uqcore.inference.batch_predict.batch_plan`) as
     :func:`uqcore.inference.batch_predict.predict_ids` computes them,
     the other rows unset, and None; finished batches come from ``journal`` and new ones go
-    into it. ``with_features``: the third is the pooled features ``[N, D]`` of the same passes
-    (:attr:`uqcore.inference.sampling.SampleResult.features`: a model without noise, whose one
-    pass stands for every sample; ValueError for any other), so that they need no pass of their
-    own; kept in the journal's batch files beside the samples (a batch file without them is
-    computed again; one with them serves a call without)."""
+    into it. ``with_features``: the third is the pooled features ``[N, D]`` of one pass without
+    noise, as :func:`features_ids` gives them, from the same calls
+    (:attr:`uqcore.inference.sampling.SampleResult.features`: a plain model's one pass, an
+    ensemble's members, any other's layers from its noise up run once more), so that they need
+    no pass of their own; kept in the journal's batch files beside the samples (a batch file
+    without them is computed again; one with them serves a call without)."""
     n, c = len(encoded), model.cfg.num_classes
     probs, logits = torch.empty(T, n, c), torch.empty(T, n, c)
     feats = torch.empty(n, model.cfg.d_model) if with_features else None
@@ -173,11 +176,9 @@ def journaled_samples(
     def compute(rows: list[int]) -> dict[str, torch.Tensor]:
         # the batch's rows alone (the counter noise keys a draw by the row's tokens, not its
         # index): no [T, N, C] buffers of the whole split a batch
-        r = sample_rows(model, encoded, rows, T, seed)
+        r = sample_rows(model, encoded, rows, T, seed, capture=Capture(features=with_features))
         got = {"probs": r.probs.float().cpu(), "logits": r.logits.float().cpu()}
         if with_features:
-            if r.features is None:
-                raise ValueError("with_features: this model's samples differ, so do its passes")
             got["features"] = r.features.float().cpu()
         return got
 

@@ -360,3 +360,17 @@ def test_skipping_draws_gives_the_later_draws_their_numbers():
     skipped.skip(2)
     assert made.draws == skipped.draws == 2
     torch.testing.assert_close(made.uniform(6), skipped.uniform(6), atol=0, rtol=0)
+
+
+@pytest.mark.parametrize("backbone", ["word", "bert", "llama"])
+@pytest.mark.parametrize("family", ["hsto", "bam", "laplace"])
+def test_noiseless_features_from_the_prefix_equal_a_full_pass(family, backbone):
+    """``Capture(features=True)`` with noise in the last layer only: the layers above the prefix
+    run once more without noise, giving the features a full pass of their own gives."""
+    from uqcore.inference.batch_predict import features_ids
+
+    model = _model(family, backbone)
+    assert usable(model, resolve(model.cfg))
+    got = sample(model, IDS, MASK, T=3, seed=1, capture=Capture(features=True)).features
+    want = features_ids(model, [IDS[i][MASK[i]].tolist() for i in range(len(IDS))])
+    torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)

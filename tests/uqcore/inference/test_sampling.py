@@ -8,8 +8,10 @@ import warnings
 import pytest
 import torch
 
-from tests.helpers import ALL_FAMILIES, STOCHASTIC, batch, tiny_model
+from tests.helpers import ALL_FAMILIES, STOCHASTIC, batch, tiny_config, tiny_model
+from uqcore.build import build_model
 from uqcore.exceptions import ConfigError, InputError
+from uqcore.inference.batch_predict import features_ids
 from uqcore.inference.sampling import Capture, sample
 from uqcore.nets.noise import SampleNoise
 from uqcore.settings import SamplingSettings, resolve
@@ -77,6 +79,24 @@ def test_deterministic_settings_give_zero_variance(family, settings):
     # the one pass's pooled features come along, as the model's own pass gives them
     with torch.inference_mode():
         assert torch.equal(r.features, model(ids, mask, settings).features)
+
+
+@pytest.mark.parametrize("noise_from", [0, 1])
+@pytest.mark.parametrize("family", ALL_FAMILIES)
+def test_features_asked_of_any_family_are_its_noiseless_pass(family, noise_from):
+    """``Capture(features=True)``: the pooled features a pass of their own gives
+    (``features_ids``: no noise, no dropout, the trained weights; an ensemble's members' mean),
+    from the call's prefix when the noise starts above layer 0; the samples are unchanged."""
+    torch.manual_seed(0)
+    model = build_model(tiny_config(family).replace(stochastic_layers=tuple(range(noise_from, 2))))
+    ids, mask = batch()
+    plain = sample(model, ids, mask, T=3, seed=2)
+    got = sample(model, ids, mask, T=3, seed=2, capture=Capture(features=True))
+    assert torch.equal(got.probs, plain.probs) and torch.equal(got.logits, plain.logits)
+    want = features_ids(model, [ids[i][mask[i]].tolist() for i in range(len(ids))])
+    torch.testing.assert_close(got.features, want, rtol=1e-5, atol=1e-5)
+    if family in STOCHASTIC:  # not asked: no second pass
+        assert plain.features is None
 
 
 def test_bam_computes_kl_and_prior_only_when_asked(monkeypatch):
