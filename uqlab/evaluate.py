@@ -296,9 +296,7 @@ def evaluate_checkpoint(
     splits = _splits(data)
     encoded = {k: _encode(ck, s.texts) for k, s in splits.items()}
     distance = mahalanobis and "ood" in splits  # the baseline detects the out-of-domain set
-    # the sampling passes give the features too (a plain model's one pass is its features pass;
-    # any other runs the layers from its noise up once more without noise): no second pass
-    reuse = distance
+    reuse = distance  # the sampling calls give both domains' features (_sample_splits)
     show = progress and shards.main
     both, sampled = _sample_splits(ck, encoded, T, seed, shards, journal, show, reuse)
     say = _say(ck.name, show)

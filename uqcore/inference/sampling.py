@@ -243,10 +243,9 @@ def sample(
             )
         elif stochastic and posterior_of(model) is not None:
             prefix = _below_draws(model, ids, mask, fs, capture, prefix_cache, prefix_owner)
-            logits, probs, kl = _weight_draws(
+            logits, probs, kl, features = _weight_draws(
                 model, ids, mask, fs, seed, first_sample, T, capture, maps, prefix
             )
-            features = _noiseless(model, ids, mask, fs, prefix) if capture.features else None
         else:
             prefix, upper = _prefix(
                 model, ids, mask, fs, capture.layers, stochastic, maps, prefix_cache, prefix_owner
@@ -257,11 +256,9 @@ def sample(
                 )
             else:
                 plan = _Plan(seed, first_sample, T, keep, upper, noise, memory_budget)
-                logits, probs, kl = _stochastic(
+                logits, probs, kl, features = _stochastic(
                     model, ids, mask, fs, plan, capture, prefix, maps, prefix_cache, prefix_owner
                 )
-                if capture.features:
-                    features = _noiseless(model, ids, mask, fs, prefix)
     return SampleResult(
         probs=probs.contiguous(),
         seed=seed,
@@ -302,10 +299,13 @@ def _ensemble(model, ids, mask, fs, T, first_sample, layers, maps):
     return logits, torch.softmax(logits, -1), None, members, out.features.mean(0)
 
 
-def _noiseless(model, ids, mask, fs, prefix) -> torch.Tensor:
-    """The pooled features ``[B, D]`` of one pass without noise (nor dropout: it draws from the
-    noise) with the model's own weights, from ``prefix`` (the layers below the noise, the same
-    in every pass) when the call has one: what ``model(ids, mask).features`` gives."""
+def _noiseless(model, ids, mask, fs, capture: Capture, prefix) -> torch.Tensor | None:
+    """When ``capture.features`` asks: the pooled features ``[B, D]`` of one pass without noise
+    (nor dropout: it draws from the noise) with the model's own weights, from ``prefix`` (the
+    layers below the noise, the same in every pass) when the call has one: what
+    ``model(ids, mask).features`` gives. None otherwise."""
+    if not capture.features:
+        return None
     return model(ids, mask, fs, None, (), prefix=prefix).features
 
 
@@ -320,7 +320,8 @@ def _below_draws(model, ids, mask, fs, capture, cache, owner):
 def _weight_draws(model, ids, mask, fs, seed, first_sample, T, capture, maps, prefix=None):
     """A weight posterior: sample ``t`` is one forward pass with weight draw ``first_sample + t``
     (the same draw for every example), from ``prefix`` (the blocks below the drawn ones, whose
-    weights no draw changes) when given. Returns logits and probs ``[T, B, C]``, no KL."""
+    weights no draw changes) when given. Returns logits and probs ``[T, B, C]``, no KL, and the
+    features :func:`_noiseless` gives."""
     posterior = posterior_of(model)
     delta = model.cfg.attention.prior_precision
     trained = dict(model.named_parameters())
@@ -332,7 +333,8 @@ def _weight_draws(model, ids, mask, fs, seed, first_sample, T, capture, maps, pr
         out = functional_call(model, drawn, (ids, mask), kwargs)
         logits[t] = out.logits
         maps.put_chunk(out.maps, t, 1)
-    return logits, torch.softmax(logits, -1), None
+    features = _noiseless(model, ids, mask, fs, capture, prefix)
+    return logits, torch.softmax(logits, -1), None, features
 
 
 def _deterministic(model, ids, mask, fs, T, capture, prefix, maps):
@@ -363,7 +365,8 @@ class _Plan:
 def _stochastic(model, ids, mask, fs, plan: _Plan, capture, prefix, maps, cache, owner):
     """The samples in chunks that fit the memory budget (:func:`_chunks`), each chunk the batch
     repeated to ``[count * B, L]`` (sample-major) in one forward pass with its own noise.
-    Returns logits and probs ``[T, B, C]`` and, for a family with a KL when asked, ``[T, B]``."""
+    Returns logits and probs ``[T, B, C]``, for a family with a KL when asked ``[T, B]``, and
+    the features :func:`_noiseless` gives."""
     cfg = model.cfg
     batch, length = ids.shape
     probs = torch.empty(plan.T, batch, cfg.num_classes, device=ids.device)  # [T, B, C]
@@ -393,7 +396,7 @@ def _stochastic(model, ids, mask, fs, plan: _Plan, capture, prefix, maps, cache,
         maps.put_chunk(out.maps, start, count)
         if kl is not None:
             kl[start : start + count] = out.kl.view(count, batch)
-    return logits, probs, kl
+    return logits, probs, kl, _noiseless(model, ids, mask, fs, capture, prefix)
 
 
 class _Maps:
