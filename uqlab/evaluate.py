@@ -13,11 +13,11 @@ adaptive ECE after it; ``conformal_90`` the empirical coverage, mean set size an
 sets of split-conformal sets (LAC and APS) calibrated on dev for 90 % coverage, and in ``id`` ->
 ``conformal_90`` -> method -> ``resampled`` their in-domain coverage over 1,000 random re-splits of
 dev + test with the same sizes (:func:`uqcore.stats.resampled_coverage`);
-``conformal_calibration`` the dev split's LAC scores (ascending, 5 decimals), from which the
-explorer draws a set at any coverage; ``ood_detection`` ->
-``mahalanobis`` the distance baseline (class means and shared covariance of the last layer's [CLS]
-feature on up to 5,000 training examples). ``error_detection`` -> ``id`` / ``ood`` scores each
-uncertainty as a detector of the model's own errors (AUROC, AURC:
+``conformal_calibration`` the dev split's LAC scores (5 decimals, in the compact form of
+:mod:`uqlab.catalog.conformal_scores`), from which the explorer draws a set at any coverage;
+``ood_detection`` -> ``mahalanobis`` the distance baseline (class means and shared covariance of
+the last layer's [CLS] feature on up to 5,000 training examples). ``error_detection`` -> ``id`` /
+``ood`` scores each uncertainty as a detector of the model's own errors (AUROC, AURC:
 :func:`uqcore.inference.detection.error_detection`); ``error_detection`` -> split ->
 ``versus_max_prob``: each score's AUROC for the errors minus that of 1 - max p on the same texts,
 with a paired bootstrap interval and a verdict (better / tie / worse:
@@ -105,6 +105,7 @@ from uqcore.stats import (
     table3_stats,
 )
 from uqcore.text.vocab import write_atomic
+from uqlab.catalog.conformal_scores import encode as encode_scores
 from uqlab.catalog.paths import checkpoint_dir
 from uqlab.catalog.presets import preset_rows
 from uqlab.catalog.provenance import portable
@@ -369,7 +370,7 @@ def _conformal(metrics: dict, probs: dict, data: TaskData, splits: dict, seed: i
         "on": "dev",  # these alone; APS's were 40 % of the shipped metrics.json, never read)
         "samples": metrics["samples"],
         "seed": seed,
-        "scores": {"lac": [round(float(x), 5) for x in cal_scores["lac"]]},
+        "scores": encode_scores(cal_scores["lac"]),  # ~1/3 of a list of decimals
     }
     for method in CONFORMAL_METHODS:
         cal = conformal_from_scores(cal_scores[method], 0.9, method)

@@ -9,6 +9,7 @@ import pytest
 
 from tests.helpers import TINY, evaluate_tiny, tiny_siblings
 from uqcore.checkpoint import load_checkpoint, save_checkpoint
+from uqlab.catalog.conformal_scores import decode
 from uqlab.catalog.provenance import is_absolute
 from uqlab.evaluate import main as evaluate_main
 from uqlab.evaluation.paper import TABLE3 as PAPER_TABLE3
@@ -52,9 +53,11 @@ def test_metrics_json_has_every_required_field(checkpoint, data_dir):
             m["sizes"]["id"],
         )
         assert 0.0 <= r["low"] <= r["mean"] <= r["high"] <= 1.0
-    stored = m["conformal_calibration"]["scores"]  # what the explorer's slider reads: LAC only
-    assert set(stored) == {"lac"} and len(stored["lac"]) == m["temperature"]["dev_size"]
-    assert stored["lac"] == sorted(stored["lac"])
+    stored = m["conformal_calibration"]["scores"]  # what the explorer's slider reads: LAC only,
+    assert set(stored) == {"lac_steps_e5"}  # in the compact form (uqlab.catalog.conformal_scores)
+    lac = decode(stored)
+    assert len(lac) == m["temperature"]["dev_size"] and lac == sorted(lac)
+    assert all(0.0 <= x <= 1.0 for x in lac) and lac[-1] > 0
     rows = m["table3"]
     assert len(rows) == len(PAPER_TABLE3) + 4  # the paper's sentences + 2 picks per domain
     assert {r["domain"] for r in rows} == {"id", "ood"}

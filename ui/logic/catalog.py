@@ -12,6 +12,7 @@ from uqcore.families import FAMILY_NAMES
 from uqcore.families import title as family_title
 from uqcore.registry import CheckpointInfo
 from uqlab.bases import BASE_TITLES
+from uqlab.catalog.conformal_scores import decode as decode_scores
 from uqlab.catalog.presets import preset_rows
 from uqlab.catalog.tasks import DOMAINS, METRICS, TASKS
 from uqlab.evaluation.detection_report import matched
@@ -170,10 +171,12 @@ def reading(info: CheckpointInfo) -> str:
     return f"up to {read} tokens"
 
 
-def lac_scores(metrics: dict | None) -> list | None:
+def lac_scores(metrics: dict | None) -> list[float] | None:
     """The dev split's LAC calibration scores a checkpoint's evaluation stored (for conformal
-    sets at any coverage), or None when it has none."""
-    return ((metrics or {}).get("conformal_calibration") or {}).get("scores", {}).get("lac")
+    sets at any coverage), ascending, or None when it has none or they do not parse
+    (:func:`uqlab.catalog.conformal_scores.decode`)."""
+    calibration = (metrics or {}).get("conformal_calibration")
+    return decode_scores(calibration.get("scores") if isinstance(calibration, dict) else None)
 
 
 def headline(info: CheckpointInfo) -> str:
