@@ -15,7 +15,8 @@ A visitor's ``metrics.json`` is untrusted: :func:`decode` returns None for anyth
 at most :data:`MAX_SCORES` integers (steps >= 0, ending at most at 1) or of numbers in [0, 1].
 
 ``python -m uqlab.catalog.conformal_scores --all`` rewrites the shipped checkpoints' files from
-the list form (nothing else in them changes; a file already compact is left alone).
+the list form (nothing else in them changes; a file already compact is left alone; a file that
+does not parse stops the command before any file is written).
 """
 
 from __future__ import annotations
@@ -99,12 +100,21 @@ def main(argv: list[str] | None = None) -> int:
     if not args.all:
         p.error("say --all (every metrics.json under the folder of checkpoints)")
     root = Path(args.root) if args.root else checkpoint_dir()
+    changed = []  # every file is read and recast before any is written: a bad one stops all
     for file in sorted(root.glob("*/metrics.json")):
-        metrics = json.loads(file.read_text())
+        try:
+            metrics = json.loads(file.read_text())
+            if recast(metrics):
+                changed.append((file, metrics))
+        except (OSError, ValueError, AttributeError) as exc:
+            print(
+                f"error: {file.parent.name}/metrics.json: {exc}; nothing written", file=sys.stderr
+            )
+            return 2
+    for file, metrics in changed:
         before = file.stat().st_size
-        if recast(metrics):
-            write_atomic(file, json.dumps(metrics, separators=(",", ":")).encode())
-            print(f"{file.parent.name}: {before:,} -> {file.stat().st_size:,} bytes")
+        write_atomic(file, json.dumps(metrics, separators=(",", ":")).encode())
+        print(f"{file.parent.name}: {before:,} -> {file.stat().st_size:,} bytes")
     return 0
 
 

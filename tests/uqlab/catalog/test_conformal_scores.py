@@ -90,3 +90,14 @@ def test_the_command_rewrites_only_the_scores(tmp_path, capsys):
     )
     assert json.loads((tmp_path / "cks" / "two" / "metrics.json").read_text()) == {"id": {}}
     assert "one:" in capsys.readouterr().out
+
+
+def test_a_bad_file_stops_the_command_before_anything_is_written(tmp_path, capsys):
+    good, bad = tmp_path / "a", tmp_path / "b"
+    good.mkdir(), bad.mkdir()
+    body = json.dumps({"conformal_calibration": {"scores": {"lac": [0.1, 0.2]}}})
+    (good / "metrics.json").write_text(body)
+    (bad / "metrics.json").write_text('{"conformal_calibration": {"scores": {"lac": ["x"]}}}')
+    assert store.main(["--all", "--root", str(tmp_path)]) == 2
+    assert (good / "metrics.json").read_text() == body  # untouched
+    assert "nothing written" in capsys.readouterr().err
