@@ -4,9 +4,11 @@ checkpoints."""
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 
 from tests.helpers import evaluate_tiny
 from uqcore.checkpoint import load_checkpoint
+from uqlab.catalog.paths import checkpoint_dir
 from uqlab.results import main as results_main
 from uqlab.results import metric_rows, part_note, texts_cell
 
@@ -122,3 +124,15 @@ def test_the_notes_stand_beside_the_figures_in_results_md(checkpoint, data_dir, 
     hurt = text.split("Temperature scaling that raises ECE:")[1]
     assert "- cola-hsto, by its evaluation: Temperature scaling (t = " in hurt
     assert "in-domain test ECE 0.085 → 0.106" in hurt
+
+
+def test_docs_results_md_is_what_the_command_writes_from_the_shipped_files(tmp_path):
+    """docs/results.md is regenerated, never edited: it must equal `python -m uqlab.results`
+    run on the shipped checkpoints (the first-screen table once lagged the assets for weeks)."""
+    out = tmp_path / "results.md"
+    assert results_main(["--root", str(checkpoint_dir()), "--out", str(out)]) == 0
+    doc = Path(__file__).resolve().parents[2] / "docs" / "results.md"
+    assert out.read_text() == doc.read_text(), (
+        "docs/results.md differs from what `python -m uqlab.results` writes from assets/: "
+        "run that command and commit the file"
+    )
