@@ -65,7 +65,9 @@ def build_one(cfg: ModelConfig) -> nn.Module:
     weight posterior over what training made when its family has one (Laplace)."""
     model = _kind(cfg).build(cfg)
     model = add_adapters(model, cfg.adapters) if cfg.adapters is not None else model
-    return attach_posterior(model, frozen_names(cfg)) if cfg.spec.weight_posterior else model
+    if not cfg.spec.weight_posterior:
+        return model
+    return attach_posterior(model, frozen_names(cfg), cfg.attention.from_block)
 
 
 def build_model(cfg: ModelConfig) -> nn.Module:

@@ -146,7 +146,7 @@ class ModelConfig:
                 f"attention of a {self.family!r} model must be a {spec.params.__name__}, got "
                 f"{type(self.attention).__name__}."
             )
-        _check_params(self.attention)
+        _check_params(self.attention, n_layers=self.n_layers)
         _check_inference(self.inference, spec)
         backbone = get_backbone(self.backbone)
         if not isinstance(self.backbone_params, backbone.params):
@@ -352,10 +352,11 @@ def _check_int(name: str, value: Any, low: int) -> None:
         raise ConfigError(f"{name} must be an integer >= {low}, got {value!r}.")
 
 
-def _check_params(params: Any, where: str = "attention") -> None:
+def _check_params(params: Any, where: str = "attention", n_layers: int | None = None) -> None:
     """Check a structure dataclass (a family's or a backbone's) field by field from its type
     hints: ``int`` >= 1, ``int | None`` null or >= 0, ``float`` finite > 0, ``bool``,
-    ``Literal`` one of its values."""
+    ``Literal`` one of its values; then, given the model's depth ``n_layers``, the dataclass's own
+    ``check(n_layers)`` if it has one (a block index it names)."""
     hints = typing.get_type_hints(type(params))
     for f in dataclasses.fields(params):
         name, value, hint = f"{where}.{f.name}", getattr(params, f.name), hints[f.name]
@@ -373,6 +374,9 @@ def _check_params(params: Any, where: str = "attention") -> None:
                 _check_int(name, value, 0)
         elif hint is float:
             check_positive(name, value)
+    check = getattr(params, "check", None)
+    if n_layers is not None and callable(check):
+        check(n_layers)
 
 
 def _check_inference(inf: SamplingSettings, spec) -> None:

@@ -63,26 +63,31 @@ SOURCES = ("trans", "mcdropout")  # softmax attention, one model: the MAP a Lapl
 class FitOptions:
     """``rows``: training texts the curvature sums over (None: all; else a seeded part);
     ``dev_rows``: dev texts the prior is chosen on (a seeded part); ``samples``: weight draws
-    per dev text; ``seed``: the parts' and the draws' seed; ``grid``: prior precisions tried."""
+    per dev text; ``seed``: the parts' and the draws' seed; ``grid``: prior precisions tried;
+    ``from_block``: the lowest block the posterior covers (None: all the source stores; else
+    that block up and the head, :class:`uqcore.nets.posterior.LaplaceParams`)."""
 
     rows: int | None = None
     dev_rows: int = 500
     samples: int = 10
     seed: int = 0
     grid: tuple[float, ...] = GRID
+    from_block: int | None = None
 
 
-def laplace_model(ck: Checkpoint) -> torch.nn.Module:
+def laplace_model(ck: Checkpoint, from_block: int | None = None) -> torch.nn.Module:
     """The source checkpoint's weights (loaded with ``merge=False``: adapters apart) in a
-    ``laplace`` model whose posterior is still empty (zero curvature). :class:`UQError` for a
-    source that is not one softmax model."""
+    ``laplace`` model whose posterior, over the blocks from ``from_block`` up (None: every
+    tensor the source stores), is still empty (zero curvature). :class:`UQError` for a source
+    that is not one softmax model, or a ``from_block`` it does not have."""
     family = ck.config.family
     if family not in SOURCES:
         raise UQError(
             f"{ck.name} is a {family!r} model; a Laplace posterior is fitted around one "
             f"deterministic softmax model: give a checkpoint of family {' or '.join(SOURCES)}."
         )
-    cfg = ck.config.replace(family="laplace", attention=dataclasses.asdict(LaplaceParams()))
+    params = LaplaceParams(from_block=from_block)
+    cfg = ck.config.replace(family="laplace", attention=dataclasses.asdict(params))
     with torch.device("meta"):  # the names only: nothing allocated
         covered = posterior_of(build_model(cfg)).names
     # the blocks below the first drawn one run once for every sample (the sampler's prefix)
@@ -160,7 +165,7 @@ def fit_laplace(
         print(f"note: {note}", file=sys.stderr)
     info = ck.training or {}
     data = load_task(task, resolve_data_dir(data_dir), split_seed=int(info.get("seed", 0)))
-    model = laplace_model(ck)
+    model = laplace_model(ck, opts.from_block)
     fit_idx = _part(len(data.train), opts.rows, opts.seed)
     dev_idx = _part(len(data.dev), opts.dev_rows, opts.seed)
     train_ids = _encode(ck, [data.train.texts[i] for i in fit_idx])
@@ -184,6 +189,7 @@ def fit_laplace(
         "task": task,
         "structure": "diagonal GGN",
         "parameters": covered,
+        "from_block": opts.from_block,
         "fit_rows": len(train_ids),
         "fit_seconds": round(seconds, 1),
         "peak_rss_mb": round(peak, 1),
@@ -202,10 +208,11 @@ def card(name: str, record: dict, command: str) -> str:
     """The model card of a fitted Laplace checkpoint."""
     chosen = next(r for r in record["dev"] if r["prior_precision"] == record["prior_precision"])
     trained = record["dev"][0]
+    low = record.get("from_block")
+    what = "what its checkpoint stores" if low is None else f"those of block {low} up and the head"
     return (
         f"# {name}\n\nA Laplace posterior over the weights of `{record['source']}` "
-        f"({record['parameters']:,} parameters: what its checkpoint stores, never the frozen "
-        "base), "
+        f"({record['parameters']:,} parameters: {what}, never the frozen base), "
         f"diagonal: the GGN diagonal summed over {record['fit_rows']:,} training texts of "
         f"{record['task']} ({record['fit_seconds']} s, peak RSS {record['peak_rss_mb']:,} MB on "
         f"the machine that fitted it). A sample is one draw of those weights, so the attention "
@@ -241,7 +248,8 @@ def share_if_same(out: Path, source_weights: Path) -> str | None:
     return share(out.name, owner.name, out.parent)
 
 
-def main(argv: list[str] | None = None) -> int:
+def _parse(argv: list[str] | None) -> tuple[argparse.Namespace, FitOptions]:
+    """The command line and the fit options it asks for (a bad value: argparse's usage error)."""
     p = argparse.ArgumentParser(prog="python -m uqlab.laplace", description=__doc__.splitlines()[0])
     p.add_argument("--ckpt", required=True, help="the source checkpoint's name or folder")
     p.add_argument("--out", help="the new checkpoint's name (default: see the module doc)")
@@ -256,6 +264,12 @@ def main(argv: list[str] | None = None) -> int:
         "--grid",
         help="prior precisions to try, comma-separated (default: 1 to 1e7 in half-decades)",
     )
+    p.add_argument(
+        "--from-block",
+        type=int,
+        help="cover only the blocks from this one up and the head (default: every tensor the "
+        "source stores); the blocks below run once for all samples",
+    )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--quiet", action="store_true")
@@ -264,6 +278,8 @@ def main(argv: list[str] | None = None) -> int:
         value = getattr(args, flag)
         if value is not None and value < 1:
             p.error(f"--{flag.replace('_', '-')} must be a positive integer, got {value}")
+    if args.from_block is not None and args.from_block < 0:
+        p.error(f"--from-block must be a block index >= 0, got {args.from_block}")
     grid = GRID
     if args.grid:
         try:
@@ -272,13 +288,23 @@ def main(argv: list[str] | None = None) -> int:
             p.error(f"--grid must be numbers separated by commas, got {args.grid!r}")
         if not grid or not all(math.isfinite(v) and v > 0 for v in grid):
             p.error(f"--grid must hold positive finite numbers, got {args.grid!r}")
+    opts = FitOptions(
+        rows=args.rows,
+        dev_rows=args.dev_rows,
+        samples=args.samples,
+        seed=args.seed,
+        grid=grid,
+        from_block=args.from_block,
+    )
+    return args, opts
+
+
+def main(argv: list[str] | None = None) -> int:
+    args, opts = _parse(argv)
     tune_cpu(args.threads)
     source = Path(args.ckpt) if Path(args.ckpt).is_dir() else Path(args.root) / args.ckpt
     try:
         ck = load_checkpoint(source, shared_weights=True, merge=False)
-        opts = FitOptions(
-            rows=args.rows, dev_rows=args.dev_rows, samples=args.samples, seed=args.seed, grid=grid
-        )
         model, record = fit_laplace(ck, args.data_dir, opts, args.task_file, not args.quiet)
         name = args.out or default_name(ck.name)
         command = "python -m uqlab.laplace " + " ".join(argv if argv is not None else sys.argv[1:])

@@ -115,3 +115,31 @@ def test_a_grid_of_ones_choice(trained, data_dir, tmp_path):
     for bad in ("a,b", "0,1", "-1", "inf"):
         with pytest.raises(SystemExit):
             _fit(trained, data_dir, "--ckpt", "cola-trans", "--grid", bad)
+
+
+def test_from_block_fits_a_posterior_over_that_block_up_and_the_head(
+    trained, data_dir, tmp_path, capsys
+):
+    out = tmp_path / "sub"
+    args = ["--ckpt", "cola-trans", "--grid", "1,100", "--out-root", str(out), "--from-block", "0"]
+    assert _fit(trained, data_dir, *args) == 0
+    ck = load_checkpoint(out / "cola-laplace")
+    names = posterior_of(ck.model).names
+    whole = posterior_of(load_checkpoint(trained / "cola-laplace", shared_weights=True).model)
+    assert set(names) == {n for n in whole.names if n.startswith(("layers.0.", "head."))}
+    assert set(names) < set(whole.names)  # the embeddings keep their trained weights
+    assert ck.config.attention.from_block == 0 and ck.config.stochastic_layers == (0,)
+    record = ck.training["laplace"]
+    assert record["from_block"] == 0 and record["parameters"] == sum(
+        posterior_of(ck.model).curvature(n).numel() for n in names
+    )
+    assert "those of block 0 up and the head" in ck.card and "--from-block 0" in ck.card
+    capsys.readouterr()
+    before = sorted(p.name for p in out.iterdir())
+    args = ["--ckpt", "cola-trans", "--out-root", str(out), "--out", "other", "--from-block", "1"]
+    assert _fit(trained, data_dir, *args) == 2  # the source has one block
+    err = capsys.readouterr().err
+    assert "from_block 1 is not a block" in err and "Traceback" not in err
+    assert sorted(p.name for p in out.iterdir()) == before  # nothing written
+    with pytest.raises(SystemExit):
+        _fit(trained, data_dir, "--ckpt", "cola-trans", "--from-block", "-1")

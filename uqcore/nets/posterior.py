@@ -27,6 +27,8 @@ import torch
 from torch import nn
 from torch.func import functional_call
 
+from uqcore.exceptions import ConfigError
+
 POSTERIOR = "posterior"  # the sub-module's name in a classifier (and its checkpoint keys' prefix)
 
 
@@ -40,6 +42,18 @@ class LaplaceParams:
     prior_precision: float = 1.0
     structure: Literal["diagonal"] = "diagonal"
     fit_rows: int = field(default=1, metadata={"structure": False})
+    # the lowest block the posterior covers (None: every tensor training made). Below it, and in
+    # the embeddings, every draw keeps the trained weights, so those layers run once for all
+    # samples (Laplace Redux's "subnetwork" choice; laplace-torch's default is the last layer)
+    from_block: int | None = None
+
+    def check(self, n_layers: int) -> None:
+        """Raise :class:`ConfigError` if ``from_block`` names no block of an ``n_layers`` model."""
+        if self.from_block is not None and self.from_block >= n_layers:
+            raise ConfigError(
+                f"attention.from_block {self.from_block} is not a block of this {n_layers}-layer "
+                f"model; use null (every block) or a block in [0, {n_layers - 1}]."
+            )
 
 
 def _key(name: str) -> str:
@@ -102,10 +116,17 @@ def draw_key(seed: int, index: int) -> int:
     return int.from_bytes(digest, "little") >> 1
 
 
-def attach_posterior(model: nn.Module, frozen: frozenset[str]) -> nn.Module:
+def attach_posterior(
+    model: nn.Module, frozen: frozenset[str], from_block: int | None = None
+) -> nn.Module:
     """Give ``model`` a :class:`Posterior` over every parameter not in ``frozen`` (what training
-    made), in place; returns ``model``."""
-    shapes = {n: p.shape for n, p in model.named_parameters() if n not in frozen}
+    made), in place; returns ``model``. With ``from_block``, only over those of the blocks from
+    ``from_block`` up and above the blocks (head, pooler): the rest keep their trained values."""
+    shapes = {
+        n: p.shape
+        for n, p in model.named_parameters()
+        if n not in frozen and (from_block is None or _block_of(n) >= from_block)
+    }
     model.add_module(POSTERIOR, Posterior(shapes))
     return model
 
@@ -147,13 +168,22 @@ class Drawn:
 ABOVE_THE_BLOCKS = ("head.", "pooler.")  # parameter prefixes read after the last block
 
 
+def _block_of(name: str) -> float:
+    """The block a parameter belongs to: its index under ``layers.``, infinity for the head and
+    pooler, -1 for any other (embeddings, a norm outside the blocks): left out by ``from_block``."""
+    if name.startswith("layers."):
+        return int(name.split(".")[1])
+    return float("inf") if name.startswith(ABOVE_THE_BLOCKS) else -1
+
+
 def drawn_blocks(names: tuple[str, ...], n_layers: int) -> tuple[int, ...] | None:
     """The blocks from the lowest one a draw of ``names`` (covered parameters) changes up to the
     last: the layers below run the trained weights in every sample, so one pass serves them all
-    (``ModelConfig.stochastic_layers``); None when a draw changes something below the blocks
+    (``ModelConfig.stochastic_layers``); the last block alone when a draw changes only what is
+    read after the blocks (head, pooler); None when it changes something below the blocks
     (embeddings, their norm): every layer then differs."""
     below = [n for n in names if not n.startswith(("layers.", *ABOVE_THE_BLOCKS))]
     blocks = [int(n.split(".")[1]) for n in names if n.startswith("layers.")]
-    if below or not blocks:
+    if below:
         return None
-    return tuple(range(min(blocks), n_layers))
+    return tuple(range(min(blocks, default=n_layers - 1), n_layers))

@@ -374,3 +374,28 @@ def test_noiseless_features_from_the_prefix_equal_a_full_pass(family, backbone):
     got = sample(model, IDS, MASK, T=3, seed=1, capture=Capture(features=True)).features
     want = features_ids(model, [IDS[i][MASK[i]].tolist() for i in range(len(IDS))])
     torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("backbone", ["word", "bert", "llama"])
+def test_a_posterior_from_the_last_block_samples_through_the_prefix(backbone, monkeypatch):
+    """A Laplace posterior over block 2 and the head (``from_block``; the blocks below as
+    :func:`uqcore.nets.posterior.drawn_blocks` says): the layers below run once for all the
+    draws and give the numbers of a full pass per draw, and the draws do differ."""
+    import uqcore.inference.sampling as sampling
+    from uqcore.nets.posterior import drawn_blocks, posterior_of
+
+    model = _model("laplace", backbone)
+    adapters = None if backbone == "word" else {"rank": 2}  # a base's blocks: adapters drawn
+    cfg = model.cfg.replace(attention={"from_block": 2, "prior_precision": 0.5}, adapters=adapters)
+    torch.manual_seed(0)
+    model = build_model(cfg)
+    post = posterior_of(model)
+    assert drawn_blocks(post.names, cfg.n_layers) == cfg.stochastic_layers == (2,)
+    post.set_curvature({n: torch.rand(post.curvature(n).shape) for n in post.names})
+    assert usable(model, resolve(cfg))
+    fast = sample(model, IDS, MASK, T=4, seed=3, capture=Capture(features=True))
+    monkeypatch.setattr(sampling, "usable", lambda *a, **k: False)  # every draw a full pass
+    full = sample(model, IDS, MASK, T=4, seed=3, capture=Capture(features=True))
+    torch.testing.assert_close(fast.probs, full.probs, atol=1e-6, rtol=0)
+    torch.testing.assert_close(fast.features, full.features, atol=1e-5, rtol=1e-5)
+    assert float((fast.probs[0] - fast.probs[1]).abs().max()) > 1e-4  # the draws differ

@@ -157,3 +157,4 @@ def test_a_laplace_decoder_draws_its_top_blocks_from_one_shared_pass():
     torch.testing.assert_close(shared.probs, full.probs, atol=1e-5, rtol=0)
     assert shared.probs.std(0).max() > 1e-3  # the draws differ
     assert drawn_blocks(("embed_norm.weight", "layers.1.x.lora_a"), 3) is None  # below: none
+    assert drawn_blocks(("head.weight", "head.bias"), 3) == (2,)  # the head alone: the top block

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 import torch
 
 from uqcore.build import build_model, frozen_names
 from uqcore.checkpoint import load_checkpoint, save_checkpoint
 from uqcore.config import ModelConfig
+from uqcore.exceptions import ConfigError
 from uqcore.nets.linear import LoRALinear
 from uqcore.nets.posterior import POSTERIOR, draw_key, posterior_of
 from uqcore.text.vocab import Vocab
@@ -106,3 +109,38 @@ def test_the_posterior_has_a_file_of_its_own_in_16_bits_when_asked(tmp_path):
     (tmp_path / "ck" / POSTERIOR_FILE).unlink()
     with pytest.raises(CheckpointError, match=POSTERIOR_FILE):
         load_checkpoint(tmp_path / "ck")
+
+
+def test_from_block_covers_that_block_up_and_the_head_only(tmp_path):
+    """A subnetwork posterior: the blocks below ``from_block`` and the embeddings keep their
+    trained weights in every draw (no curvature buffer of theirs), so they run once per text."""
+    whole = posterior_of(build_model(_cfg(n_layers=3))).names
+    cfg = _cfg(n_layers=3).replace(attention={"from_block": 2})
+    model = _fitted(cfg)
+    names = posterior_of(model).names
+    assert set(names) == {n for n in whole if n.startswith(("layers.2.", "head."))}
+    assert {"head.weight", "head.bias"} <= set(names)
+    trained = dict(model.named_parameters())
+    drawn = posterior_of(model).draw(trained, 1.0, seed=0, index=0, scale=1.0)
+    assert set(drawn) == set(names)  # nothing below block 2 is drawn
+    vocab = Vocab.build(["a b c"], max_size=cfg.vocab_size)  # it travels in the checkpoint
+    save_checkpoint(tmp_path / "ck", model, cfg, vocab)
+    ck = load_checkpoint(tmp_path / "ck")
+    assert ck.config.attention.from_block == 2 and posterior_of(ck.model).names == names
+    llama = dict(vocab_size=50, max_len=16, n_layers=3, n_heads=2, d_model=16, d_ff=32)
+    dec = ModelConfig(family="laplace", backbone="llama", num_classes=2, **llama)
+    grouped = dataclasses.replace(dec.backbone_params, n_kv_heads=1)
+    dec = dec.replace(backbone_params=grouped, adapters={"rank": 2}, attention={"from_block": 1})
+    got = posterior_of(build_model(dec)).names
+    assert got and all(n.startswith(("layers.1.", "layers.2.", "head.")) for n in got)
+    assert any(n.startswith("layers.1.") and n.endswith("lora_a") for n in got)
+
+
+@pytest.mark.parametrize("bad", [3, 7, -1, True, 1.5, "2"])
+def test_a_from_block_the_model_does_not_have_is_refused(bad):
+    with pytest.raises(ConfigError, match="from_block"):
+        _cfg(n_layers=3).replace(attention={"from_block": bad})
+    stored = _cfg(n_layers=3).to_dict()  # a hostile config.json: refused when read too
+    stored["attention"]["from_block"] = bad
+    with pytest.raises(ConfigError, match="from_block"):
+        ModelConfig.from_dict(stored)
