@@ -7,7 +7,8 @@ For each value of ``--knob`` (an inference setting the checkpoint's family reads
 ``tau2``, ``noise_scale``...), samples the first ``--rows`` texts of the checkpoint's own *dev*
 split T times at that value (every other setting the trained one) and prints one row:
 
-- ``dev``: the task's metric (accuracy, or MCC for CoLA) of the mean prediction;
+- ``dev``: the task's metric (accuracy, or MCC for CoLA) of the mean prediction; ``NLL``: its
+  negative log-likelihood (what :mod:`uqlab.laplace` chooses a prior on);
 - ``visible``: the share of texts whose samples' p(predicted class) has a standard deviation of
   at least 0.05 (one bar of the explorer's histogram: a spread a visitor can see), as
   :mod:`uqlab.evaluation.first_screen` counts it; ``split``: the share whose samples disagree on
@@ -40,7 +41,7 @@ from uqcore.inference.detection import errors_versus_max_prob
 from uqcore.inference.prefix import PrefixCache
 from uqcore.registry import load
 from uqcore.settings import SamplingSettings, resolve
-from uqcore.stats import mutual_information
+from uqcore.stats import mutual_information, nll
 from uqlab.catalog.paths import checkpoint_dir
 from uqlab.evaluation.first_screen import dev_rows, shares
 from uqlab.training.loop import metric_of
@@ -63,6 +64,7 @@ class KnobRow:
     difference: float
     low: float
     high: float
+    nll: float = float("nan")
 
 
 def measure(probs: np.ndarray, labels: np.ndarray, metric: str, value: float) -> KnobRow:
@@ -84,6 +86,7 @@ def measure(probs: np.ndarray, labels: np.ndarray, metric: str, value: float) ->
         split,
         float(np.mean(mutual_information(probs))),
         *(float(v) for v in ranks),
+        float(nll(mean, labels)),
     )
 
 
@@ -122,12 +125,13 @@ def table(name: str, knob: str, rows: list[KnobRow], n: int, T: int) -> str:
         f"{name}, {n} dev texts, T = {T}: "
         f"`python -m uqlab.evaluation.dev_knobs --ckpt {name} --knob {knob} "
         f"--values {','.join(f'{r.value:g}' for r in rows)} --rows {n} --T {T}`\n\n"
-        f"| {knob} | dev | visible | split | mean MI | AUROC(MI) | AUROC(1-p) "
+        f"| {knob} | dev | NLL | visible | split | mean MI | AUROC(MI) | AUROC(1-p) "
         "| MI - (1-p) [95 %] |\n"
-        "|---:|---:|---:|---:|---:|---:|---:|---|\n"
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---|\n"
     )
     body = "".join(
-        f"| {r.value:g} | {f(r.dev)} | {f(r.visible)} | {f(r.split)} | {r.mean_mi:.2e} | "
+        f"| {r.value:g} | {f(r.dev)} | {f(r.nll, 4)} | {f(r.visible)} | {f(r.split)} | "
+        f"{r.mean_mi:.2e} | "
         f"{f(r.auroc_mi)} | {f(r.auroc_max_prob)} | {r.difference:+.3f} "
         f"[{r.low:+.3f}, {r.high:+.3f}] |\n"
         for r in rows

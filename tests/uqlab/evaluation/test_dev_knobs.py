@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 import pytest
-from sklearn.metrics import roc_auc_score
+from sklearn.metrics import log_loss, roc_auc_score
 
 from uqcore.exceptions import ConfigError
 from uqcore.stats import mutual_information
@@ -35,6 +35,7 @@ def test_a_rows_figures_are_what_their_definitions_give():
     picked = mean.argmax(-1)
     assert row.value == 4.0
     assert row.dev == pytest.approx((picked == y).mean())
+    assert row.nll == pytest.approx(log_loss(y, mean))
     spread = probs[:, np.arange(len(y)), picked].std(0)
     assert row.visible == pytest.approx((spread >= 0.05).mean())
     votes = probs.argmax(-1)
