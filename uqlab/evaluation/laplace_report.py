@@ -21,11 +21,13 @@ def laplace_markdown(fits: dict[str, dict]) -> list[str]:
         "over the training texts (the CPU seconds and the fitting process's peak resident memory "
         "as measured on the machine that fitted it, 2 cores here), the prior precision chosen "
         "on dev as the lowest NLL of the sampled predictive. Dev NLL: the trained weights' → the "
-        "posterior's at the chosen prior, on the same dev texts.",
+        "posterior's at the chosen prior, on the same dev texts. Covers: every tensor the source "
+        "stores, or the blocks from K up and the head (`--from-block K`: the layers below run "
+        "once for all samples).",
         "",
-        "| checkpoint | source | parameters | training texts | seconds | peak RSS (MB) | "
+        "| checkpoint | source | covers | parameters | training texts | seconds | peak RSS (MB) | "
         "prior precision | dev NLL | dev accuracy | dev ECE |",
-        "|---|---|---:|---:|---:|---:|---:|---|---|---|",
+        "|---|---|---|---:|---:|---:|---:|---:|---|---|---|",
     ]
     for name, r in sorted(fits.items()):
         trained = r["dev"][0]
@@ -33,8 +35,10 @@ def laplace_markdown(fits: dict[str, dict]) -> list[str]:
         pairs = " | ".join(
             f"{trained[k]:.4f} → {chosen[k]:.4f}" for k in ("dev_nll", "dev_accuracy", "dev_ece")
         )
+        low = r.get("from_block")  # absent in fits made before it existed: everything
+        covers = "all it stores" if low is None else f"block {low} up, head"
         lines.append(
-            f"| {name} | {r['source']} | {r['parameters']:,} | {r['fit_rows']:,} | "
+            f"| {name} | {r['source']} | {covers} | {r['parameters']:,} | {r['fit_rows']:,} | "
             f"{r['fit_seconds']:.0f} | {r['peak_rss_mb']:,.0f} | {r['prior_precision']:g} | "
             f"{pairs} |"
         )

@@ -22,6 +22,11 @@ RECORD = {
 def test_one_row_a_fit_with_its_cost_and_its_chosen_prior():
     lines = laplace_markdown({"cr-minilm-laplace": RECORD})
     row = lines[-1]
-    assert row.startswith("| cr-minilm-laplace | cr-minilm-trans | 453,506 | 2,775 | 114 | 743 |")
+    assert row.startswith(
+        "| cr-minilm-laplace | cr-minilm-trans | all it stores | 453,506 | 2,775 | 114 | 743 |"
+    )
     assert "| 1000 | 0.2711 → 0.2623 | 0.8960 → 0.8960 | 0.0435 → 0.0402 |" in row
     assert laplace_markdown({}) == []
+    top = laplace_markdown({"x-laplace": {**RECORD, "from_block": 29, "parameters": 7296}})[-1]
+    assert top.startswith("| x-laplace | cr-minilm-trans | block 29 up, head | 7,296 |")
+    assert top.count("|") == row.count("|")  # the same columns
