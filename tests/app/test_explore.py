@@ -165,8 +165,8 @@ def test_a_first_visit_lands_on_an_introduction_with_three_stories():
     assert not [b for b in at.button if b.key == "landing_find"]
     said = " ".join(m.value for m in at.markdown if "What you are looking at" in m.value)
     assert (
-        "(the paper's word-level set-up), in which every attention layer samples its weights "
-        "(H-STO-TRANS): each sample is one plausible reading of the text" in said
+        "(the paper's word-level set-up), in which every attention layer samples its attention "
+        "weights (H-STO-TRANS): each sample is one plausible reading of the text" in said
     )
     stories[1].click().run()  # the uncertain one
     assert not at.exception

@@ -31,8 +31,8 @@ def test_a_bare_link_opens_the_first_screen_model_with_the_papers_one_click_away
     said = landing(at)
     assert (
         "A small transformer trained from scratch on IMDB sentiment (the paper's word-level "
-        "set-up), in which every attention layer samples its weights (H-STO-TRANS): each sample "
-        "is one plausible reading of the text" in said
+        "set-up), in which every attention layer samples its attention weights (H-STO-TRANS): "
+        "each sample is one plausible reading of the text" in said
     )
     stories = [b for b in at.button if b.key and b.key.startswith("landing_story")]
     assert [b.label for b in stories] == ["Sure of it", "Unsure", "Out of domain"]

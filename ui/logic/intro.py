@@ -24,11 +24,12 @@ def _layers(cfg: dict) -> str:
     """Which attention layers draw their weights at random, as a clause."""
     layers, n = cfg.get("stochastic_layers"), int(cfg.get("n_layers", 0))
     if layers is None or sorted(layers) == list(range(n)):
-        return "every attention layer samples its weights"
+        return "every attention layer samples its attention weights"
     if list(layers) == [n - 1]:
-        return "the last attention layer samples its weights"
+        return "the last attention layer samples its attention weights"
     shown = [str(i) for i in sorted(layers)]
-    return f"attention layers {', '.join(shown[:-1])} and {shown[-1]} sample their weights"
+    listed = f"{', '.join(shown[:-1])} and {shown[-1]}"
+    return f"attention layers {listed} sample their attention weights"
 
 
 def _pretrained(info: CheckpointInfo, task: str) -> str:
@@ -54,8 +55,8 @@ def _pretrained(info: CheckpointInfo, task: str) -> str:
 
 def what_you_see(info: CheckpointInfo) -> str:
     """One sentence: ``"A pretrained MiniLM encoder fine-tuned on CoLA acceptability, in which
-    the last attention layer samples its weights (H-STO-TRANS): each sample is one plausible
-    reading of the text, and where the samples disagree the model is unsure."``"""
+    the last attention layer samples its attention weights (H-STO-TRANS): each sample is one
+    plausible reading of the text, and where the samples disagree the model is unsure."``"""
     spec, cfg = get_family(info.family), info.config
     task = plain(task_title(info.task))  # an upload's own title: markdown-safe
     if backbone_of(info) == "word":

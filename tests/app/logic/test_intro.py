@@ -19,8 +19,8 @@ def test_the_landing_sentence_says_what_each_model_is(name):
     said = what_you_see(info)
     assert said.count(".") == 1 and said.endswith(".")  # one sentence
     expected = {
-        "cola-hsto": "in which every attention layer samples its weights (H-STO-TRANS)",
-        "cola-minilm-hsto": "in which the last attention layer samples its weights",
+        "cola-hsto": "in which every attention layer samples its attention weights (H-STO-TRANS)",
+        "cola-minilm-hsto": "in which the last attention layer samples its attention weights",
         "cola-minilm-trans": "whose attention draws nothing at random",
         "cola-ensemble": "3 times over with other seeds (Deep ensemble)",
         "cola-mcdropout": "with dropout kept on at inference (MC dropout)",
