@@ -22,8 +22,8 @@ def laplace_markdown(fits: dict[str, dict]) -> list[str]:
         "as measured on the machine that fitted it, 2 cores here), the prior precision chosen "
         "on dev as the lowest NLL of the sampled predictive. Dev NLL: the trained weights' → the "
         "posterior's at the chosen prior, on the same dev texts. Covers: every tensor the source "
-        "stores, or the blocks from K up and the head (`--from-block K`: the layers below run "
-        "once for all samples).",
+        "stores, or the blocks from K up and the head (on an encoder the pooler too; "
+        "`--from-block K`: the layers below run once for all samples).",
         "",
         "| checkpoint | source | covers | parameters | training texts | seconds | peak RSS (MB) | "
         "prior precision | dev NLL | dev accuracy | dev ECE |",
