@@ -86,14 +86,16 @@ class _Share:
 
 def project(feats: np.ndarray) -> tuple[np.ndarray, list[float]]:
     """PCA to two components of the finite rows of ``feats [N, D]`` -> ``(xy [N, 2],
-    explained variance ratios)``; NaN rows stay NaN. Fewer than 3 rows: zeros."""
+    explained variance ratios)``; NaN rows stay NaN. Fewer than 3 rows, or rows that are all
+    the same (nothing to explain: scikit-learn's ratios would be 0/0 = NaN): zeros."""
     xy = np.full((feats.shape[0], 2), np.nan, dtype=np.float32)
     ok = np.isfinite(feats).all(1)
-    if ok.sum() < 3:
+    rows = feats[ok].astype(np.float64)  # [n, D]
+    if ok.sum() < 3 or not (rows != rows[:1]).any():
         xy[ok] = 0.0
         return xy, [0.0, 0.0]
     pca = PCA(n_components=2, svd_solver="full")
-    xy[ok] = pca.fit_transform(feats[ok].astype(np.float64)).astype(np.float32)
+    xy[ok] = pca.fit_transform(rows).astype(np.float32)
     sign = np.sign(xy[ok][np.abs(xy[ok]).argmax(0), [0, 1]])  # a fixed orientation
     xy[ok] *= np.where(sign == 0, 1, sign)
     return xy, [float(v) for v in pca.explained_variance_ratio_]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import warnings
 
 import numpy as np
 import torch
@@ -37,6 +38,19 @@ def test_projection_keeps_unreadable_rows_out():
     xy, explained = feature_map.project(feats)
     assert np.isnan(xy[3]).all() and np.isfinite(np.delete(xy, 3, 0)).all()
     assert explained[0] >= explained[1] > 0
+
+
+def test_identical_features_project_to_zeros_not_nan():
+    """A model whose pooled features do not depend on the text (seen on a tiny imported one)
+    has no variance to explain: the map is the origin and its share 0, where scikit-learn's
+    ratio is 0/0 and the page printed "nan% of the variance"."""
+    feats = np.tile(np.arange(6, dtype=np.float32), (20, 1))
+    feats[5] = np.nan
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the RuntimeWarning of 0/0 would fail here
+        xy, explained = feature_map.project(feats)
+    assert explained == [0.0, 0.0]
+    assert np.isnan(xy[5]).all() and (np.delete(xy, 5, 0) == 0).all()
 
 
 def test_every_shipped_map_is_trusted_and_one_is_recomputed_the_same():
