@@ -47,16 +47,24 @@ if not source.mine:
     st.caption(
         f"{info.name} on the bundled {info.task} examples ("
         + ", ".join(f"{s}: {d}" for s, d in dataset.subsets(info.task))
-        + f"), seed {view.seed}; the sidebar's temperatures apply."
+        + f"), seed {view.seed}; the sidebar's temperatures apply, but T is this page's own "
+        "(below), not the sidebar's Samples T."
     )
 else:
     st.caption(
         f"{info.name} on {plain(source.title)} ({len(source.rows):,} labelled rows), seed "
-        f"{view.seed}; the sidebar's temperatures apply."
+        f"{view.seed}; the sidebar's temperatures apply, but T is this page's own (below), "
+        "not the sidebar's Samples T."
     )
 c1, c2 = st.columns(2)
 T = c1.number_input(
-    "T", 1, 100, dataset.DATASET_T, key=K.ERR_T, help="Samples per example (paper: 10)."
+    "T",
+    1,
+    100,
+    dataset.DATASET_T,
+    key=K.ERR_T,
+    help="Samples per example (paper: 10); the sidebar's Samples T is the explorer's, "
+    "not this page's.",
 )
 per = c2.number_input(
     "Rows per file (0 = all)" if source.mine else "Examples per domain (0 = all)",

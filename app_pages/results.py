@@ -152,7 +152,8 @@ T = c2.number_input(
     100,
     dataset.DATASET_T,
     key=K.RES_T,
-    help="Samples per example (paper: 10).",
+    help="Samples per example (paper: 10); the sidebar's Samples T is the explorer's, not "
+    "this page's.",
     persist_state="session",
 )
 if picked.mine:  # a visitor's file: every row unless they cap it
