@@ -12,6 +12,7 @@ from ui.logic import selection
 from ui.logic.catalog import lac_scores
 from ui.logic.exports import csv_text, download, overrides
 from ui.logic.format import plain
+from ui.logic.glossary import PAGE_T_HELP
 from ui.logic.progress import Rows
 from ui.logic.state import explorer_url
 from ui.logic.tables import fitted
@@ -43,18 +44,20 @@ if fresh:  # the figure's T and examples, so the same rows are sampled
     st.session_state[K.ERR_T] = min(linked.T, 100)
     st.session_state[K.ERR_N] = min(linked.per, 5000 if source.mine else 2000)
     st.session_state[K.ERR_SEL_DONE] = view.sel
+APPLY = (  # how the page's settings relate to the sidebar's
+    "; the sidebar's temperatures apply, but T is this page's own (below), not the sidebar's "
+    "Samples T."
+)
 if not source.mine:
     st.caption(
         f"{info.name} on the bundled {info.task} examples ("
         + ", ".join(f"{s}: {d}" for s, d in dataset.subsets(info.task))
-        + f"), seed {view.seed}; the sidebar's temperatures apply, but T is this page's own "
-        "(below), not the sidebar's Samples T."
+        + f"), seed {view.seed}{APPLY}"
     )
 else:
     st.caption(
         f"{info.name} on {plain(source.title)} ({len(source.rows):,} labelled rows), seed "
-        f"{view.seed}; the sidebar's temperatures apply, but T is this page's own (below), "
-        "not the sidebar's Samples T."
+        f"{view.seed}{APPLY}"
     )
 c1, c2 = st.columns(2)
 T = c1.number_input(
@@ -63,8 +66,7 @@ T = c1.number_input(
     100,
     dataset.DATASET_T,
     key=K.ERR_T,
-    help="Samples per example (paper: 10); the sidebar's Samples T is the explorer's, "
-    "not this page's.",
+    help=PAGE_T_HELP,
 )
 per = c2.number_input(
     "Rows per file (0 = all)" if source.mine else "Examples per domain (0 = all)",

@@ -11,6 +11,7 @@ from ui.logic import keys as K
 from ui.logic import selection
 from ui.logic.catalog import lac_scores, sort_key
 from ui.logic.exports import csv_text, download
+from ui.logic.glossary import PAGE_T_HELP
 from ui.logic.progress import Rows
 from ui.logic.tables import fitted
 from uqcore.settings import SamplingSettings
@@ -152,8 +153,7 @@ T = c2.number_input(
     100,
     dataset.DATASET_T,
     key=K.RES_T,
-    help="Samples per example (paper: 10); the sidebar's Samples T is the explorer's, not "
-    "this page's.",
+    help=PAGE_T_HELP,
     persist_state="session",
 )
 if picked.mine:  # a visitor's file: every row unless they cap it

@@ -39,3 +39,9 @@ GLOSSARY: dict[str, str] = {
 def glossary_markdown() -> str:
     """The glossary as a markdown list, one ``**term**: sentence`` line per entry."""
     return "\n".join(f"- **{term}**: {text}" for term, text in GLOSSARY.items())
+
+
+# the T field of the dataset pages (Results, Error analysis), which is not the sidebar's
+PAGE_T_HELP = (
+    "Samples per example (paper: 10); the sidebar's Samples T is the explorer's, not this page's."
+)
