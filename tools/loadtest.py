@@ -48,7 +48,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -58,7 +57,7 @@ import urllib.request
 from pathlib import Path
 from urllib.parse import urlencode
 
-from tools.serve import COOKIE, backend_cookie
+from tools.serve import COOKIE, backend_cookie, free_port, streamlit_command
 from ui.logic import runlog
 from uqcore.registry import list_checkpoints
 from uqlab.catalog.paths import checkpoint_dir
@@ -76,12 +75,6 @@ TEXTS = (
 )
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 WARM_SEED = 99  # the warm-up link's seed: no visitor's link (theirs start at 100)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 # -- pure helpers: /proc, percentiles, the run log -------------------------------------------
@@ -192,7 +185,7 @@ class Server:
         env: dict[str, str] | None = None,
         cpus: str = "",
     ):
-        self.port = _free_port()
+        self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.proxied = proxied or processes > 1
         self.log = log
@@ -208,21 +201,7 @@ class Server:
                 str(self.port),
             ]
         else:
-            cmd = [
-                sys.executable,
-                "-m",
-                "streamlit",
-                "run",
-                "app.py",
-                "--server.headless",
-                "true",
-                "--server.address",
-                "127.0.0.1",
-                "--server.port",
-                str(self.port),
-                "--server.fileWatcherType",
-                "none",
-            ]
+            cmd = streamlit_command(self.port)
             # (no file watcher: edits during a run must not reload modules)
         if cpus:  # the server (and every process it starts) on these CPUs only
             cmd = ["taskset", "-c", cpus, *cmd]

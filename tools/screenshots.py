@@ -25,15 +25,14 @@ from __future__ import annotations
 import argparse
 import os
 import signal
-import socket
 import subprocess
-import sys
 import tempfile
 import time
-import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlencode
+
+from tools.serve import free_port, healthy, streamlit_command
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = "/usr/bin/chromium"
@@ -45,12 +44,6 @@ NAMES = ("explorer.png", "errors.png")
 SIZES = ((1400, 1000), (1024, 768), (390, 844))  # a desktop, a projector, a phone
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @contextmanager
 def served(timeout_s: float = 90):
     """A fresh ``streamlit run app.py`` on the shipped checkpoints; yields its URL."""
@@ -58,21 +51,7 @@ def served(timeout_s: float = 90):
     env = {k: v for k, v in os.environ.items() if k != "UQ_CHECKPOINT_DIR"}
     with tempfile.TemporaryFile("w+") as log:
         proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "streamlit",
-                "run",
-                "app.py",
-                "--server.headless",
-                "true",
-                "--server.address",
-                "127.0.0.1",
-                "--server.port",
-                str(port),
-                "--server.fileWatcherType",
-                "none",
-            ],
+            streamlit_command(port),
             cwd=ROOT,
             env=env,
             stdout=log,
@@ -82,7 +61,7 @@ def served(timeout_s: float = 90):
         url = f"http://127.0.0.1:{port}"
         try:
             deadline = time.monotonic() + timeout_s
-            while not _healthy(url):
+            while not healthy(url):
                 if proc.poll() is not None or time.monotonic() > deadline:
                     log.seek(0)
                     raise RuntimeError(f"streamlit did not start:\n{log.read()[-2000:]}")
@@ -96,13 +75,6 @@ def served(timeout_s: float = 90):
                 except subprocess.TimeoutExpired:
                     os.killpg(proc.pid, signal.SIGKILL)
                     proc.wait()
-
-
-def _healthy(url: str) -> bool:
-    try:
-        return urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok"
-    except OSError:
-        return False
 
 
 def settle(page, quiet_ms: int = 1500, timeout_s: float = 180) -> None:

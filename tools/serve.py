@@ -87,6 +87,9 @@ def healthy(url: str, timeout: float = 2.0) -> bool:
 
 
 def streamlit_command(port: int) -> list[str]:
+    """The one ``streamlit run app.py`` command line every launcher here uses (this server's
+    backends, the browser tests, the screenshots, the load test): headless, on the loopback
+    address only, and without a file watcher (an edit during a run must not reload modules)."""
     return [
         sys.executable,
         "-m",

@@ -10,16 +10,14 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import socket
 import subprocess
-import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
 from tests.app_fixtures import make_checkpoints
+from tools.serve import free_port, healthy, streamlit_command
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = "/usr/bin/chromium"
@@ -40,12 +38,6 @@ if not Path(CHROMIUM).exists():
     )
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="session")
 def served_folder(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("served")
@@ -57,25 +49,11 @@ def served_folder(tmp_path_factory) -> Path:
 
 def start_server(folder: Path, log_path: Path):
     """A fresh ``streamlit run app.py`` serving ``folder``; returns (url, stop function)."""
-    port = _free_port()
+    port = free_port()
     log = log_path.open("w")
     env = {**os.environ, "UQ_CHECKPOINT_DIR": str(folder)}
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "streamlit",
-            "run",
-            "app.py",
-            "--server.headless",
-            "true",
-            "--server.address",
-            "127.0.0.1",
-            "--server.port",
-            str(port),
-            "--server.fileWatcherType",
-            "none",
-        ],
+        streamlit_command(port),
         cwd=ROOT,
         env=env,
         stdout=log,
@@ -93,11 +71,9 @@ def start_server(folder: Path, log_path: Path):
 
     deadline = time.time() + 60
     while time.time() < deadline:
-        try:
-            if urllib.request.urlopen(f"{url}/_stcore/health", timeout=2).read() == b"ok":
-                return url, stop
-        except OSError:
-            time.sleep(0.3)
+        if healthy(url):
+            return url, stop
+        time.sleep(0.3)
     stop()
     pytest.fail(f"streamlit did not start; see {log_path}")
 
