@@ -112,10 +112,23 @@ def zip_folder(folder: Path, edit: dict[str, Callable[[Any], Any]] | None = None
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
 
-def open_link(page: str | None = None, **params) -> AppTest:
+def use_shipped(monkeypatch, name: str) -> None:
+    """Serve the shipped checkpoints (``UQ_CHECKPOINT_DIR``) for this test, or skip it where the
+    shipped checkpoint ``name`` is not here (a clone without the MiniLM assets)."""
+    from uqlab.catalog.paths import SHIPPED_CHECKPOINT_DIR
+
+    if not (SHIPPED_CHECKPOINT_DIR / name / "config.json").is_file():
+        import pytest
+
+        pytest.skip("the shipped MiniLM checkpoints are not here")
+    monkeypatch.setenv("UQ_CHECKPOINT_DIR", str(SHIPPED_CHECKPOINT_DIR))
+
+
+def open_link(page: str | None = None, timeout: float = 120, **params) -> AppTest:
     """The app (``app.py``) run once under AppTest on a link with these query parameters, then
-    switched to ``page`` (``app_pages/<page>.py``) if given; fails on an exception."""
-    at = AppTest.from_file(APP, default_timeout=120)
+    switched to ``page`` (``app_pages/<page>.py``) if given; fails on an exception. ``timeout``:
+    seconds each run may take."""
+    at = AppTest.from_file(APP, default_timeout=timeout)
     for key, value in params.items():
         at.query_params[key] = value
     at.run()

@@ -3,33 +3,23 @@ long text, the conformal set, temperature scaling."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.helpers import chart_titled, chart_titles
-from uqlab.catalog.paths import SHIPPED_CHECKPOINT_DIR
+from tests import helpers
+from tests.helpers import chart_titled, chart_titles, use_shipped
 
-APP = str(Path(__file__).resolve().parents[2] / "app.py")
 HSTO, BAM = "cola-minilm-hsto", "cola-minilm-bam"
 TEXT = "The playwright's script was unplayable 🙂."
 
 
 @pytest.fixture(autouse=True)
 def shipped(monkeypatch, minilm_base):
-    if not (SHIPPED_CHECKPOINT_DIR / HSTO / "config.json").is_file():
-        pytest.skip("the shipped MiniLM checkpoints are not here")
-    monkeypatch.setenv("UQ_CHECKPOINT_DIR", str(SHIPPED_CHECKPOINT_DIR))
+    use_shipped(monkeypatch, HSTO)
 
 
 def open_link(**params) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=180)
-    for key, value in {"text": TEXT, "T": "10", "seed": "1", **params}.items():
-        at.query_params[key] = value
-    at.run()
-    assert not at.exception, at.exception
-    return at
+    return helpers.open_link(timeout=180, **{"text": TEXT, "T": "10", "seed": "1", **params})
 
 
 titles = chart_titles

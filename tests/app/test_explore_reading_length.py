@@ -9,9 +9,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from tests.helpers import encode_lengths
+from tests.helpers import encode_lengths, use_shipped
 from ui.logic import keys as K
-from uqlab.catalog.paths import SHIPPED_CHECKPOINT_DIR
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 NAME = "cr-minilm-trans"
@@ -21,9 +20,7 @@ LONG = " ".join(["a wonderful camera with a battery that lasts and lasts"] * 40)
 @pytest.fixture()
 def seen(monkeypatch, minilm_base) -> list[int]:
     """The max_len of every WordPiece.encode call while the app runs."""
-    if not (SHIPPED_CHECKPOINT_DIR / NAME / "config.json").is_file():
-        pytest.skip("the shipped MiniLM checkpoints are not here")
-    monkeypatch.setenv("UQ_CHECKPOINT_DIR", str(SHIPPED_CHECKPOINT_DIR))
+    use_shipped(monkeypatch, NAME)
     return encode_lengths(monkeypatch)
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.helpers import encode_lengths
+from tests.helpers import encode_lengths, use_shipped
 from uqcore.checkpoint import load_checkpoint, read_length
 from uqlab.catalog.paths import SHIPPED_CHECKPOINT_DIR
 
@@ -18,9 +18,7 @@ LONG = " ".join(["a wonderful camera with a battery that lasts and lasts"] * 40)
 @pytest.fixture()
 def lengths(monkeypatch, minilm_base, data_dir):
     """The max_len of every WordPiece.encode call made while the test runs."""
-    if not (SHIPPED_CHECKPOINT_DIR / NAME / "config.json").is_file():
-        pytest.skip("the shipped MiniLM checkpoints are not here")
-    monkeypatch.setenv("UQ_CHECKPOINT_DIR", str(SHIPPED_CHECKPOINT_DIR))
+    use_shipped(monkeypatch, NAME)
     monkeypatch.setenv("UQ_DATA_DIR", str(data_dir))
     return encode_lengths(monkeypatch)
 

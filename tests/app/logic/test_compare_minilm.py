@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.helpers import use_shipped
 from ui.logic.compare import mean_attention
 from uqcore.checkpoint import load_checkpoint
 from uqcore.settings import SamplingSettings
@@ -18,9 +19,7 @@ TEXT = "The playwright's script was unplayable 🙂."
 
 @pytest.fixture(autouse=True)
 def shipped(monkeypatch, minilm_base):
-    if not (SHIPPED_CHECKPOINT_DIR / HSTO / "config.json").is_file():
-        pytest.skip("the shipped MiniLM checkpoints are not here")
-    monkeypatch.setenv("UQ_CHECKPOINT_DIR", str(SHIPPED_CHECKPOINT_DIR))
+    use_shipped(monkeypatch, HSTO)
 
 
 def test_compare_keeps_each_tokenization_on_its_own_axes():

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import use_shipped
 from uqcore.checkpoint import load_checkpoint
 from uqlab.catalog.paths import SHIPPED_CHECKPOINT_DIR
 from uqlab.models.intake import UploadError, files_from_zip, install
@@ -19,9 +20,7 @@ HSTO, BAM = "cola-minilm-hsto", "cola-minilm-bam"
 
 @pytest.fixture(autouse=True)
 def shipped(monkeypatch, minilm_base):
-    if not (SHIPPED_CHECKPOINT_DIR / HSTO / "config.json").is_file():
-        pytest.skip("the shipped MiniLM checkpoints are not here")
-    monkeypatch.setenv("UQ_CHECKPOINT_DIR", str(SHIPPED_CHECKPOINT_DIR))
+    use_shipped(monkeypatch, HSTO)
 
 
 def _zip(folder: Path, config: dict | None = None) -> bytes:
