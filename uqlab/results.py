@@ -40,6 +40,7 @@ from uqlab.evaluation.paper import (
     metric_table,
     p_gold_cell,
 )
+from uqlab.evaluation.reading_length import command as reading_length_command
 from uqlab.evaluation.reading_length import markdown as reading_length_markdown
 from uqlab.training.storage import LOGIT_TOLERANCE
 
@@ -216,8 +217,8 @@ def render(
             "above). A checkpoint since trained on at 512 tokens from its 256-token one "
             "(`init_from`, docs/training.md) shows three: its first stage read at 512 → that "
             "stage read at 256 → the continued model read at 512, the length it now trains and "
-            "reads at. Recorded by `python -m uqlab.evaluation.reading_length --before a088136 "
-            "--stage d1af3bc`, re-evaluated by `python -m uqlab.evaluate --ckpt NAME`.",
+            f"reads at. Recorded by `{reading_length_command()}`, re-evaluated by "
+            "`python -m uqlab.evaluate --ckpt NAME`.",
             "",
             *before,
         ]

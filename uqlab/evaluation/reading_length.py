@@ -10,7 +10,9 @@ each checkpoint's present metrics.json (docs/results.md, written by ``python -m 
 
 A checkpoint later trained on at a longer length (``init_from``, :mod:`uqlab.training.continued`:
 imdb-minilm-hsto, 256 -> 512 tokens) gets a third figure between the two: its first stage read
-at its own length, kept from the revision before it was replaced (``--stage REV``, d1af3bc).
+at its own length, kept from a revision that still held that stage (``--stage REV``, d1af3bc
+for imdb-minilm-hsto). Each checkpoint keeps the revision its stage came from, so a later
+``--stage REV`` adds the checkpoints continued since without touching those recorded before.
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ def record(rev: str, out: Path = RECORD) -> dict:
     for folder in sorted(SHIPPED_CHECKPOINT_DIR.iterdir()):
         if not any(p in folder.name for p in PREFIXES):
             continue
-        found = _metrics_at(rev, folder)
+        found = _at(rev, folder / "metrics.json")
         if found is not None:
             before[folder.name] = headline(found)
     doc = {"rev": rev, "read_at": "the position table (512 tokens)", "checkpoints": before}
@@ -60,34 +62,52 @@ def record(rev: str, out: Path = RECORD) -> dict:
 
 def record_stage(rev: str, out: Path = RECORD) -> dict:
     """Add to the record the headline figures at ``rev`` of every shipped checkpoint that now
-    continues a first stage (``training.init_from`` in its config.json): that stage, read at its
-    own length. The figures read at 512 stay as they are; return the stage part."""
+    continues a first stage (``training.init_from`` in its config.json) and that ``rev`` still
+    holds as that stage (its config.json there records no ``init_from``): the stage read at its
+    own length. Stages recorded from other revisions stay, each with its revision (``revs``);
+    the figures read at 512 stay as they are. Return the stage part."""
     doc = json.loads(out.read_text(encoding="utf-8"))
-    stages = {}
+    kept = doc.get("stage") or {}
+    stages = dict(kept.get("checkpoints", {}))
+    revs = dict(kept.get("revs") or dict.fromkeys(stages, kept.get("rev")))
     for folder in sorted(SHIPPED_CHECKPOINT_DIR.iterdir()):
-        found = _metrics_at(rev, folder) if _continues(folder) else None
+        if not _continues(folder) or _init_from(_at(rev, folder / "config.json") or {}):
+            continue  # not continued now, or already continued (or absent) at rev
+        found = _at(rev, folder / "metrics.json")
         if found is not None:
-            stages[folder.name] = headline(found)
-    doc["stage"] = {"rev": rev, "read_at": "the first stage's length", "checkpoints": stages}
+            stages[folder.name], revs[folder.name] = headline(found), rev
+    doc["stage"] = {"revs": revs, "read_at": "the first stage's length", "checkpoints": stages}
     out.write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
     return doc["stage"]
 
 
-def _metrics_at(rev: str, folder: Path) -> dict | None:
-    """The checkpoint folder's metrics.json as git revision ``rev`` holds it (None: it has none)."""
-    path = (folder / "metrics.json").relative_to(REPO_ROOT).as_posix()
+def command(path: Path = RECORD) -> str:
+    """The command that wrote the record at ``path``: its --before revision and one --stage
+    for each revision its first stages came from, oldest recorded first."""
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    stage_revs = dict.fromkeys((doc.get("stage") or {}).get("revs", {}).values())
+    stages = "".join(f" --stage {r}" for r in stage_revs)
+    return f"python -m uqlab.evaluation.reading_length --before {doc['rev']}{stages}"
+
+
+def _at(rev: str, file: Path) -> dict | None:
+    """The JSON file as git revision ``rev`` holds it (None: that revision has no such file)."""
+    path = file.relative_to(REPO_ROOT).as_posix()
     text = subprocess.run(
         ["git", "show", f"{rev}:{path}"], cwd=REPO_ROOT, capture_output=True, text=True
     )
     return json.loads(text.stdout) if text.returncode == 0 else None
 
 
+def _init_from(config: dict) -> bool:
+    """Whether a parsed config.json records a first stage (``training.init_from``)."""
+    return bool((config.get("training") or {}).get("init_from"))
+
+
 def _continues(folder: Path) -> bool:
     """Whether the checkpoint in ``folder`` was trained on from another (``training.init_from``)."""
     config = folder / "config.json"
-    if not config.is_file():
-        return False
-    return bool(json.loads(config.read_text()).get("training", {}).get("init_from"))
+    return config.is_file() and _init_from(json.loads(config.read_text()))
 
 
 def _cell(x: float | None, fmt: str = ".3f") -> str:
@@ -125,8 +145,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--before", help="the git revision read at 512 tokens")
     p.add_argument(
         "--stage",
-        help="the git revision whose metrics.json are the first stages of the checkpoints "
-        "now continued (training.init_from), read at their own length",
+        action="append",
+        default=[],
+        help="a git revision whose metrics.json are the first stages of checkpoints now "
+        "continued (training.init_from), read at their own length; repeatable",
     )
     args = p.parse_args(argv)
     if not args.before and not args.stage:
@@ -135,9 +157,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.before:
         doc = record(args.before)
         print(f"wrote {where} ({len(doc['checkpoints'])} checkpoints read at 512)")
-    if args.stage:
-        stage = record_stage(args.stage)
-        print(f"wrote {where}: first stages of {', '.join(stage['checkpoints']) or 'none'}")
+    for rev in args.stage:
+        stage = record_stage(rev)
+        got = [name for name, r in stage["revs"].items() if r == rev]
+        print(f"wrote {where}: first stages at {rev} of {', '.join(got) or 'none'}")
     return 0
 
 
