@@ -581,12 +581,12 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _journal(model, args) -> Journal | None:
-    """The ``--journal`` folder's journal for ``model``, or None without one; says how many
+def _journal(ck: Checkpoint, args) -> Journal | None:
+    """The ``--journal`` folder's journal for ``ck``'s model, or None without one; says how many
     finished batches the folder holds (those of this run are read, not computed)."""
     if not args.journal:
         return None
-    journal = Journal.open(args.journal, model)
+    journal = Journal.open(args.journal, ck.model, ck.name)
     done = journal.done()
     if not args.quiet and done:
         print(f"journal: {done:,} finished batch(es) in {args.journal}", flush=True)
@@ -617,7 +617,7 @@ def main(argv: list[str] | None = None) -> int:
                     _comparison_only(ck, path, task, args)
                 continue
             pending = Pending()  # nothing is written into the checkpoint before all succeeded
-            journal = _journal(ck.model, args)
+            journal = _journal(ck, args)
             stored_file, map_file = _stored(ck, task, args, shards, pending, journal)
             shards.barrier()
             if args.stored_only:
@@ -743,7 +743,7 @@ def _comparison(ck: Checkpoint, keep: dict, args) -> dict:
         one = deterministic(b.config.family)
         desc = f"{ck.name} baseline {b.name}"
         total = sum(len(t) for t in texts.values())
-        journal = _journal(b.model, args)
+        journal = _journal(b, args)
         with tqdm(total=total, unit="text", desc=desc, disable=args.quiet) as bar:
             got = {k: _sampled(b, t, T, seed, journal, bar) for k, t in texts.items()}
         base = (b.name, {k: np.asarray(v[:1] if one else v) for k, v in got.items()})
@@ -797,7 +797,7 @@ def _comparison_only(ck: Checkpoint, path: Path, task: str, args) -> None:
     wanted = ("id", "dev", *((side,) if side else ()))
     encoded = {k: _encode(ck, splits[k].texts) for k in wanted}
     total = sum(len(e) for e in encoded.values())
-    journal = _journal(ck.model, args)  # an evaluation's journal holds these very batches
+    journal = _journal(ck, args)  # an evaluation's journal holds these very batches
     with tqdm(total=total, unit="text", desc=f"{ck.name} comparison", disable=args.quiet) as bar:
         probs = {
             k: np.asarray(_sampled_ids(ck, e, T, seed, journal, bar)) for k, e in encoded.items()

@@ -16,12 +16,19 @@ computed (samples or features) and the batch's own rows. A file under another ke
 so a changed checkpoint, split or setting starts afresh in the same folder. The key does not cover
 the library's code: delete the folder after changing how a model computes. Nothing here is read
 from a visitor: the folder is the operator's own.
+
+The folder's ``index.json`` names the checkpoint behind each key (written as batches are
+keyed), so that one checkpoint's files can go while another's stay:
+``python -m uqlab.evaluation.journal DIR`` lists them, ``--drop NAME`` deletes one
+checkpoint's (a folder written before the index lists its files as ``unnamed``).
 """
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, is_dataclass
 from pathlib import Path
@@ -36,6 +43,8 @@ from uqcore.runtime import release_memory
 from uqcore.text.vocab import write_atomic
 
 ROWS = "rows"  # the tensor in every batch file naming its rows (checked on load)
+INDEX = "index.json"  # {"models": {model key: checkpoint name}, "parts": {part key: model key}}
+UNNAMED = "unnamed"  # what the listing calls files under a key the index does not hold
 
 
 def model_key(model) -> str:
@@ -57,27 +66,32 @@ def model_key(model) -> str:
 
 @dataclass(frozen=True)
 class Journal:
-    """A folder of finished batches for one model (``key``: :func:`model_key`)."""
+    """A folder of finished batches for one model (``key``: :func:`model_key`; ``name``: the
+    checkpoint's, recorded in the folder's index, or None)."""
 
     folder: Path
     key: str
+    name: str | None = None
 
     @classmethod
-    def open(cls, folder, model) -> Journal:
-        """The journal of ``model`` in ``folder`` (made if missing)."""
+    def open(cls, folder, model, name: str | None = None) -> Journal:
+        """The journal of ``model`` (the checkpoint ``name``) in ``folder`` (made if missing)."""
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
-        return cls(folder, model_key(model))
+        return cls(folder, model_key(model), name)
 
     def part(self, what: str, encoded: Sequence[Sequence[int]], **settings) -> Part:
         """The batches of one computation: ``what`` (a word: samples, features), over the
-        token-id rows ``encoded``, at ``settings`` (T, seed, ...), keyed by all of them."""
+        token-id rows ``encoded``, at ``settings`` (T, seed, ...), keyed by all of them; the
+        index records whose they are."""
         h = hashlib.sha256(self.key.encode())
         h.update(json.dumps({"what": what, **settings}, sort_keys=True).encode())
         for row in encoded:
             h.update(np.asarray(row, dtype=np.int64).tobytes())
             h.update(b"|")
-        return Part(self.folder, what, h.hexdigest()[:24])
+        part = Part(self.folder, what, h.hexdigest()[:24])
+        _remember(self.folder, part.key, self.key, self.name)
+        return part
 
     def done(self) -> int:
         """How many batch files the folder holds (any model or setting)."""
@@ -210,3 +224,92 @@ def journaled_features(
 
     run_batches(part, plan, mine, compute, fill, bar)
     return out
+
+
+def _read_index(folder: Path) -> dict:
+    """The folder's index (empty parts where it has none or it cannot be read)."""
+    try:
+        index = json.loads((folder / INDEX).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        index = {}
+    return {"models": dict(index.get("models", {})), "parts": dict(index.get("parts", {}))}
+
+
+def _write_index(folder: Path, index: dict) -> None:
+    write_atomic(folder / INDEX, (json.dumps(index, indent=1, sort_keys=True) + "\n").encode())
+
+
+def _remember(folder: Path, part_key: str, key: str, name: str | None) -> None:
+    """Record in the index that ``part_key``'s files are the model ``key``'s (checkpoint
+    ``name``); written only when something is new."""
+    index = _read_index(folder)
+    if index["parts"].get(part_key) == key and (name is None or index["models"].get(key) == name):
+        return
+    index["parts"][part_key] = key
+    if name is not None:
+        index["models"][key] = name
+    _write_index(folder, index)
+
+
+def holdings(folder: Path) -> dict[str, list[Path]]:
+    """The folder's batch files by checkpoint name (:data:`UNNAMED` for a key the index does
+    not name), each list sorted."""
+    index = _read_index(folder)
+    out: dict[str, list[Path]] = {}
+    for path in sorted(folder.glob("*-*-*.safetensors")):
+        key = index["parts"].get(path.name.split("-")[1])
+        out.setdefault(index["models"].get(key, UNNAMED) if key else UNNAMED, []).append(path)
+    return out
+
+
+def drop(folder: Path, name: str) -> tuple[int, int]:
+    """Delete checkpoint ``name``'s batch files (``name`` :data:`UNNAMED`: the files no index
+    entry names) and its index entries; ``(files, bytes)`` deleted."""
+    files = holdings(folder).get(name, [])
+    size = sum(f.stat().st_size for f in files)
+    for f in files:
+        f.unlink()
+    index = _read_index(folder)
+    gone = {k for k, n in index["models"].items() if n == name}
+    index["models"] = {k: n for k, n in index["models"].items() if k not in gone}
+    index["parts"] = {p: k for p, k in index["parts"].items() if k not in gone}
+    if (folder / INDEX).is_file():
+        _write_index(folder, index)
+    return len(files), size
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(
+        prog="python -m uqlab.evaluation.journal",
+        description="List an evaluation journal's batch files by checkpoint, or delete one "
+        "checkpoint's (the others stay).",
+    )
+    p.add_argument("folder", metavar="DIR", help="the folder given to uqlab.evaluate --journal")
+    p.add_argument(
+        "--drop",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help=f"delete this checkpoint's files (repeatable; {UNNAMED}: those no index names)",
+    )
+    args = p.parse_args(argv)
+    folder = Path(args.folder)
+    if not folder.is_dir():
+        p.error(f"{args.folder} is not a folder: give the --journal DIR of an evaluation")
+    held = holdings(folder)
+    for name in args.drop:
+        if name not in held:
+            p.error(
+                f"{args.folder} holds no files of {name!r}; it holds: {', '.join(held) or 'none'}"
+            )
+    for name in args.drop:
+        n, size = drop(folder, name)
+        print(f"dropped {name}: {n:,} file(s), {size / 1e6:.1f} MB")
+    for name, files in holdings(folder).items():
+        size = sum(f.stat().st_size for f in files)
+        print(f"{name}: {len(files):,} file(s), {size / 1e6:.1f} MB")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

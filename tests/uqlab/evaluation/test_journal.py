@@ -213,3 +213,48 @@ def test_each_computed_batch_hands_the_freed_heap_back(tmp_path, monkeypatch):
 
     journal_mod.run_batches(part, plan, [0, 1, 2], lambda rows: {"x": torch.ones(1)}, fill)
     assert got == {0: 1.0, 1: 0.0, 2: 1.0} and len(released) == 2
+
+
+def test_the_listing_names_each_checkpoint_and_a_drop_keeps_the_others(
+    tmp_path, data_dir, monkeypatch, capsys
+):
+    """cola-hsto's journaled evaluation holds its own batches and its baseline cola-trans's:
+    the index names both; dropping cola-hsto deletes only its files, and a rerun then computes
+    only cola-hsto's batches (the baseline's are read)."""
+    root = tmp_path / "cks"
+    tiny_siblings(root, data_dir)
+    folder = tmp_path / "journal"
+    evaluate_tiny(root / "cola-hsto", data_dir, "--journal", str(folder))
+    held = journal_mod.holdings(folder)
+    assert sorted(held) == ["cola-hsto", "cola-trans"]
+    trans = {p: p.read_bytes() for p in held["cola-trans"]}
+    assert journal_mod.main([str(folder), "--drop", "cola-hsto"]) == 0
+    out = capsys.readouterr().out
+    assert f"dropped cola-hsto: {len(held['cola-hsto'])} file(s)" in out
+    assert f"cola-trans: {len(trans)} file(s)" in out
+    left = journal_mod.holdings(folder)
+    assert list(left) == ["cola-trans"]
+    assert {p: p.read_bytes() for p in left["cola-trans"]} == trans
+    kinds: list[str] = []
+    computed = _counting(monkeypatch, kinds=kinds)
+    evaluate_tiny(root / "cola-hsto", data_dir, "--journal", str(folder))
+    assert computed and sorted(journal_mod.holdings(folder)) == ["cola-hsto", "cola-trans"]
+    assert {p: p.read_bytes() for p in journal_mod.holdings(folder)["cola-trans"]} == trans
+
+
+def test_files_the_index_does_not_name_are_listed_and_dropped_as_unnamed(tmp_path, capsys):
+    """A folder written before the index: its files are ``unnamed``; a name it does not hold
+    is refused with what it holds, and a missing folder is named as such."""
+    part = journal_mod.Part(tmp_path, "samples", "0" * 24)
+    part.save(0, [0, 1], {"probs": torch.zeros(2, 2, 2)})
+    part.save(1, [2], {"probs": torch.zeros(2, 1, 2)})
+    assert {k: len(v) for k, v in journal_mod.holdings(tmp_path).items()} == {"unnamed": 2}
+    with pytest.raises(SystemExit) as exc:
+        journal_mod.main([str(tmp_path), "--drop", "cola-hsto"])
+    assert exc.value.code == 2
+    assert "holds no files of 'cola-hsto'; it holds: unnamed" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        journal_mod.main([str(tmp_path / "nowhere")])
+    assert "is not a folder" in capsys.readouterr().err
+    assert journal_mod.main([str(tmp_path), "--drop", "unnamed"]) == 0
+    assert journal_mod.holdings(tmp_path) == {}
