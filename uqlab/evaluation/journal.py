@@ -230,9 +230,13 @@ def _read_index(folder: Path) -> dict:
     """The folder's index (empty parts where it has none or it cannot be read)."""
     try:
         index = json.loads((folder / INDEX).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         index = {}
-    return {"models": dict(index.get("models", {})), "parts": dict(index.get("parts", {}))}
+    index = index if isinstance(index, dict) else {}
+    return {
+        part: dict(got) if isinstance(got := index.get(part), dict) else {}
+        for part in ("models", "parts")
+    }
 
 
 def _write_index(folder: Path, index: dict) -> None:
