@@ -73,8 +73,10 @@ download(
 st.caption(
     "Ours: each checkpoint's metrics.json, written by its evaluation on the test and "
     'out-of-domain sets (T = 10, the paper\'s protocol; "texts" says how many, "part" where '
-    "it read only the first texts of each shuffled set); a checkpoint without one (an upload, "
-    "an import) is sampled below when you press Compute. Paper: quoted from its tables. "
+    'it read only the first texts of each shuffled set; "ID, mean prediction": the accuracy '
+    "of the mean of the T predictions, what an ensemble or a posterior predicts); a checkpoint "
+    "without one (an upload, an import) is sampled below when you press Compute. Paper: "
+    "quoted from its tables. "
     "docs/results.md has the full set of metrics."
 )
 

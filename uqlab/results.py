@@ -68,8 +68,11 @@ def baseline(entries: Iterable[tuple[str, dict | None]], backbone: str = "word")
 
 def metric_rows(task: str, entries: Iterable[tuple[str, dict | None]]) -> list[dict]:
     """Our Table 1-2 rows beside the paper's: one per ``(name, metrics.json or None)`` of
-    ``task``, with ours in and out of domain (% mean ± std over the T runs), the difference of
-    in-domain means to :func:`baseline`, the paper's row, ECE, MI and the OOD AUROC of MI.
+    ``task``, with ours in and out of domain (% mean ± std over the T runs), the in-domain
+    metric of the mean of the T predictions (:data:`MEAN_PREDICTION`: what an ensemble or a
+    Bayesian model predicts; present only where some row's evaluation recorded it for this
+    task's metric), the difference of in-domain means to :func:`baseline`, the paper's row,
+    ECE, MI and the OOD AUROC of MI.
     The app's Results page shows these dicts as they are; results.md writes a part of them."""
     entries = list(entries)
     key, paper = get_task(task).metric, metric_table(task)
@@ -91,6 +94,7 @@ def metric_rows(task: str, entries: Iterable[tuple[str, dict | None]]) -> list[d
                 "ours OOD": (metric_cell(m["ood"], key) if "ood" in m else "no OOD set")
                 if m
                 else "not evaluated",
+                MEAN_PREDICTION: mean_prediction_cell(m, key),
                 "Δ ID vs TRANS": gap,
                 "paper row": p[0],
                 "paper ID": p[1],
@@ -104,7 +108,25 @@ def metric_rows(task: str, entries: Iterable[tuple[str, dict | None]]) -> list[d
                 "texts ID / OOD": texts_cell(m),
             }
         )
+    if all(r[MEAN_PREDICTION] == "—" for r in rows):  # none recorded (CoLA's MCC): no column
+        for r in rows:
+            del r[MEAN_PREDICTION]
     return rows
+
+
+MEAN_PREDICTION = "ID, mean prediction"
+
+
+def mean_prediction_cell(m: dict | None, key: str) -> str:
+    """The in-domain ``key`` (``"accuracy"``) of the mean of the T predictions, in percent, from
+    the evaluation's comparison block (``comparison.intervals[key].value``); "—" where it was
+    not recorded (an older evaluation, or a metric the block does not bootstrap, such as MCC)."""
+    block = (m or {}).get("comparison")
+    got = block.get("intervals", {}).get(key) if isinstance(block, dict) else None
+    value = got.get("value") if isinstance(got, dict) else None
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return "—"
+    return f"{100 * value:.2f}"
 
 
 def texts_cell(m: dict | None) -> str:
@@ -143,15 +165,31 @@ def _main_table(rows: list, task: str) -> list[str]:
         "|---|---:|---:|---:|---|---:|---:|",
     ]
     mine = [(n, m) for n, m in rows if n.startswith(f"{task}-")]
-    for (name, m), r in zip(mine, metric_rows(task, mine), strict=True):
+    table = metric_rows(task, mine)
+    averaged = any(MEAN_PREDICTION in r for r in table)
+    if averaged:  # a column after "ours OOD"
+        lines[2] = lines[2].replace("ours OOD |", "ours OOD | ID, mean prediction |")
+        lines[3] = "|---|---:|---:|---:|---:|---|---:|---:|"
+    for (name, m), r in zip(mine, table, strict=True):
         paper = f"{r['paper row']} | {r['paper ID']} | {r['paper OOD']}"
         if m is None:
-            lines.append(f"| {name} | not evaluated | | | {paper} |")
+            lines.append(f"| {name} | not evaluated | |{' |' if averaged else ''} | {paper} |")
             continue
-        lines.append(
-            f"| {name} | {r['ours ID']} | {r['ours OOD']} | {r['Δ ID vs TRANS']} | {paper} |"
-        )
-    return [*lines, "", *part_note(mine)]
+        cells = [r["ours ID"], r["ours OOD"], *([r[MEAN_PREDICTION]] if averaged else [])]
+        lines.append(f"| {name} | {' | '.join(cells)} | {r['Δ ID vs TRANS']} | {paper} |")
+    return [*lines, "", *part_note(mine), *_mean_note(averaged)]
+
+
+def _mean_note(averaged: bool) -> list[str]:
+    if not averaged:
+        return []
+    return [
+        "ID, mean prediction: the accuracy of the mean of the T predictions, what an ensemble, "
+        "MC dropout or a Laplace posterior predicts (equal to the runs' for a deterministic "
+        'model); with its 95 % interval under "Which uncertainty is worth having"; "—" '
+        "where the evaluation predates it.",
+        "",
+    ]
 
 
 def _described_table(rows: list, task: str) -> list[str]:

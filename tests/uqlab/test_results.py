@@ -9,8 +9,15 @@ from pathlib import Path
 from tests.helpers import evaluate_tiny
 from uqcore.checkpoint import load_checkpoint
 from uqlab.catalog.paths import checkpoint_dir
+from uqlab.results import (
+    MEAN_PREDICTION,
+    _main_table,
+    mean_prediction_cell,
+    metric_rows,
+    part_note,
+    texts_cell,
+)
 from uqlab.results import main as results_main
-from uqlab.results import metric_rows, part_note, texts_cell
 
 
 def test_results_doc_sets_our_numbers_beside_the_papers(checkpoint, data_dir, tmp_path):
@@ -83,6 +90,32 @@ def test_metric_rows_set_ours_beside_the_papers() -> None:
     assert rows[2]["ours ID"] == "not evaluated" and rows[2]["paper row"] == "—"
     alone = metric_rows("cola", [("cola-hsto", m)])  # no baseline evaluated
     assert alone[0]["Δ ID vs TRANS"] == "—"
+
+
+def test_the_mean_prediction_sits_beside_the_runs_where_it_was_recorded() -> None:
+    """An ensemble's or a posterior's T runs each read lower than their mean prediction:
+    Table 1 prints both, from the comparison block; a task whose metric the block does not
+    bootstrap (CoLA's MCC) and files without the block get no column and "—"."""
+    side = {"accuracy_mean": 0.897, "accuracy_std": 0.003, "mean_mutual_information": 0.0}
+    m = {"family": "laplace", "task": "imdb", "id": {**side, "ece": 0.01}, "ood": side}
+    m["comparison"] = {"intervals": {"accuracy": {"value": 0.90072, "interval": [0.89, 0.91]}}}
+    old = {**m, "family": "mcdropout"}
+    del old["comparison"]
+    rows = metric_rows("imdb", [("imdb-a", m), ("imdb-b", old), ("imdb-c", None)])
+    assert [r[MEAN_PREDICTION] for r in rows] == ["90.07", "—", "—"]
+    assert rows[0]["ours ID"] == "89.70 ± 0.30"
+    text = "\n".join(_main_table([("imdb-a", m), ("imdb-b", old), ("imdb-c", None)], "imdb"))
+    assert "| ours ID | ours OOD | ID, mean prediction | Δ ID vs our trans |" in text
+    assert "| imdb-a | 89.70 ± 0.30 | 89.70 ± 0.30 | 90.07 | — |" in text
+    assert "| imdb-c | not evaluated | | | | — | — | — |" in text
+    assert "ID, mean prediction: the accuracy of the mean of the T predictions" in text
+    cola = {"family": "trans", "id": {"mcc_mean": 0.2, "mcc_std": 0.0, "ece": 0.1}}
+    cola["id"]["mean_mutual_information"] = 0.0
+    cola["comparison"] = m["comparison"]  # accuracy recorded, the table's MCC not
+    assert MEAN_PREDICTION not in metric_rows("cola", [("cola-a", cola)])[0]
+    assert "mean prediction" not in "\n".join(_main_table([("cola-a", cola)], "cola"))
+    hand_written = {"comparison": {"intervals": {"accuracy": {"value": True}}}}
+    assert mean_prediction_cell(hand_written, "accuracy") == "—"  # not a number
 
 
 def test_a_part_of_the_splits_is_said_wherever_the_figures_are_shown() -> None:
