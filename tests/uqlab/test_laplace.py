@@ -143,3 +143,44 @@ def test_from_block_fits_a_posterior_over_that_block_up_and_the_head(
     assert sorted(p.name for p in out.iterdir()) == before  # nothing written
     with pytest.raises(SystemExit):
         _fit(trained, data_dir, "--ckpt", "cola-trans", "--from-block", "-1")
+
+
+def test_the_blocks_below_the_posterior_run_once_for_the_whole_grid(
+    tmp_path, data_dir, monkeypatch
+):
+    """With ``from_block`` above 0 the prior's search computes each dev text's states below the
+    covered block once and reuses them for every precision; its figures are those of fresh
+    passes (a cache that keeps nothing)."""
+    import uqlab.laplace as lap
+    from uqlab.data import load_task
+
+    out = tmp_path / "cola-trans"
+    monkeypatch.setenv("UQ_DATA_DIR", str(data_dir))
+    train = ["--task", "cola", "--family", "trans", "--out", str(out), *TINY]
+    assert train_main([*train, "--set", "model.n_layers=2"]) == 0
+    ck = load_checkpoint(out, merge=False)
+    model = lap.laplace_model(ck, from_block=1)
+    data = load_task("cola", data_dir, split_seed=0)
+    ids = lap._encode(ck, data.train.texts[:24])
+    posterior_of(model).set_curvature(diagonal_ggn(model, ids))
+    lap.with_prior(model, 1.0, len(ids))
+    dev, labels = lap._encode(ck, data.dev.texts[:16]), data.dev.labels[:16]
+    opts = lap.FitOptions(dev_rows=16, samples=3, grid=(1.0, 100.0, 1e4))
+    caches = []
+
+    class Spy(lap.PrefixCache):
+        def __init__(self, budget: int):
+            super().__init__(budget)
+            caches.append(self)
+
+    monkeypatch.setattr(lap, "PrefixCache", Spy)
+    kept = lap.choose_prior(model, dev, labels, opts)
+    (cache,) = caches
+    assert cache.misses == len(dev) and cache.hits == len(opts.grid) * len(dev)
+    monkeypatch.setattr(lap, "PRIOR_PREFIX_BYTES", 0)  # nothing kept: every pass computed whole
+    fresh = lap.choose_prior(model, dev, labels, opts)
+    assert caches[1].hits == 0 and kept[0] == fresh[0]
+    for a, b in zip(kept[1], fresh[1], strict=True):
+        assert a["prior_precision"] == b["prior_precision"]
+        assert a["dev_nll"] == pytest.approx(b["dev_nll"], abs=2e-5)
+        assert a["dev_accuracy"] == b["dev_accuracy"]
