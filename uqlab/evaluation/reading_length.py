@@ -64,15 +64,20 @@ def record_stage(rev: str, out: Path = RECORD) -> dict:
     """Add to the record the headline figures at ``rev`` of every shipped checkpoint that now
     continues a first stage (``training.init_from`` in its config.json) and that ``rev`` still
     holds as that stage (its config.json there records no ``init_from``): the stage read at its
-    own length. Stages recorded from other revisions stay, each with its revision (``revs``);
+    own length. Only a checkpoint with a figure read at 512 gets one (the stage sits between that
+    and now; a checkpoint first shipped after the 512 revision, such as imdb-minilm-ensemble,
+    has neither, and what ``rev`` holds under its name may be another model altogether).
+    Stages recorded from other revisions stay, each with its revision (``revs``);
     the figures read at 512 stay as they are. Return the stage part."""
     doc = json.loads(out.read_text(encoding="utf-8"))
     kept = doc.get("stage") or {}
     stages = dict(kept.get("checkpoints", {}))
     revs = dict(kept.get("revs") or dict.fromkeys(stages, kept.get("rev")))
     for folder in sorted(SHIPPED_CHECKPOINT_DIR.iterdir()):
-        if not _continues(folder) or _init_from(_at(rev, folder / "config.json") or {}):
-            continue  # not continued now, or already continued (or absent) at rev
+        if folder.name not in doc.get("checkpoints", {}) or not _continues(folder):
+            continue  # no figure at 512 to set it after, or not continued now
+        if _init_from(_at(rev, folder / "config.json") or {}):
+            continue  # already continued (or absent) at rev
         found = _at(rev, folder / "metrics.json")
         if found is not None:
             stages[folder.name], revs[folder.name] = headline(found), rev

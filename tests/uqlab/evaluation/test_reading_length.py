@@ -98,11 +98,27 @@ def test_a_record_written_before_revs_reads_as_one_revision(tmp_path, monkeypatc
     revision for each when a later stage is added."""
     _shipped(tmp_path, monkeypatch, ("imdb-minilm-hsto", "imdb-minilm-mcdropout"), HISTORY)
     out = tmp_path / "record.json"
-    old = {"rev": "a088136", "read_at": "x", "checkpoints": {}}
+    old = {"rev": "a088136", "read_at": "x", "checkpoints": dict.fromkeys(BEFORE, {})}
     old["stage"] = {"rev": "d1af3bc", "read_at": "y", "checkpoints": {"imdb-minilm-hsto": {}}}
     out.write_text(json.dumps(old))
     stage = rl.record_stage("f00d123", out)
     assert stage["revs"] == {"imdb-minilm-hsto": "d1af3bc", "imdb-minilm-mcdropout": "f00d123"}
+
+
+def test_a_checkpoint_without_a_figure_at_512_gets_no_stage(tmp_path, monkeypatch):
+    """imdb-minilm-ensemble was first shipped after the 512 revision and later replaced by a
+    model continued from a new first stage: what the stage revision holds under its name is the
+    old model, so it must not be written in as the new one's first stage."""
+    _shipped(tmp_path, monkeypatch, ("imdb-minilm-hsto", "imdb-minilm-mcdropout"), HISTORY)
+    out = tmp_path / "record.json"
+    rl.record("a088136", out)
+    doc = json.loads(out.read_text())
+    del doc["checkpoints"]["imdb-minilm-mcdropout"]  # as if absent at a088136
+    out.write_text(json.dumps(doc))
+    stage = rl.record_stage("d1af3bc", out)
+    assert list(stage["checkpoints"]) == ["imdb-minilm-hsto"]
+    rows = [("imdb-minilm-mcdropout", _metrics(0.907, 512))]
+    assert not any(line.startswith("| imdb-minilm-mcdropout |") for line in rl.markdown(rows, out))
 
 
 def test_without_a_record_there_is_no_table(tmp_path):
