@@ -29,7 +29,7 @@ from uqlab.catalog.tasks import (
 from uqlab.evaluation.comparison_report import CAPTION as COMPARISON_CAPTION
 from uqlab.evaluation.comparison_report import markdown as comparison_markdown
 from uqlab.evaluation.detection_report import markdown as detection_markdown
-from uqlab.evaluation.detection_report import temperature_lines
+from uqlab.evaluation.detection_report import number, temperature_lines
 from uqlab.evaluation.first_screen import load_record, markdown
 from uqlab.evaluation.laplace_report import RECORD, laplace_markdown
 from uqlab.evaluation.paper import (
@@ -81,30 +81,30 @@ def metric_rows(task: str, entries: Iterable[tuple[str, dict | None]]) -> list[d
         base = baseline(entries, backbone_of(m))
         row = paper.row_of(name) if paper else None
         p = paper.cells(row) if row else ("—", "—", "—")
-        det = (m or {}).get("ood_detection", {}).get("mutual_information", {})
-        gap = (
-            f"{100 * (m['id'][f'{key}_mean'] - base['id'][f'{key}_mean']):+.2f}"
-            if m and base
-            else "—"
+        # read through ``number``: a metrics.json may be an upload's, of any shape
+        mean, base_mean = number(m, "id", f"{key}_mean"), number(base, "id", f"{key}_mean")
+        ece, auroc = (
+            number(m, "id", "ece"),
+            number(m, "ood_detection", "mutual_information", "auroc"),
         )
+        mi = [number(m, side, "mean_mutual_information") for side in ("id", "ood")]
         rows.append(
             {
                 "checkpoint": name,
-                "ours ID": metric_cell(m["id"], key) if m else "not evaluated",
-                "ours OOD": (metric_cell(m["ood"], key) if "ood" in m else "no OOD set")
+                "ours ID": _side_cell(m, "id", key) if m else "not evaluated",
+                "ours OOD": (_side_cell(m, "ood", key) if "ood" in m else "no OOD set")
                 if m
                 else "not evaluated",
                 MEAN_PREDICTION: mean_prediction_cell(m, key),
-                "Δ ID vs TRANS": gap,
+                "Δ ID vs TRANS": "—"
+                if None in (mean, base_mean)
+                else f"{100 * (mean - base_mean):+.2f}",
                 "paper row": p[0],
                 "paper ID": p[1],
                 "paper OOD": p[2],
-                "ECE (ID)": round(m["id"]["ece"], 4) if m else None,
-                "MI ID → OOD": f"{m['id']['mean_mutual_information']:.4f} → "
-                f"{m['ood']['mean_mutual_information']:.4f}"
-                if m and "ood" in m
-                else "—",
-                "AUROC (MI)": round(det["auroc"], 3) if det else None,
+                "ECE (ID)": None if ece is None else round(ece, 4),
+                "MI ID → OOD": "—" if None in mi else f"{mi[0]:.4f} → {mi[1]:.4f}",
+                "AUROC (MI)": None if auroc is None else round(auroc, 3),
                 "texts ID / OOD": texts_cell(m),
             }
         )
@@ -117,16 +117,19 @@ def metric_rows(task: str, entries: Iterable[tuple[str, dict | None]]) -> list[d
 MEAN_PREDICTION = "ID, mean prediction"
 
 
+def _side_cell(m: dict, side: str, key: str) -> str:
+    """:func:`metric_cell` of ``m[side]``; "—" where its mean or std is not a finite number."""
+    if None in (number(m, side, f"{key}_mean"), number(m, side, f"{key}_std")):
+        return "—"
+    return metric_cell(m[side], key)
+
+
 def mean_prediction_cell(m: dict | None, key: str) -> str:
     """The in-domain ``key`` (``"accuracy"``) of the mean of the T predictions, in percent, from
     the evaluation's comparison block (``comparison.intervals[key].value``); "—" where it was
     not recorded (an older evaluation, or a metric the block does not bootstrap, such as MCC)."""
-    block = (m or {}).get("comparison")
-    got = block.get("intervals", {}).get(key) if isinstance(block, dict) else None
-    value = got.get("value") if isinstance(got, dict) else None
-    if not isinstance(value, (int, float)) or isinstance(value, bool):
-        return "—"
-    return f"{100 * value:.2f}"
+    value = number(m, "comparison", "intervals", key, "value")
+    return "—" if value is None else f"{100 * value:.2f}"
 
 
 def texts_cell(m: dict | None) -> str:

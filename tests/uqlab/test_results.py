@@ -6,6 +6,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
+
 from tests.helpers import evaluate_tiny
 from uqcore.checkpoint import load_checkpoint
 from uqlab.catalog.paths import checkpoint_dir
@@ -114,8 +116,9 @@ def test_the_mean_prediction_sits_beside_the_runs_where_it_was_recorded() -> Non
     cola["comparison"] = m["comparison"]  # accuracy recorded, the table's MCC not
     assert MEAN_PREDICTION not in metric_rows("cola", [("cola-a", cola)])[0]
     assert "mean prediction" not in "\n".join(_main_table([("cola-a", cola)], "cola"))
-    hand_written = {"comparison": {"intervals": {"accuracy": {"value": True}}}}
-    assert mean_prediction_cell(hand_written, "accuracy") == "—"  # not a number
+    for block in ({"intervals": {"accuracy": {"value": True}}}, {"intervals": []}, [], "x"):
+        # a hand-written file of another shape: no cell, never a traceback
+        assert mean_prediction_cell({"comparison": block}, "accuracy") == "—"
 
 
 def test_a_part_of_the_splits_is_said_wherever_the_figures_are_shown() -> None:
@@ -169,3 +172,23 @@ def test_docs_results_md_is_what_the_command_writes_from_the_shipped_files(tmp_p
         "docs/results.md differs from what `python -m uqlab.results` writes from assets/: "
         "run that command and commit the file"
     )
+
+
+@pytest.mark.parametrize(
+    "metrics",
+    [
+        {"id": {}, "ood": {}, "samples": 10},  # what an upload's check lets through
+        {"id": {"accuracy_mean": "a", "accuracy_std": 0, "ece": [1]}, "ood": {}, "samples": 1},
+        {"id": {"accuracy_mean": True, "accuracy_std": None}, "ood": [], "ood_detection": []},
+        {"id": [], "ood_detection": {"mutual_information": {"auroc": "x"}}, "comparison": 3},
+    ],
+)
+def test_a_metrics_file_of_another_shape_gives_dashes_not_a_traceback(metrics) -> None:
+    """A visitor's checkpoint may bring its own metrics.json; the Results page reads it with
+    the shipped ones. Defect: a file with empty 'id' / 'ood' sections raised KeyError there."""
+    good = {"family": "trans", "id": {"accuracy_mean": 0.9, "accuracy_std": 0.0, "ece": 0.01}}
+    rows = metric_rows("imdb", [("imdb-trans", good), ("imdb-upload", metrics)])
+    row = rows[1]
+    assert row["ours ID"] == "—" and row["Δ ID vs TRANS"] == "—"
+    assert row["ECE (ID)"] is None and row["AUROC (MI)"] is None and row["MI ID → OOD"] == "—"
+    assert rows[0]["ours ID"] == "90.00 ± 0.00"
