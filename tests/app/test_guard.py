@@ -124,3 +124,23 @@ def test_messages_lose_the_servers_folders():
     assert clean("see https://example.org/a/b, 3/10 and a.b/c") == (
         "see https://example.org/a/b, 3/10 and a.b/c"
     )
+
+
+@pytest.fixture(scope="module")
+def odd_metrics(tmp_path_factory) -> Path:
+    """Tiny checkpoints, cola-hsto's metrics.json as an upload's check lets it through: its
+    'id' / 'ood' sections empty, its other sections of the wrong type."""
+    root = make_checkpoints(tmp_path_factory.mktemp("odd"), families=("trans", "hsto"))
+    odd = {"id": {}, "ood": {}, "samples": 10, "ood_detection": {"mutual_information": []}}
+    (root / "cola-hsto" / "metrics.json").write_text(json.dumps(odd))
+    return root
+
+
+@pytest.mark.parametrize("page", [p[0] for p in PAGES])
+def test_a_metrics_file_with_empty_sections_breaks_no_page(page, odd_metrics, monkeypatch):
+    """Defect: the model card's headline (every page's sidebar) and Table 2's rows read
+    ``m["id"]["mcc_mean"]`` and stopped on a KeyError; those figures now read "—"."""
+    from tests.helpers import on_page  # fails on an exception
+
+    monkeypatch.setenv("UQ_CHECKPOINT_DIR", str(odd_metrics))
+    on_page(page)

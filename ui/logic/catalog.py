@@ -15,7 +15,7 @@ from uqlab.bases import BASE_TITLES
 from uqlab.catalog.conformal_scores import decode as decode_scores
 from uqlab.catalog.presets import preset_rows
 from uqlab.catalog.tasks import DOMAINS, METRICS, TASKS
-from uqlab.evaluation.detection_report import matched
+from uqlab.evaluation.detection_report import matched, number
 from uqlab.evaluation.paper import metric_cell
 from uqlab.models.intake import UPLOAD_PREFIX
 
@@ -189,12 +189,14 @@ def headline(info: CheckpointInfo) -> str:
         )
     metric = TASKS[info.task].metric_spec if info.task in TASKS else METRICS["accuracy"]
 
-    def side(s: dict) -> str:
-        return metric_cell(s, metric.name, scale=metric.card_scale, unit=metric.card_unit)
+    def side(name: str) -> str:  # an upload's metrics.json may lack a figure or hold another type
+        if None in (number(m, name, f"{metric.name}_mean"), number(m, name, f"{metric.name}_std")):
+            return "—"
+        return metric_cell(m[name], metric.name, scale=metric.card_scale, unit=metric.card_unit)
 
-    auroc = m.get("ood_detection", {}).get("mutual_information", {}).get("auroc")
-    text = f"{metric.title}: {DOMAINS['id']} {side(m['id'])}, "
-    text += f"{DOMAINS['ood']} {side(m['ood'])} (T = {m['samples']})"
+    auroc = number(m, "ood_detection", "mutual_information", "auroc")
+    text = f"{metric.title}: {DOMAINS['id']} {side('id')}, "
+    text += f"{DOMAINS['ood']} {side('ood')} (T = {m.get('samples')})"
     if not auroc:
         return text + "."
     text += f"; OOD AUROC (mutual information) {auroc:.3f}"
@@ -205,8 +207,9 @@ def headline(info: CheckpointInfo) -> str:
 def storage_line(info: CheckpointInfo) -> str | None:
     """How the weights are stored and what that costs, from the trainer's check (or None)."""
     s = info.training.get("storage")
-    if not isinstance(s, dict):
-        return None
+    figures = [number(s, k) for k in ("max_abs_log_prob_diff", "examples", "argmax_agreement")]
+    if not isinstance(s, dict) or not isinstance(s.get("dtype"), str) or None in figures:
+        return None  # none recorded, or not as the trainer writes it (an upload's config.json)
     return (
         f"Stored in {s['dtype']}: predictions within {s['max_abs_log_prob_diff']:.1e} in "
         f"log-probability of the float32 model on {s['examples']} dev texts "
