@@ -160,23 +160,20 @@ def part_note(rows: Iterable[tuple[str, dict | None]]) -> list[str]:
 
 
 def _main_table(rows: list, task: str) -> list[str]:
-    lines = [
-        f"## {metric_table(task).title}",
-        "",
-        "| checkpoint | ours ID | ours OOD | Δ ID vs our trans | paper row | paper ID | "
-        "paper OOD |",
-        "|---|---:|---:|---:|---|---:|---:|",
-    ]
     mine = [(n, m) for n, m in rows if n.startswith(f"{task}-")]
     table = metric_rows(task, mine)
     averaged = any(MEAN_PREDICTION in r for r in table)
-    if averaged:  # a column after "ours OOD"
-        lines[2] = lines[2].replace("ours OOD |", "ours OOD | ID, mean prediction |")
-        lines[3] = "|---|---:|---:|---:|---:|---|---:|---:|"
+    ours = ["ours ID", "ours OOD", *([MEAN_PREDICTION] if averaged else []), "Δ ID vs our trans"]
+    lines = [
+        f"## {metric_table(task).title}",
+        "",
+        f"| checkpoint | {' | '.join(ours)} | paper row | paper ID | paper OOD |",
+        "|---|" + "---:|" * len(ours) + "---|---:|---:|",
+    ]
     for (name, m), r in zip(mine, table, strict=True):
         paper = f"{r['paper row']} | {r['paper ID']} | {r['paper OOD']}"
         if m is None:
-            lines.append(f"| {name} | not evaluated | |{' |' if averaged else ''} | {paper} |")
+            lines.append(f"| {name} | not evaluated |{' |' * (len(ours) - 1)} {paper} |")
             continue
         cells = [r["ours ID"], r["ours OOD"], *([r[MEAN_PREDICTION]] if averaged else [])]
         lines.append(f"| {name} | {' | '.join(cells)} | {r['Δ ID vs TRANS']} | {paper} |")
