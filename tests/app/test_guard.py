@@ -128,8 +128,9 @@ def test_messages_lose_the_servers_folders():
 
 @pytest.fixture(scope="module")
 def odd_metrics(tmp_path_factory) -> Path:
-    """Tiny checkpoints, cola-hsto's metrics.json as an upload's check lets it through: its
-    'id' / 'ood' sections empty, its other sections of the wrong type."""
+    """Tiny checkpoints, cola-hsto's metrics.json as an operator's folder may hold it (the upload
+    check refuses it since): its 'id' / 'ood' sections empty, its other sections of the wrong
+    type."""
     root = make_checkpoints(tmp_path_factory.mktemp("odd"), families=("trans", "hsto"))
     odd = {"id": {}, "ood": {}, "samples": 10, "ood_detection": {"mutual_information": []}}
     (root / "cola-hsto" / "metrics.json").write_text(json.dumps(odd))

@@ -197,7 +197,7 @@ def headline(info: CheckpointInfo) -> str:
     auroc = number(m, "ood_detection", "mutual_information", "auroc")
     text = f"{metric.title}: {DOMAINS['id']} {side('id')}, "
     text += f"{DOMAINS['ood']} {side('ood')} (T = {m.get('samples')})"
-    if not auroc:
+    if auroc is None:  # 0.0 is a figure: MI lower on every OOD text than on any ID one
         return text + "."
     text += f"; OOD AUROC (mutual information) {auroc:.3f}"
     equal = matched(m)  # its companion with length held fixed, where measured

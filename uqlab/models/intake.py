@@ -31,7 +31,7 @@ from uqcore.readers.base_model import BaseRecord, file_sha256
 from uqcore.untrusted import load_json
 from uqlab.catalog.task_file import data_free
 from uqlab.catalog.tasks import TASKS as TASK_TABLE
-from uqlab.catalog.tasks import get_task
+from uqlab.catalog.tasks import describe, get_task
 from uqlab.import_hf import (
     BASE_COPY,
     SIDE_JSON,
@@ -315,9 +315,11 @@ def _check_training(training: dict, classes: int) -> None:
         )
 
 
-def _check_metrics(metrics: dict) -> None:
-    """metrics.json as ``uqlab.evaluate`` writes it: the per-domain sections the pages read, and
-    only finite numbers (a NaN would be shown as "nan ± inf")."""
+def _check_metrics(metrics: dict, metric: str) -> None:
+    """metrics.json as ``uqlab.evaluate`` writes it: the per-domain sections the pages read, each
+    with the task metric's mean and std (``metric``, a key of ``METRICS``: "accuracy" gives
+    ``accuracy_mean`` / ``accuracy_std``), and only finite numbers (a NaN would be shown as
+    "nan ± inf")."""
     for key in ("id", "ood"):
         if not isinstance(metrics.get(key), dict):
             raise UploadError(
@@ -342,6 +344,15 @@ def _check_metrics(metrics: dict) -> None:
             "metrics.json holds NaN or infinite numbers; evaluate the checkpoint "
             "again, or leave metrics.json out."
         )
+    for key in ("id", "ood"):
+        for stat_ in ("mean", "std"):
+            value = metrics[key].get(f"{metric}_{stat_}")
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise UploadError(
+                    f"metrics.json's '{key}' section lacks its {metric} ({metric}_{stat_}, a "
+                    "number): leave metrics.json out (the pages then sample the checkpoint "
+                    "here), or write it again with uqlab.evaluate."
+                )
 
 
 SERVER_PATH = re.compile(  # an absolute path of two or more parts, not its closing full stop
@@ -424,10 +435,19 @@ def _stage(files: dict[str, bytes], staging: Path) -> None:
         doc["training"] = training
         (staging / "config.json").write_text(json.dumps(doc, indent=1), encoding="utf-8")
     if ck.metrics:
-        _check_metrics(ck.metrics)
+        _check_metrics(ck.metrics, _metric_name(training))
 
 
 DROPPED = "task_spec_dropped"  # training: the keys of an upload's task description naming files
+
+
+def _metric_name(training: dict) -> str:
+    """The task metric an upload's metrics.json reports: its server task's, or the one its kept
+    task description names (or defaults to, as a task file does)."""
+    task = training["task"]
+    if task in TASK_TABLE:
+        return TASK_TABLE[task].metric
+    return describe(training["task_spec"], ".", "the checkpoint's task_spec", data_free=True).metric
 
 
 def _upload_task(training: dict, classes: int) -> dict:

@@ -106,3 +106,6 @@ def test_the_cards_ood_auroc_has_its_length_matched_companion_where_measured():
     m.pop("ood_detection_length_matched")  # evaluated before the figure: the card says no more
     assert headline(dataclasses.replace(info, metrics=m)).endswith(".")
     assert "lengths matched" not in headline(dataclasses.replace(info, metrics=m))
+    m["ood_detection"] = {"mutual_information": {"auroc": 0.0}}  # a figure, not a missing one
+    line = headline(dataclasses.replace(info, metrics=m))
+    assert "; OOD AUROC (mutual information) 0.000." in line

@@ -17,6 +17,8 @@ from uqlab.evaluate import PREVIOUS
 from uqlab.models import intake
 from uqlab.models.intake import UploadError, files_from_zip, from_path, install
 
+MCC = {"mcc_mean": 0.25, "mcc_std": 0.01}  # cola's metric, as uqlab.evaluate writes it
+
 
 @pytest.fixture(scope="module")
 def source(tmp_path_factory) -> Path:
@@ -131,14 +133,29 @@ def test_invalid_checkpoints_are_refused_with_the_reason(source, tmp_path, edit,
         ({"id": {"mcc_mean": float("nan")}, "ood": {}, "samples": 10}, "NaN or infinite"),
         ({"id": {}, "ood": {"brier": float("inf")}, "samples": 10}, "NaN or infinite"),
         ({"id": {}, "ood": {}}, "lacks 'samples'"),
+        ({"id": {}, "ood": {}, "samples": 10}, "'id' section lacks its mcc"),
+        ({"id": {**MCC}, "ood": {**MCC, "mcc_std": "/etc/passwd"}, "samples": 10}, "'ood'"),
+        ({"id": {**MCC, "mcc_mean": True}, "ood": {**MCC}, "samples": 10}, r"\(mcc_mean"),
+        ({"id": {"accuracy_mean": 0.9, "accuracy_std": 0.0}, "ood": MCC, "samples": 1}, "mcc"),
     ],
 )
 def test_metrics_the_pages_cannot_show_are_refused(source, tmp_path, metrics, message):
-    """Defect: a metrics.json without 'id' broke the model card; NaN showed as "nan ± inf"."""
+    """Defects: a metrics.json without 'id' broke the model card; NaN showed as "nan ± inf";
+    one whose sections lacked the task metric (or held a string there) was installed, and every
+    page then showed "—" for the figures it claimed to bring."""
     files = files_from_zip(zipped(source))
     files["metrics.json"] = json.dumps(metrics).encode()  # json writes NaN / Infinity
     with pytest.raises(UploadError, match=message):
         install(files, "x", tmp_path)
+    assert not any(tmp_path.iterdir())
+
+
+def test_metrics_with_the_task_metric_are_installed_as_sent(source, tmp_path):
+    files = files_from_zip(zipped(source))
+    metrics = {"id": {**MCC, "brier": 0.2}, "ood": {**MCC, "mcc_mean": 0}, "samples": 10}
+    files["metrics.json"] = json.dumps(metrics).encode()
+    name = install(files, "x", tmp_path)
+    assert json.loads((tmp_path / name / "metrics.json").read_text()) == metrics
 
 
 def test_a_huge_readme_is_refused_before_it_is_unpacked(source):

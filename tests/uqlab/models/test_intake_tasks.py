@@ -126,3 +126,19 @@ def test_two_sessions_with_one_task_name_each_see_their_own(source, tmp_path):
         seen.append(label_names(info))
     assert seen == [("cat", "dog"), ("red", "blue")]
     assert "mine" not in TASKS and dataset.examples("mine") == ()
+
+
+@pytest.mark.parametrize(("spec", "metric"), [({}, "accuracy"), ({"metric": "mcc"}, "mcc")])
+def test_an_uploaded_descriptions_metrics_are_checked_for_its_own_metric(
+    source, tmp_path, spec, metric
+):
+    """metrics.json must bring the metric the upload's own description names (or defaults to)."""
+    files = described(source, "mine", ["no", "yes"], **spec)
+    figures = {f"{metric}_mean": 0.8, f"{metric}_std": 0.01}
+    files["metrics.json"] = json.dumps({"id": figures, "ood": figures, "samples": 4}).encode()
+    assert install(files, "mine", tmp_path / "ok")
+    other = "mcc" if metric == "accuracy" else "accuracy"
+    wrong = {f"{other}_mean": 0.8, f"{other}_std": 0.01}
+    files["metrics.json"] = json.dumps({"id": wrong, "ood": wrong, "samples": 4}).encode()
+    with pytest.raises(UploadError, match=f"lacks its {metric}"):
+        install(files, "mine", tmp_path / "refused")
