@@ -43,7 +43,7 @@ from uqcore.checkpoint import (
 from uqcore.exceptions import UQError
 from uqcore.inference.batch_predict import predict_ids
 from uqcore.inference.laplace import diagonal_ggn
-from uqcore.inference.prefix import PrefixCache
+from uqcore.inference.prefix import GRID_BUDGET, PrefixCache
 from uqcore.nets.posterior import LaplaceParams, drawn_blocks, posterior_of
 from uqcore.readers.base_model import file_sha256
 from uqcore.runtime import tune_cpu
@@ -58,10 +58,6 @@ from uqlab.share_weights import share
 
 GRID: tuple[float, ...] = tuple(10.0 ** (k / 2) for k in range(15))  # 1 .. 1e7, half-decades
 SOURCES = ("trans", "mcdropout")  # softmax attention, one model: the MAP a Laplace centres on
-# The dev texts' states below the covered blocks, kept across the grid's precisions (they read
-# only trained weights): 2,500 IMDB reviews at 256 tokens of MiniLM hold ~1 GB. Beyond the
-# budget the oldest are dropped and computed again: memory stays bounded, the numbers the same.
-PRIOR_PREFIX_BYTES = 2 * 2**30
 
 
 @dataclass(frozen=True)
@@ -140,7 +136,7 @@ def choose_prior(model, dev_ids, labels, opts: FitOptions, bar=None) -> tuple[fl
     start = model.cfg.attention
     trained = resolve(model.cfg, SamplingSettings(noise_scale=0.0))
     # with ``from_block`` > 0 the blocks below run once for the whole grid (uqcore.inference.prefix)
-    kept = {"prefix_cache": PrefixCache(PRIOR_PREFIX_BYTES), "prefix_owner": "choose_prior"}
+    kept = {"prefix_cache": PrefixCache(GRID_BUDGET), "prefix_owner": "choose_prior"}
     probs = predict_ids(model, dev_ids, 1, 0, settings=trained, **kept)
     rows = [{"prior_precision": None, **_scores(probs, y)}]
     for delta in opts.grid:

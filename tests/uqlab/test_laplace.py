@@ -177,7 +177,7 @@ def test_the_blocks_below_the_posterior_run_once_for_the_whole_grid(
     kept = lap.choose_prior(model, dev, labels, opts)
     (cache,) = caches
     assert cache.misses == len(dev) and cache.hits == len(opts.grid) * len(dev)
-    monkeypatch.setattr(lap, "PRIOR_PREFIX_BYTES", 0)  # nothing kept: every pass computed whole
+    monkeypatch.setattr(lap, "GRID_BUDGET", 0)  # nothing kept: every pass computed whole
     fresh = lap.choose_prior(model, dev, labels, opts)
     assert caches[1].hits == 0 and kept[0] == fresh[0]
     for a, b in zip(kept[1], fresh[1], strict=True):

@@ -38,15 +38,13 @@ from uqcore.exceptions import ConfigError, UQError
 from uqcore.families import get_family
 from uqcore.inference.batch_predict import predict_ids
 from uqcore.inference.detection import errors_versus_max_prob
-from uqcore.inference.prefix import PrefixCache
+from uqcore.inference.prefix import GRID_BUDGET, PrefixCache
 from uqcore.registry import load
 from uqcore.settings import SamplingSettings, resolve
 from uqcore.stats import mutual_information, nll
 from uqlab.catalog.paths import checkpoint_dir
 from uqlab.evaluation.first_screen import dev_rows, shares
 from uqlab.training.loop import metric_of
-
-PREFIX_BYTES = 2 * 2**30  # the prefixes kept between values (a 500-text dev split fits)
 
 
 @dataclass(frozen=True)
@@ -103,7 +101,7 @@ def sweep(name: str, knob: str, values: list[float], rows: int, T: int, seed: in
     ids = [ck.vocab.encode(t, ck.read_len, allow_all_unknown=True).ids for t in texts]
     out = []
     # the layers below the first noisy one are computed once for every value (same numbers)
-    cache, owner = PrefixCache(PREFIX_BYTES), ("dev_knobs", name)
+    cache, owner = PrefixCache(GRID_BUDGET), ("dev_knobs", name)
     for value in values:
         settings = resolve(ck.model.cfg, SamplingSettings(**{knob: value}))
         probs = predict_ids(
