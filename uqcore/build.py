@@ -135,8 +135,10 @@ class DeepEnsemble(nn.Module):
     """``ensemble_size`` independently initialised members (of the spec's ``member_family``).
 
     ``forward`` returns every member's output stacked on a leading ``M`` dimension. Without
-    gradients the members run together in one ``torch.func.vmap`` call over stacked weights;
-    with gradients (training) they run one after another so each member's weights get grads.
+    gradients, members that share their first block (a pretrained base whose lower blocks carry
+    no adapters: SmolLM2's 0-15) run together in one ``torch.func.vmap`` call over stacked
+    weights, which computes what they share once (:meth:`runs_together`); otherwise, and with
+    gradients (training, so each member's weights get grads), they run one after another.
     """
 
     def __init__(self, cfg: ModelConfig):
@@ -186,21 +188,48 @@ class DeepEnsemble(nn.Module):
         tensors = [*self.parameters(), *self.buffers()]
         return tuple((id(t), t._version, t.device) for t in tensors)
 
+    def runs_together(self) -> bool:
+        """Whether ``forward`` without gradients runs the members in one ``vmap``: only when
+        every weight of their first block is shared (:meth:`_common`), so that ``vmap``
+        computes the blocks below their own weights once for all members. When every block is
+        a member's own (word-level nets, MiniLM with adapters in all six blocks) ``vmap`` shares
+        nothing and costs: it takes the manual attention path (SDPA has no batching rule) and
+        a plain matmul for the linear layers, so a loop over the members is faster (measured by
+        ``python -m uqlab.benches.ensemble``: docs/performance.md)."""
+        first = getattr(self.members[0], "layers", None)
+        if first is None or len(first) == 0:
+            return False
+        common = self._stacked()[2]
+        return all(f"layers.0.{n}" in common for n, _ in first[0].named_parameters())
+
     def forward(
         self, ids, mask, settings=None, noise=None, capture: Collection[int] = ()
     ) -> ForwardOutput:
         s = settings or resolve(self.cfg)
-        if torch.is_grad_enabled() or (s.dropout_on and noise is not None):
-            outs = [m(ids, mask, s, noise, capture) for m in self.members]
-            maps = {
-                i: outs[0]
-                .maps[i]
-                .map(lambda name, _, i=i: torch.stack([getattr(o.maps[i], name) for o in outs]))
-                for i in outs[0].maps
-            }
-            logits = torch.stack([o.logits for o in outs])  # [M, N, C]
-            features = torch.stack([o.features for o in outs])  # [M, N, D]
-            return ForwardOutput(logits=logits, maps=maps, features=features)
+        if (
+            torch.is_grad_enabled()
+            or (s.dropout_on and noise is not None)
+            or not self.runs_together()
+        ):
+            return self.one_by_one(ids, mask, s, noise, capture)
+        return self.together(ids, mask, s, capture)
+
+    def one_by_one(self, ids, mask, s, noise=None, capture: Collection[int] = ()) -> ForwardOutput:
+        """The members one after another, their outputs stacked ``[M, ...]``."""
+        outs = [m(ids, mask, s, noise, capture) for m in self.members]
+        maps = {
+            i: outs[0]
+            .maps[i]
+            .map(lambda name, _, i=i: torch.stack([getattr(o.maps[i], name) for o in outs]))
+            for i in outs[0].maps
+        }
+        logits = torch.stack([o.logits for o in outs])  # [M, N, C]
+        features = torch.stack([o.features for o in outs])  # [M, N, D]
+        return ForwardOutput(logits=logits, maps=maps, features=features)
+
+    def together(self, ids, mask, s, capture: Collection[int] = ()) -> ForwardOutput:
+        """The members in one ``vmap`` over their stacked weights, without noise or gradients;
+        the same numbers as :meth:`one_by_one` within float rounding."""
         params, buffers, common = self._stacked()  # common: unbatched, one for every member
         base = self.members[0]
         capture = tuple(capture)
