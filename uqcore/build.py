@@ -146,7 +146,7 @@ class DeepEnsemble(nn.Module):
         self.cfg = cfg.validate()
         member_cfg = cfg.replace(family=cfg.spec.member_family, ensemble_size=1)
         self.members = nn.ModuleList(build_one(member_cfg) for _ in range(cfg.ensemble_size))
-        self._stack: tuple[tuple, tuple[dict, dict, dict]] | None = None
+        self._stack: tuple[tuple, tuple[dict, dict, dict], bool] | None = None
 
     def _stacked(self) -> tuple[dict, dict, dict]:
         """The members' weights stacked on a leading ``M`` dimension and the ones they share
@@ -166,8 +166,15 @@ class DeepEnsemble(nn.Module):
                     for name in dict(member.named_buffers()):
                         path, _, leaf = name.rpartition(".")
                         member.get_submodule(path)._buffers[leaf] = buffers[name][i]
-            self._stack = (self._key(), (params, buffers, common))
+            self._stack = (self._key(), (params, buffers, common), self._shares_first(common))
         return self._stack[1]
+
+    def _shares_first(self, common: dict) -> bool:
+        """Whether every weight of the members' first block is in ``common`` (held once)."""
+        first = getattr(self.members[0], "layers", None)
+        if first is None or len(first) == 0:
+            return False
+        return all(f"layers.0.{n}" in common for n, _ in first[0].named_parameters())
 
     def _common(self) -> dict[str, torch.Tensor]:
         """Parameters every member holds in one storage (a pretrained base's embedding tables,
@@ -196,11 +203,8 @@ class DeepEnsemble(nn.Module):
         nothing and costs: it takes the manual attention path (SDPA has no batching rule) and
         a plain matmul for the linear layers, so a loop over the members is faster (measured by
         ``python -m uqlab.benches.ensemble``: docs/performance.md)."""
-        first = getattr(self.members[0], "layers", None)
-        if first is None or len(first) == 0:
-            return False
-        common = self._stacked()[2]
-        return all(f"layers.0.{n}" in common for n, _ in first[0].named_parameters())
+        self._stacked()  # rebuilt (and the answer with it) only when a weight changed
+        return self._stack[2]
 
     def forward(
         self, ids, mask, settings=None, noise=None, capture: Collection[int] = ()

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
 
 import torch
 
 from uqcore.registry import load
 from uqcore.runtime import tune_cpu
 from uqcore.settings import resolve
+from uqlab.benches.sampler import _timed
 from uqlab.catalog.paths import SHIPPED_CHECKPOINT_DIR
 
 DEFAULT = ",".join(
@@ -29,12 +29,6 @@ DEFAULT = ",".join(
 )
 LENGTHS = (16, 64, 128, 512)
 ROWS = 8
-
-
-def _seconds(fn) -> float:
-    start = time.perf_counter()
-    fn()
-    return time.perf_counter() - start
 
 
 def measure(name: str, repeats: int) -> list[dict]:
@@ -52,8 +46,8 @@ def measure(name: str, repeats: int) -> list[dict]:
             alone = model.one_by_one(ids, mask, s).logits
             t_together, t_alone = [], []
             for _ in range(repeats):  # interleaved
-                t_together.append(_seconds(lambda a=ids, b=mask: model.together(a, b, s)))
-                t_alone.append(_seconds(lambda a=ids, b=mask: model.one_by_one(a, b, s)))
+                t_together.append(_timed(lambda a=ids, b=mask: model.together(a, b, s)))
+                t_alone.append(_timed(lambda a=ids, b=mask: model.one_by_one(a, b, s)))
         rows.append(
             {
                 "checkpoint": name,
